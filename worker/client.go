@@ -1,0 +1,293 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// JobSpec describes a job to enqueue.
+type JobSpec struct {
+	// Queue is the queue's name. Required.
+	Queue string
+	// Payload is handed to the handler as is; it may be empty.
+	Payload []byte
+	// ID identifies the job within its queue. Set it to make enqueueing
+	// idempotent: a second job with the same id is refused with ErrDuplicate
+	// while the first exists. Empty means a generated, time-sortable id.
+	ID string
+	// Delay postpones the job by this long (measured on the Redis clock).
+	Delay time.Duration
+	// RunAt schedules the job at a moment; a moment in the past means now.
+	// Set Delay or RunAt, not both.
+	RunAt time.Time
+	// MaxAttempts limits the job's attempts; 0 means the queue's default.
+	MaxAttempts int
+	// Timeout limits each attempt's run time; 0 means the queue's default.
+	Timeout time.Duration
+}
+
+// EnqueueResult is the outcome of one job of EnqueueMany.
+type EnqueueResult struct {
+	ID  string
+	Err error // nil, or wraps ErrDuplicate
+}
+
+// Client puts jobs on queues and inspects them. It is safe for concurrent
+// use; make one per process.
+type Client struct {
+	st    *store.Store
+	cfg   Config
+	ids   idGen
+	known sync.Map // queue name → struct{}: recorded in the queue set
+}
+
+// NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
+// Redis Cluster is detected by rueidis).
+func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
+	if rdb == nil {
+		return nil, errors.New("worker: nil Redis client")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	return &Client{st: store.New(rdb, cfg.Prefix), cfg: cfg}, nil
+}
+
+// Enqueue adds one job and returns its id. A job with the same id in the same
+// queue is left untouched and the error wraps ErrDuplicate.
+func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (string, error) {
+	res, err := c.EnqueueMany(ctx, []JobSpec{spec})
+	if err != nil {
+		return "", err
+	}
+	return res[0].ID, res[0].Err
+}
+
+// EnqueueMany adds jobs, up to 1,000 per script call and all calls in one
+// round trip per queue. If any spec is invalid nothing is written and the
+// error names the spec and field. Otherwise each result says whether its job
+// was added or its id existed (ErrDuplicate, also for an id repeated within
+// jobs). On a Redis error some jobs may have been added: enqueueing the same
+// specs with their ids again is safe.
+func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
+	type group struct {
+		index []int
+		jobs  []store.NewJob
+	}
+	now := time.Now()
+	results := make([]EnqueueResult, len(specs))
+	groups := make(map[string]*group)
+	var queues []string
+	for i := range specs {
+		job, err := c.newJob(&specs[i], now)
+		if err != nil {
+			if len(specs) > 1 {
+				return nil, fmt.Errorf("jobs[%d]: %w", i, err)
+			}
+			return nil, err
+		}
+		results[i].ID = job.ID
+		g := groups[specs[i].Queue]
+		if g == nil {
+			g = &group{}
+			groups[specs[i].Queue] = g
+			queues = append(queues, specs[i].Queue)
+		}
+		g.index = append(g.index, i)
+		g.jobs = append(g.jobs, job)
+	}
+	if err := c.recordQueues(ctx, queues); err != nil {
+		return nil, err
+	}
+	for _, q := range queues {
+		g := groups[q]
+		added, err := c.st.Enqueue(ctx, q, g.jobs)
+		if err != nil {
+			return nil, fmt.Errorf("enqueue to queue %q: %w", q, err)
+		}
+		for k, ok := range added {
+			if !ok {
+				i := g.index[k]
+				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
+			}
+		}
+	}
+	return results, nil
+}
+
+// newJob validates spec and turns it into a store job, generating its id.
+func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
+	if err := ValidateQueueName(spec.Queue); err != nil {
+		return store.NewJob{}, err
+	}
+	id := spec.ID
+	if id == "" {
+		id = c.ids.next(now)
+	} else if err := ValidateID(id); err != nil {
+		return store.NewJob{}, err
+	}
+	horizon := c.cfg.MaxScheduleAhead
+	switch {
+	case len(spec.Payload) > c.cfg.MaxPayloadBytes:
+		return store.NewJob{}, invalid("payload", "is %d bytes; the limit is %d", len(spec.Payload), c.cfg.MaxPayloadBytes)
+	case spec.Delay < 0:
+		return store.NewJob{}, invalid("delay", "must not be negative (got %s)", spec.Delay)
+	case spec.Delay > horizon:
+		return store.NewJob{}, invalid("delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
+	case !spec.RunAt.IsZero() && spec.Delay != 0:
+		return store.NewJob{}, invalid("run_at", "set delay or run_at, not both")
+	case !spec.RunAt.IsZero() && spec.RunAt.UnixMilli() < 0:
+		return store.NewJob{}, invalid("run_at", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
+	case spec.RunAt.After(now.Add(horizon)):
+		return store.NewJob{}, invalid("run_at", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
+	case spec.MaxAttempts < 0:
+		return store.NewJob{}, invalid("max_attempts", "must be at least 1, or 0 for the queue's default (got %d)", spec.MaxAttempts)
+	case spec.Timeout < 0:
+		return store.NewJob{}, invalid("timeout", "must not be negative (got %s)", spec.Timeout)
+	case spec.Timeout > 0 && spec.Timeout < time.Millisecond:
+		return store.NewJob{}, invalid("timeout", "must be at least 1ms (got %s)", spec.Timeout)
+	}
+	return store.NewJob{
+		ID:          id,
+		At:          spec.RunAt,
+		Delay:       spec.Delay,
+		MaxAttempts: spec.MaxAttempts,
+		Timeout:     spec.Timeout,
+		Payload:     spec.Payload,
+	}, nil
+}
+
+// recordQueues adds new queue names to the set of known queues, once per
+// process and queue.
+func (c *Client) recordQueues(ctx context.Context, queues []string) error {
+	var fresh []string
+	for _, q := range queues {
+		if _, ok := c.known.Load(q); !ok {
+			fresh = append(fresh, q)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	if err := c.st.AddQueues(ctx, fresh...); err != nil {
+		return err
+	}
+	for _, q := range fresh {
+		c.known.Store(q, struct{}{})
+	}
+	return nil
+}
+
+// Get reads a job. It returns an error wrapping ErrNotFound when the queue
+// has no job with that id.
+func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
+	if err := validateRef(queue, id); err != nil {
+		return nil, err
+	}
+	snap, err := c.st.Get(ctx, queue, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("queue %q job %q: %w", queue, id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	job := jobFromRecord(queue, &snap.Record)
+	switch snap.Set {
+	case store.SetDue:
+		job.RunAt = snap.Score
+		job.State = StateReady
+		if snap.Score.After(snap.Now) {
+			job.State = StateScheduled
+		}
+	case store.SetActive:
+		job.State = StateActive
+		job.LeaseUntil = snap.Score
+	case store.SetDead:
+		job.State = StateDead
+		job.DiedAt = snap.Score
+	default:
+		return nil, fmt.Errorf("queue %q job %q: record is in no set (inconsistent data)", queue, id)
+	}
+	return job, nil
+}
+
+// Cancel deletes a job that has not started. It returns an error wrapping
+// ErrNotFound, ErrJobRunning or ErrJobDead when it cannot.
+func (c *Client) Cancel(ctx context.Context, queue, id string) error {
+	if err := validateRef(queue, id); err != nil {
+		return err
+	}
+	res, err := c.st.Cancel(ctx, queue, id)
+	if err != nil {
+		return err
+	}
+	switch res {
+	case store.Cancelled:
+		return nil
+	case store.CancelRunning:
+		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobRunning)
+	case store.CancelDead:
+		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobDead)
+	}
+	return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrNotFound)
+}
+
+// Requeue moves dead jobs back to due now, with their attempts reset and
+// their last error kept. It returns how many moved; ids that were not dead
+// are skipped.
+func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int, error) {
+	if err := ValidateQueueName(queue); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return 0, err
+		}
+	}
+	moved, err := c.st.Requeue(ctx, queue, ids)
+	n := 0
+	for _, ok := range moved {
+		if ok {
+			n++
+		}
+	}
+	return n, err
+}
+
+// QueueStats counts a queue's jobs by state.
+type QueueStats struct {
+	Scheduled int64
+	Ready     int64
+	Active    int64
+	Dead      int64
+}
+
+// Stats counts the jobs of queue by state.
+func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
+	if err := ValidateQueueName(queue); err != nil {
+		return QueueStats{}, err
+	}
+	s, err := c.st.Stats(ctx, queue)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead}, nil
+}
+
+// Queues lists the queues that were ever enqueued to or served.
+func (c *Client) Queues(ctx context.Context) ([]string, error) { return c.st.Queues(ctx) }
+
+func validateRef(queue, id string) error {
+	if err := ValidateQueueName(queue); err != nil {
+		return err
+	}
+	return ValidateID(id)
+}

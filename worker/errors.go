@@ -1,0 +1,86 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Sentinel errors callers branch on with errors.Is.
+var (
+	// ErrDuplicate: a job with that id exists; it was left untouched.
+	ErrDuplicate = errors.New("job id exists")
+	// ErrNotFound: no job with that id in that queue.
+	ErrNotFound = store.ErrNotFound
+	// ErrJobRunning: the job is running, so it cannot be cancelled.
+	ErrJobRunning = errors.New("job is running")
+	// ErrJobDead: the job is in the dead set (requeue it, or purge it).
+	ErrJobDead = errors.New("job is dead")
+	// ErrNotDead: requeue found the job, but not in the dead set.
+	ErrNotDead = errors.New("job is not dead")
+	// ErrInvalid: a job, queue name or option is invalid; the error is a
+	// *ValidationError naming the field.
+	ErrInvalid = errors.New("invalid")
+	// ErrJobTimeout is the cause of a handler's context ending at the job's
+	// timeout.
+	ErrJobTimeout = errors.New("job timed out")
+	// ErrShutdown is the cause of a handler's context ending because the
+	// daemon stopped and the shutdown timeout passed. The job goes back to
+	// due without spending an attempt.
+	ErrShutdown = pool.ErrShutdown
+	// ErrLeaseLost is the cause of a handler's context ending because the
+	// job's lease could not be renewed: another worker may run it now.
+	ErrLeaseLost = pool.ErrLeaseLost
+)
+
+// ValidationError reports a bad value; Field names it as the user wrote it.
+type ValidationError struct {
+	Field  string // e.g. "queue", "id", "payload", "jobs[3].delay"
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// PermanentError wraps a handler error that retrying cannot fix.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as final: the job goes to the dead set at once,
+// whatever attempts it has left. Permanent(nil) returns nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// SnoozeError asks for the job to run again after Delay without spending an
+// attempt.
+type SnoozeError struct{ Delay time.Duration }
+
+func (e *SnoozeError) Error() string { return fmt.Sprintf("snoozed for %s", e.Delay) }
+
+// Snooze returns an error that puts the job back, due at now+d, without
+// spending an attempt: the answer to "the resource I need is busy, try
+// later". A negative d counts as zero.
+func Snooze(d time.Duration) error { return &SnoozeError{Delay: max(d, 0)} }
+
+// PanicError is a recovered handler panic; it counts as a failed attempt.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("handler panic: %v", e.Value) }

@@ -1,0 +1,95 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// maxErrorText bounds the last error stored with a job.
+const maxErrorText = 4096
+
+// executor turns a queue's handler into the pool's Exec: it applies the
+// timeout, recovers panics and maps the handler's error to an outcome.
+func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
+	return func(ctx context.Context, rec *store.Record) pool.Outcome {
+		job := jobFromRecord(queue, rec)
+		job.State = StateActive
+		if job.MaxAttempts == 0 {
+			job.MaxAttempts = reg.opts.MaxAttempts
+		}
+		if job.Timeout == 0 {
+			job.Timeout = reg.opts.Timeout
+		}
+		ctx, cancel := context.WithTimeoutCause(ctx, job.Timeout, ErrJobTimeout)
+		defer cancel()
+		err := callHandler(ctx, reg.handler, job)
+		if err == nil {
+			return pool.Outcome{Kind: pool.Ack}
+		}
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrShutdown) {
+			// Not the job's fault: it goes back without spending an attempt.
+			return pool.Outcome{Kind: pool.Snooze}
+		}
+		if cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		o := outcome(err, job, reg.opts)
+		logOutcome(log, job, err, o)
+		return o
+	}
+}
+
+// callHandler runs h, turning a panic into a *PanicError.
+func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return h.Handle(ctx, job)
+}
+
+// outcome maps a handler error to what happens to the job.
+func outcome(err error, job *Job, opts QueueOptions) pool.Outcome {
+	var snooze *SnoozeError
+	if errors.As(err, &snooze) {
+		return pool.Outcome{Kind: pool.Snooze, Delay: snooze.Delay}
+	}
+	text := errorText(err)
+	var perm *PermanentError
+	if errors.As(err, &perm) || job.Attempt >= job.MaxAttempts {
+		return pool.Outcome{Kind: pool.Dead, Err: text}
+	}
+	return pool.Outcome{Kind: pool.Retry, Delay: max(opts.Backoff.Delay(job.Attempt), 0), Err: text}
+}
+
+func errorText(err error) string {
+	s := err.Error()
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText-3] + "..."
+	}
+	return s
+}
+
+func logOutcome(log *slog.Logger, job *Job, err error, o pool.Outcome) {
+	attrs := []any{"queue", job.Queue, "job", job.ID, "attempt", job.Attempt, "max_attempts", job.MaxAttempts}
+	var p *PanicError
+	if errors.As(err, &p) {
+		log.Error("handler panicked", append(attrs, "panic", fmt.Sprint(p.Value), "stack", string(p.Stack))...)
+	}
+	switch o.Kind {
+	case pool.Snooze:
+		log.Debug("job snoozed", append(attrs, "delay", o.Delay)...)
+	case pool.Dead:
+		log.Warn("job failed for good; moved to the dead set", append(attrs, "err", err)...)
+	case pool.Retry:
+		log.Warn("job failed; will retry", append(attrs, "err", err, "retry_in", o.Delay)...)
+	}
+}

@@ -1,0 +1,18 @@
+// Package pool runs claimed jobs: per queue, a claim loop that takes as many
+// due jobs as there are free slots in one script call, a fixed set of worker
+// goroutines, and for the whole process one lease extender and one acker.
+//
+// Idle queues do not poll: a claim loop sleeps until the earliest of a wake-up
+// message (published by the scripts when a job becomes the earliest due), the
+// run-at of the queue's head job, and a slow safety poll.
+//
+// Stopping (the Run context ends):
+//
+//	claim loops stop ──► running jobs finish (up to ShutdownTimeout)
+//	     └─ timeout ──► job contexts cancelled (cause ErrShutdown) ──► up to ReturnGrace
+//	                    for handlers to return ──► jobs still held go back to due
+//	                    without spending an attempt ──► acks flushed ──► Run returns nil
+//
+// Nothing claimed is lost: a job is acked, retried, snoozed, killed or handed
+// back, and if the process dies first its lease expires and it is recovered.
+package pool

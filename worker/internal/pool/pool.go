@@ -1,0 +1,257 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Store is what the pool needs from Redis; *store.Store implements it.
+type Store interface {
+	Claim(ctx context.Context, queue string, n int, lease time.Duration) (store.Claimed, error)
+	Ack(ctx context.Context, queue string, toks []store.Token) (int, error)
+	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
+	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
+	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]string, error)
+	Recover(ctx context.Context, queue string, limit, defaultMax int) (store.Recovered, error)
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Errors given as the cause when a running job's context is cancelled.
+var (
+	// ErrShutdown: the process is stopping and the shutdown timeout passed.
+	ErrShutdown = errors.New("courier: shutting down")
+	// ErrLeaseLost: the job's lease could not be renewed; another worker may
+	// run it now.
+	ErrLeaseLost = errors.New("courier: job lease lost")
+)
+
+// Kind is what happens to a job after its handler returned.
+type Kind int
+
+// The outcomes of one attempt.
+const (
+	Ack    Kind = iota // done: delete it
+	Retry              // back to due after Outcome.Delay, attempt spent
+	Dead               // to the dead set
+	Snooze             // back to due after Outcome.Delay, attempt not spent
+)
+
+// Outcome is the result of running one job.
+type Outcome struct {
+	Kind  Kind
+	Delay time.Duration // for Retry and Snooze
+	Err   string        // last error to record, for Retry and Dead
+}
+
+// Exec runs one job. It must return when ctx ends (or soon after).
+type Exec func(ctx context.Context, rec *store.Record) Outcome
+
+// Queue is one queue the pool works on.
+type Queue struct {
+	Name        string
+	Concurrency int // handler goroutines, >= 1
+	MaxAttempts int // applied by lease recovery to jobs without their own
+	Exec        Exec
+}
+
+// Config tunes the pool. Zero values take the defaults.
+type Config struct {
+	Lease           time.Duration // lease of a claimed job; default 30s, renewed every Lease/3
+	ShutdownTimeout time.Duration // how long running jobs may finish after Run's context ends; default 25s
+	ReturnGrace     time.Duration // after cancelling, how long to wait for handlers to return; default 1s
+	PollInterval    time.Duration // safety poll of an idle queue; default 5s
+	RecoverInterval time.Duration // how often expired leases are recovered; default 1s
+	Logger          *slog.Logger  // default: discards
+}
+
+// Defaults for Config.
+const (
+	LeaseDefault           = 30 * time.Second
+	ShutdownTimeoutDefault = 25 * time.Second
+	ReturnGraceDefault     = time.Second
+	PollIntervalDefault    = 5 * time.Second
+	RecoverIntervalDefault = time.Second
+
+	// writeTimeout bounds the Redis writes that must happen even while
+	// stopping (outcomes, hand-backs, final acks).
+	writeTimeout = 10 * time.Second
+	// recoverLimit is the most expired leases recovered per call.
+	recoverLimit = 1000
+)
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Lease, LeaseDefault)
+	def(&c.ShutdownTimeout, ShutdownTimeoutDefault)
+	def(&c.ReturnGrace, ReturnGraceDefault)
+	def(&c.PollInterval, PollIntervalDefault)
+	def(&c.RecoverInterval, RecoverIntervalDefault)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Pool runs jobs of several queues. Use New, then Run once.
+type Pool struct {
+	st     Store
+	cfg    Config
+	log    *slog.Logger
+	queues map[string]*queue
+
+	// jobsCtx is the parent of every job's context. It outlives Run's
+	// context and is cancelled only at the hard stop.
+	jobsCtx context.Context
+
+	mu       sync.Mutex
+	running  map[store.Token]*run
+	hard     bool // past ShutdownTimeout: failures are handed back, not retried
+	acks     map[string][]store.Token
+	ackSig   chan struct{}
+	finished atomic.Int64 // jobs that ended (any outcome) after the stop began
+	stopping atomic.Bool
+	returned int // jobs handed back at the hard stop
+}
+
+// run is one claimed job, from claim to outcome.
+type run struct {
+	q        *queue
+	rec      store.Record
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	returned bool // handed back at the hard stop: its outcome is ignored
+}
+
+// New returns a pool for queues. Queue names must be unique and valid.
+func New(st Store, queues []Queue, cfg Config) *Pool {
+	cfg = cfg.withDefaults()
+	p := &Pool{
+		st:      st,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		queues:  make(map[string]*queue, len(queues)),
+		running: make(map[store.Token]*run),
+		acks:    make(map[string][]store.Token),
+		ackSig:  make(chan struct{}, 1),
+	}
+	for _, q := range queues {
+		p.queues[q.Name] = newQueue(q)
+	}
+	return p
+}
+
+// Summary counts what a stopped pool did while stopping.
+type Summary struct {
+	Finished int // jobs that ended normally after the stop began
+	Returned int // jobs handed back to due at the hard stop
+}
+
+// Run works until ctx ends, then stops as the package doc describes and
+// returns nil. It returns an error only if it cannot start.
+func (p *Pool) Run(ctx context.Context) (Summary, error) {
+	if len(p.queues) == 0 {
+		return Summary{}, errors.New("pool: no queues")
+	}
+	jobsCtx, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer hardStop(nil)
+	p.jobsCtx = jobsCtx
+
+	var claimers, workers, background sync.WaitGroup
+	names := make([]string, 0, len(p.queues))
+	for _, q := range p.queues {
+		names = append(names, q.Name)
+		claimers.Go(func() { p.claimLoop(ctx, q) })
+		background.Go(func() { p.recoverLoop(ctx, q) })
+		for range q.Concurrency {
+			workers.Go(func() {
+				for r := range q.jobs {
+					p.execute(r)
+				}
+			})
+		}
+	}
+	background.Go(func() { p.subscribeLoop(ctx, names) })
+	extCtx, stopExtender := context.WithCancel(context.WithoutCancel(ctx))
+	extenderDone := make(chan struct{})
+	go func() { defer close(extenderDone); p.extendLoop(extCtx) }()
+	ackerDone := make(chan struct{})
+	ackerStop := make(chan struct{})
+	go func() { defer close(ackerDone); p.ackLoop(ackerStop) }()
+
+	<-ctx.Done()
+	p.stopping.Store(true)
+	// 1. Stop claiming. Claims in flight complete and their jobs run.
+	claimers.Wait()
+	for _, q := range p.queues {
+		close(q.jobs)
+	}
+	// 2. Let running jobs finish, up to the shutdown timeout.
+	workersDone := make(chan struct{})
+	go func() { workers.Wait(); close(workersDone) }()
+	deadline := time.NewTimer(p.cfg.ShutdownTimeout)
+	defer deadline.Stop()
+	select {
+	case <-workersDone:
+	case <-deadline.C:
+		// 3. Cancel the rest, give them a moment, hand back what is still held.
+		p.mu.Lock()
+		p.hard = true
+		p.mu.Unlock()
+		hardStop(ErrShutdown)
+		grace := time.NewTimer(p.cfg.ReturnGrace)
+		select {
+		case <-workersDone:
+		case <-grace.C:
+		}
+		grace.Stop()
+		p.handBack()
+	}
+	// 4. Stop the lease extender and background loops; flush acks.
+	stopExtender()
+	<-extenderDone
+	background.Wait()
+	close(ackerStop)
+	<-ackerDone
+	p.mu.Lock()
+	s := Summary{Finished: int(p.finished.Load()), Returned: p.returned}
+	p.mu.Unlock()
+	p.log.Info("worker pool stopped", "finished", s.Finished, "returned", s.Returned)
+	return s, nil
+}
+
+// handBack returns every job still held to due without spending its attempt.
+func (p *Pool) handBack() {
+	byQueue := make(map[string][]store.Token)
+	p.mu.Lock()
+	for tok, r := range p.running {
+		r.returned = true
+		byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
+		delete(p.running, tok)
+	}
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+	defer cancel()
+	for queue, toks := range byQueue {
+		n, err := p.st.Snooze(ctx, queue, toks, 0)
+		if err != nil {
+			p.log.Error("hand back jobs at shutdown; their leases will expire and recover them",
+				"queue", queue, "jobs", len(toks), "err", err)
+		}
+		p.mu.Lock()
+		p.returned += n
+		p.mu.Unlock()
+	}
+}

@@ -1,0 +1,201 @@
+package pool
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// queue is the runtime state of one queue.
+type queue struct {
+	Queue
+	jobs     chan *run     // claimed jobs for the workers; never more than Concurrency
+	inflight atomic.Int64  // claimed and not yet finished
+	freed    chan struct{} // a worker finished a job
+	wakeSig  chan struct{} // a wake-up message or a (re)subscription arrived
+
+	mu     sync.Mutex
+	wakeAt int64 // earliest announced run-at (Redis ms) since the last look; -1 none
+}
+
+func newQueue(q Queue) *queue {
+	return &queue{
+		Queue:   q,
+		jobs:    make(chan *run, q.Concurrency),
+		freed:   make(chan struct{}, 1),
+		wakeSig: make(chan struct{}, 1),
+		wakeAt:  -1,
+	}
+}
+
+// signal makes a non-blocking send on a one-slot channel.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// wake records that a job due at runAtMs (Redis ms; 0 = now) was announced.
+func (q *queue) wake(runAtMs int64) {
+	q.mu.Lock()
+	if q.wakeAt < 0 || runAtMs < q.wakeAt {
+		q.wakeAt = runAtMs
+	}
+	q.mu.Unlock()
+	signal(q.wakeSig)
+}
+
+func (q *queue) takeWake() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at := q.wakeAt
+	q.wakeAt = -1
+	return at
+}
+
+// claimLoop claims due jobs whenever there are free slots and jobs may be
+// due, and otherwise sleeps until the earliest reason to look again.
+func (p *Pool) claimLoop(ctx context.Context, q *queue) {
+	// A claim is never abandoned half way: its jobs are recorded as active in
+	// Redis, so it runs to completion even when ctx ends.
+	claimCtx := context.WithoutCancel(ctx)
+	poll := time.NewTicker(p.cfg.PollInterval)
+	defer poll.Stop()
+	head := newHeadTimer()
+	defer head.stop()
+
+	maybeDue := true
+	var skew time.Duration // Redis clock minus local clock, from the last claim
+	failures := 0
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		free := q.Concurrency - int(q.inflight.Load())
+		if maybeDue && free > 0 {
+			c, err := p.st.Claim(claimCtx, q.Name, free, p.cfg.Lease)
+			if err != nil {
+				failures++
+				p.log.Warn("claim failed", "queue", q.Name, "err", err, "failures", failures)
+				if !sleepCtx(ctx, errorBackoff(failures)) {
+					return
+				}
+				continue
+			}
+			failures = 0
+			skew = c.Now.Sub(time.Now())
+			p.dispatch(q, c)
+			// More jobs are due when the new head is not in the future.
+			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
+			if !maybeDue && !c.Next.IsZero() {
+				head.arm(c.Next, skew)
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.freed:
+		case <-q.wakeSig:
+			at := q.takeWake()
+			if at <= 0 || !time.UnixMilli(at).After(time.Now().Add(skew)) {
+				maybeDue = true
+			} else {
+				head.arm(time.UnixMilli(at), skew)
+			}
+		case <-head.c():
+			head.fired()
+			maybeDue = true
+		case <-poll.C:
+			maybeDue = true
+		}
+	}
+}
+
+// dispatch registers claimed jobs and hands them to the workers.
+func (p *Pool) dispatch(q *queue, c store.Claimed) {
+	if c.Corrupt > 0 {
+		p.log.Error("corrupt job records moved to the dead set", "queue", q.Name, "jobs", c.Corrupt)
+	}
+	if len(c.Bad) > 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+		for _, b := range c.Bad {
+			p.log.Error("job record does not decode; moving it to the dead set", "queue", q.Name, "job", b.Token.ID, "err", b.Err)
+			if _, err := p.st.Kill(ctx, q.Name, b.Token, "decode: "+b.Err.Error()); err != nil {
+				p.log.Error("kill undecodable job; its lease will expire", "queue", q.Name, "job", b.Token.ID, "err", err)
+			}
+		}
+		cancel()
+	}
+	if len(c.Jobs) == 0 {
+		return
+	}
+	runs := make([]*run, len(c.Jobs))
+	p.mu.Lock()
+	for i := range c.Jobs {
+		r := &run{q: q, rec: c.Jobs[i]}
+		r.ctx, r.cancel = context.WithCancelCause(p.jobsCtx)
+		p.running[r.rec.Token()] = r
+		runs[i] = r
+	}
+	p.mu.Unlock()
+	q.inflight.Add(int64(len(runs)))
+	for _, r := range runs {
+		q.jobs <- r // never blocks: at most Concurrency are in flight
+	}
+}
+
+// headTimer fires when the queue's head job becomes due.
+type headTimer struct {
+	t  *time.Timer
+	at time.Time // Redis time it is armed for; zero when idle
+}
+
+func newHeadTimer() *headTimer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &headTimer{t: t}
+}
+
+// minSleep keeps a loop from spinning when the head is due within the clock
+// skew estimate; Redis decides what is due, so waking early only costs a claim.
+const minSleep = 200 * time.Microsecond
+
+// arm makes the timer fire at Redis time at, unless it fires earlier already.
+func (h *headTimer) arm(at time.Time, skew time.Duration) {
+	if !h.at.IsZero() && !at.Before(h.at) {
+		return
+	}
+	h.at = at
+	h.t.Reset(max(at.Sub(time.Now().Add(skew)), minSleep))
+}
+
+func (h *headTimer) c() <-chan time.Time { return h.t.C }
+func (h *headTimer) fired()              { h.at = time.Time{} }
+func (h *headTimer) stop()               { h.t.Stop() }
+
+// errorBackoff is the wait after the n-th consecutive Redis failure:
+// 100ms doubling to 5s.
+func errorBackoff(n int) time.Duration {
+	d := 100 * time.Millisecond
+	for i := 1; i < n && d < 5*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Second)
+}
+
+// sleepCtx waits for d or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,101 @@
+package pool
+
+import (
+	"context"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// execute runs one claimed job and settles its outcome.
+func (p *Pool) execute(r *run) {
+	o := r.q.Exec(r.ctx, &r.rec)
+	r.cancel(nil)
+	p.settle(r, o)
+	r.q.inflight.Add(-1)
+	signal(r.q.freed)
+}
+
+// settle writes the outcome of a job to Redis. Acks are batched; the rarer
+// outcomes are written at once. The writes outlive Run's context: a job that
+// finished must not be run again because the process was stopping.
+func (p *Pool) settle(r *run, o Outcome) {
+	tok := r.rec.Token()
+	p.mu.Lock()
+	if r.returned {
+		p.mu.Unlock()
+		return // already handed back at the hard stop
+	}
+	delete(p.running, tok)
+	if p.hard && o.Kind != Ack {
+		// Cancelled by the shutdown, not failed: give the attempt back.
+		o = Outcome{Kind: Snooze}
+		p.returned++
+	} else if p.stopping.Load() {
+		p.finished.Add(1)
+	}
+	if o.Kind == Ack {
+		p.acks[r.q.Name] = append(p.acks[r.q.Name], tok)
+		p.mu.Unlock()
+		signal(p.ackSig)
+		return
+	}
+	p.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+	defer cancel()
+	var err error
+	switch o.Kind {
+	case Retry:
+		_, err = p.st.Retry(ctx, r.q.Name, tok, o.Delay, o.Err)
+	case Dead:
+		_, err = p.st.Kill(ctx, r.q.Name, tok, o.Err)
+	case Snooze:
+		_, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+	}
+	if err != nil {
+		// The job stays active; its lease expires and recovery returns it.
+		p.log.Error("record job outcome; the job will be recovered when its lease expires",
+			"queue", r.q.Name, "job", tok.ID, "err", err)
+	}
+}
+
+// ackLoop writes batched acks whenever some are pending, until stop is
+// closed, then writes what is left.
+func (p *Pool) ackLoop(stop <-chan struct{}) {
+	for {
+		select {
+		case <-p.ackSig:
+			p.flushAcks()
+		case <-stop:
+			p.flushAcks()
+			return
+		}
+	}
+}
+
+func (p *Pool) flushAcks() {
+	p.mu.Lock()
+	if len(p.acks) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	pending := p.acks
+	p.acks = make(map[string][]store.Token, len(pending))
+	p.mu.Unlock()
+	for queue, toks := range pending {
+		for attempt := 1; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+			_, err := p.st.Ack(ctx, queue, toks)
+			cancel()
+			if err == nil {
+				break
+			}
+			if attempt == 3 {
+				p.log.Error("ack jobs; they will run again when their leases expire",
+					"queue", queue, "jobs", len(toks), "err", err)
+				break
+			}
+			sleepCtx(p.jobsCtx, errorBackoff(attempt)) // three tries at most
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package store
+
+// Keys names the Redis keys of one queue. Every key carries the queue's hash
+// tag, so all of them live in one slot and every script runs on Redis Cluster.
+type Keys struct {
+	Jobs   string // hash: id → record
+	Due    string // zset: id → run-at, ms
+	Active string // zset: id → lease deadline, ms
+	Dead   string // zset: id → time of death, ms
+	Leader string // hash: the queue's leader lock (Redisson layout)
+	// Wake is the pub/sub channel on which scripts announce a new earliest
+	// due job. It is not a key: it travels in ARGV.
+	Wake string
+}
+
+// QueueKeys returns the keys of queue under prefix. The queue name must have
+// been validated: it may not contain braces.
+func QueueKeys(prefix, queue string) Keys {
+	base := prefix + ":{" + queue + "}:"
+	return Keys{
+		Jobs:   base + "jobs",
+		Due:    base + "due",
+		Active: base + "active",
+		Dead:   base + "dead",
+		Leader: base + "leader",
+		Wake:   base + "wake",
+	}
+}
+
+// QueuesKey is the set of known queue names under prefix.
+func QueuesKey(prefix string) string { return prefix + ":queues" }

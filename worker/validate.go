@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on names.
+const (
+	MaxQueueNameLen = 128
+	MaxIDLen        = 256
+)
+
+// ValidateQueueName checks a queue name: 1 to 128 characters from
+// [A-Za-z0-9._-]. Braces, colons, spaces and control characters are refused,
+// so a name can never forge another key or hash tag.
+func ValidateQueueName(name string) error {
+	if name == "" {
+		return invalid("queue", "name is empty")
+	}
+	if len(name) > MaxQueueNameLen {
+		return invalid("queue", "name is %d characters long; the limit is %d", len(name), MaxQueueNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isNameChar(c) {
+			return invalid("queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, c, i)
+		}
+	}
+	return nil
+}
+
+func isNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// ValidateID checks a job id: 1 to 256 bytes of printable UTF-8 without
+// whitespace or control characters. Ids are never part of a key name.
+func ValidateID(id string) error {
+	if id == "" {
+		return invalid("id", "is empty")
+	}
+	if len(id) > MaxIDLen {
+		return invalid("id", "is %d bytes long; the limit is %d", len(id), MaxIDLen)
+	}
+	if !utf8.ValidString(id) {
+		return invalid("id", "%q is not valid UTF-8", id)
+	}
+	for i, r := range id {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return invalid("id", "%q has %q at byte %d; whitespace and control characters are not allowed", id, r, i)
+		}
+	}
+	return nil
+}
+
+// validatePrefix checks a key prefix: like a queue name, but ':' is allowed
+// so prefixes can be namespaced ("app:courier").
+func validatePrefix(p string) error {
+	if p == "" || len(p) > MaxQueueNameLen {
+		return invalid("prefix", "must be 1 to %d characters", MaxQueueNameLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !isNameChar(c) && c != ':' {
+			return invalid("prefix", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - :", p, c, i)
+		}
+	}
+	return nil
+}
