@@ -4,15 +4,18 @@
 -- then 6 values per job: id, at_ms (absolute run-at, ms since epoch; -1 = none),
 --   delay_ms (used when at_ms is -1), max_attempts (0 = queue default),
 --   timeout_ms (0 = queue default), payload (bytes, may be empty)
--- returns: array of n integers, 1 = enqueued, 0 = the id exists (that job untouched)
+-- returns: array of n integers, 1 = enqueued, 0 = the id exists (that job
+--   untouched; a later copy of an id within the same call counts as existing)
 -- bound: n <= 1000; O(n log N)
 
 local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
 if #ARGV ~= 2 + n * 6 then return redis.error_reply('ERR courier: 6 values per job expected') end
+local ids = {}
 for i = 0, n - 1 do
   local b = 2 + i * 6
-  if ARGV[b + 1] == '' then return redis.error_reply('ERR courier: empty id') end
+  if ARGV[b + 1] == '' then return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' has an empty id') end
+  ids[i + 1] = ARGV[b + 1]
   for j = 2, 5 do
     local v = ARGV[b + j]
     if not string.match(v, '^%-?%d+$') or #v > 15 then
@@ -23,21 +26,30 @@ end
 
 local now = now_ms()
 local prev = head_ms(KEYS[2])
+local existing = redis.call('HMGET', KEYS[1], unpack(ids))
+local seen, hset, zadd, out = {}, {}, {}, {}
 local earliest = nil
-local out = {}
+local enq = ';' .. string.format('%d', now) .. ';0;'
 for i = 0, n - 1 do
   local b = 2 + i * 6
-  local id, at = ARGV[b + 1], tonumber(ARGV[b + 2])
-  local score = at
-  if at < 0 then score = now + tonumber(ARGV[b + 3]) end
-  local rec = 'c1;0;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. ';' .. string.format('%d', now) .. ';0;' .. ARGV[b + 6]
-  if redis.call('HSETNX', KEYS[1], id, rec) == 1 then
-    redis.call('ZADD', KEYS[2], score, id)
+  local id = ARGV[b + 1]
+  if existing[i + 1] or seen[id] then
+    out[i + 1] = 0
+  else
+    seen[id] = true
+    local score = tonumber(ARGV[b + 2])
+    if score < 0 then score = now + tonumber(ARGV[b + 3]) end
+    hset[#hset + 1] = id
+    hset[#hset + 1] = 'c2;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6]
+    zadd[#zadd + 1] = score
+    zadd[#zadd + 1] = id
     if earliest == nil or score < earliest then earliest = score end
     out[i + 1] = 1
-  else
-    out[i + 1] = 0
   end
+end
+if #hset > 0 then
+  redis.call('HSET', KEYS[1], unpack(hset))
+  redis.call('ZADD', KEYS[2], unpack(zadd))
 end
 wake(ARGV[1], prev, earliest)
 return out

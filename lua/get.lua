@@ -1,17 +1,20 @@
 -- get.lua: read one job and where it is (read only).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
+-- KEYS[5] claims hash
 -- ARGV[1] id
--- returns: nil when there is no such job, else {record, set, score, now_ms}
+-- returns: nil when there is no such job, else {record, claims, set, score, now_ms}
 --   set = 'due' | 'active' | 'dead' | 'none'; score = run-at, lease deadline or
 --   time of death in ms (-1 with 'none')
 -- bound: one job; O(log N)
 
-local s = redis.call('HGET', KEYS[1], ARGV[1])
+local id = ARGV[1]
+local s = redis.call('HGET', KEYS[1], id)
 if not s then return nil end
 local now = now_ms()
+local claims = claims_of(KEYS[5], id)
 local names = {'due', 'active', 'dead'}
 for i = 2, 4 do
-  local score = redis.call('ZSCORE', KEYS[i], ARGV[1])
-  if score then return {s, names[i - 1], tonumber(score), now} end
+  local score = redis.call('ZSCORE', KEYS[i], id)
+  if score then return {s, claims, names[i - 1], tonumber(score), now} end
 end
-return {s, 'none', -1, now}
+return {s, claims, 'none', -1, now}

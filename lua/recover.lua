@@ -2,7 +2,8 @@
 -- due now; the attempt stays spent, so a job that kills its worker every time
 -- ends in dead instead of looping.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for records with max 0)
+-- KEYS[5] claims hash
+-- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
 -- returns: {recovered, dead}
 -- bound: limit <= 1000; O(limit log N)
 
@@ -19,24 +20,27 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[3], id)
   if s then
     local h = rec_decode(s)
-    local max = defmax
-    if h and h.max > 0 then max = h.max end
     if h == nil then
-      local err = 'decode: corrupt job record'
-      redis.call('HSET', KEYS[1], id, 'c1;0;0;0;0;' .. string.format('%d', now) .. ';' .. #err .. ';' .. err .. s)
-      redis.call('ZADD', KEYS[4], now, id)
-      dead = dead + 1
-    elseif h.attempt >= max then
-      h.err = 'lease expired: the worker running attempt ' .. h.attempt .. ' stopped responding; no attempts left'
-      redis.call('HSET', KEYS[1], id, rec_encode(h, s))
+      redis.call('HSET', KEYS[1], id, rec_corrupt(s, now))
       redis.call('ZADD', KEYS[4], now, id)
       dead = dead + 1
     else
-      h.err = 'lease expired: the worker running attempt ' .. h.attempt .. ' stopped responding'
+      local attempt = claims_of(KEYS[5], id) - h.offset
+      local max = defmax
+      if h.max > 0 then max = h.max end
+      h.err = 'lease expired: the worker running attempt ' .. attempt .. ' stopped responding'
+      if attempt >= max then
+        h.err = h.err .. '; no attempts left'
+        redis.call('ZADD', KEYS[4], now, id)
+        dead = dead + 1
+      else
+        redis.call('ZADD', KEYS[2], now, id)
+        back = back + 1
+      end
       redis.call('HSET', KEYS[1], id, rec_encode(h, s))
-      redis.call('ZADD', KEYS[2], now, id)
-      back = back + 1
     end
+  else
+    redis.call('HDEL', KEYS[5], id)
   end
 end
 if back > 0 then wake(ARGV[1], prev, now) end

@@ -1,5 +1,5 @@
 -- requeue.lua: move dead jobs back to due now, with a fresh set of attempts.
--- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] dead zset
+-- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] dead zset   KEYS[4] claims hash
 -- ARGV[1] wake channel   then ids
 -- returns: array with one integer per id, 1 = requeued, 0 = not in the dead set
 -- bound: <= 1000 ids; O(n log N)
@@ -10,18 +10,18 @@ local prev = head_ms(KEYS[2])
 local out, moved = {}, 0
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local s = redis.call('HGET', KEYS[1], id)
   out[i - 1] = 0
-  if s and redis.call('ZSCORE', KEYS[3], id) then
-    local h = rec_decode(s)
-    if h then
-      h.attempt = 0 -- the claim token keeps counting, so stale workers stay stale
-      redis.call('HSET', KEYS[1], id, rec_encode(h, s))
-      redis.call('ZREM', KEYS[3], id)
-      redis.call('ZADD', KEYS[2], now, id)
-      out[i - 1] = 1
-      moved = moved + 1
-    end
+  local s = redis.call('ZSCORE', KEYS[3], id) and redis.call('HGET', KEYS[1], id)
+  local h = s and rec_decode(s)
+  if h then
+    -- attempts spent = claims - offset = 0; the claim count itself keeps
+    -- counting, so a stale worker stays stale
+    h.offset = claims_of(KEYS[4], id)
+    redis.call('HSET', KEYS[1], id, rec_encode(h, s))
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZADD', KEYS[2], now, id)
+    out[i - 1] = 1
+    moved = moved + 1
   end
 end
 if moved > 0 then wake(ARGV[1], prev, now) end

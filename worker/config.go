@@ -14,6 +14,10 @@ const (
 	ShutdownTimeoutDefault  = 25 * time.Second
 	PollIntervalDefault     = 5 * time.Second
 	RecoverIntervalDefault  = time.Second
+
+	// MaxPayloadBytesLimit is the largest MaxPayloadBytes allowed: Redis
+	// refuses strings over 512 MiB, and a payload travels in one script call.
+	MaxPayloadBytesLimit = 256 << 20
 )
 
 // Config is shared by Client and Daemon; the zero value of each field means
@@ -75,8 +79,8 @@ func (c Config) validate() error {
 	if err := validatePrefix(c.Prefix); err != nil {
 		return err
 	}
-	if c.MaxPayloadBytes < 0 {
-		return invalid("max_payload_bytes", "must not be negative (got %d)", c.MaxPayloadBytes)
+	if c.MaxPayloadBytes < 0 || c.MaxPayloadBytes > MaxPayloadBytesLimit {
+		return invalid("max_payload_bytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxPayloadBytes)
 	}
 	positive := []struct {
 		name string
@@ -95,6 +99,12 @@ func (c Config) validate() error {
 	}
 	if c.Lease < 30*time.Millisecond {
 		return invalid("lease", "must be at least 30ms (got %s)", c.Lease)
+	}
+	if c.PollInterval < 10*time.Millisecond {
+		return invalid("poll_interval", "must be at least 10ms (got %s)", c.PollInterval)
+	}
+	if c.RecoverInterval < 10*time.Millisecond {
+		return invalid("recover_interval", "must be at least 10ms (got %s)", c.RecoverInterval)
 	}
 	return nil
 }

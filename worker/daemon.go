@@ -97,4 +97,3 @@ func (d *Daemon) Drained() (DrainSummary, bool) {
 	}
 	return *s, true
 }
-

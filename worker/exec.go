@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -73,7 +74,11 @@ func outcome(err error, job *Job, opts QueueOptions) pool.Outcome {
 func errorText(err error) string {
 	s := err.Error()
 	if len(s) > maxErrorText {
-		s = s[:maxErrorText-3] + "..."
+		i := maxErrorText - 3
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i-- // never cut a character in two
+		}
+		s = s[:i] + "..."
 	}
 	return s
 }

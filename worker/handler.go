@@ -28,6 +28,9 @@ func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx,
 // a T before calling fn. A payload that does not decode fails permanently:
 // retrying cannot fix it.
 func JSONHandler[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
+	if fn == nil {
+		return HandlerFunc(nil) // refused by Register
+	}
 	return HandlerFunc(func(ctx context.Context, job *Job) error {
 		var v T
 		if err := json.Unmarshal(job.Payload, &v); err != nil {
@@ -108,9 +111,9 @@ func NewRegistry() *Registry { return &Registry{queues: make(map[string]registra
 // options, a nil handler, or a queue registered already.
 func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if err := ValidateQueueName(queue); err != nil {
-		return err
+		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
-	if h == nil {
+	if f, isFunc := h.(HandlerFunc); h == nil || isFunc && f == nil {
 		return fmt.Errorf("register queue %q: %w", queue, invalid("handler", "is nil"))
 	}
 	opts = opts.withDefaults()
@@ -120,7 +123,7 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.queues[queue]; dup {
-		return fmt.Errorf("register queue %q: it has a handler already", queue)
+		return fmt.Errorf("register queue %q: %w", queue, invalid("queue", "%q has a handler already", queue))
 	}
 	r.queues[queue] = registration{handler: h, opts: opts}
 	return nil

@@ -23,7 +23,7 @@ const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 func (g *idGen) next(now time.Time) string {
 	g.mu.Lock()
-	ms := uint64(now.UnixMilli())
+	ms := uint64(max(now.UnixMilli(), 0))
 	if ms > g.ms {
 		g.ms = ms
 		_, _ = rand.Read(g.rand[:]) // never fails on supported platforms

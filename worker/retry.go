@@ -36,16 +36,20 @@ func (b ExponentialBackoff) Delay(attempt int) time.Duration {
 	if limit <= 0 {
 		limit = BackoffCapDefault
 	}
-	ceiling := base
+	ceiling := min(base, limit)
 	for i := 1; i < attempt && ceiling < limit; i++ {
+		if ceiling > limit/2 {
+			ceiling = limit // doubling would pass the cap, or overflow
+			break
+		}
 		ceiling *= 2
 	}
-	ceiling = min(ceiling, limit)
 	rnd := b.Rand
 	if rnd == nil {
 		rnd = rand.Float64
 	}
-	return time.Duration(rnd() * float64(ceiling))
+	f := min(max(rnd(), 0), 1)
+	return time.Duration(f * float64(ceiling))
 }
 
 // FixedSteps waits Steps[attempt-1]; past the end the last step repeats.

@@ -22,8 +22,9 @@ func ValidateQueueName(name string) error {
 		return invalid("queue", "name is %d characters long; the limit is %d", len(name), MaxQueueNameLen)
 	}
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; !isNameChar(c) {
-			return invalid("queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, c, i)
+		if !isNameChar(name[i]) {
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return invalid("queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, r, i)
 		}
 	}
 	return nil
@@ -61,7 +62,8 @@ func validatePrefix(p string) error {
 	}
 	for i := 0; i < len(p); i++ {
 		if c := p[i]; !isNameChar(c) && c != ':' {
-			return invalid("prefix", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - :", p, c, i)
+			r, _ := utf8.DecodeRuneInString(p[i:])
+			return invalid("prefix", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - :", p, r, i)
 		}
 	}
 	return nil

@@ -116,12 +116,12 @@ type BadRecord struct {
 // returns them with their attempt spent.
 func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Duration) (Claimed, error) {
 	k := s.Keys(queue)
-	vals, err := scriptClaim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead},
+	vals, err := scriptClaim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims},
 		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10)}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
-	if len(vals) < 3 || (len(vals)-3)%3 != 0 {
+	if len(vals) < 3 || (len(vals)-3)%4 != 0 {
 		return Claimed{}, fmt.Errorf("claim %s: unexpected reply of %d values", queue, len(vals))
 	}
 	var head [3]int64
@@ -134,12 +134,13 @@ func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Durat
 	if head[1] >= 0 {
 		c.Next = time.UnixMilli(head[1])
 	}
-	c.Jobs = make([]Record, 0, (len(vals)-3)/3)
-	for i := 3; i < len(vals); i += 3 {
+	c.Jobs = make([]Record, 0, (len(vals)-3)/4)
+	for i := 3; i < len(vals); i += 4 {
 		id, _ := vals[i].ToString()
 		runAt, _ := vals[i+1].AsInt64()
-		raw, _ := vals[i+2].ToString()
-		r, err := DecodeRecord(id, raw)
+		claims, _ := vals[i+2].AsInt64()
+		raw, _ := vals[i+3].ToString()
+		r, err := DecodeRecord(id, raw, claims)
 		r.RunAt = time.UnixMilli(runAt)
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
@@ -165,7 +166,7 @@ func (s *Store) Ack(ctx context.Context, queue string, toks []Token) (int, error
 	done := 0
 	for start := 0; start < len(toks); start += MaxBatch {
 		batch := toks[start:min(start+MaxBatch, len(toks))]
-		n, err := scriptAck.Exec(ctx, s.c, []string{k.Jobs, k.Active}, tokenArgs(nil, batch)).AsInt64()
+		n, err := scriptAck.Exec(ctx, s.c, []string{k.Jobs, k.Active, k.Claims}, tokenArgs(nil, batch)).AsInt64()
 		if err != nil {
 			return done, fmt.Errorf("ack %s: %w", queue, err)
 		}
@@ -188,7 +189,7 @@ func (s *Store) Kill(ctx context.Context, queue string, tok Token, errText strin
 
 func (s *Store) retry(ctx context.Context, queue string, tok Token, to string, delay time.Duration, errText string) (bool, error) {
 	k := s.Keys(queue)
-	n, err := scriptRetry.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead},
+	n, err := scriptRetry.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims},
 		[]string{k.Wake, tok.ID, strconv.FormatInt(tok.Claim, 10), to, strconv.FormatInt(delay.Milliseconds(), 10), errText}).AsInt64()
 	if err != nil {
 		return false, fmt.Errorf("move %s job %q to %s: %w", queue, tok.ID, to, err)
@@ -204,7 +205,7 @@ func (s *Store) Snooze(ctx context.Context, queue string, toks []Token, delay ti
 	for start := 0; start < len(toks); start += MaxBatch {
 		batch := toks[start:min(start+MaxBatch, len(toks))]
 		args := tokenArgs([]string{k.Wake, strconv.FormatInt(delay.Milliseconds(), 10)}, batch)
-		n, err := scriptSnooze.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active}, args).AsInt64()
+		n, err := scriptSnooze.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Claims}, args).AsInt64()
 		if err != nil {
 			return moved, fmt.Errorf("snooze %s: %w", queue, err)
 		}
@@ -226,7 +227,7 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 		for start := 0; start < len(toks); start += MaxBatch {
 			batch := toks[start:min(start+MaxBatch, len(toks))]
 			queues = append(queues, queue)
-			execs = append(execs, rueidis.LuaExec{Keys: []string{k.Jobs, k.Active}, Args: tokenArgs([]string{leaseArg}, batch)})
+			execs = append(execs, rueidis.LuaExec{Keys: []string{k.Active, k.Claims}, Args: tokenArgs([]string{leaseArg}, batch)})
 		}
 	}
 	lost = make(map[string][]string)
@@ -258,7 +259,7 @@ const (
 // Cancel deletes a job of queue that has not started.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := scriptCancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead}, []string{id}).AsInt64()
+	n, err := scriptCancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{id}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}
@@ -280,7 +281,7 @@ func (s *Store) Requeue(ctx context.Context, queue string, ids []string) (moved 
 	moved = make([]bool, 0, len(ids))
 	for start := 0; start < len(ids); start += MaxBatch {
 		batch := ids[start:min(start+MaxBatch, len(ids))]
-		flags, err := scriptRequeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Dead}, append([]string{k.Wake}, batch...)).AsIntSlice()
+		flags, err := scriptRequeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Dead, k.Claims}, append([]string{k.Wake}, batch...)).AsIntSlice()
 		if err != nil {
 			return moved, fmt.Errorf("requeue %s: %w", queue, err)
 		}
@@ -302,7 +303,7 @@ type Recovered struct {
 // without their own max attempts).
 func (s *Store) Recover(ctx context.Context, queue string, limit, defaultMax int) (Recovered, error) {
 	k := s.Keys(queue)
-	n, err := scriptRecover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead},
+	n, err := scriptRecover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims},
 		[]string{k.Wake, strconv.Itoa(min(limit, MaxBatch)), strconv.Itoa(defaultMax)}).AsIntSlice()
 	if err != nil {
 		return Recovered{}, fmt.Errorf("recover %s: %w", queue, err)
@@ -339,25 +340,26 @@ var ErrNotFound = errors.New("job not found")
 // Get reads job id of queue. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	k := s.Keys(queue)
-	vals, err := scriptGet.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead}, []string{id}).ToArray()
+	vals, err := scriptGet.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{id}).ToArray()
 	if rueidis.IsRedisNil(err) {
 		return Snapshot{}, ErrNotFound
 	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("get %s job %q: %w", queue, id, err)
 	}
-	if len(vals) != 4 {
+	if len(vals) != 5 {
 		return Snapshot{}, fmt.Errorf("get %s job %q: unexpected reply of %d values", queue, id, len(vals))
 	}
 	raw, _ := vals[0].ToString()
-	set, _ := vals[1].ToString()
-	score, _ := vals[2].AsInt64()
-	now, _ := vals[3].AsInt64()
+	claims, _ := vals[1].AsInt64()
+	set, _ := vals[2].ToString()
+	score, _ := vals[3].AsInt64()
+	now, _ := vals[4].AsInt64()
 	snap := Snapshot{Set: Set(set), Now: time.UnixMilli(now)}
 	if score >= 0 {
 		snap.Score = time.UnixMilli(score)
 	}
-	snap.Record, err = DecodeRecord(id, raw)
+	snap.Record, err = DecodeRecord(id, raw, claims)
 	return snap, err
 }
 

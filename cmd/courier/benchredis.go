@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/rueidis"
+)
+
+// countingClient counts the commands Courier sends (pub/sub excluded).
+type countingClient struct {
+	rueidis.Client
+	n atomic.Int64
+}
+
+func (c *countingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *countingClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(int64(len(cmds)))
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// serverStats is a snapshot of the counters courier bench reports.
+type serverStats struct {
+	calls  map[string]int64 // INFO commandstats: command → calls
+	cpuSec float64          // used_cpu_user + used_cpu_sys
+	memory int64            // used_memory
+}
+
+// scriptInternal lists the commands Courier's scripts call inside Redis.
+// INFO commandstats counts them like commands sent by clients, so they are
+// left out when counting the calls Courier makes. Courier never sends them
+// itself.
+var scriptInternal = map[string]bool{
+	"time": true, "hget": true, "hmget": true, "hset": true, "hsetnx": true, "hdel": true,
+	"zadd": true, "zrem": true, "zrange": true, "zrangebyscore": true, "zscore": true,
+	"zcount": true, "zcard": true, "publish": true,
+}
+
+// clientCalls is the number of commands clients sent between a and b, not
+// counting the commands scripts ran inside Redis, nor INFO itself.
+func clientCalls(a, b serverStats) int64 {
+	var n int64
+	for cmd, calls := range b.calls {
+		if scriptInternal[cmd] || cmd == "info" {
+			continue
+		}
+		n += calls - a.calls[cmd]
+	}
+	return n
+}
+
+// snapshot reads INFO commandstats, cpu and memory. On a cluster it reads the
+// node that serves the bench queue's slot.
+func snapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStats, error) {
+	s := serverStats{calls: make(map[string]int64)}
+	for _, section := range []string{"commandstats", "cpu", "memory"} {
+		txt, err := infoFor(ctx, c, slotKey, section)
+		if err != nil {
+			return s, err
+		}
+		sc := bufio.NewScanner(strings.NewReader(txt))
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			name, val, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(name, "cmdstat_"):
+				cmd := strings.TrimPrefix(name, "cmdstat_")
+				for _, kv := range strings.Split(val, ",") {
+					if v, ok := strings.CutPrefix(kv, "calls="); ok {
+						n, _ := strconv.ParseInt(v, 10, 64)
+						s.calls[cmd] = n
+					}
+				}
+			case name == "used_cpu_user" || name == "used_cpu_sys":
+				f, _ := strconv.ParseFloat(val, 64)
+				s.cpuSec += f
+			case name == "used_memory":
+				s.memory, _ = strconv.ParseInt(val, 10, 64)
+			}
+		}
+	}
+	return s, nil
+}
+
+func infoFor(ctx context.Context, c rueidis.Client, slotKey, section string) (string, error) {
+	nodes := c.Nodes()
+	if len(nodes) > 1 {
+		// Cluster: find the node serving slotKey through a keyed read-only command.
+		for _, node := range nodes {
+			// Only the node that owns the slot answers without MOVED.
+			if node.Do(ctx, node.B().Exists().Key(slotKey).Build()).Error() != nil {
+				continue
+			}
+			txt, err := node.Do(ctx, node.B().Info().Section(section).Build()).ToString()
+			if err != nil {
+				return "", fmt.Errorf("INFO %s: %w", section, err)
+			}
+			return txt, nil
+		}
+	}
+	txt, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
+	if err != nil {
+		return "", fmt.Errorf("INFO %s: %w", section, err)
+	}
+	return txt, nil
+}

@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigWithDefaults(t *testing.T) {
+	t.Parallel()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	custom := Config{
+		Prefix:           "app:courier",
+		MaxPayloadBytes:  10,
+		MaxScheduleAhead: time.Hour,
+		Lease:            time.Minute,
+		ShutdownTimeout:  time.Second,
+		PollInterval:     2 * time.Second,
+		RecoverInterval:  3 * time.Second,
+		Logger:           logger,
+	}
+	tests := []struct {
+		name string
+		in   Config
+		want Config
+	}{
+		{
+			name: "zero value",
+			in:   Config{},
+			want: Config{
+				Prefix:           "courier",
+				MaxPayloadBytes:  1 << 20,
+				MaxScheduleAhead: 365 * 24 * time.Hour,
+				Lease:            30 * time.Second,
+				ShutdownTimeout:  25 * time.Second,
+				PollInterval:     5 * time.Second,
+				RecoverInterval:  time.Second,
+				Logger:           slog.Default(),
+			},
+		},
+		{name: "every field set is kept", in: custom, want: custom},
+		{
+			// Negative values are kept so that validate can name them.
+			name: "negative values kept",
+			in:   Config{MaxPayloadBytes: -1, Lease: -time.Second, PollInterval: -1},
+			want: Config{
+				Prefix:           "courier",
+				MaxPayloadBytes:  -1,
+				MaxScheduleAhead: 365 * 24 * time.Hour,
+				Lease:            -time.Second,
+				ShutdownTimeout:  25 * time.Second,
+				PollInterval:     -1,
+				RecoverInterval:  time.Second,
+				Logger:           slog.Default(),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.in.withDefaults()
+			if got.Logger == nil {
+				t.Fatal("Logger is nil")
+			}
+			if got.Logger != tt.want.Logger {
+				t.Errorf("Logger = %p; want %p", got.Logger, tt.want.Logger)
+			}
+			got.Logger, tt.want.Logger = nil, nil
+			if got != tt.want {
+				t.Fatalf("withDefaults() =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigDefaultsAreValid(t *testing.T) {
+	t.Parallel()
+	if err := (Config{}).withDefaults().validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		mutate    func(c *Config)
+		wantField string // "" when valid
+		wantInErr []string
+	}{
+		{"defaults", func(*Config) {}, "", nil},
+		{"namespaced prefix", func(c *Config) { c.Prefix = "app:courier" }, "", nil},
+		{"prefix with braces", func(c *Config) { c.Prefix = "{x}" }, "prefix", []string{"'{'"}},
+		{"prefix with space", func(c *Config) { c.Prefix = "a b" }, "prefix", []string{"' '"}},
+		{"prefix too long", func(c *Config) { c.Prefix = strings.Repeat("p", 129) }, "prefix", []string{"128"}},
+		{"negative max payload", func(c *Config) { c.MaxPayloadBytes = -1 }, "max_payload_bytes", []string{"max_payload_bytes", "-1"}},
+		{"negative max schedule ahead", func(c *Config) { c.MaxScheduleAhead = -time.Hour }, "max_schedule_ahead", []string{"max_schedule_ahead", "-1h"}},
+		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "lease", []string{"lease", "negative"}},
+		{"negative shutdown timeout", func(c *Config) { c.ShutdownTimeout = -time.Second }, "shutdown_timeout", []string{"shutdown_timeout"}},
+		{"negative poll interval", func(c *Config) { c.PollInterval = -time.Second }, "poll_interval", []string{"poll_interval"}},
+		{"negative recover interval", func(c *Config) { c.RecoverInterval = -time.Nanosecond }, "recover_interval", []string{"recover_interval", "-1ns"}},
+		{"lease 29ms", func(c *Config) { c.Lease = 29 * time.Millisecond }, "lease", []string{"30ms", "29ms"}},
+		{"lease 1ns", func(c *Config) { c.Lease = 1 }, "lease", []string{"30ms"}},
+		{"lease 30ms", func(c *Config) { c.Lease = 30 * time.Millisecond }, "", nil},
+		{"max payload 1 byte", func(c *Config) { c.MaxPayloadBytes = 1 }, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := Config{}.withDefaults()
+			tt.mutate(&c)
+			err := c.validate()
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("validate() = %v; want nil", err)
+				}
+				return
+			}
+			requireInvalidField(t, err, tt.wantField, tt.wantInErr...)
+		})
+	}
+}
+
+// TestConfigValidateAfterDefaults runs the order NewClient and NewDaemon use:
+// withDefaults then validate, from a user's Config.
+func TestConfigValidateAfterDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		cfg       Config
+		wantField string
+	}{
+		{"zero", Config{}, ""},
+		{"negative lease", Config{Lease: -1}, "lease"},
+		{"tiny lease", Config{Lease: time.Millisecond}, "lease"},
+		{"bad prefix", Config{Prefix: "a{b}"}, "prefix"},
+		{"negative payload", Config{MaxPayloadBytes: -5}, "max_payload_bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.cfg.withDefaults().validate()
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("validate() = %v; want nil", err)
+				}
+				return
+			}
+			requireInvalidField(t, err, tt.wantField, tt.wantField)
+		})
+	}
+}

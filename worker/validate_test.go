@@ -1,0 +1,414 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// requireInvalidField fails t unless err is a *ValidationError for field
+// that also matches ErrInvalid and whose text contains every string in want.
+func requireInvalidField(t *testing.T, err error, field string, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("err = nil; want an invalid %s error", field)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("errors.Is(%v, ErrInvalid) = false; want true", err)
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v (%T); want a *ValidationError", err, err)
+	}
+	if ve.Field != field {
+		t.Errorf("Field = %q; want %q (err: %v)", ve.Field, field, err)
+	}
+	if ve.Reason == "" {
+		t.Errorf("Reason is empty (err: %v)", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("err = %q; want it to mention %q", err, w)
+		}
+	}
+}
+
+func TestValidateQueueNameValid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		queue string
+	}{
+		{"one letter", "a"},
+		{"upper case", "EMAILS"},
+		{"digits", "0123456789"},
+		{"all allowed characters", "AZaz09._-"},
+		{"dotted", "billing.invoices.v2"},
+		{"only punctuation", "-._"},
+		{"128 characters", strings.Repeat("q", MaxQueueNameLen)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if err := ValidateQueueName(tt.queue); err != nil {
+				t.Fatalf("ValidateQueueName(%q) = %v; want nil", tt.queue, err)
+			}
+		})
+	}
+}
+
+func TestValidateQueueNameInvalid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		queue string
+		want  []string // substrings of the error
+	}{
+		{"empty", "", []string{"empty"}},
+		{"129 characters", strings.Repeat("q", MaxQueueNameLen+1), []string{"129", "128"}},
+		{"open brace", "a{", []string{"'{'", "byte 1"}},
+		{"close brace", "}", []string{"'}'", "byte 0"}},
+		{"hash tag", "a{b}", []string{"'{'", "byte 1"}},
+		{"colon", "app:emails", []string{"':'", "byte 3"}},
+		{"space", "my queue", []string{"' '", "byte 2"}},
+		{"tab", "a\tb", []string{`'\t'`, "byte 1"}},
+		{"newline", "a\n", []string{`'\n'`, "byte 1"}},
+		{"NUL", "a\x00b", []string{`'\x00'`, "byte 1"}},
+		{"non-ASCII", "é", []string{"byte 0"}},
+		{"slash", "a/b", []string{"'/'"}},
+		{"star", "*", []string{"'*'"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateQueueName(tt.queue)
+			requireInvalidField(t, err, "queue", tt.want...)
+			if !strings.HasPrefix(err.Error(), "invalid queue: ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid queue: ")
+			}
+		})
+	}
+}
+
+// TestValidateQueueNameNonASCIIMessage shows that the error for a non-ASCII
+// queue name quotes a single byte as if it were a rune: for "é" (bytes C3 A9)
+// it says the name "has 'Ã' at byte 0", a character the name does not hold.
+func TestValidateQueueNameNonASCIIMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		queue  string
+		want   string
+		reject string
+	}{
+		{"e acute", "é", "'é'", "'Ã'"},
+		{"after ASCII", "café", "'é'", "'Ã'"},
+		{"CJK", "订单", "'订'", "'è'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateQueueName(tt.queue)
+			requireInvalidField(t, err, "queue", tt.want)
+			if strings.Contains(err.Error(), tt.reject) {
+				t.Errorf("err = %q; names %s, which is not in the name", err, tt.reject)
+			}
+		})
+	}
+}
+
+func TestValidateIDValid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		id   string
+	}{
+		{"one byte", "x"},
+		{"256 bytes", strings.Repeat("i", MaxIDLen)},
+		{"256 bytes of multibyte runes", strings.Repeat("é", MaxIDLen/2)},
+		{"unicode letters", "订单-42"},
+		{"punctuation", "order:42/{eu}#1?a=b&c=[d]"},
+		{"colon and braces", ":{}"},
+		{"emoji (symbol, printable)", "📦-1"},
+		{"ulid", "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+		{"replacement character encoded", "\uFFFD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if err := ValidateID(tt.id); err != nil {
+				t.Fatalf("ValidateID(%q) = %v; want nil", tt.id, err)
+			}
+		})
+	}
+}
+
+func TestValidateIDInvalid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		id   string
+		want []string
+	}{
+		{"empty", "", []string{"empty"}},
+		{"257 bytes", strings.Repeat("i", MaxIDLen+1), []string{"257", "256"}},
+		{"257 bytes ending in a multibyte rune", strings.Repeat("i", MaxIDLen-1) + "é", []string{"257"}},
+		{"space", "a b", []string{"' '", "byte 1"}},
+		{"leading space", " a", []string{"byte 0"}},
+		{"tab", "a\tb", []string{`'\t'`}},
+		{"newline", "a\n", []string{`'\n'`}},
+		{"carriage return", "a\rb", []string{`'\r'`}},
+		{"NUL", "a\x00", []string{`'\x00'`}},
+		{"control 0x01", "a\x01b", []string{`'\x01'`}},
+		{"DEL", "a\x7f", []string{`'\x7f'`}},
+		{"C1 control", "a\u0085", []string{"byte 1"}},
+		{"invalid UTF-8", "\xff", []string{"UTF-8"}},
+		{"truncated UTF-8", "ab\xc3", []string{"UTF-8"}},
+		// U+00A0 is a space separator (Zs): IsSpace is true, IsPrint false.
+		{"non-breaking space", "a\u00a0b", []string{"byte 1"}},
+		// U+3000 is a space separator (Zs).
+		{"ideographic space", "订\u3000单", []string{"byte 3"}},
+		// U+200B and U+FEFF are format characters (Cf): IsPrint is false.
+		{"zero-width space", "a\u200bb", []string{"byte 1"}},
+		{"byte order mark", "\ufeffa", []string{"byte 0"}},
+		// U+2028 is a line separator (Zl).
+		{"line separator", "a\u2028", []string{"byte 1"}},
+		// U+E000 is private use (Co): IsPrint is false.
+		{"private use", "\ue000", []string{"byte 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateID(tt.id)
+			requireInvalidField(t, err, "id", tt.want...)
+			if !strings.HasPrefix(err.Error(), "invalid id: ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid id: ")
+			}
+		})
+	}
+}
+
+func TestValidatePrefix(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		prefix  string
+		wantErr bool
+	}{
+		{"default", "courier", false},
+		{"namespaced", "app:courier", false},
+		{"all allowed", "Az09._-:", false},
+		{"128 characters", strings.Repeat("p", MaxQueueNameLen), false},
+		{"empty", "", true},
+		{"129 characters", strings.Repeat("p", MaxQueueNameLen+1), true},
+		{"hash tag", "{x}", true},
+		{"space", "a b", true},
+		{"newline", "a\n", true},
+		{"non-ASCII", "kö", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := validatePrefix(tt.prefix)
+			if !tt.wantErr {
+				if err != nil {
+					t.Fatalf("validatePrefix(%q) = %v; want nil", tt.prefix, err)
+				}
+				return
+			}
+			requireInvalidField(t, err, "prefix")
+		})
+	}
+}
+
+func TestValidationErrorText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  *ValidationError
+		want string
+	}{
+		{"simple", &ValidationError{Field: "queue", Reason: "name is empty"}, "invalid queue: name is empty"},
+		{"indexed field", &ValidationError{Field: "jobs[3].delay", Reason: "must not be negative"}, "invalid jobs[3].delay: must not be negative"},
+		{"built by invalid", invalid("payload", "is %d bytes", 9).(*ValidationError), "invalid payload: is 9 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.err.Error(); got != tt.want {
+				t.Fatalf("Error() = %q; want %q", got, tt.want)
+			}
+			if !errors.Is(tt.err, ErrInvalid) {
+				t.Fatal("errors.Is(err, ErrInvalid) = false; want true")
+			}
+			if errors.Is(tt.err, ErrDuplicate) {
+				t.Fatal("errors.Is(err, ErrDuplicate) = true; want false")
+			}
+			if !errors.Is(fmt.Errorf("jobs[1]: %w", tt.err), ErrInvalid) {
+				t.Fatal("errors.Is(wrapped, ErrInvalid) = false; want true")
+			}
+		})
+	}
+}
+
+func FuzzValidateID(f *testing.F) {
+	for _, s := range []string{
+		"", "x", "订单-42", ":{}", "a b", "a\tb", "\xff", "a\u00a0b", "a\u200bb",
+		strings.Repeat("i", MaxIDLen), strings.Repeat("i", MaxIDLen+1), "\x00", "\uFFFD",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		err := ValidateID(id)
+		if err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Field != "id" || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ValidateID(%q) = %v (%T); want a *ValidationError for id", id, err, err)
+			}
+			return
+		}
+		if id == "" || len(id) > MaxIDLen {
+			t.Fatalf("ValidateID accepted %q of %d bytes; want 1 to %d", id, len(id), MaxIDLen)
+		}
+		if !utf8.ValidString(id) {
+			t.Fatalf("ValidateID accepted invalid UTF-8 %q", id)
+		}
+		for i, r := range id {
+			if unicode.IsSpace(r) || unicode.IsControl(r) || !unicode.IsPrint(r) {
+				t.Fatalf("ValidateID accepted %q with %U at byte %d", id, r, i)
+			}
+		}
+	})
+}
+
+// newJobTestNow is the producer's clock in the newJob tests.
+var newJobTestNow = time.UnixMilli(1_700_000_000_000)
+
+func TestClientNewJobInvalid(t *testing.T) {
+	t.Parallel()
+	horizon := MaxScheduleAheadDefault
+	tests := []struct {
+		name      string
+		cfg       Config
+		spec      JobSpec
+		wantField string
+		wantInErr []string
+	}{
+		{"payload over the default limit", Config{}, JobSpec{Queue: "q", Payload: make([]byte, MaxPayloadBytesDefault+1)}, "payload", []string{"1048577", "1048576"}},
+		{"payload over a set limit", Config{MaxPayloadBytes: 10}, JobSpec{Queue: "q", Payload: make([]byte, 11)}, "payload", []string{"11", "10"}},
+		{"negative delay", Config{}, JobSpec{Queue: "q", Delay: -time.Second}, "delay", []string{"negative", "-1s"}},
+		{"delay beyond the horizon", Config{}, JobSpec{Queue: "q", Delay: horizon + time.Nanosecond}, "delay", []string{"horizon"}},
+		{"delay beyond a set horizon", Config{MaxScheduleAhead: time.Hour}, JobSpec{Queue: "q", Delay: 2 * time.Hour}, "delay", []string{"2h0m0s", "1h0m0s"}},
+		{"run_at and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(time.Minute)}, "run_at", []string{"not both"}},
+		{"run_at in the past and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(-time.Minute)}, "run_at", []string{"not both"}},
+		{"run_at beyond the horizon", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(horizon + time.Millisecond)}, "run_at", []string{"horizon"}},
+		{"run_at beyond a set horizon", Config{MaxScheduleAhead: time.Minute}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(time.Hour)}, "run_at", []string{"horizon"}},
+		{"run_at before 1970", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(-1)}, "run_at", []string{"1970"}},
+		{"negative max attempts", Config{}, JobSpec{Queue: "q", MaxAttempts: -1}, "max_attempts", []string{"-1"}},
+		{"negative timeout", Config{}, JobSpec{Queue: "q", Timeout: -time.Millisecond}, "timeout", []string{"-1ms"}},
+		{"timeout below 1ms", Config{}, JobSpec{Queue: "q", Timeout: 500 * time.Microsecond}, "timeout", []string{"1ms", "500µs"}},
+		{"timeout 1ns", Config{}, JobSpec{Queue: "q", Timeout: 1}, "timeout", []string{"1ms"}},
+		{"empty queue", Config{}, JobSpec{}, "queue", []string{"empty"}},
+		{"queue with hash tag", Config{}, JobSpec{Queue: "a{b}"}, "queue", []string{"'{'"}},
+		{"id with space", Config{}, JobSpec{Queue: "q", ID: "order 1"}, "id", []string{"' '"}},
+		{"id too long", Config{}, JobSpec{Queue: "q", ID: strings.Repeat("i", MaxIDLen+1)}, "id", []string{"257"}},
+		{"id not UTF-8", Config{}, JobSpec{Queue: "q", ID: "\xff"}, "id", []string{"UTF-8"}},
+		// The queue is checked first, then the id, then the rest.
+		{"bad queue and bad id", Config{}, JobSpec{Queue: "", ID: " "}, "queue", nil},
+		{"bad id and bad payload", Config{MaxPayloadBytes: 1}, JobSpec{Queue: "q", ID: " ", Payload: []byte("xx")}, "id", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{cfg: tt.cfg.withDefaults()}
+			_, err := c.newJob(&tt.spec, newJobTestNow)
+			requireInvalidField(t, err, tt.wantField, tt.wantInErr...)
+			if !strings.HasPrefix(err.Error(), "invalid "+tt.wantField+": ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid "+tt.wantField+": ")
+			}
+		})
+	}
+}
+
+func TestClientNewJobValid(t *testing.T) {
+	t.Parallel()
+	horizon := MaxScheduleAheadDefault
+	tests := []struct {
+		name string
+		cfg  Config
+		spec JobSpec
+	}{
+		{"minimal", Config{}, JobSpec{Queue: "q"}},
+		{"empty payload", Config{}, JobSpec{Queue: "q", Payload: []byte{}}},
+		{"payload at the default limit", Config{}, JobSpec{Queue: "q", Payload: make([]byte, MaxPayloadBytesDefault)}},
+		{"payload at a set limit", Config{MaxPayloadBytes: 10}, JobSpec{Queue: "q", Payload: make([]byte, 10)}},
+		{"own id", Config{}, JobSpec{Queue: "q", ID: "订单:{42}"}},
+		{"delay", Config{}, JobSpec{Queue: "q", Delay: time.Minute}},
+		{"delay at the horizon", Config{}, JobSpec{Queue: "q", Delay: horizon}},
+		{"run_at in the future", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(time.Hour)}},
+		{"run_at at the horizon", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(horizon)}},
+		{"run_at in the past", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(-24 * time.Hour)}},
+		{"run_at at the epoch", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(0)}},
+		{"max attempts 1", Config{}, JobSpec{Queue: "q", MaxAttempts: 1}},
+		{"timeout 1ms", Config{}, JobSpec{Queue: "q", Timeout: time.Millisecond}},
+		{"everything", Config{}, JobSpec{Queue: "billing.v2", ID: "inv-1", Payload: []byte("{}"), RunAt: newJobTestNow.Add(time.Minute), MaxAttempts: 3, Timeout: time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{cfg: tt.cfg.withDefaults()}
+			got, err := c.newJob(&tt.spec, newJobTestNow)
+			if err != nil {
+				t.Fatalf("newJob = %v; want nil", err)
+			}
+			if tt.spec.ID != "" && got.ID != tt.spec.ID {
+				t.Errorf("ID = %q; want the spec's %q", got.ID, tt.spec.ID)
+			}
+			if tt.spec.ID == "" {
+				requireULIDShape(t, got.ID)
+				if ms := decodeIDMillis(t, got.ID); !ms.Equal(newJobTestNow) {
+					t.Errorf("generated id %q encodes %s; want %s", got.ID, ms, newJobTestNow)
+				}
+			}
+			if !got.At.Equal(tt.spec.RunAt) || got.Delay != tt.spec.Delay || got.MaxAttempts != tt.spec.MaxAttempts ||
+				got.Timeout != tt.spec.Timeout || !bytes.Equal(got.Payload, tt.spec.Payload) {
+				t.Errorf("newJob = {At:%s Delay:%s MaxAttempts:%d Timeout:%s len(Payload):%d}; want the spec's {%s %s %d %s %d}",
+					got.At, got.Delay, got.MaxAttempts, got.Timeout, len(got.Payload),
+					tt.spec.RunAt, tt.spec.Delay, tt.spec.MaxAttempts, tt.spec.Timeout, len(tt.spec.Payload))
+			}
+		})
+	}
+}
+
+func TestClientNewJobGeneratedIDsIncrease(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		now  func(i int) time.Time
+	}{
+		{"same time", func(int) time.Time { return newJobTestNow }},
+		{"clock steps back", func(i int) time.Time { return newJobTestNow.Add(-time.Duration(i) * time.Millisecond) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{cfg: Config{}.withDefaults()}
+			prev := ""
+			for i := range 1000 {
+				j, err := c.newJob(&JobSpec{Queue: "q"}, tt.now(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.ID <= prev {
+					t.Fatalf("job %d id %q; want greater than %q", i, j.ID, prev)
+				}
+				prev = j.ID
+			}
+		})
+	}
+}
