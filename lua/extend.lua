@@ -1,7 +1,8 @@
 -- extend.lua: renew the leases of running jobs (the batched heartbeat).
 -- KEYS[1] active zset   KEYS[2] claims hash
 -- ARGV[1] lease_ms   then pairs of id, claim
--- returns: the ids whose lease was NOT extended (lost: recovered, claimed again or gone)
+-- returns: flat pairs id, claim of the jobs whose lease was NOT extended (lost:
+--   recovered, claimed again or gone)
 -- bound: <= 1000 pairs; O(n log N)
 
 local lease = tonumber(ARGV[1])
@@ -19,6 +20,7 @@ for i, id in ipairs(ids) do
     renew[#renew + 1] = id
   else
     lost[#lost + 1] = id
+    lost[#lost + 1] = toks[i]
   end
 end
 if #renew > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(renew)) end

@@ -70,13 +70,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 			Exec:        executor(name, reg, d.cfg.Logger),
 		})
 	}
-	p := pool.New(d.st, queues, pool.Config{
+	p, err := pool.New(d.st, queues, pool.Config{
 		Lease:           d.cfg.Lease,
 		ShutdownTimeout: d.cfg.ShutdownTimeout,
 		PollInterval:    d.cfg.PollInterval,
 		RecoverInterval: d.cfg.RecoverInterval,
 		Logger:          d.cfg.Logger,
 	})
+	if err != nil {
+		return err
+	}
 	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease)
 	s, err := p.Run(ctx)
 	if err != nil {

@@ -2,15 +2,19 @@ package pool
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // extendLoop renews the leases of every job the process holds, in one
-// batched call every Lease/3, and cancels the jobs whose lease was lost.
+// batched call every Lease/3. It cancels (cause ErrLeaseLost) the jobs whose
+// lease Redis reports lost, and the jobs whose lease could not be renewed
+// before it ran out, since another process may recover them then.
 func (p *Pool) extendLoop(ctx context.Context) {
-	t := time.NewTicker(p.cfg.Lease / 3)
+	every := p.cfg.Lease / 3
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -21,32 +25,56 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		byQueue := make(map[string][]store.Token)
 		p.mu.Lock()
 		for tok, r := range p.running {
-			byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
+			if !r.lost {
+				byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
+			}
 		}
 		p.mu.Unlock()
 		if len(byQueue) == 0 {
 			continue
 		}
-		lost, err := p.st.Extend(ctx, byQueue, p.cfg.Lease)
+		sent := time.Now()
+		callCtx, cancel := context.WithTimeout(ctx, every)
+		lost, err := p.st.Extend(callCtx, byQueue, p.cfg.Lease)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			p.log.Warn("extend job leases", "err", err)
 		}
-		if len(lost) == 0 {
-			continue
-		}
 		p.mu.Lock()
-		for queue, ids := range lost {
-			for _, id := range ids {
-				for tok, r := range p.running {
-					if tok.ID == id && r.q.Name == queue {
-						p.log.Warn("job lease lost; cancelling it", "queue", queue, "job", id)
-						r.cancel(ErrLeaseLost)
+		for _, toks := range lost {
+			for _, tok := range toks {
+				if r := p.running[tok]; r != nil {
+					p.loseLease(r, "lease lost: the job was recovered or claimed again")
+				}
+			}
+		}
+		if err == nil {
+			for _, toks := range byQueue {
+				for _, tok := range toks {
+					if r := p.running[tok]; r != nil && !r.lost {
+						r.leaseUntil = sent.Add(p.cfg.Lease)
 					}
 				}
 			}
 		}
+		now := time.Now()
+		for _, r := range p.running {
+			if !r.lost && !now.Before(r.leaseUntil) {
+				p.loseLease(r, "lease ran out: it could not be renewed in time")
+			}
+		}
 		p.mu.Unlock()
 	}
+}
+
+// loseLease cancels a run whose lease is lost, once. p.mu must be held.
+func (p *Pool) loseLease(r *run, why string) {
+	if r.lost {
+		return
+	}
+	r.lost = true
+	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
+	r.cancel(ErrLeaseLost)
 }
 
 // recoverLoop returns jobs whose lease expired (their worker died) to due,
@@ -92,13 +120,18 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 			q.wake(0)
 		}
 	}
-	for failures := 1; ; failures++ {
-		err := p.st.Subscribe(ctx, names, onWake, onSubscribed)
+	var failures atomic.Int32
+	subscribed := func() {
+		failures.Store(0) // a working subscription resets the backoff
+		onSubscribed()
+	}
+	for {
+		err := p.st.Subscribe(ctx, names, onWake, subscribed)
 		if ctx.Err() != nil {
 			return
 		}
 		p.log.Warn("wake-up subscription broke; safety polls continue", "err", err)
-		if !sleepCtx(ctx, errorBackoff(failures)) {
+		if !sleepCtx(ctx, errorBackoff(int(failures.Add(1)))) {
 			return
 		}
 	}

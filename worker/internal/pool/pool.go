@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,7 @@ type Store interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
-	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]string, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error)
 	Recover(ctx context.Context, queue string, limit, defaultMax int) (store.Recovered, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
 }
@@ -123,20 +124,38 @@ type Pool struct {
 	ackSig   chan struct{}
 	finished atomic.Int64 // jobs that ended (any outcome) after the stop began
 	stopping atomic.Bool
-	returned int // jobs handed back at the hard stop
+	returned int            // jobs handed back at the hard stop
+	writes   sync.WaitGroup // outcome writes in flight
 }
 
-// run is one claimed job, from claim to outcome.
+// run is one claimed job, from claim to outcome. Its flags and lease
+// deadline are guarded by Pool.mu.
 type run struct {
-	q        *queue
-	rec      store.Record
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	returned bool // handed back at the hard stop: its outcome is ignored
+	q      *queue
+	rec    store.Record
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// leaseUntil is a local, conservative estimate of the lease deadline:
+	// the time a claim or renewal was sent plus the lease. Past it another
+	// process may recover the job, so the run is cancelled.
+	leaseUntil time.Time
+	lost       bool // cancelled with ErrLeaseLost
+	returned   bool // handed back at the hard stop: its outcome is ignored
 }
 
-// New returns a pool for queues. Queue names must be unique and valid.
-func New(st Store, queues []Queue, cfg Config) *Pool {
+// New returns a pool for queues. Queue names must be unique, and each queue
+// needs an Exec, Concurrency >= 1 and MaxAttempts >= 1.
+func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
+	seen := make(map[string]bool, len(queues))
+	for _, q := range queues {
+		switch {
+		case q.Name == "" || seen[q.Name]:
+			return nil, fmt.Errorf("pool: queue name %q is empty or repeated", q.Name)
+		case q.Exec == nil || q.Concurrency < 1 || q.MaxAttempts < 1:
+			return nil, fmt.Errorf("pool: queue %q needs an Exec, Concurrency >= 1 and MaxAttempts >= 1", q.Name)
+		}
+		seen[q.Name] = true
+	}
 	cfg = cfg.withDefaults()
 	p := &Pool{
 		st:      st,
@@ -150,7 +169,7 @@ func New(st Store, queues []Queue, cfg Config) *Pool {
 	for _, q := range queues {
 		p.queues[q.Name] = newQueue(q)
 	}
-	return p
+	return p, nil
 }
 
 // Summary counts what a stopped pool did while stopping.
@@ -218,6 +237,7 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		}
 		grace.Stop()
 		p.handBack()
+		p.writes.Wait() // outcomes of the handlers that returned in time
 	}
 	// 4. Stop the lease extender and background loops; flush acks.
 	stopExtender()
@@ -246,6 +266,7 @@ func (p *Pool) handBack() {
 	defer cancel()
 	for queue, toks := range byQueue {
 		n, err := p.st.Snooze(ctx, queue, toks, 0)
+		// Jobs not moved were no longer held (their lease was lost).
 		if err != nil {
 			p.log.Error("hand back jobs at shutdown; their leases will expire and recover them",
 				"queue", queue, "jobs", len(toks), "err", err)

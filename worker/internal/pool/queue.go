@@ -60,9 +60,6 @@ func (q *queue) takeWake() int64 {
 // claimLoop claims due jobs whenever there are free slots and jobs may be
 // due, and otherwise sleeps until the earliest reason to look again.
 func (p *Pool) claimLoop(ctx context.Context, q *queue) {
-	// A claim is never abandoned half way: its jobs are recorded as active in
-	// Redis, so it runs to completion even when ctx ends.
-	claimCtx := context.WithoutCancel(ctx)
 	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
 	head := newHeadTimer()
@@ -77,7 +74,12 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 		}
 		free := q.Concurrency - int(q.inflight.Load())
 		if maybeDue && free > 0 {
+			// A claim is not abandoned when ctx ends: its jobs are recorded
+			// as active in Redis, so it is let finish, within a bound.
+			sent := time.Now()
+			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			c, err := p.st.Claim(claimCtx, q.Name, free, p.cfg.Lease)
+			cancel()
 			if err != nil {
 				failures++
 				p.log.Warn("claim failed", "queue", q.Name, "err", err, "failures", failures)
@@ -88,7 +90,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			}
 			failures = 0
 			skew = c.Now.Sub(time.Now())
-			p.dispatch(q, c)
+			p.dispatch(q, c, sent.Add(p.cfg.Lease))
 			// More jobs are due when the new head is not in the future.
 			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
 			if !maybeDue && !c.Next.IsZero() {
@@ -117,7 +119,8 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 }
 
 // dispatch registers claimed jobs and hands them to the workers.
-func (p *Pool) dispatch(q *queue, c store.Claimed) {
+// leaseUntil is the local estimate of their lease deadline.
+func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	if c.Corrupt > 0 {
 		p.log.Error("corrupt job records moved to the dead set", "queue", q.Name, "jobs", c.Corrupt)
 	}
@@ -137,7 +140,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed) {
 	runs := make([]*run, len(c.Jobs))
 	p.mu.Lock()
 	for i := range c.Jobs {
-		r := &run{q: q, rec: c.Jobs[i]}
+		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil}
 		r.ctx, r.cancel = context.WithCancelCause(p.jobsCtx)
 		p.running[r.rec.Token()] = r
 		runs[i] = r
@@ -171,7 +174,7 @@ func (h *headTimer) arm(at time.Time, skew time.Duration) {
 		return
 	}
 	h.at = at
-	h.t.Reset(max(at.Sub(time.Now().Add(skew)), minSleep))
+	h.t.Reset(max(time.Until(at.Add(-skew)), minSleep))
 }
 
 func (h *headTimer) c() <-chan time.Time { return h.t.C }

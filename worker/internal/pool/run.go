@@ -26,10 +26,10 @@ func (p *Pool) settle(r *run, o Outcome) {
 		return // already handed back at the hard stop
 	}
 	delete(p.running, tok)
-	if p.hard && o.Kind != Ack {
+	handBack := p.hard && o.Kind != Ack
+	if handBack {
 		// Cancelled by the shutdown, not failed: give the attempt back.
 		o = Outcome{Kind: Snooze}
-		p.returned++
 	} else if p.stopping.Load() {
 		p.finished.Add(1)
 	}
@@ -39,7 +39,9 @@ func (p *Pool) settle(r *run, o Outcome) {
 		signal(p.ackSig)
 		return
 	}
+	p.writes.Add(1) // under mu, so the hard stop waits for it
 	p.mu.Unlock()
+	defer p.writes.Done()
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
 	defer cancel()
@@ -50,7 +52,13 @@ func (p *Pool) settle(r *run, o Outcome) {
 	case Dead:
 		_, err = p.st.Kill(ctx, r.q.Name, tok, o.Err)
 	case Snooze:
-		_, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+		var n int
+		n, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+		if handBack && n == 1 {
+			p.mu.Lock()
+			p.returned++
+			p.mu.Unlock()
+		}
 	}
 	if err != nil {
 		// The job stays active; its lease expires and recovery returns it.

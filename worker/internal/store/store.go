@@ -215,10 +215,10 @@ func (s *Store) Snooze(ctx context.Context, queue string, toks []Token, delay ti
 }
 
 // Extend renews the leases of running jobs, grouped by queue, in one round
-// trip. It returns, per queue, the ids whose lease could not be renewed
+// trip. It returns, per queue, the tokens whose lease could not be renewed
 // because the job is no longer held under that claim. A failed call does not
 // stop the others: their results are returned with the joined errors.
-func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]string, err error) {
+func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Token, err error) {
 	var queues []string
 	var execs []rueidis.LuaExec
 	leaseArg := strconv.FormatInt(lease.Milliseconds(), 10)
@@ -230,16 +230,20 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 			execs = append(execs, rueidis.LuaExec{Keys: []string{k.Active, k.Claims}, Args: tokenArgs([]string{leaseArg}, batch)})
 		}
 	}
-	lost = make(map[string][]string)
+	lost = make(map[string][]Token)
 	var errs []error
 	for i, res := range scriptExtend.ExecMulti(ctx, s.c, execs...) {
-		ids, err := res.AsStrSlice()
+		vals, err := res.AsStrSlice()
+		if err == nil && len(vals)%2 != 0 {
+			err = fmt.Errorf("unexpected reply of %d values", len(vals))
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("extend %s: %w", queues[i], err))
 			continue
 		}
-		if len(ids) > 0 {
-			lost[queues[i]] = append(lost[queues[i]], ids...)
+		for j := 0; j < len(vals); j += 2 {
+			claim, _ := strconv.ParseInt(vals[j+1], 10, 64)
+			lost[queues[i]] = append(lost[queues[i]], Token{ID: vals[j], Claim: claim})
 		}
 	}
 	return lost, errors.Join(errs...)

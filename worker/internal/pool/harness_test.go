@@ -1,0 +1,135 @@
+package pool_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Every test runs inside a synctest bubble: the clock is fake, starts at
+// midnight UTC 2000-01-01 and advances only when every goroutine of the
+// bubble is blocked, so times below are exact.
+
+// running is a pool started in the background.
+type running struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	sum    pool.Summary
+	err    error
+	ended  time.Time // when Run returned
+}
+
+// startPool runs a pool of queues on st until stop is called.
+func startPool(t *testing.T, st pool.Store, cfg pool.Config, queues ...pool.Queue) *running {
+	t.Helper()
+	p, err := pool.New(st, queues, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.sum, r.err = p.Run(ctx)
+		r.ended = time.Now()
+	}()
+	return r
+}
+
+// stop cancels Run's context and waits for Run to return.
+func (r *running) stop(t *testing.T) (pool.Summary, error) {
+	t.Helper()
+	r.cancel()
+	return r.wait(t)
+}
+
+func (r *running) wait(t *testing.T) (pool.Summary, error) {
+	t.Helper()
+	<-r.done
+	return r.sum, r.err
+}
+
+// start is one run of an exec.
+type start struct {
+	At    time.Time
+	Rec   store.Record
+	Cause error // context.Cause of the job's context once it ended; nil if it never ended while running
+	EndAt time.Time
+}
+
+// execLog records the runs of jobs and how many ran at once.
+type execLog struct {
+	mu         sync.Mutex
+	runs       map[string][]start
+	running    int
+	maxRunning int
+}
+
+func newExecLog() *execLog { return &execLog{runs: make(map[string][]start)} }
+
+// wrap returns an Exec that records each run and then calls fn.
+func (l *execLog) wrap(fn pool.Exec) pool.Exec {
+	return func(ctx context.Context, rec *store.Record) pool.Outcome {
+		l.mu.Lock()
+		l.running++
+		l.maxRunning = max(l.maxRunning, l.running)
+		i := len(l.runs[rec.ID])
+		l.runs[rec.ID] = append(l.runs[rec.ID], start{At: time.Now(), Rec: *rec})
+		l.mu.Unlock()
+		stopWatch := context.AfterFunc(ctx, func() {
+			l.mu.Lock()
+			l.runs[rec.ID][i].Cause = context.Cause(ctx)
+			l.runs[rec.ID][i].EndAt = time.Now()
+			l.mu.Unlock()
+		})
+		o := fn(ctx, rec)
+		stopWatch()
+		l.mu.Lock()
+		l.running--
+		l.mu.Unlock()
+		return o
+	}
+}
+
+func (l *execLog) get(id string) []start {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]start(nil), l.runs[id]...)
+}
+
+func (l *execLog) count() (jobs, runs, maxRunning int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.runs {
+		runs += len(r)
+	}
+	return len(l.runs), runs, l.maxRunning
+}
+
+// ack is an Exec that succeeds at once.
+func ack(context.Context, *store.Record) pool.Outcome { return pool.Outcome{Kind: pool.Ack} }
+
+// sleepThenAck is an Exec that works for d, ignoring its context.
+func sleepThenAck(d time.Duration) pool.Exec {
+	return func(context.Context, *store.Record) pool.Outcome {
+		time.Sleep(d)
+		return pool.Outcome{Kind: pool.Ack}
+	}
+}
+
+func jobID(i int) string { return fmt.Sprintf("job-%03d", i) }
+
+// assertNoCalls fails when st recorded any call of the given methods.
+func assertNoCalls(t *testing.T, st *fakeStore, methods ...string) {
+	t.Helper()
+	for _, m := range methods {
+		if n := st.Count(m, ""); n != 0 {
+			t.Errorf("%s called %d times, want 0: %+v", m, n, st.Calls(m))
+		}
+	}
+}
