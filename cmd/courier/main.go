@@ -31,6 +31,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"bench":   {"measure throughput and latency against Redis", runBench},
+		"dev":     {"run the daemon on an embedded in-memory store (nothing persists)", runDev},
 		"version": {"print the version", runVersion},
 	}
 }
