@@ -59,7 +59,6 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		return "", err
 	}
 
-	fmt.Fprintf(b.stderr, "DEBUG enqueue cpu us/job %.2f\n", (afterEnqueue.cpuSec-before.cpuSec)*1e6/float64(o.n))
 	var ran atomic.Int64
 	processStart := time.Now()
 	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(context.Context, *worker.Job) error {

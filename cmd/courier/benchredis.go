@@ -39,9 +39,9 @@ type serverStats struct {
 // left out when counting the calls Courier makes. Courier never sends them
 // itself.
 var scriptInternal = map[string]bool{
-	"time": true, "hget": true, "hmget": true, "hset": true, "hsetnx": true, "hdel": true,
+	"time": true, "hget": true, "hmget": true, "hset": true, "hdel": true, "hincrby": true,
 	"zadd": true, "zrem": true, "zrange": true, "zrangebyscore": true, "zscore": true,
-	"zcount": true, "zcard": true, "publish": true,
+	"zmscore": true, "zcount": true, "zcard": true, "publish": true,
 }
 
 // clientCalls is the number of commands clients sent between a and b, not
