@@ -1,0 +1,126 @@
+package store_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		seed(t, s)
+		enqueue(t, s, store.NewJob{ID: "later", Delay: time.Hour})
+
+		// Due (scheduled or ready): deleted with its claim count.
+		for _, id := range []string{"seed-due", "later"} {
+			if res, err := s.Cancel(t.Context(), queue, id); res != store.Cancelled || err != nil {
+				t.Errorf("Cancel(%s) = %v, %v; want Cancelled", id, res, err)
+			}
+		}
+		st := state(t, c, k)
+		for _, id := range []string{"seed-due", "later"} {
+			_, inJobs := st.Jobs[id]
+			_, inDue := st.Due[id]
+			_, inClaims := st.Claims[id]
+			if inJobs || inDue || inClaims {
+				t.Errorf("%s left behind: %v", id, st)
+			}
+		}
+
+		before := state(t, c, k)
+		for id, want := range map[string]store.CancelResult{
+			"seed-active": store.CancelRunning,
+			"seed-dead":   store.CancelDead,
+			"missing":     store.CancelNotFound,
+			"later":       store.CancelNotFound, // cancelled already
+		} {
+			if res, err := s.Cancel(t.Context(), queue, id); res != want || err != nil {
+				t.Errorf("Cancel(%s) = %v, %v; want %v", id, res, err, want)
+			}
+		}
+		unchanged(t, c, k, before)
+	})
+}
+
+func TestRequeue(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		seed(t, s)
+		enqueue(t, s, store.NewJob{ID: "a", MaxAttempts: 3})
+		r := claimOne(t, s, time.Hour)
+		if ok, err := s.Retry(t.Context(), queue, r.Token(), 0, "first"); !ok || err != nil {
+			t.Fatalf("Retry = %v, %v", ok, err)
+		}
+		r = claimOne(t, s, time.Hour)
+		if ok, err := s.Kill(t.Context(), queue, r.Token(), "gave up"); !ok || err != nil {
+			t.Fatalf("Kill = %v, %v", ok, err)
+		}
+		if r.Attempt != 2 || r.Claim != 2 {
+			t.Fatalf("killed at %+v, want attempt 2 under claim 2", r)
+		}
+
+		before := redisNow(t, c)
+		moved, err := s.Requeue(t.Context(), queue, []string{"a", "seed-due", "seed-active", "missing", "a"})
+		after := redisNow(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []bool{true, false, false, false, false}; !slices.Equal(moved, want) {
+			t.Errorf("Requeue = %v, want %v", moved, want)
+		}
+		snap := get(t, s, "a")
+		inRange(t, "run-at", snap.Score.UnixMilli(), before, after)
+		// A fresh set of attempts; the last error and the claim count stay.
+		if snap.Set != store.SetDue || snap.Record.Attempt != 0 || snap.Record.Claim != 2 || snap.Record.LastError != "gave up" || snap.Record.MaxAttempts != 3 {
+			t.Errorf("after Requeue: %+v", snap)
+		}
+		if _, ok := zscore(t, c, k.Dead, "a"); ok {
+			t.Error("a is still dead")
+		}
+		if r := claimOne(t, s, time.Hour); r.ID != "a" || r.Attempt != 1 || r.Claim != 3 {
+			t.Errorf("claim after requeue = %+v, want attempt 1 under claim 3", r)
+		}
+		// The other jobs are where they were.
+		if snap := get(t, s, "seed-dead"); snap.Set != store.SetDead {
+			t.Errorf("seed-dead moved to %s", snap.Set)
+		}
+	})
+}
+
+func TestRequeueBatch(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		const n = 1200 // two script calls
+		ids := make([]string, n)
+		jobs := make([]store.NewJob, n)
+		for i := range jobs {
+			ids[i] = fmt.Sprintf("j%04d", i)
+			jobs[i] = job(ids[i], "")
+		}
+		enqueue(t, s, jobs...)
+		for done := 0; done < n; {
+			got := claim(t, s, store.MaxBatch, time.Hour)
+			for _, r := range got.Jobs {
+				if ok, err := s.Kill(t.Context(), queue, r.Token(), "x"); !ok || err != nil {
+					t.Fatalf("Kill = %v, %v", ok, err)
+				}
+			}
+			done += len(got.Jobs)
+		}
+		moved, err := s.Requeue(t.Context(), queue, ids)
+		if err != nil || len(moved) != n || slices.Contains(moved, false) {
+			t.Errorf("Requeue = %d flags (%v), %v; want %d × true", len(moved), slices.Contains(moved, false), err, n)
+		}
+		if st, err := s.Stats(t.Context(), queue); err != nil || st != (store.Stats{Ready: n}) {
+			t.Errorf("Stats = %+v, %v", st, err)
+		}
+	})
+}

@@ -1,0 +1,305 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/redistest"
+)
+
+// TestMain stops the Redis servers redistest starts, once every test of the
+// binary (package worker and package worker_test alike) is done.
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// backends are the Redis deployments the integration tests run against.
+var backends = []struct {
+	name    string
+	connect func(testing.TB) rueidis.Client
+}{
+	{"single", redistest.Single},
+	{"cluster", redistest.Cluster},
+}
+
+// forEachBackend runs f as parallel subtests "single" and "cluster", each
+// with its own Redis client and key prefix.
+func forEachBackend(t *testing.T, f func(t *testing.T, rdb rueidis.Client, prefix string)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, b.connect(t), redistest.Prefix(t))
+		})
+	}
+}
+
+// eventually polls cond until it holds, and fails the test when it still
+// does not after within.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !waitUntil(t, within, cond) {
+		t.Fatalf("waited %s for %s", within, what)
+	}
+}
+
+// waitUntil polls cond until it holds or within passes, and reports whether
+// it held.
+func waitUntil(t testing.TB, within time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-t.Context().Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// receive waits up to within for a value on ch.
+func receive[T any](t testing.TB, ch <-chan T, within time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(within):
+		t.Fatalf("waited %s for %s", within, what)
+	}
+	panic("unreachable")
+}
+
+// testLogger logs warnings and errors to the test's output.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// testConfig is the Config the integration tests start from: short lease,
+// quick recovery, a shutdown timeout that keeps cleanups short. The safety
+// poll is an hour, so a job that starts at all was started by a claim after
+// a wake-up message, the head timer or a freed slot, never by polling.
+func testConfig(t testing.TB, prefix string) worker.Config {
+	return worker.Config{
+		Prefix:          prefix,
+		Lease:           300 * time.Millisecond,
+		PollInterval:    time.Hour,
+		ShutdownTimeout: 2 * time.Second,
+		RecoverInterval: 100 * time.Millisecond,
+		Logger:          testLogger(t),
+	}
+}
+
+func newClient(t testing.TB, rdb rueidis.Client, cfg worker.Config) *worker.Client {
+	t.Helper()
+	c, err := worker.NewClient(rdb, cfg)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c
+}
+
+// enqueue adds one job and fails the test on an error.
+func enqueue(t testing.TB, c *worker.Client, spec worker.JobSpec) string {
+	t.Helper()
+	id, err := c.Enqueue(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Enqueue(%+v): %v", spec, err)
+	}
+	return id
+}
+
+// getJob reads a job and fails the test on an error.
+func getJob(t testing.TB, c *worker.Client, queue, id string) *worker.Job {
+	t.Helper()
+	job, err := c.Get(t.Context(), queue, id)
+	if err != nil {
+		t.Fatalf("Get(%q, %q): %v", queue, id, err)
+	}
+	return job
+}
+
+// isGone reports whether the job no longer exists; other errors fail the test.
+func isGone(t testing.TB, c *worker.Client, queue, id string) bool {
+	t.Helper()
+	_, err := c.Get(t.Context(), queue, id)
+	if err != nil && !errors.Is(err, worker.ErrNotFound) {
+		t.Fatalf("Get(%q, %q): %v", queue, id, err)
+	}
+	return err != nil
+}
+
+// inState reports whether the job exists and is in state.
+func inState(t testing.TB, c *worker.Client, queue, id string, state worker.State) bool {
+	t.Helper()
+	job, err := c.Get(t.Context(), queue, id)
+	if errors.Is(err, worker.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("Get(%q, %q): %v", queue, id, err)
+	}
+	return job.State == state
+}
+
+func stats(t testing.TB, c *worker.Client, queue string) worker.QueueStats {
+	t.Helper()
+	s, err := c.Stats(t.Context(), queue)
+	if err != nil {
+		t.Fatalf("Stats(%q): %v", queue, err)
+	}
+	return s
+}
+
+// daemon is a Daemon running in the background of a test.
+type daemon struct {
+	*worker.Daemon
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+// startDaemon runs a Daemon for reg until stop or the end of the test.
+func startDaemon(t testing.TB, rdb rueidis.Client, reg *worker.Registry, cfg worker.Config) *daemon {
+	t.Helper()
+	d, err := worker.NewDaemon(rdb, reg, cfg)
+	if err != nil {
+		t.Fatalf("NewDaemon: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	rd := &daemon{Daemon: d, cancel: cancel, done: make(chan error, 1)}
+	go func() { rd.done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		if !rd.stopped {
+			if err := rd.stop(t, 15*time.Second); err != nil {
+				t.Errorf("Daemon.Run: %v", err)
+			}
+		}
+	})
+	return rd
+}
+
+// stop cancels Run's context and returns Run's result, failing the test when
+// Run takes longer than within to return.
+func (d *daemon) stop(t testing.TB, within time.Duration) error {
+	t.Helper()
+	d.stopped = true
+	d.cancel()
+	select {
+	case err := <-d.done:
+		return err
+	case <-time.After(within):
+		t.Fatalf("Daemon.Run did not return within %s of its context ending", within)
+		return nil
+	}
+}
+
+// register adds a handler to a new or given registry and fails on an error.
+func register(t testing.TB, reg *worker.Registry, queue string, h worker.Handler, opts worker.QueueOptions) *worker.Registry {
+	t.Helper()
+	if reg == nil {
+		reg = worker.NewRegistry()
+	}
+	if err := reg.Register(queue, h, opts); err != nil {
+		t.Fatalf("Register(%q): %v", queue, err)
+	}
+	return reg
+}
+
+// call is what a handler saw in one attempt.
+type call struct {
+	ID          string
+	Payload     string
+	Attempt     int
+	MaxAttempts int
+	Timeout     time.Duration
+	LastError   string
+	RunAt       time.Time
+	Start, End  time.Time
+	Cause       error // context.Cause of the handler's context when it returned
+	Err         error // what the handler returned
+}
+
+// recorder wraps handlers and keeps every attempt they ran, by job id.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string][]call
+	total int
+}
+
+func newRecorder() *recorder { return &recorder{calls: make(map[string][]call)} }
+
+// handler returns a Handler that records each attempt of f.
+func (r *recorder) handler(f func(ctx context.Context, job *worker.Job) error) worker.HandlerFunc {
+	return func(ctx context.Context, job *worker.Job) error {
+		c := call{
+			ID: job.ID, Payload: string(job.Payload), Attempt: job.Attempt, MaxAttempts: job.MaxAttempts,
+			Timeout: job.Timeout, LastError: job.LastError, RunAt: job.RunAt, Start: time.Now(),
+		}
+		defer func() {
+			c.End = time.Now()
+			c.Cause = context.Cause(ctx)
+			r.mu.Lock()
+			r.calls[c.ID] = append(r.calls[c.ID], c)
+			r.total++
+			r.mu.Unlock()
+		}()
+		c.Err = f(ctx, job)
+		return c.Err
+	}
+}
+
+// of returns the attempts recorded for id so far.
+func (r *recorder) of(id string) []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.calls[id]...)
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// waitCalls waits until id has run n attempts and returns them.
+func (r *recorder) waitCalls(t testing.TB, id string, n int, within time.Duration) []call {
+	t.Helper()
+	eventually(t, within, "job "+id+" to run "+strconv.Itoa(n)+" attempt(s)", func() bool { return len(r.of(id)) >= n })
+	return r.of(id)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, for log output.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	tee io.Writer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tee != nil {
+		_, _ = b.tee.Write(p)
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
