@@ -17,7 +17,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/worker/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/redistest"
 )
 
 // succeed is a handler body that does nothing and succeeds.

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/worker/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/redistest"
 )
 
 // TestMain stops the Redis servers redistest starts, once every test of the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/worker/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
