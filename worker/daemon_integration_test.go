@@ -15,9 +15,9 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/redistest"
 	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/internal/redistest"
 )
 
 // succeed is a handler body that does nothing and succeeds.

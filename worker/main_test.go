@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // TestMain stops the Redis servers redistest starts, once every test of the

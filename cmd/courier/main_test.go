@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/lua"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
