@@ -1,13 +1,14 @@
 -- ack.lua: delete finished jobs; a stale claim is ignored.
 -- KEYS[1] jobs hash   KEYS[2] active zset   KEYS[3] claims hash
 -- ARGV: pairs of id, claim (the claim token the worker got)
--- returns: number of jobs deleted (pairs whose job is not active under that claim are skipped)
+-- returns: number of jobs deleted (pairs whose job is not active under that
+--   claim are skipped; a repeated id counts once)
 -- bound: <= 1000 pairs; O(n log N)
 
 local ids, toks = pairs_from(1, 1000)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return 0 end
-local ok = held(KEYS[3], KEYS[2], ids, toks)
+local ok = held(KEYS[3], ids, toks)
 local done = {}
 for i, id in ipairs(ids) do
   if ok[i] then done[#done + 1] = id end

@@ -1,4 +1,4 @@
--- claim.lua: move up to n due jobs to active with a lease, spending an attempt each.
+-- claim.lua: move up to n due jobs to active with a lease and a fresh claim token.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
@@ -6,7 +6,7 @@
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); corrupt: records that are not records and went to dead;
 --   then per claimed job: its id, the run-at it was due at, its claim token
---   (claims after this claim) and its record, unchanged.
+--   and its record, unchanged (the running attempt is the record's attempts + 1).
 -- bound: n <= 1000; O(n log N)
 
 local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -20,18 +20,11 @@ if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   local recs = redis.call('HMGET', KEYS[1], unpack(ids))
-  local deadline = now + lease
-  local active, dead = {}, {}
+  local good, dead = {}, {}
   for i, id in ipairs(ids) do
     local s = recs[i]
     if s and rec_ok(s) then
-      active[#active + 1] = deadline
-      active[#active + 1] = id
-      local o = #out
-      out[o + 1] = id
-      out[o + 2] = tonumber(due[i * 2])
-      out[o + 3] = redis.call('HINCRBY', KEYS[5], id, 1)
-      out[o + 4] = s
+      good[#good + 1] = i
     elseif s then
       redis.call('HSET', KEYS[1], id, rec_corrupt(s, now))
       dead[#dead + 1] = now
@@ -41,7 +34,26 @@ if #due > 0 then
     -- an id with no record is dropped from due: there is nothing to run
   end
   redis.call('ZREM', KEYS[2], unpack(ids))
-  if #active > 0 then redis.call('ZADD', KEYS[3], unpack(active)) end
+  if #good > 0 then
+    local tok = redis.call('HINCRBY', KEYS[5], '', #good) - #good
+    local deadline = now + lease
+    local active, claims = {}, {}
+    for _, i in ipairs(good) do
+      local id = ids[i]
+      tok = tok + 1
+      active[#active + 1] = deadline
+      active[#active + 1] = id
+      claims[#claims + 1] = id
+      claims[#claims + 1] = tok
+      local o = #out
+      out[o + 1] = id
+      out[o + 2] = tonumber(due[i * 2])
+      out[o + 3] = tok
+      out[o + 4] = recs[i]
+    end
+    redis.call('ZADD', KEYS[3], unpack(active))
+    redis.call('HSET', KEYS[5], unpack(claims))
+  end
   if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
 end
 local nxt = head_ms(KEYS[2])

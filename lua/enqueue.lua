@@ -16,10 +16,14 @@ for i = 0, n - 1 do
   local b = 2 + i * 6
   if ARGV[b + 1] == '' then return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' has an empty id') end
   ids[i + 1] = ARGV[b + 1]
-  for j = 2, 5 do
+  local at = ARGV[b + 2]
+  if at ~= '-1' and (not string.match(at, '^%d+$') or #at > 15) then
+    return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' at_ms must be -1 or a time in ms')
+  end
+  for j = 3, 5 do
     local v = ARGV[b + j]
-    if not string.match(v, '^%-?%d+$') or #v > 15 then
-      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' field ' .. j .. ' is not an integer')
+    if not string.match(v, '^%d+$') or #v > 12 then
+      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' field ' .. j .. ' must be an integer from 0 to 999999999999')
     end
   end
 end
@@ -40,7 +44,7 @@ for i = 0, n - 1 do
     local score = tonumber(ARGV[b + 2])
     if score < 0 then score = now + tonumber(ARGV[b + 3]) end
     hset[#hset + 1] = id
-    hset[#hset + 1] = 'c2;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6]
+    hset[#hset + 1] = 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6]
     zadd[#zadd + 1] = score
     zadd[#zadd + 1] = id
     if earliest == nil or score < earliest then earliest = score end

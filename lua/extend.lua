@@ -2,7 +2,7 @@
 -- KEYS[1] active zset   KEYS[2] claims hash
 -- ARGV[1] lease_ms   then pairs of id, claim
 -- returns: flat pairs id, claim of the jobs whose lease was NOT extended (lost:
---   recovered, claimed again or gone)
+--   recovered, finished elsewhere, or gone)
 -- bound: <= 1000 pairs; O(n log N)
 
 local lease = tonumber(ARGV[1])
@@ -12,7 +12,7 @@ if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return {} end
 
 local deadline = now_ms() + lease
-local ok = held(KEYS[2], KEYS[1], ids, toks)
+local ok = held(KEYS[2], ids, toks)
 local renew, lost = {}, {}
 for i, id in ipairs(ids) do
   if ok[i] then

@@ -2,7 +2,8 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash
 -- ARGV[1] id
--- returns: nil when there is no such job, else {record, claims, set, score, now_ms}
+-- returns: nil when there is no such job, else {record, claim, set, score, now_ms}
+--   claim = the running attempt's claim token, -1 when not active;
 --   set = 'due' | 'active' | 'dead' | 'none'; score = run-at, lease deadline or
 --   time of death in ms (-1 with 'none')
 -- bound: one job; O(log N)
@@ -11,10 +12,10 @@ local id = ARGV[1]
 local s = redis.call('HGET', KEYS[1], id)
 if not s then return nil end
 local now = now_ms()
-local claims = claims_of(KEYS[5], id)
+local claim = tonumber(redis.call('HGET', KEYS[5], id) or '-1')
 local names = {'due', 'active', 'dead'}
 for i = 2, 4 do
   local score = redis.call('ZSCORE', KEYS[i], id)
-  if score then return {s, claims, names[i - 1], tonumber(score), now} end
+  if score then return {s, claim, names[i - 1], tonumber(score), now} end
 end
-return {s, claims, 'none', -1, now}
+return {s, claim, 'none', -1, now}

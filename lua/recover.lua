@@ -13,11 +13,13 @@ if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default 
 
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. now, 'LIMIT', 0, limit)
+if #ids == 0 then return {0, 0} end
 local prev = head_ms(KEYS[2])
+redis.call('ZREM', KEYS[3], unpack(ids))
+redis.call('HDEL', KEYS[5], unpack(ids))
 local back, dead = 0, 0
 for _, id in ipairs(ids) do
   local s = redis.call('HGET', KEYS[1], id)
-  redis.call('ZREM', KEYS[3], id)
   if s then
     local h = rec_decode(s)
     if h == nil then
@@ -25,11 +27,11 @@ for _, id in ipairs(ids) do
       redis.call('ZADD', KEYS[4], now, id)
       dead = dead + 1
     else
-      local attempt = claims_of(KEYS[5], id) - h.offset
+      h.attempts = h.attempts + 1
       local max = defmax
       if h.max > 0 then max = h.max end
-      h.err = 'lease expired: the worker running attempt ' .. attempt .. ' stopped responding'
-      if attempt >= max then
+      h.err = 'lease expired: the worker running attempt ' .. h.attempts .. ' stopped responding'
+      if h.attempts >= max then
         h.err = h.err .. '; no attempts left'
         redis.call('ZADD', KEYS[4], now, id)
         dead = dead + 1
@@ -39,8 +41,6 @@ for _, id in ipairs(ids) do
       end
       redis.call('HSET', KEYS[1], id, rec_encode(h, s))
     end
-  else
-    redis.call('HDEL', KEYS[5], id)
   end
 end
 if back > 0 then wake(ARGV[1], prev, now) end

@@ -1,5 +1,5 @@
 -- requeue.lua: move dead jobs back to due now, with a fresh set of attempts.
--- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] dead zset   KEYS[4] claims hash
+-- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] dead zset
 -- ARGV[1] wake channel   then ids
 -- returns: array with one integer per id, 1 = requeued, 0 = not in the dead set
 -- bound: <= 1000 ids; O(n log N)
@@ -14,9 +14,7 @@ for i = 2, #ARGV do
   local s = redis.call('ZSCORE', KEYS[3], id) and redis.call('HGET', KEYS[1], id)
   local h = s and rec_decode(s)
   if h then
-    -- attempts spent = claims - offset = 0; the claim count itself keeps
-    -- counting, so a stale worker stays stale
-    h.offset = claims_of(KEYS[4], id)
+    h.attempts = 0 -- the last error is kept for the record
     redis.call('HSET', KEYS[1], id, rec_encode(h, s))
     redis.call('ZREM', KEYS[3], id)
     redis.call('ZADD', KEYS[2], now, id)

@@ -1,4 +1,4 @@
--- retry.lua: end a failed attempt: back to due after a delay, or to dead.
+-- retry.lua: end a failed attempt, spending it: back to due after a delay, or to dead.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash
 -- ARGV[1] wake channel   ARGV[2] id   ARGV[3] claim   ARGV[4] to = 'due' | 'dead'
@@ -11,13 +11,16 @@ if not string.match(ARGV[3], '^%d+$') then return redis.error_reply('ERR courier
 if to ~= 'due' and to ~= 'dead' then return redis.error_reply("ERR courier: to must be 'due' or 'dead'") end
 if to == 'due' and (not delay or delay < 0) then return redis.error_reply('ERR courier: delay_ms must be >= 0') end
 
-if not held(KEYS[5], KEYS[3], {id}, {ARGV[3]})[1] then return 0 end
+if not held(KEYS[5], {id}, {ARGV[3]})[1] then return 0 end
 local s = redis.call('HGET', KEYS[1], id)
-if not s then return 0 end
 local now = now_ms()
+redis.call('HDEL', KEYS[5], id)
+redis.call('ZREM', KEYS[3], id)
+if not s then return 1 end -- the record vanished (deleted by hand): nothing to keep
 local h = rec_decode(s)
 local rec
 if h then
+  h.attempts = h.attempts + 1
   h.err = ARGV[6]
   rec = rec_encode(h, s)
 else
@@ -25,7 +28,6 @@ else
   to = 'dead'
 end
 redis.call('HSET', KEYS[1], id, rec)
-redis.call('ZREM', KEYS[3], id)
 if to == 'dead' then
   redis.call('ZADD', KEYS[4], now, id)
 else

@@ -89,8 +89,9 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 	for i := range specs {
 		job, err := c.newJob(&specs[i], now)
 		if err != nil {
-			if len(specs) > 1 {
-				return nil, fmt.Errorf("jobs[%d]: %w", i, err)
+			var ve *ValidationError
+			if len(specs) > 1 && errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("jobs[%d].%s", i, ve.Field)
 			}
 			return nil, err
 		}

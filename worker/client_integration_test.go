@@ -350,6 +350,9 @@ func checkInvalid(t *testing.T, err error, field, where string) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("err = %v (%T), want a *ValidationError", err, err)
 	}
+	if where != "" {
+		field = where + "." + field // a batch names the spec: jobs[2].delay
+	}
 	if ve.Field != field {
 		t.Errorf("ValidationError.Field = %q, want %q (err: %v)", ve.Field, field, err)
 	}

@@ -664,8 +664,8 @@ func TestDaemonLeaseLost(t *testing.T) {
 		// Nobody renews the lease now, so it expires and the job is
 		// recovered; the stale worker's failure changed nothing.
 		calls = rec.waitCalls(t, id, 2, 10*time.Second)
-		if calls[1].Attempt != 3 || !strings.Contains(calls[1].LastError, "lease expired") {
-			t.Errorf("recovered run: attempt %d last error %q; want 3 (two claims plus the forged one) and lease expired",
+		if calls[1].Attempt != 2 || !strings.Contains(calls[1].LastError, "lease expired") {
+			t.Errorf("recovered run: attempt %d last error %q; want 2 (the expired attempt counted) and lease expired",
 				calls[1].Attempt, calls[1].LastError)
 		}
 		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })

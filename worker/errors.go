@@ -19,8 +19,6 @@ var (
 	ErrJobRunning = errors.New("job is running")
 	// ErrJobDead: the job is in the dead set (requeue it, or purge it).
 	ErrJobDead = errors.New("job is dead")
-	// ErrNotDead: requeue found the job, but not in the dead set.
-	ErrNotDead = errors.New("job is not dead")
 	// ErrInvalid: a job, queue name or option is invalid; the error is a
 	// *ValidationError naming the field.
 	ErrInvalid = errors.New("invalid")

@@ -47,14 +47,29 @@ func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
 	}
 }
 
-// callHandler runs h, turning a panic into a *PanicError.
-func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
-		}
+// errGoexit reports a handler that ended its goroutine (runtime.Goexit, as
+// t.FailNow and log.Fatal-like helpers do) instead of returning.
+var errGoexit = errors.New("handler called runtime.Goexit instead of returning")
+
+// callHandler runs h on a goroutine of its own, turning a panic into a
+// *PanicError and a runtime.Goexit into an error, so that neither can take
+// the worker's slot or the job with it.
+func callHandler(ctx context.Context, h Handler, job *Job) error {
+	done := make(chan error, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if v := recover(); v != nil {
+				done <- &PanicError{Value: v, Stack: debug.Stack()}
+			} else if !returned {
+				done <- errGoexit
+			}
+		}()
+		err := h.Handle(ctx, job)
+		returned = true
+		done <- err
 	}()
-	return h.Handle(ctx, job)
+	return <-done
 }
 
 // outcome maps a handler error to what happens to the job.

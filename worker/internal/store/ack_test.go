@@ -41,11 +41,11 @@ func TestAckStaleToken(t *testing.T) {
 		k := s.Keys(queue)
 		enqueue(t, s, job("a", ""), job("never-claimed", ""), job("dead", ""))
 
-		first := claimOne(t, s, time.Hour) // a, claim 1
+		first := claimOne(t, s, time.Hour) // a
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{first.Token()}, 0); n != 1 || err != nil {
 			t.Fatalf("Snooze = %d, %v", n, err)
 		}
-		byID := map[string]store.Record{} // a under claim 2, the others under claim 1
+		byID := map[string]store.Record{} // a under a new claim, the others under their first
 		for _, r := range claim(t, s, 3, time.Hour).Jobs {
 			byID[r.ID] = r
 		}
@@ -56,17 +56,17 @@ func TestAckStaleToken(t *testing.T) {
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{nc.Token()}, time.Hour); n != 1 || err != nil {
 			t.Fatalf("Snooze = %v, %v", n, err)
 		}
-		if second.Claim != 2 {
-			t.Fatalf("second claim = %+v, want a under claim 2", second)
+		if second.Claim <= first.Claim {
+			t.Fatalf("second claim = %+v, want a under a claim after %d", second, first.Claim)
 		}
 		before := state(t, c, k)
 		n, err := s.Ack(t.Context(), queue, []store.Token{
-			first.Token(),                   // stale: claimed again since
-			{ID: "a", Claim: 3},             // from the future
-			{ID: "never-claimed", Claim: 0}, // due, not active
-			{ID: "never-claimed", Claim: 1}, // snoozed: due, not active
-			{ID: "dead", Claim: 1},          // dead, not active
-			{ID: "missing", Claim: 1},       // no such job
+			first.Token(),                      // stale: claimed again since
+			{ID: "a", Claim: second.Claim + 9}, // from the future
+			{ID: "never-claimed", Claim: 0},    // due, not active
+			nc.Token(),                         // snoozed: due, not active
+			dead.Token(),                       // dead, not active
+			{ID: "missing", Claim: 1},          // no such job
 		})
 		if n != 0 || err != nil {
 			t.Errorf("Ack of stale tokens = %d, %v; want 0", n, err)
@@ -125,12 +125,12 @@ func TestExtend(t *testing.T) {
 		if n, err := s.Ack(t.Context(), queue, []store.Token{byID["acked"]}); n != 1 || err != nil {
 			t.Fatalf("Ack = %d, %v", n, err)
 		}
-		// recovered: handed back and claimed again, so claim 1 is stale
+		// recovered: handed back and claimed again, so its first claim is stale
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{byID["recovered"]}, 0); n != 1 || err != nil {
 			t.Fatalf("Snooze = %d, %v", n, err)
 		}
-		if again := claimOne(t, s, time.Second); again.ID != "recovered" || again.Claim != 2 {
-			t.Fatalf("claimed %+v, want recovered under claim 2", again)
+		if again := claimOne(t, s, time.Second); again.ID != "recovered" || again.Claim <= byID["recovered"].Claim {
+			t.Fatalf("claimed %+v, want recovered under a new claim", again)
 		}
 		enqueue(t, s, job("due", ""))
 		oldLease := mustScore(t, c, k.Active, "a")
@@ -209,5 +209,46 @@ func TestExtendManyQueues(t *testing.T) {
 		if lease := mustScore(t, c, s.Keys("q2").Active, "q2-1"); lease >= before+3_600_000 {
 			t.Errorf("q2/q2-1: lease extended by a stale token")
 		}
+	})
+}
+
+// TestTokensNeverRepeat: claim tokens are unique within a queue, even for a
+// job enqueued again under the id of one that was acked. A worker still
+// holding a stale claim of the first job must not be able to ack, extend or
+// snooze the second.
+func TestTokensNeverRepeat(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		enqueue(t, s, job("a", "first"))
+		stale := claimOne(t, s, time.Hour)
+		// The first worker stalls; its lease is recovered and a second
+		// worker runs the job and acks it.
+		do(t, c, c.B().Zadd().Key(k.Active).ScoreMember().ScoreMember(0, "a").Build())
+		if r, err := s.Recover(t.Context(), queue, 10, 5); err != nil || r.Due != 1 {
+			t.Fatalf("Recover = %+v, %v", r, err)
+		}
+		second := claimOne(t, s, time.Hour)
+		if n, err := s.Ack(t.Context(), queue, []store.Token{second.Token()}); n != 1 || err != nil {
+			t.Fatalf("Ack = %d, %v", n, err)
+		}
+		// The producer enqueues a new job under the same id; a third worker
+		// claims it.
+		enqueue(t, s, job("a", "second"))
+		third := claimOne(t, s, time.Hour)
+		if third.Claim == stale.Claim || third.Claim == second.Claim {
+			t.Fatalf("claim tokens repeat: %d, %d, %d", stale.Claim, second.Claim, third.Claim)
+		}
+		before := state(t, c, k)
+		if n, err := s.Ack(t.Context(), queue, []store.Token{stale.Token()}); n != 0 || err != nil {
+			t.Errorf("stale Ack = %d, %v; want 0", n, err)
+		}
+		if lost, err := s.Extend(t.Context(), map[string][]store.Token{queue: {stale.Token()}}, time.Hour); err != nil || len(lost[queue]) != 1 {
+			t.Errorf("stale Extend lost %v, %v; want the stale token", lost, err)
+		}
+		if n, err := s.Snooze(t.Context(), queue, []store.Token{stale.Token()}, 0); n != 0 || err != nil {
+			t.Errorf("stale Snooze = %d, %v; want 0", n, err)
+		}
+		unchanged(t, c, k, before)
 	})
 }

@@ -112,7 +112,7 @@ func TestClaimCorruptRecords(t *testing.T) {
 		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("garbage", "garbage;bytes").Build())
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "garbage").Build())
 		// Looks like a record to the script but does not decode in Go.
-		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c2;x;y").Build())
+		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c3;x;y").Build())
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "half").Build())
 		// In due without a record: dropped.
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "ghost").Build())
@@ -144,7 +144,7 @@ func TestClaimCorruptRecords(t *testing.T) {
 		if ok, err := s.Kill(t.Context(), queue, got.Bad[0].Token, "cannot decode"); !ok || err != nil {
 			t.Fatalf("Kill(half) = %v, %v", ok, err)
 		}
-		if snap := get(t, s, "half"); snap.Set != store.SetDead || string(snap.Record.Payload) != "c2;x;y" ||
+		if snap := get(t, s, "half"); snap.Set != store.SetDead || string(snap.Record.Payload) != "c3;x;y" ||
 			!strings.Contains(snap.Record.LastError, "decode") {
 			t.Errorf("half after Kill = %+v (payload %q)", snap, snap.Record.Payload)
 		}

@@ -190,7 +190,12 @@ func TestEnqueuePayloadRoundTrip(t *testing.T) {
 		}
 
 		// Scripts that rewrite the record's header copy the payload intact.
-		bin := store.Token{ID: "binary", Claim: 1}
+		var bin store.Token
+		for _, r := range got.Jobs {
+			if r.ID == "binary" {
+				bin = r.Token()
+			}
+		}
 		if ok, err := s.Retry(t.Context(), queue, bin, 0, "err;with;semicolons\x00"); !ok || err != nil {
 			t.Fatalf("Retry = %v, %v", ok, err)
 		}

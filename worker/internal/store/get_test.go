@@ -46,7 +46,7 @@ func TestGet(t *testing.T) {
 			}
 			inRange(t, "Now", snap.Now.UnixMilli(), before, after)
 		}
-		if r := get(t, s, "seed-dead").Record; r.LastError != "seeded" || r.Claim != 1 || r.Attempt != 1 || string(r.Payload) != "d" {
+		if r := get(t, s, "seed-dead").Record; r.LastError != "seeded" || r.Claim != 0 || r.Attempt != 1 || string(r.Payload) != "d" {
 			t.Errorf("seed-dead = %+v", r)
 		}
 
@@ -59,7 +59,7 @@ func TestGet(t *testing.T) {
 
 		// A record in no set (the scripts never leave one) and a record
 		// that does not decode.
-		rec, _ := store.EncodeRecord(store.Record{EnqueuedAt: time.UnixMilli(1)})
+		rec := store.EncodeRecord(store.Record{EnqueuedAt: time.UnixMilli(1)})
 		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("orphan", rec).FieldValue("junk", "junk").Build())
 		if snap := get(t, s, "orphan"); snap.Set != store.SetNone || !snap.Score.IsZero() {
 			t.Errorf("Get(orphan) = %+v, want set none and no score", snap)

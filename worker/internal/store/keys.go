@@ -7,7 +7,7 @@ type Keys struct {
 	Due    string // zset: id → run-at, ms
 	Active string // zset: id → lease deadline, ms
 	Dead   string // zset: id → time of death, ms
-	Claims string // hash: id → claims so far (the claim token)
+	Claims string // hash: id → claim token of a running job; '' → the token sequence
 	Leader string // hash: the queue's leader lock (Redisson layout)
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.

@@ -191,7 +191,8 @@ func do(t *testing.T, c rueidis.Client, cmd rueidis.Completed) {
 // queueState is everything Redis holds for one queue, for "nothing
 // changed" assertions.
 type queueState struct {
-	Jobs, Claims      map[string]string
+	Jobs, Claims      map[string]string // Claims without the token sequence
+	Seq               string            // claims[""]: the last token handed out
 	Due, Active, Dead map[string]float64
 }
 
@@ -215,16 +216,19 @@ func state(t *testing.T, c rueidis.Client, k store.Keys) queueState {
 		}
 		return m
 	}
-	return queueState{Jobs: hash(k.Jobs), Claims: hash(k.Claims), Due: zset(k.Due), Active: zset(k.Active), Dead: zset(k.Dead)}
+	claims := hash(k.Claims)
+	seq := claims[""]
+	delete(claims, "")
+	return queueState{Jobs: hash(k.Jobs), Claims: claims, Seq: seq, Due: zset(k.Due), Active: zset(k.Active), Dead: zset(k.Dead)}
 }
 
 func (a queueState) equal(b queueState) bool {
-	return maps.Equal(a.Jobs, b.Jobs) && maps.Equal(a.Claims, b.Claims) && maps.Equal(a.Due, b.Due) &&
+	return maps.Equal(a.Jobs, b.Jobs) && maps.Equal(a.Claims, b.Claims) && a.Seq == b.Seq && maps.Equal(a.Due, b.Due) &&
 		maps.Equal(a.Active, b.Active) && maps.Equal(a.Dead, b.Dead)
 }
 
 func (a queueState) String() string {
-	return fmt.Sprintf("jobs=%v claims=%v due=%v active=%v dead=%v", slices.Sorted(maps.Keys(a.Jobs)), a.Claims, a.Due, a.Active, a.Dead)
+	return fmt.Sprintf("jobs=%v claims=%v seq=%s due=%v active=%v dead=%v", slices.Sorted(maps.Keys(a.Jobs)), a.Claims, a.Seq, a.Due, a.Active, a.Dead)
 }
 
 // unchanged fails when the queue's state differs from before.

@@ -3,21 +3,23 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Record is a decoded job, from its record in the queue's jobs hash and its
-// claim count in the claims hash. The layout is defined by lua/record.lua:
+// Record is a decoded job. The layout is defined by lua/record.lua:
 //
-//	jobs[id]   = "c2;<offset>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" + err + payload
-//	claims[id] = claims so far; attempts spent = claims - offset
+//	jobs[id]   = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" + err + payload
+//	claims[id] = claim token of the running attempt (only while active)
 type Record struct {
-	ID          string
-	Claim       int64 // claim token: claims so far, never reset
-	Attempt     int   // attempts spent, including a running one
-	MaxAttempts int   // 0 = the queue's default
+	ID string
+	// Claim is the token of the running attempt, 0 when not active. Every
+	// claim in a queue gets a token never used before in that queue.
+	Claim       int64
+	Attempt     int // attempts spent, including a running one
+	MaxAttempts int // 0 = the queue's default
 	Timeout     time.Duration
 	EnqueuedAt  time.Time
 	LastError   string
@@ -31,9 +33,9 @@ type Record struct {
 // Token identifies the claim a worker holds the job under.
 func (r *Record) Token() Token { return Token{ID: r.ID, Claim: r.Claim} }
 
-// Token is a job id with the claim number a worker holds it under. Scripts
-// given a stale token (the job was recovered, handed back or claimed again)
-// do nothing.
+// Token is a job id with the claim token a worker holds it under. Scripts
+// given a stale token (the job was recovered, handed back or finished
+// elsewhere) do nothing.
 type Token struct {
 	ID    string
 	Claim int64
@@ -42,12 +44,15 @@ type Token struct {
 // ErrCorrupt reports a record that does not decode.
 var ErrCorrupt = errors.New("corrupt job record")
 
-const recordMagic = "c2;"
+const recordMagic = "c3;"
 
-// DecodeRecord parses the record s stored under id, whose claim count is
-// claims.
-func DecodeRecord(id, s string, claims int64) (Record, error) {
-	r := Record{ID: id, Claim: claims}
+// maxTimeoutMs is the largest timeout a time.Duration holds, in ms.
+const maxTimeoutMs = int64(math.MaxInt64 / time.Millisecond)
+
+// DecodeRecord parses the record s stored under id. The Attempt it returns
+// counts ended attempts; the caller adds the running one for an active job.
+func DecodeRecord(id, s string) (Record, error) {
+	r := Record{ID: id}
 	if !strings.HasPrefix(s, recordMagic) {
 		return r, fmt.Errorf("job %q: %w: bad header", id, ErrCorrupt)
 	}
@@ -55,20 +60,19 @@ func DecodeRecord(id, s string, claims int64) (Record, error) {
 	var f [5]int64
 	for i := range f {
 		end := strings.IndexByte(rest, ';')
-		if end < 0 {
-			return r, fmt.Errorf("job %q: %w: short header", id, ErrCorrupt)
-		}
-		v, err := strconv.ParseInt(rest[:end], 10, 64)
-		if err != nil || v < 0 || end > 15 {
+		if end < 1 || end > 15 || strings.Trim(rest[:end], "0123456789") != "" {
 			return r, fmt.Errorf("job %q: %w: header field %d", id, ErrCorrupt, i+1)
 		}
-		f[i] = v
+		f[i], _ = strconv.ParseInt(rest[:end], 10, 64) // 15 digits always fit
 		rest = rest[end+1:]
+	}
+	if f[2] > maxTimeoutMs {
+		return r, fmt.Errorf("job %q: %w: timeout of %d ms", id, ErrCorrupt, f[2])
 	}
 	if f[4] > int64(len(rest)) {
 		return r, fmt.Errorf("job %q: %w: error text runs past the record", id, ErrCorrupt)
 	}
-	r.Attempt = int(max(claims-f[0], 0))
+	r.Attempt = int(f[0])
 	r.MaxAttempts = int(f[1])
 	r.Timeout = time.Duration(f[2]) * time.Millisecond
 	r.EnqueuedAt = time.UnixMilli(f[3])
@@ -77,18 +81,19 @@ func DecodeRecord(id, s string, claims int64) (Record, error) {
 	return r, nil
 }
 
-// EncodeRecord is the inverse of DecodeRecord: it returns the jobs hash value
-// and the claims hash value of r. Scripts build records themselves; this
-// exists for tests and tools that write records directly.
-func EncodeRecord(r Record) (record string, claims int64) {
+// EncodeRecord is the inverse of DecodeRecord for a job that is not running
+// (Claim is not part of the record). Scripts build records themselves; this
+// exists for tests and tools that write records directly. Negative numbers
+// are written as 0.
+func EncodeRecord(r Record) string {
 	var b strings.Builder
 	b.Grow(64 + len(r.LastError) + len(r.Payload))
 	b.WriteString(recordMagic)
-	for _, v := range []int64{r.Claim - int64(r.Attempt), int64(r.MaxAttempts), r.Timeout.Milliseconds(), r.EnqueuedAt.UnixMilli(), int64(len(r.LastError))} {
-		b.WriteString(strconv.FormatInt(v, 10))
+	for _, v := range []int64{int64(r.Attempt), int64(r.MaxAttempts), r.Timeout.Milliseconds(), r.EnqueuedAt.UnixMilli(), int64(len(r.LastError))} {
+		b.WriteString(strconv.FormatInt(max(v, 0), 10))
 		b.WriteByte(';')
 	}
 	b.WriteString(r.LastError)
 	b.Write(r.Payload)
-	return b.String(), r.Claim
+	return b.String()
 }

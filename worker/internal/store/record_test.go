@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,18 +28,17 @@ func TestRecordRoundTrip(t *testing.T) {
 	}{
 		{"fresh", store.Record{EnqueuedAt: time.UnixMilli(1_795_249_100_083), Payload: []byte("{}")}},
 		{"zero epoch and empty payload", store.Record{EnqueuedAt: time.UnixMilli(0), Payload: []byte{}}},
-		{"claimed and failed", store.Record{
-			Claim: 7, Attempt: 3, MaxAttempts: 25, Timeout: 90 * time.Second,
-			EnqueuedAt: time.UnixMilli(1_795_249_100_083), LastError: "boom; at c2;2;3;", Payload: []byte("a;b;c"),
+		{"failed", store.Record{
+			Attempt: 3, MaxAttempts: 25, Timeout: 90 * time.Second,
+			EnqueuedAt: time.UnixMilli(1_795_249_100_083), LastError: "boom; at c3;2;3;", Payload: []byte("a;b;c"),
 		}},
-		{"every attempt given back", store.Record{Claim: 4, Attempt: 0, EnqueuedAt: time.UnixMilli(9)}},
 		{"binary payload and error", store.Record{
-			Claim: 1, Attempt: 1, EnqueuedAt: time.UnixMilli(1),
+			Attempt: 1, EnqueuedAt: time.UnixMilli(1),
 			LastError: string(allBytes), Payload: allBytes,
 		}},
-		{"payload that looks like a record", store.Record{EnqueuedAt: time.UnixMilli(5), Payload: []byte("c2;9;9;9;9;3;err")}},
+		{"payload that looks like a record", store.Record{EnqueuedAt: time.UnixMilli(5), Payload: []byte("c3;9;9;9;9;3;err")}},
 		{"largest values", store.Record{
-			Claim: 1_999_999_999_999_998, Attempt: 999_999_999_999_999, // offset: 15 digits MaxAttempts: 999_999_999_999_999,
+			Attempt: 999_999_999_999_999, MaxAttempts: 999_999_999_999_999,
 			Timeout: time.Duration(math.MaxInt64) / time.Millisecond * time.Millisecond, EnqueuedAt: time.UnixMilli(999_999_999_999_999),
 		}},
 	}
@@ -48,13 +46,10 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tt.rec.ID = "job-1"
-			s, claims := store.EncodeRecord(tt.rec)
-			if claims != tt.rec.Claim {
-				t.Errorf("EncodeRecord claims = %d, want %d", claims, tt.rec.Claim)
-			}
-			got, err := store.DecodeRecord("job-1", s, claims)
+			s := store.EncodeRecord(tt.rec)
+			got, err := store.DecodeRecord("job-1", s)
 			if err != nil {
-				t.Fatalf("DecodeRecord(%q, %d): %v", s, claims, err)
+				t.Fatalf("DecodeRecord(%q): %v", s, err)
 			}
 			if !sameRecord(got, tt.rec) {
 				t.Errorf("round trip of %q:\ngot  %+v\nwant %+v", s, got, tt.rec)
@@ -65,25 +60,20 @@ func TestRecordRoundTrip(t *testing.T) {
 
 func TestDecodeRecordLayout(t *testing.T) {
 	t.Parallel()
-	// The layout lua/record.lua writes, read field by field: attempts spent
-	// are the claims minus the offset.
-	got, err := store.DecodeRecord("x", "c2;2;5;30000;1795249100083;4;oops;payload;with;semicolons", 6)
+	// The layout lua/record.lua writes, read field by field.
+	got, err := store.DecodeRecord("x", "c3;2;5;30000;1795249100083;4;oops;payload;with;semicolons")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := store.Record{
-		ID: "x", Claim: 6, Attempt: 4, MaxAttempts: 5, Timeout: 30 * time.Second,
+		ID: "x", Attempt: 2, MaxAttempts: 5, Timeout: 30 * time.Second,
 		EnqueuedAt: time.UnixMilli(1795249100083), LastError: "oops", Payload: []byte(";payload;with;semicolons"),
 	}
 	if !sameRecord(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if tok := got.Token(); tok != (store.Token{ID: "x", Claim: 6}) {
-		t.Errorf("Token() = %+v", tok)
-	}
-	// Never claimed: no claims yet, no attempt spent.
-	if r, err := store.DecodeRecord("x", "c2;0;0;0;1;0;", 0); err != nil || r.Attempt != 0 || r.Claim != 0 {
-		t.Errorf("unclaimed record = %+v, %v", r, err)
+	if tok := got.Token(); tok != (store.Token{ID: "x"}) {
+		t.Errorf("Token() of a record that is not running = %+v, want no claim", tok)
 	}
 }
 
@@ -92,25 +82,28 @@ func TestDecodeRecordCorrupt(t *testing.T) {
 	for _, s := range []string{
 		"",
 		"garbage",
-		"c2",
-		"c2;",
-		"c1;0;0;0;0;0;0;", // the previous layout
-		"c3;0;0;0;0;0;",
-		" c2;0;0;0;0;0;",
-		"c2;0;0;0;0;",  // four fields
-		"c2;0;0;0;0;0", // no ';' after the fifth
-		"c2;;0;0;0;0;",
-		"c2;x;0;0;0;0;",
-		"c2;0;0;0;0;1.5;",
-		"c2;-1;0;0;0;0;",
-		"c2;0;-1;0;0;0;",
-		"c2;0;0;-30000;0;0;",
-		"c2;0;0;0;0;5;abc",                 // error text runs past the end
-		"c2;0;0;0;0;-1;abc",                // negative error length
-		"c2;1234567890123456;0;0;0;0;",     // 16 digits: the scripts' limit is 15
-		"c2;99999999999999999999;0;0;0;0;", // beyond int64
+		"c3",
+		"c3;",
+		"c1;0;0;0;0;0;0;", // earlier layouts
+		"c2;0;0;0;0;0;",
+		" c3;0;0;0;0;0;",
+		"c3;0;0;0;0;",  // four fields
+		"c3;0;0;0;0;0", // no ';' after the fifth
+		"c3;;0;0;0;0;",
+		"c3;x;0;0;0;0;",
+		"c3;+1;0;0;0;0;",
+		"c3;0;0;0;0;1.5;",
+		"c3;-1;0;0;0;0;",
+		"c3;-0;0;0;0;0;",
+		"c3;0;-1;0;0;0;",
+		"c3;0;0;-30000;0;0;",
+		"c3;0;0;0;0;5;abc",                 // error text runs past the end
+		"c3;0;0;0;0;-1;abc",                // negative error length
+		"c3;1234567890123456;0;0;0;0;",     // 16 digits: the scripts' limit is 15
+		"c3;99999999999999999999;0;0;0;0;", // beyond int64
+		"c3;0;0;999999999999999;0;0;",      // a timeout no time.Duration holds
 	} {
-		_, err := store.DecodeRecord("id", s, 1)
+		_, err := store.DecodeRecord("id", s)
 		if !errors.Is(err, store.ErrCorrupt) {
 			t.Errorf("DecodeRecord(%q) error = %v, want ErrCorrupt", s, err)
 		}
@@ -120,38 +113,31 @@ func TestDecodeRecordCorrupt(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	for _, r := range []store.Record{
 		{EnqueuedAt: time.UnixMilli(0)},
-		{Claim: 3, Attempt: 2, MaxAttempts: 5, Timeout: time.Minute, EnqueuedAt: time.UnixMilli(1795249100083), LastError: "e;r", Payload: []byte("p;q")},
-		{Claim: 1, Attempt: 1, EnqueuedAt: time.UnixMilli(7), LastError: string(allBytes), Payload: allBytes},
+		{Attempt: 2, MaxAttempts: 5, Timeout: time.Minute, EnqueuedAt: time.UnixMilli(1795249100083), LastError: "e;r", Payload: []byte("p;q")},
+		{Attempt: 1, EnqueuedAt: time.UnixMilli(7), LastError: string(allBytes), Payload: allBytes},
 	} {
-		s, claims := store.EncodeRecord(r)
-		f.Add(s, claims)
+		f.Add(store.EncodeRecord(r))
 	}
-	f.Add("c2;0;0;0;0;5;abc", int64(0))
-	f.Add("c2;+1;0;0;0;0;", int64(2))
-	f.Add("c2;9;0;0;0;0;", int64(3)) // offset above claims
-	f.Add("garbage", int64(0))
-	f.Fuzz(func(t *testing.T, s string, claims int64) {
-		r, err := store.DecodeRecord("id", s, claims)
+	f.Add("c3;0;0;0;0;5;abc")
+	f.Add("c3;+1;0;0;0;0;")
+	f.Add("c3;0;0;999999999999999;0;0;")
+	f.Add("garbage")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := store.DecodeRecord("id", s)
 		if err != nil {
 			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("DecodeRecord(%q) error %v does not wrap ErrCorrupt", s, err)
 			}
 			return
 		}
-		if claims < 0 || !timeoutFits(s) {
-			// Outside what Redis can hold: claims come from HINCRBY and
-			// start at 0. BUG (reported): a timeout too large for
-			// time.Duration is accepted and wraps around.
-			return
-		}
-		if r.Attempt < 0 || int64(r.Attempt) > claims {
-			t.Fatalf("DecodeRecord(%q, %d): attempt %d outside [0, claims]", s, claims, r.Attempt)
+		if r.Attempt < 0 || r.MaxAttempts < 0 || r.Timeout < 0 {
+			t.Fatalf("DecodeRecord(%q): negative field in %+v", s, r)
 		}
 		if got, want := len(r.LastError)+len(r.Payload), len(s)-headerLen(s); got != want {
 			t.Fatalf("DecodeRecord(%q): error and payload are %d bytes, the record has %d after the header", s, got, want)
 		}
-		enc, encClaims := store.EncodeRecord(r)
-		back, err := store.DecodeRecord("id", enc, encClaims)
+		enc := store.EncodeRecord(r)
+		back, err := store.DecodeRecord("id", enc)
 		if err != nil {
 			t.Fatalf("DecodeRecord(EncodeRecord(%+v)) = %v (encoded %q)", r, err, enc)
 		}
@@ -159,17 +145,6 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("round trip of %q:\ngot  %+v\nwant %+v", s, back, r)
 		}
 	})
-}
-
-// timeoutFits reports whether the timeout field of the record s fits a
-// time.Duration in milliseconds.
-func timeoutFits(s string) bool {
-	f := strings.SplitN(s, ";", 5)
-	if len(f) < 5 {
-		return false
-	}
-	ms, err := strconv.ParseInt(f[3], 10, 64)
-	return err == nil && ms <= math.MaxInt64/int64(time.Millisecond)
 }
 
 // headerLen returns the length of the record header, through its sixth ';'.

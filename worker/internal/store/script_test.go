@@ -70,6 +70,11 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"enqueue delay of 16 digits", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "1234567890123456", "0", "0", ""})},
 			{"enqueue max attempts not a number", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "three", "0", ""})},
 			{"enqueue timeout in exponent form", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "1e3", ""})},
+			{"enqueue negative max attempts", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "-1", "0", ""})},
+			{"enqueue negative timeout", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "-5", ""})},
+			{"enqueue negative delay", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "-5", "0", "0", ""})},
+			{"enqueue run-at below -1", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-2", "0", "0", "0", ""})},
+			{"enqueue timeout beyond a Duration", rawEnqueue, []string{k.Jobs, k.Due}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "9999999999999", ""})},
 
 			{"claim n=0", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"0", "1000"}},
 			{"claim n=1001", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"1001", "1000"}},

@@ -138,10 +138,10 @@ func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Durat
 	for i := 3; i < len(vals); i += 4 {
 		id, _ := vals[i].ToString()
 		runAt, _ := vals[i+1].AsInt64()
-		claims, _ := vals[i+2].AsInt64()
+		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
-		r, err := DecodeRecord(id, raw, claims)
-		r.RunAt = time.UnixMilli(runAt)
+		r, err := DecodeRecord(id, raw)
+		r.Claim, r.Attempt, r.RunAt = claim, r.Attempt+1, time.UnixMilli(runAt)
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
 			continue
@@ -205,7 +205,7 @@ func (s *Store) Snooze(ctx context.Context, queue string, toks []Token, delay ti
 	for start := 0; start < len(toks); start += MaxBatch {
 		batch := toks[start:min(start+MaxBatch, len(toks))]
 		args := tokenArgs([]string{k.Wake, strconv.FormatInt(delay.Milliseconds(), 10)}, batch)
-		n, err := scriptSnooze.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Claims}, args).AsInt64()
+		n, err := scriptSnooze.Exec(ctx, s.c, []string{k.Due, k.Active, k.Claims}, args).AsInt64()
 		if err != nil {
 			return moved, fmt.Errorf("snooze %s: %w", queue, err)
 		}
@@ -263,7 +263,7 @@ const (
 // Cancel deletes a job of queue that has not started.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := scriptCancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{id}).AsInt64()
+	n, err := scriptCancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead}, []string{id}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}
@@ -285,7 +285,7 @@ func (s *Store) Requeue(ctx context.Context, queue string, ids []string) (moved 
 	moved = make([]bool, 0, len(ids))
 	for start := 0; start < len(ids); start += MaxBatch {
 		batch := ids[start:min(start+MaxBatch, len(ids))]
-		flags, err := scriptRequeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Dead, k.Claims}, append([]string{k.Wake}, batch...)).AsIntSlice()
+		flags, err := scriptRequeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Dead}, append([]string{k.Wake}, batch...)).AsIntSlice()
 		if err != nil {
 			return moved, fmt.Errorf("requeue %s: %w", queue, err)
 		}
@@ -355,7 +355,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("get %s job %q: unexpected reply of %d values", queue, id, len(vals))
 	}
 	raw, _ := vals[0].ToString()
-	claims, _ := vals[1].AsInt64()
+	claim, _ := vals[1].AsInt64()
 	set, _ := vals[2].ToString()
 	score, _ := vals[3].AsInt64()
 	now, _ := vals[4].AsInt64()
@@ -363,7 +363,11 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	if score >= 0 {
 		snap.Score = time.UnixMilli(score)
 	}
-	snap.Record, err = DecodeRecord(id, raw, claims)
+	snap.Record, err = DecodeRecord(id, raw)
+	if snap.Set == SetActive && claim > 0 {
+		snap.Record.Claim = claim
+		snap.Record.Attempt++ // the running attempt
+	}
 	return snap, err
 }
 
