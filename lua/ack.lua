@@ -9,13 +9,14 @@ local ids, toks = pairs_from(1, 1000)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return 0 end
 local ok = held(KEYS[3], ids, toks)
-local done = {}
-for i, id in ipairs(ids) do
-  if ok[i] then done[#done + 1] = id end
+local done, k = {}, 0
+for i = 1, #ids do
+  if ok[i] then
+    k = k + 1
+    done[k] = ids[i]
+  end
 end
-if #done > 0 then
-  redis.call('HDEL', KEYS[1], unpack(done))
-  redis.call('HDEL', KEYS[3], unpack(done))
-  redis.call('ZREM', KEYS[2], unpack(done))
-end
-return #done
+if k == 0 then return 0 end
+redis.call('HDEL', KEYS[1], unpack(done))
+redis.call('HDEL', KEYS[3], unpack(done))
+return redis.call('ZREM', KEYS[2], unpack(done))

@@ -5,8 +5,9 @@
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); corrupt: records that are not records and went to dead;
---   then per claimed job: its id, the run-at it was due at, its claim token
---   and its record, unchanged (the running attempt is the record's attempts + 1).
+--   then per claimed job: its id, the run-at it was due at (a decimal
+--   string), its claim token (the same for every job of one call) and its
+--   record, unchanged (the running attempt is the record's attempts + 1).
 -- bound: n <= 1000; O(n log N)
 
 local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -35,21 +36,21 @@ if #due > 0 then
   end
   redis.call('ZREM', KEYS[2], unpack(ids))
   if #good > 0 then
-    local tok = redis.call('HINCRBY', KEYS[5], '', #good) - #good
-    local deadline = now + lease
-    local active, claims = {}, {}
-    for _, i in ipairs(good) do
+    pin(KEYS[3], KEYS[5])
+    local tok = redis.call('HINCRBY', KEYS[5], '', 1)
+    local tok_s, deadline = ms_str(tok), ms_str(now + lease)
+    local active, claims, o = {}, {}, #out
+    for k, i in ipairs(good) do
       local id = ids[i]
-      tok = tok + 1
-      active[#active + 1] = deadline
-      active[#active + 1] = id
-      claims[#claims + 1] = id
-      claims[#claims + 1] = tok
-      local o = #out
+      active[2 * k - 1] = deadline
+      active[2 * k] = id
+      claims[2 * k - 1] = id
+      claims[2 * k] = tok_s
       out[o + 1] = id
-      out[o + 2] = tonumber(due[i * 2])
+      out[o + 2] = due[i * 2]
       out[o + 3] = tok
       out[o + 4] = recs[i]
+      o = o + 4
     end
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))

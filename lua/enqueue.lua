@@ -33,7 +33,8 @@ local prev = head_ms(KEYS[2])
 local existing = redis.call('HMGET', KEYS[1], unpack(ids))
 local seen, hset, zadd, out = {}, {}, {}, {}
 local earliest = nil
-local enq = ';' .. string.format('%d', now) .. ';0;'
+local now_s = ms_str(now)
+local enq = ';' .. now_s .. ';0;'
 for i = 0, n - 1 do
   local b = 2 + i * 6
   local id = ARGV[b + 1]
@@ -41,11 +42,19 @@ for i = 0, n - 1 do
     out[i + 1] = 0
   else
     seen[id] = true
-    local score = tonumber(ARGV[b + 2])
-    if score < 0 then score = now + tonumber(ARGV[b + 3]) end
+    -- the score as a string, formatted only when it must be computed
+    local score, score_s = tonumber(ARGV[b + 2]), ARGV[b + 2]
+    if score < 0 then
+      if ARGV[b + 3] == '0' then
+        score, score_s = now, now_s
+      else
+        score = now + tonumber(ARGV[b + 3])
+        score_s = ms_str(score)
+      end
+    end
     hset[#hset + 1] = id
     hset[#hset + 1] = 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6]
-    zadd[#zadd + 1] = score
+    zadd[#zadd + 1] = score_s
     zadd[#zadd + 1] = id
     if earliest == nil or score < earliest then earliest = score end
     out[i + 1] = 1

@@ -11,7 +11,7 @@ local ids, toks = pairs_from(2, 1000)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return {} end
 
-local deadline = now_ms() + lease
+local deadline = ms_str(now_ms() + lease)
 local ok = held(KEYS[2], ids, toks)
 local renew, lost = {}, {}
 for i, id in ipairs(ids) do

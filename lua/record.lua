@@ -5,19 +5,40 @@
 --   jobs[id]    = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" .. err .. payload
 --   claims[id]  = the claim token of the running attempt; present exactly
 --                 while id is in active
---   claims['']  = the queue's token sequence (ids are never empty): every
---                 claim gets a token never used before in this queue, so a
---                 stale worker can never match a later claim, not even of a
---                 job enqueued again under the same id
+--   claims['']  = the queue's token sequence (ids are never empty): each
+--                 claim call takes the next number and gives it to every job
+--                 it claims. A job is claimed at most once per call, so an
+--                 (id, token) pair is never used twice in the queue: a stale
+--                 worker can never match a later claim, not even of a job
+--                 enqueued again under the same id.
 -- attempts counts attempts spent and ended (failed, or lease expired); a
 -- running attempt is attempts+1. Snoozes and shutdown hand-backs end an
 -- attempt without spending it. max is the job's own max attempts, 0 = the
 -- queue's. The hot paths (claim, ack, extend, snooze) never decode or
 -- rewrite a record, and the payload is never parsed, only copied.
+-- Numbers handed to redis.call are formatted by Redis with "%.17g", which
+-- costs more than the command itself: the hot paths pass strings built once
+-- per call instead.
+
+-- PIN is an entry kept in the active zset (score +inf) and the claims hash.
+-- Small zsets and hashes are stored as listpacks, where finding or adding a
+-- member scans the whole list; claim and ack touch every member they carry,
+-- so a listpack makes them quadratic in the batch. An entry longer than 64
+-- bytes makes Redis switch to a skiplist / hash table for good. PIN holds
+-- spaces, so it is never a job id; nothing treats it as a job: recover looks
+-- below +inf, and stats subtract it.
+local PIN = 'courier pin: keeps this key in its skiplist or hash table encoding; not a job'
+
+-- pin makes sure the active zset and the claims hash hold PIN.
+local function pin(active, claims)
+  redis.call('ZADD', active, 'NX', 'inf', PIN)
+  redis.call('HSETNX', claims, PIN, '1')
+end
 
 -- rec_ok tells whether s looks like a record (cheap; claim uses it).
 local function rec_ok(s)
-  return string.sub(s, 1, 3) == 'c3;'
+  local c, v, sep = string.byte(s, 1, 3)
+  return c == 99 and v == 51 and sep == 59 -- 'c3;'
 end
 
 -- rec_decode returns the parsed header, or nil when s is not a record.
@@ -57,6 +78,11 @@ local function now_ms()
   return math.floor(us / 1000), us
 end
 
+-- ms_str formats a time in ms (an integer below 2^53) as a decimal string.
+local function ms_str(ms)
+  return string.format('%d', ms)
+end
+
 -- head_ms returns the score of the earliest due job, or nil.
 local function head_ms(due)
   local h = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
@@ -73,23 +99,23 @@ local function wake(channel, prev_head, score)
 end
 
 -- pairs_from reads ARGV[from..] as (id, claim) pairs, at most limit, and
--- returns the ids and claims as two lists without repeated ids (the first
--- pair of an id wins), or an error reply.
+-- returns the ids and claims as two lists, or an error reply. An id may
+-- repeat: callers count what Redis reports removed, never the pairs.
 local function pairs_from(from, limit)
-  local ids, toks, seen = {}, {}, {}
-  if (#ARGV - from + 1) % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
-  if (#ARGV - from + 1) / 2 > limit then
+  local n = #ARGV - from + 1
+  if n % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
+  if n / 2 > limit then
     return redis.error_reply('ERR courier: at most ' .. limit .. ' jobs per call')
   end
+  local ids, toks = {}, {}
+  local k = 0
   for i = from, #ARGV, 2 do
     if not string.match(ARGV[i + 1], '^%d+$') then
       return redis.error_reply('ERR courier: claim must be a number')
     end
-    if not seen[ARGV[i]] then
-      seen[ARGV[i]] = true
-      ids[#ids + 1] = ARGV[i]
-      toks[#toks + 1] = ARGV[i + 1]
-    end
+    k = k + 1
+    ids[k] = ARGV[i]
+    toks[k] = ARGV[i + 1]
   end
   return ids, toks
 end

@@ -13,18 +13,19 @@ if #ids == 0 then return 0 end
 
 local now = now_ms()
 local ok = held(KEYS[3], ids, toks)
+local at = ms_str(now + delay)
 local moved, due = {}, {}
 for i, id in ipairs(ids) do
   if ok[i] then
     moved[#moved + 1] = id
-    due[#due + 1] = now + delay
+    due[#due + 1] = at
     due[#due + 1] = id
   end
 end
 if #moved == 0 then return 0 end
 local prev = head_ms(KEYS[1])
 redis.call('HDEL', KEYS[3], unpack(moved))
-redis.call('ZREM', KEYS[2], unpack(moved))
+local n = redis.call('ZREM', KEYS[2], unpack(moved))
 redis.call('ZADD', KEYS[1], unpack(due))
 wake(ARGV[1], prev, now + delay)
-return #moved
+return n

@@ -39,7 +39,7 @@ type serverStats struct {
 // left out when counting the calls Courier makes. Courier never sends them
 // itself.
 var scriptInternal = map[string]bool{
-	"time": true, "hget": true, "hmget": true, "hset": true, "hdel": true, "hincrby": true,
+	"time": true, "hget": true, "hmget": true, "hset": true, "hsetnx": true, "hdel": true, "hincrby": true,
 	"zadd": true, "zrem": true, "zrange": true, "zrangebyscore": true, "zscore": true,
 	"zmscore": true, "zcount": true, "zcard": true, "publish": true,
 }

@@ -37,11 +37,19 @@ func TestClaimAsksForFreeSlots(t *testing.T) {
 		if n := st.Count("Claim", "q"); n != 1 {
 			t.Errorf("%d claims while all 16 slots were busy, want 1", n)
 		}
+		// With a backlog waiting, one free slot waits up to a millisecond
+		// for others, so that one claim fills many; then it is claimed for.
+		freed := time.Now()
 		release <- struct{}{}
 		synctest.Wait()
+		if n := st.Count("Claim", "q"); n != 1 {
+			t.Errorf("claimed at once for a single free slot while a backlog waits")
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
 		claims = st.Calls("Claim")
-		if len(claims) != 2 || claims[1].N != 1 {
-			t.Errorf("after one job finished: claims = %+v, want a second claim of 1 job", claims)
+		if len(claims) != 2 || claims[1].N != 1 || claims[1].At.Sub(freed) != time.Millisecond {
+			t.Errorf("after one job finished: claims = %+v, want a second claim of 1 job 1ms later", claims)
 		}
 		close(release)
 		time.Sleep(time.Minute)

@@ -17,6 +17,10 @@ type queue struct {
 	freed    chan struct{} // a worker finished a job
 	wakeSig  chan struct{} // a wake-up message or a (re)subscription arrived
 
+	// gather is how many free slots a claim waits for while a backlog is
+	// waiting: half the slots.
+	gather int
+
 	mu     sync.Mutex
 	wakeAt int64 // earliest announced run-at (Redis ms) since the last look; -1 none
 }
@@ -28,6 +32,7 @@ func newQueue(q Queue) *queue {
 		freed:   make(chan struct{}, 1),
 		wakeSig: make(chan struct{}, 1),
 		wakeAt:  -1,
+		gather:  max(q.Concurrency/2, 1),
 	}
 }
 
@@ -66,6 +71,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 	defer head.stop()
 
 	maybeDue := true
+	backlog := false // the last claim left due jobs behind
 	var skew time.Duration // Redis clock minus local clock, from the last claim
 	failures := 0
 	for {
@@ -73,6 +79,16 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			return
 		}
 		free := q.Concurrency - int(q.inflight.Load())
+		if maybeDue && free > 0 && free < q.gather && backlog {
+			// A backlog is waiting and few slots are free: let a few more
+			// jobs finish so that one claim fills many slots, but never let
+			// a free slot idle for more than gatherWait.
+			if !q.waitFreed(ctx, gatherWait) {
+				return
+			}
+			backlog = false
+			continue
+		}
 		if maybeDue && free > 0 {
 			// A claim is not abandoned when ctx ends: its jobs are recorded
 			// as active in Redis, so it is let finish, within a bound.
@@ -93,6 +109,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			p.dispatch(q, c, sent.Add(p.cfg.Lease))
 			// More jobs are due when the new head is not in the future.
 			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
+			backlog = maybeDue
 			if !maybeDue && !c.Next.IsZero() {
 				head.arm(c.Next, skew)
 			}
@@ -116,6 +133,27 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			maybeDue = true
 		}
 	}
+}
+
+// gatherWait bounds how long a claim waits for more free slots when a
+// backlog is waiting (see claimLoop).
+const gatherWait = time.Millisecond
+
+// waitFreed waits until a worker frees a slot, or d passes; it reports false
+// when ctx ended.
+func (q *queue) waitFreed(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for q.Concurrency-int(q.inflight.Load()) < q.gather {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-q.freed:
+		}
+	}
+	return true
 }
 
 // dispatch registers claimed jobs and hands them to the workers.

@@ -92,11 +92,11 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"retry negative delay", rawRetry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "seed-active", "1", "due", "-1", "e"}},
 			{"retry delay not a number", rawRetry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "seed-active", "1", "due", "soon", "e"}},
 
-			{"snooze negative delay", rawSnooze, []string{k.Jobs, k.Due, k.Active, k.Claims}, append([]string{k.Wake, "-1"}, active...)},
-			{"snooze delay not a number", rawSnooze, []string{k.Jobs, k.Due, k.Active, k.Claims}, append([]string{k.Wake, "later"}, active...)},
-			{"snooze odd pairs", rawSnooze, []string{k.Jobs, k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other")...)},
-			{"snooze claim not a number", rawSnooze, []string{k.Jobs, k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other", "x")...)},
-			{"snooze 1001 pairs", rawSnooze, []string{k.Jobs, k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
+			{"snooze negative delay", rawSnooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "-1"}, active...)},
+			{"snooze delay not a number", rawSnooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "later"}, active...)},
+			{"snooze odd pairs", rawSnooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other")...)},
+			{"snooze claim not a number", rawSnooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other", "x")...)},
+			{"snooze 1001 pairs", rawSnooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
 
 			{"extend lease 0", rawExtend, []string{k.Active, k.Claims}, append([]string{"0"}, active...)},
 			{"extend lease not a number", rawExtend, []string{k.Active, k.Claims}, append([]string{"long"}, active...)},
@@ -106,7 +106,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 
 			{"cancel without an id", rawCancel, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, nil},
 
-			{"requeue 1001 ids", rawRequeue, []string{k.Jobs, k.Due, k.Dead, k.Claims}, append([]string{k.Wake, "seed-dead"}, repeatArgs(1000, "other")...)},
+			{"requeue 1001 ids", rawRequeue, []string{k.Jobs, k.Due, k.Dead}, append([]string{k.Wake, "seed-dead"}, repeatArgs(1000, "other")...)},
 
 			{"recover limit 0", rawRecover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "0", "3"}},
 			{"recover limit 1001", rawRecover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "1001", "3"}},

@@ -137,7 +137,8 @@ func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Durat
 	c.Jobs = make([]Record, 0, (len(vals)-3)/4)
 	for i := 3; i < len(vals); i += 4 {
 		id, _ := vals[i].ToString()
-		runAt, _ := vals[i+1].AsInt64()
+		runAtStr, _ := vals[i+1].ToString()
+		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
 		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
 		r, err := DecodeRecord(id, raw)
