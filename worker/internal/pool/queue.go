@@ -71,7 +71,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 	defer head.stop()
 
 	maybeDue := true
-	backlog := false // the last claim left due jobs behind
+	backlog := false       // the last claim left due jobs behind
 	var skew time.Duration // Redis clock minus local clock, from the last claim
 	failures := 0
 	for {
