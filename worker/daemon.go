@@ -68,6 +68,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			Concurrency: reg.opts.Concurrency,
 			MaxAttempts: reg.opts.MaxAttempts,
 			Exec:        executor(name, reg, d.cfg.Logger),
+			Abort:       aborter(name, reg, d.cfg.Logger),
 		})
 	}
 	p, err := pool.New(d.st, queues, pool.Config{

@@ -51,25 +51,30 @@ func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
 // t.FailNow and log.Fatal-like helpers do) instead of returning.
 var errGoexit = errors.New("handler called runtime.Goexit instead of returning")
 
-// callHandler runs h on a goroutine of its own, turning a panic into a
-// *PanicError and a runtime.Goexit into an error, so that neither can take
-// the worker's slot or the job with it.
-func callHandler(ctx context.Context, h Handler, job *Job) error {
-	done := make(chan error, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if v := recover(); v != nil {
-				done <- &PanicError{Value: v, Stack: debug.Stack()}
-			} else if !returned {
-				done <- errGoexit
-			}
-		}()
-		err := h.Handle(ctx, job)
-		returned = true
-		done <- err
+// callHandler runs h, turning a panic into a *PanicError. A runtime.Goexit
+// ends the worker's goroutine; the pool notices, settles the job through
+// aborter and starts a new goroutine.
+func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
 	}()
-	return <-done
+	return h.Handle(ctx, job)
+}
+
+// aborter gives the outcome of a job whose handler called runtime.Goexit:
+// a failed attempt, like a panic.
+func aborter(queue string, reg registration, log *slog.Logger) pool.Abort {
+	return func(rec *store.Record) pool.Outcome {
+		job := jobFromRecord(queue, rec)
+		if job.MaxAttempts == 0 {
+			job.MaxAttempts = reg.opts.MaxAttempts
+		}
+		o := outcome(errGoexit, job, reg.opts)
+		logOutcome(log, job, errGoexit, o)
+		return o
+	}
 }
 
 // outcome maps a handler error to what happens to the job.

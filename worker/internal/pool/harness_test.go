@@ -81,14 +81,18 @@ func (l *execLog) wrap(fn pool.Exec) pool.Exec {
 		i := len(l.runs[rec.ID])
 		l.runs[rec.ID] = append(l.runs[rec.ID], start{At: time.Now(), Rec: *rec})
 		l.mu.Unlock()
+		recorded := make(chan struct{})
 		stopWatch := context.AfterFunc(ctx, func() {
 			l.mu.Lock()
 			l.runs[rec.ID][i].Cause = context.Cause(ctx)
 			l.runs[rec.ID][i].EndAt = time.Now()
 			l.mu.Unlock()
+			close(recorded)
 		})
 		o := fn(ctx, rec)
-		stopWatch()
+		if !stopWatch() {
+			<-recorded // the context ended: let its cause be recorded first
+		}
 		l.mu.Lock()
 		l.running--
 		l.mu.Unlock()

@@ -56,12 +56,19 @@ type Outcome struct {
 // Exec runs one job. It must return when ctx ends (or soon after).
 type Exec func(ctx context.Context, rec *store.Record) Outcome
 
+// Abort gives the outcome of a job whose Exec never returned because it
+// ended its goroutine (runtime.Goexit). The pool replaces the goroutine.
+type Abort func(rec *store.Record) Outcome
+
 // Queue is one queue the pool works on.
 type Queue struct {
 	Name        string
 	Concurrency int // handler goroutines, >= 1
 	MaxAttempts int // applied by lease recovery to jobs without their own
 	Exec        Exec
+	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
+	// it after a second.
+	Abort Abort
 }
 
 // Config tunes the pool. Zero values take the defaults.
@@ -113,9 +120,11 @@ type Pool struct {
 	log    *slog.Logger
 	queues map[string]*queue
 
-	// jobsCtx is the parent of every job's context. It outlives Run's
-	// context and is cancelled only at the hard stop.
-	jobsCtx context.Context
+	// baseCtx is Run's context without its cancellation: the parent of the
+	// jobs' contexts and of the writes that must outlive Run's context. Jobs
+	// do not register with a shared cancellable parent (a contended lock per
+	// job); the hard stop cancels each running job instead.
+	baseCtx context.Context
 
 	mu       sync.Mutex
 	running  map[store.Token]*run
@@ -184,9 +193,7 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	if len(p.queues) == 0 {
 		return Summary{}, errors.New("pool: no queues")
 	}
-	jobsCtx, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer hardStop(nil)
-	p.jobsCtx = jobsCtx
+	p.baseCtx = context.WithoutCancel(ctx)
 
 	var claimers, workers, background sync.WaitGroup
 	names := make([]string, 0, len(p.queues))
@@ -195,11 +202,7 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		claimers.Go(func() { p.claimLoop(ctx, q) })
 		background.Go(func() { p.recoverLoop(ctx, q) })
 		for range q.Concurrency {
-			workers.Go(func() {
-				for r := range q.jobs {
-					p.execute(r)
-				}
-			})
+			workers.Go(func() { p.work(q, &workers) })
 		}
 	}
 	background.Go(func() { p.subscribeLoop(ctx, names) })
@@ -228,8 +231,10 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		// 3. Cancel the rest, give them a moment, hand back what is still held.
 		p.mu.Lock()
 		p.hard = true
+		for _, r := range p.running {
+			r.cancel(ErrShutdown)
+		}
 		p.mu.Unlock()
-		hardStop(ErrShutdown)
 		grace := time.NewTimer(p.cfg.ReturnGrace)
 		select {
 		case <-workersDone:
@@ -262,7 +267,7 @@ func (p *Pool) handBack() {
 		delete(p.running, tok)
 	}
 	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+	ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
 	defer cancel()
 	for queue, toks := range byQueue {
 		n, err := p.st.Snooze(ctx, queue, toks, 0)

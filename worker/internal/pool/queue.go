@@ -163,7 +163,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 		p.log.Error("corrupt job records moved to the dead set", "queue", q.Name, "jobs", c.Corrupt)
 	}
 	if len(c.Bad) > 0 {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+		ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
 		for _, b := range c.Bad {
 			p.log.Error("job record does not decode; moving it to the dead set", "queue", q.Name, "job", b.Token.ID, "err", b.Err)
 			if _, err := p.st.Kill(ctx, q.Name, b.Token, "decode: "+b.Err.Error()); err != nil {
@@ -179,7 +179,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	p.mu.Lock()
 	for i := range c.Jobs {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil}
-		r.ctx, r.cancel = context.WithCancelCause(p.jobsCtx)
+		r.ctx, r.cancel = context.WithCancelCause(p.baseCtx)
 		p.running[r.rec.Token()] = r
 		runs[i] = r
 	}

@@ -2,17 +2,43 @@ package pool
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// execute runs one claimed job and settles its outcome.
-func (p *Pool) execute(r *run) {
-	o := r.q.Exec(r.ctx, &r.rec)
-	r.cancel(nil)
-	p.settle(r, o)
-	r.q.inflight.Add(-1)
-	signal(r.q.freed)
+// work runs the queue's jobs until its channel closes. If a job's Exec ends
+// the goroutine (runtime.Goexit), execute settles the job and work starts a
+// replacement, so the queue keeps its concurrency.
+func (p *Pool) work(q *queue, workers *sync.WaitGroup) {
+	for r := range q.jobs {
+		p.execute(r, func() { workers.Go(func() { p.work(q, workers) }) })
+	}
+}
+
+// execute runs one claimed job and settles its outcome. respawn is called
+// when Exec did not return.
+func (p *Pool) execute(r *run, respawn func()) {
+	var o Outcome
+	returned := false
+	defer func() {
+		if !returned {
+			p.log.Error("a handler called runtime.Goexit instead of returning; the job counts as failed",
+				"queue", r.q.Name, "job", r.rec.ID)
+			o = Outcome{Kind: Retry, Delay: time.Second, Err: "handler called runtime.Goexit instead of returning"}
+			if r.q.Abort != nil {
+				o = r.q.Abort(&r.rec)
+			}
+			respawn()
+		}
+		r.cancel(nil)
+		p.settle(r, o)
+		r.q.inflight.Add(-1)
+		signal(r.q.freed)
+	}()
+	o = r.q.Exec(r.ctx, &r.rec)
+	returned = true
 }
 
 // settle writes the outcome of a job to Redis. Acks are batched; the rarer
@@ -43,7 +69,7 @@ func (p *Pool) settle(r *run, o Outcome) {
 	p.mu.Unlock()
 	defer p.writes.Done()
 
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+	ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
 	defer cancel()
 	var err error
 	switch o.Kind {
@@ -92,7 +118,7 @@ func (p *Pool) flushAcks() {
 	p.mu.Unlock()
 	for queue, toks := range pending {
 		for attempt := 1; ; attempt++ {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(p.jobsCtx), writeTimeout)
+			ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
 			_, err := p.st.Ack(ctx, queue, toks)
 			cancel()
 			if err == nil {
@@ -103,7 +129,7 @@ func (p *Pool) flushAcks() {
 					"queue", queue, "jobs", len(toks), "err", err)
 				break
 			}
-			sleepCtx(p.jobsCtx, errorBackoff(attempt)) // three tries at most
+			sleepCtx(p.baseCtx, errorBackoff(attempt)) // three tries at most
 		}
 	}
 }
