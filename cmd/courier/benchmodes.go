@@ -60,15 +60,26 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	}
 
 	var ran atomic.Int64
+	allStarted := make(chan struct{})
 	processStart := time.Now()
 	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(context.Context, *worker.Job) error {
-		ran.Add(1)
+		if ran.Add(1) == int64(o.n) {
+			close(allStarted)
+		}
 		return nil
 	}))
 	if err != nil {
 		return "", err
 	}
-	drainErr := b.waitDrained(ctx, observer)
+	// Poll for the queue to drain only once every job has started, so the
+	// polling does not load Redis during the measurement.
+	var drainErr error
+	select {
+	case <-allStarted:
+		drainErr = b.waitDrained(ctx, observer)
+	case <-ctx.Done():
+		drainErr = ctx.Err()
+	}
 	processTime := time.Since(processStart)
 	if err := stop(); err != nil {
 		return "", err
