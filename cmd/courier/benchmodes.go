@@ -45,7 +45,7 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		}
 	}
 	slotKey := worker.QueueKeys(b.prefix, benchQueue)[0]
-	before, err := snapshot(ctx, b.rdb, slotKey)
+	before, err := quietSnapshot(ctx, b.rdb, slotKey)
 	if err != nil {
 		return "", err
 	}

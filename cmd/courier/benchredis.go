@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -32,6 +33,9 @@ type serverStats struct {
 	calls  map[string]int64 // INFO commandstats: command → calls
 	cpuSec float64          // used_cpu_user + used_cpu_sys
 	memory int64            // used_memory
+	// lazyfree is lazyfree_pending_objects: memory still being freed in the
+	// background (UNLINK of an earlier run), which would skew memory deltas.
+	lazyfree int64
 }
 
 // scriptInternal lists the commands Courier's scripts call inside Redis.
@@ -87,6 +91,8 @@ func snapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStat
 				s.cpuSec += f
 			case name == "used_memory":
 				s.memory, _ = strconv.ParseInt(val, 10, 64)
+			case name == "lazyfree_pending_objects":
+				s.lazyfree, _ = strconv.ParseInt(val, 10, 64)
 			}
 		}
 	}
@@ -114,4 +120,19 @@ func infoFor(ctx context.Context, c rueidis.Client, slotKey, section string) (st
 		return "", fmt.Errorf("INFO %s: %w", section, err)
 	}
 	return txt, nil
+}
+
+// quietSnapshot waits (up to 30s) until Redis frees no memory in the
+// background, then takes a snapshot: the baseline of the memory delta.
+func quietSnapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStats, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := snapshot(ctx, c, slotKey)
+		if err != nil || s.lazyfree == 0 || time.Now().After(deadline) {
+			return s, err
+		}
+		if !sleep(ctx, 50*time.Millisecond) {
+			return s, ctx.Err()
+		}
+	}
 }
