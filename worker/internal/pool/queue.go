@@ -105,7 +105,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 				continue
 			}
 			failures = 0
-			skew = c.Now.Sub(time.Now())
+			skew = time.Until(c.Now)
 			p.dispatch(q, c, sent.Add(p.cfg.Lease))
 			// More jobs are due when the new head is not in the future.
 			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
