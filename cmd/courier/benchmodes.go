@@ -141,28 +141,40 @@ func (r *lagRecorder) wait(ctx context.Context) []time.Duration {
 	return lags
 }
 
+// lagRun starts a daemon whose handler records lag(job) for every job, and
+// lets it subscribe and settle before the first job is sent.
+func (b *bench) lagRun(ctx context.Context, lag func(*worker.Job) time.Duration) (*lagRecorder, *worker.Client, func() error, error) {
+	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rec := newLagRecorder(b.opts.n)
+	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(_ context.Context, j *worker.Job) error {
+		rec.add(lag(j))
+		return nil
+	}))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !sleep(ctx, 500*time.Millisecond) {
+		stop()
+		return nil, nil, nil, ctx.Err()
+	}
+	return rec, producer, stop, nil
+}
+
 // latency sends a job every --every to an idle pool and measures the time
 // from enqueue to handler start.
 func (b *bench) latency(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
-	if err != nil {
-		return "", err
-	}
-	rec := newLagRecorder(o.n)
-	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(_ context.Context, j *worker.Job) error {
+	rec, producer, stop, err := b.lagRun(ctx, func(j *worker.Job) time.Duration {
 		sent := int64(binary.BigEndian.Uint64(j.Payload))
-		rec.add(time.Duration(time.Now().UnixNano() - sent))
-		return nil
-	}))
+		return time.Duration(time.Now().UnixNano() - sent)
+	})
 	if err != nil {
 		return "", err
 	}
 	defer stop()
-	// Let the pool subscribe and settle before the first job.
-	if !sleep(ctx, 500*time.Millisecond) {
-		return "", ctx.Err()
-	}
 	payload := b.payload()
 	if len(payload) < 8 {
 		payload = make([]byte, 8)
@@ -195,22 +207,11 @@ func (b *bench) latency(ctx context.Context) (string, error) {
 // job's run-at to its handler's start (negative = early).
 func (b *bench) delayed(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
-	if err != nil {
-		return "", err
-	}
-	rec := newLagRecorder(o.n)
-	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(_ context.Context, j *worker.Job) error {
-		rec.add(time.Since(j.RunAt))
-		return nil
-	}))
+	rec, producer, stop, err := b.lagRun(ctx, func(j *worker.Job) time.Duration { return time.Since(j.RunAt) })
 	if err != nil {
 		return "", err
 	}
 	defer stop()
-	if !sleep(ctx, 500*time.Millisecond) {
-		return "", ctx.Err()
-	}
 	first := time.Now().Add(o.delay).Truncate(time.Millisecond)
 	specs := make([]worker.JobSpec, o.n)
 	for i := range specs {

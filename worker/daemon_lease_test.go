@@ -1,0 +1,253 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/lua"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+func TestDaemonGracefulStop(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := testConfig(t, prefix)
+		cfg.ShutdownTimeout = 5 * time.Second
+		c := newClient(t, rdb, cfg)
+		rec := newRecorder()
+		started := make(chan struct{}, 1)
+		h := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+			started <- struct{}{}
+			timer := time.NewTimer(200 * time.Millisecond)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		d := startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
+		id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+		receive(t, started, 10*time.Second, "the job to start")
+
+		if _, ok := d.Drained(); ok {
+			t.Error("Drained reports a summary while Run works")
+		}
+		if err := d.stop(t, 5*time.Second); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		if calls := rec.of(id); len(calls) != 1 || calls[0].Err != nil {
+			t.Fatalf("handler calls %+v, want one that completed", calls)
+		}
+		if !isGone(t, c, "q", id) {
+			t.Errorf("job still exists after a graceful stop: %+v", getJob(t, c, "q", id))
+		}
+		if s, ok := d.Drained(); !ok || s != (worker.DrainSummary{Finished: 1}) {
+			t.Errorf("Drained = %+v, %v; want Finished 1, Returned 0", s, ok)
+		}
+		if d.Running() {
+			t.Error("Running reports true after Run returned")
+		}
+	})
+}
+
+func TestDaemonHardStop(t *testing.T) {
+	t.Parallel()
+	const shutdownTimeout = 200 * time.Millisecond
+	tests := []struct {
+		name string
+		// obeysCtx: the handler returns when its context ends; otherwise it
+		// returns only when the test lets it, after Run returned.
+		obeysCtx bool
+		// maxStop bounds Run's return after its context ends: the shutdown
+		// timeout, plus the pool's 1s grace for handlers that do not return.
+		maxStop time.Duration
+	}{
+		{"handler returns when cancelled", true, 1500 * time.Millisecond},
+		{"handler ignores cancellation", false, 2500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+				cfg := testConfig(t, prefix)
+				cfg.ShutdownTimeout = shutdownTimeout
+				c := newClient(t, rdb, cfg)
+				rec := newRecorder()
+				started := make(chan struct{}, 1)
+				release := make(chan struct{})
+				stubborn := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+					started <- struct{}{}
+					if tt.obeysCtx {
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					<-release
+					return nil
+				})
+				d := startDaemon(t, rdb, register(t, nil, "q", stubborn, worker.QueueOptions{}), cfg)
+				id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+				receive(t, started, 10*time.Second, "the job to start")
+
+				begin := time.Now()
+				if err := d.stop(t, 5*time.Second); err != nil {
+					t.Fatalf("Run = %v, want nil", err)
+				}
+				if took := time.Since(begin); took > tt.maxStop {
+					t.Errorf("Run took %s to return, want at most %s", took, tt.maxStop)
+				}
+				if !tt.obeysCtx {
+					// The late success must not ack a job handed back.
+					close(release)
+					rec.waitCalls(t, id, 1, 5*time.Second)
+				}
+				if calls := rec.of(id); len(calls) != 1 || !errors.Is(calls[0].Cause, worker.ErrShutdown) {
+					t.Fatalf("handler calls %+v, want one whose context ended with ErrShutdown", calls)
+				}
+				job := getJob(t, c, "q", id)
+				if job.State != worker.StateReady || job.Attempt != 0 || job.LastError != "" {
+					t.Errorf("handed-back job: state %s attempt %d last error %q; want ready, 0, none", job.State, job.Attempt, job.LastError)
+				}
+				if s, ok := d.Drained(); !ok || s != (worker.DrainSummary{Returned: 1}) {
+					t.Errorf("Drained = %+v, %v; want Finished 0, Returned 1", s, ok)
+				}
+
+				// Another daemon runs the job with its first attempt.
+				rec2 := newRecorder()
+				startDaemon(t, rdb, register(t, nil, "q", rec2.handler(succeed), worker.QueueOptions{}), cfg)
+				if cl := rec2.waitCalls(t, id, 1, 10*time.Second)[0]; cl.Attempt != 1 {
+					t.Errorf("second daemon saw attempt %d, want 1", cl.Attempt)
+				}
+				eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+			})
+		})
+	}
+}
+
+func TestDaemonExtendsLeases(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := testConfig(t, prefix) // lease 300ms, renewed every 100ms
+		c := newClient(t, rdb, cfg)
+		rec := newRecorder()
+		started := make(chan struct{}, 1)
+		const runFor = time.Second
+		h := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+			started <- struct{}{}
+			timer := time.NewTimer(runFor)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
+		id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+		receive(t, started, 10*time.Second, "the job to start")
+
+		first := getJob(t, c, "q", id)
+		if first.State != worker.StateActive || first.LeaseUntil.IsZero() {
+			t.Fatalf("running job: state %s lease until %s", first.State, first.LeaseUntil)
+		}
+		eventually(t, 2*time.Second, "the lease to be renewed", func() bool {
+			j, err := c.Get(t.Context(), "q", id)
+			return err == nil && j.LeaseUntil.After(first.LeaseUntil.Add(cfg.Lease/3))
+		})
+		calls := rec.waitCalls(t, id, 1, 10*time.Second)
+		if calls[0].Err != nil || calls[0].Cause != nil {
+			t.Errorf("a job running %s under a %s lease ended with %v (cause %v), want success", runFor, cfg.Lease, calls[0].Err, calls[0].Cause)
+		}
+		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+		if n := len(rec.of(id)); n != 1 {
+			t.Errorf("the job ran %d times, want once", n)
+		}
+	})
+}
+
+func TestDaemonLeaseLost(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := testConfig(t, prefix)
+		c := newClient(t, rdb, cfg)
+		rec := newRecorder()
+		started := make(chan struct{}, 1)
+		h := rec.handler(func(ctx context.Context, job *worker.Job) error {
+			if job.Attempt > 1 {
+				return nil
+			}
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
+		id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+		receive(t, started, 10*time.Second, "the job to start")
+
+		// Another worker claims the job behind this one's back: its claim
+		// token moves on, so the next renewal finds the lease lost.
+		claims := worker.QueueKeys(prefix, "q")[4]
+		if err := rdb.Do(t.Context(), rdb.B().Hincrby().Key(claims).Field(id).Increment(1).Build()).Error(); err != nil {
+			t.Fatalf("HINCRBY: %v", err)
+		}
+		calls := rec.waitCalls(t, id, 1, 5*time.Second)
+		if !errors.Is(calls[0].Cause, worker.ErrLeaseLost) {
+			t.Errorf("context cause = %v, want ErrLeaseLost", calls[0].Cause)
+		}
+		// Nobody renews the lease now, so it expires and the job is
+		// recovered; the stale worker's failure changed nothing.
+		calls = rec.waitCalls(t, id, 2, 10*time.Second)
+		if calls[1].Attempt != 2 || !strings.Contains(calls[1].LastError, "lease expired") {
+			t.Errorf("recovered run: attempt %d last error %q; want 2 (the expired attempt counted) and lease expired",
+				calls[1].Attempt, calls[1].LastError)
+		}
+		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+	})
+}
+
+func TestDaemonRecoversCrashedWorker(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := testConfig(t, prefix)
+		c := newClient(t, rdb, cfg)
+		retried := enqueue(t, c, worker.JobSpec{Queue: "q", ID: "retried"})
+		lastTry := enqueue(t, c, worker.JobSpec{Queue: "q", ID: "last-try", MaxAttempts: 1})
+
+		// A worker claims both jobs with a 300ms lease and dies.
+		keys := worker.QueueKeys(prefix, "q") // jobs, due, active, dead, claims
+		vals, err := rueidis.NewLuaScript(lua.Claim).Exec(t.Context(), rdb, keys, []string{"2", "300"}).ToArray()
+		if err != nil || len(vals) != 3+2*4 {
+			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)
+		}
+		for _, id := range []string{retried, lastTry} {
+			if job := getJob(t, c, "q", id); job.State != worker.StateActive || job.Attempt != 1 {
+				t.Fatalf("claimed job %s: state %s attempt %d, want active 1", id, job.State, job.Attempt)
+			}
+		}
+
+		rec := newRecorder()
+		startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{}), cfg)
+
+		cl := rec.waitCalls(t, retried, 1, 10*time.Second)[0]
+		if cl.Attempt != 2 || !strings.Contains(cl.LastError, "lease expired") {
+			t.Errorf("recovered job: attempt %d last error %q; want 2 and lease expired", cl.Attempt, cl.LastError)
+		}
+		eventually(t, 10*time.Second, "the recovered job to be acked", func() bool { return isGone(t, c, "q", retried) })
+
+		eventually(t, 10*time.Second, "the job without attempts left to die", func() bool { return inState(t, c, "q", lastTry, worker.StateDead) })
+		job := getJob(t, c, "q", lastTry)
+		if job.Attempt != 1 || !strings.Contains(job.LastError, "lease expired") || !strings.Contains(job.LastError, "no attempts left") {
+			t.Errorf("dead job: attempt %d last error %q", job.Attempt, job.LastError)
+		}
+		if n := len(rec.of(lastTry)); n != 0 {
+			t.Errorf("the job without attempts left ran %d times, want never", n)
+		}
+	})
+}
