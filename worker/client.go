@@ -75,8 +75,9 @@ func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (string, error) {
 // round trip per queue. If any spec is invalid nothing is written and the
 // error names the spec and field. Otherwise each result says whether its job
 // was added or its id existed (ErrDuplicate, also for an id repeated within
-// jobs). On a Redis error some jobs may have been added: enqueueing the same
-// specs with their ids again is safe.
+// jobs). On a Redis error some jobs may have been added; the results then
+// still carry every job's id (generated ones included) and no Err: enqueue
+// the specs again with those ids to retry safely.
 func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
 	type group struct {
 		index []int
@@ -106,13 +107,13 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		g.jobs = append(g.jobs, job)
 	}
 	if err := c.recordQueues(ctx, queues); err != nil {
-		return nil, err
+		return results, err
 	}
 	for _, q := range queues {
 		g := groups[q]
 		added, err := c.st.Enqueue(ctx, q, g.jobs)
 		if err != nil {
-			return nil, fmt.Errorf("enqueue to queue %q: %w", q, err)
+			return results, fmt.Errorf("enqueue to queue %q: %w", q, err)
 		}
 		for k, ok := range added {
 			if !ok {

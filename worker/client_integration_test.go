@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/redistest"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -568,4 +569,38 @@ func TestClientQueues(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestClientEnqueueManyRedisError: when Redis fails, the results still carry
+// every job's id, so the caller can retry the same specs with those ids and
+// get no duplicates.
+func TestClientEnqueueManyRedisError(t *testing.T) {
+	t.Parallel()
+	prefix := redistest.Prefix(t)
+	broken, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redistest.SingleAddr(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken.Close() // every command now fails
+	specs := []worker.JobSpec{{Queue: "q"}, {Queue: "q", ID: "mine"}}
+	res, err := newClient(t, broken, testConfig(t, prefix)).EnqueueMany(t.Context(), specs)
+	if err == nil {
+		t.Fatal("EnqueueMany on a closed client succeeded")
+	}
+	if len(res) != 2 || len(res[0].ID) != 26 || res[1].ID != "mine" {
+		t.Fatalf("results %+v, want both ids", res)
+	}
+	// The retry with those ids writes each job once.
+	c := newClient(t, redistest.Single(t), testConfig(t, prefix))
+	for i := range specs {
+		specs[i].ID = res[i].ID
+	}
+	for range 2 {
+		if _, err := c.EnqueueMany(t.Context(), specs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := c.Stats(t.Context(), "q"); err != nil || st.Ready != 2 {
+		t.Errorf("Stats = %+v, %v; want 2 ready", st, err)
+	}
 }

@@ -37,6 +37,14 @@ func (p *Pool) execute(r *run, respawn func()) {
 		r.q.inflight.Add(-1)
 		signal(r.q.freed)
 	}()
+	if context.Cause(r.ctx) != nil {
+		// Cancelled before it started (the hard stop, or a lost lease, hit
+		// it while it waited for this goroutine): never start it. At the
+		// hard stop settle hands it back; with a lost lease the write is a
+		// no-op.
+		o, returned = Outcome{Kind: Snooze}, true
+		return
+	}
 	o = r.q.Exec(r.ctx, &r.rec)
 	returned = true
 }
