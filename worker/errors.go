@@ -40,6 +40,7 @@ type ValidationError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *ValidationError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
 
 // Is makes errors.Is(err, ErrInvalid) true.
@@ -52,7 +53,10 @@ func invalid(field, format string, args ...any) error {
 // PermanentError wraps a handler error that retrying cannot fix.
 type PermanentError struct{ Err error }
 
+// Error implements error.
 func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *PermanentError) Unwrap() error { return e.Err }
 
 // Permanent marks err as final: the job goes to the dead set at once,
@@ -68,6 +72,7 @@ func Permanent(err error) error {
 // attempt.
 type SnoozeError struct{ Delay time.Duration }
 
+// Error implements error.
 func (e *SnoozeError) Error() string { return fmt.Sprintf("snoozed for %s", e.Delay) }
 
 // Snooze returns an error that puts the job back, due at now+d, without
@@ -81,4 +86,5 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error implements error.
 func (e *PanicError) Error() string { return fmt.Sprintf("handler panic: %v", e.Value) }
