@@ -34,8 +34,13 @@ func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
 			return pool.Outcome{Kind: pool.Ack}
 		}
 		cause := context.Cause(ctx)
-		if errors.Is(cause, ErrShutdown) {
+		switch {
+		case errors.Is(cause, ErrShutdown):
 			// Not the job's fault: it goes back without spending an attempt.
+			return pool.Outcome{Kind: pool.Snooze}
+		case errors.Is(cause, ErrLeaseLost):
+			// The job is no longer ours (the pool logged why): any write is
+			// a no-op, and it is not this attempt's failure to report.
 			return pool.Outcome{Kind: pool.Snooze}
 		}
 		if cause != nil && !errors.Is(err, cause) {
