@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,8 +19,14 @@ import (
 )
 
 // TestMain stops the Redis servers redistest starts, once every test of the
-// binary (package worker and package worker_test alike) is done.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// binary (package worker and package worker_test alike) is done. Started as
+// a crash test's child process, it runs that child's daemon instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		os.Exit(crashChild())
+	}
+	redistest.Main(m)
+}
 
 // backends are the Redis deployments the integration tests run against.
 var backends = []struct {
