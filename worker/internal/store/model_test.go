@@ -1,0 +1,343 @@
+package store_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// mjob is what the model expects of one job.
+type mjob struct {
+	set      store.Set // due, active or dead
+	ready    bool      // due now (else an hour ahead)
+	short    bool      // active under a lease that has run out
+	attempts int       // attempts spent and ended
+	max      int       // the job's own max attempts, 0 = the default
+	token    int64     // claim token while active
+	lastErr  string
+	payload  string
+}
+
+// storeModel runs random operations against the scripts and against a model
+// of what they must do.
+type storeModel struct {
+	t      *testing.T
+	s      *store.Store
+	c      rueidis.Client
+	rng    *rand.Rand
+	jobs   map[string]*mjob
+	tokens []store.Token // every token ever handed out, for stale ones
+}
+
+const modelDefaultMax = 3
+
+// TestScriptsAgainstModel runs long random sequences of every script on a
+// few ids, so that jobs are enqueued again after they are gone, claimed
+// again after recovery and touched with stale tokens, and checks after every
+// step that Redis holds exactly what the model expects and that DESIGN.md's
+// invariants hold: a job with a record is in exactly one of due, active and
+// dead; a claim entry exists exactly while the job is active.
+func TestScriptsAgainstModel(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		seed := uint64(time.Now().UnixNano())
+		t.Logf("seed %d", seed)
+		m := &storeModel{t: t, s: s, c: c, rng: rand.New(rand.NewPCG(seed, 1)), jobs: map[string]*mjob{}}
+		for step := range 400 {
+			op := m.step()
+			m.check(fmt.Sprintf("step %d (%s, seed %d)", step, op, seed))
+		}
+	})
+}
+
+func (m *storeModel) id() string { return fmt.Sprintf("j%d", m.rng.IntN(10)) }
+
+// tokenFor returns the current token of a random active job, or a stale or
+// made-up one.
+func (m *storeModel) token() store.Token {
+	if m.rng.IntN(3) > 0 {
+		var active []string
+		for id, j := range m.jobs {
+			if j.set == store.SetActive {
+				active = append(active, id)
+			}
+		}
+		slices.Sort(active)
+		if len(active) > 0 {
+			id := active[m.rng.IntN(len(active))]
+			return store.Token{ID: id, Claim: m.jobs[id].token}
+		}
+	}
+	if len(m.tokens) > 0 && m.rng.IntN(2) == 0 {
+		return m.tokens[m.rng.IntN(len(m.tokens))]
+	}
+	return store.Token{ID: m.id(), Claim: int64(m.rng.IntN(50))}
+}
+
+// held reports whether tok is the current claim of an active job.
+func (m *storeModel) held(tok store.Token) *mjob {
+	if j := m.jobs[tok.ID]; j != nil && j.set == store.SetActive && j.token == tok.Claim {
+		return j
+	}
+	return nil
+}
+
+func (m *storeModel) step() string {
+	t, ctx := m.t, m.t.Context()
+	delay := func() (time.Duration, bool) {
+		if m.rng.IntN(4) == 0 {
+			return time.Hour, false
+		}
+		return 0, true
+	}
+	switch op := m.rng.IntN(10); op {
+	case 0, 1: // enqueue
+		id := m.id()
+		d, ready := delay()
+		j := &mjob{set: store.SetDue, ready: ready, max: m.rng.IntN(3), payload: fmt.Sprintf("p-%d", m.rng.IntN(1000))}
+		added, err := m.s.Enqueue(ctx, queue, []store.NewJob{{ID: id, Delay: d, MaxAttempts: j.max, Payload: []byte(j.payload)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := m.jobs[id] == nil; added[0] != want {
+			t.Fatalf("enqueue %s: added %v, want %v", id, added[0], want)
+		}
+		if added[0] {
+			m.jobs[id] = j
+		}
+		return "enqueue " + id
+	case 2, 3: // claim
+		n := 1 + m.rng.IntN(4)
+		short := m.rng.IntN(3) == 0
+		lease := time.Hour
+		if short {
+			lease = time.Millisecond
+		}
+		got, err := m.s.Claim(ctx, queue, n, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ready []string
+		for id, j := range m.jobs {
+			if j.set == store.SetDue && j.ready {
+				ready = append(ready, id)
+			}
+		}
+		if len(got.Jobs) != min(n, len(ready)) || len(got.Bad) > 0 {
+			t.Fatalf("claim %d: got %v (bad %v), want %d of ready %v", n, ids(got.Jobs), got.Bad, min(n, len(ready)), ready)
+		}
+		for _, r := range got.Jobs {
+			j := m.jobs[r.ID]
+			if j == nil || j.set != store.SetDue || !j.ready {
+				t.Fatalf("claim returned %s, which the model has as %+v", r.ID, j)
+			}
+			if r.Attempt != j.attempts+1 || !strings.HasPrefix(r.LastError, j.lastErr) || string(r.Payload) != j.payload || r.MaxAttempts != j.max {
+				t.Fatalf("claimed %+v, model %+v", r, j)
+			}
+			for _, old := range m.tokens {
+				if old == r.Token() {
+					t.Fatalf("claim token %v was handed out before", old)
+				}
+			}
+			j.set, j.token, j.short = store.SetActive, r.Claim, short
+			m.tokens = append(m.tokens, r.Token())
+		}
+		return fmt.Sprintf("claim %d", n)
+	case 4: // ack
+		toks := []store.Token{m.token(), m.token(), m.token()}
+		want := map[string]bool{}
+		for _, tok := range toks {
+			if m.held(tok) != nil {
+				want[tok.ID] = true
+			}
+		}
+		n, err := m.s.Ack(ctx, queue, toks)
+		if err != nil || n != len(want) {
+			t.Fatalf("ack %v = %d, %v; want %d", toks, n, err, len(want))
+		}
+		for id := range want {
+			delete(m.jobs, id)
+		}
+		return fmt.Sprintf("ack %v", toks)
+	case 5: // retry or kill
+		tok := m.token()
+		j := m.held(tok)
+		errText := fmt.Sprintf("err-%d", m.rng.IntN(100))
+		var ok bool
+		var err error
+		d, ready := delay()
+		kill := m.rng.IntN(3) == 0
+		if kill {
+			ok, err = m.s.Kill(ctx, queue, tok, errText)
+		} else {
+			ok, err = m.s.Retry(ctx, queue, tok, d, errText)
+		}
+		if err != nil || ok != (j != nil) {
+			t.Fatalf("retry/kill %v = %v, %v; want %v", tok, ok, err, j != nil)
+		}
+		if j != nil {
+			j.attempts++
+			j.lastErr = errText
+			j.set, j.ready = store.SetDue, ready
+			if kill {
+				j.set = store.SetDead
+			}
+		}
+		return fmt.Sprintf("retry/kill(%v) %v", kill, tok)
+	case 6: // snooze
+		toks := []store.Token{m.token(), m.token()}
+		d, ready := delay()
+		want := map[string]bool{}
+		for _, tok := range toks {
+			if m.held(tok) != nil {
+				want[tok.ID] = true
+			}
+		}
+		n, err := m.s.Snooze(ctx, queue, toks, d)
+		if err != nil || n != len(want) {
+			t.Fatalf("snooze %v = %d, %v; want %d", toks, n, err, len(want))
+		}
+		for id := range want {
+			m.jobs[id].set, m.jobs[id].ready = store.SetDue, ready
+		}
+		return fmt.Sprintf("snooze %v", toks)
+	case 7: // extend
+		toks := []store.Token{m.token(), m.token()}
+		lost, err := m.s.Extend(ctx, map[string][]store.Token{queue: toks}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantLost []store.Token
+		for _, tok := range toks {
+			if j := m.held(tok); j != nil {
+				j.short = false
+			} else {
+				wantLost = append(wantLost, tok)
+			}
+		}
+		if !slices.Equal(lost[queue], wantLost) {
+			t.Fatalf("extend %v lost %v, want %v", toks, lost[queue], wantLost)
+		}
+		return fmt.Sprintf("extend %v", toks)
+	case 8: // cancel or requeue
+		id := m.id()
+		j := m.jobs[id]
+		if m.rng.IntN(2) == 0 {
+			res, err := m.s.Cancel(ctx, queue, id)
+			want := store.CancelNotFound
+			switch {
+			case j == nil:
+			case j.set == store.SetDue:
+				want = store.Cancelled
+			case j.set == store.SetActive:
+				want = store.CancelRunning
+			case j.set == store.SetDead:
+				want = store.CancelDead
+			}
+			if err != nil || res != want {
+				t.Fatalf("cancel %s = %v, %v; want %v", id, res, err, want)
+			}
+			if want == store.Cancelled {
+				delete(m.jobs, id)
+			}
+			return "cancel " + id
+		}
+		moved, err := m.s.Requeue(ctx, queue, []string{id})
+		want := j != nil && j.set == store.SetDead
+		if err != nil || moved[0] != want {
+			t.Fatalf("requeue %s = %v, %v; want %v", id, moved, err, want)
+		}
+		if want {
+			j.set, j.ready, j.attempts = store.SetDue, true, 0
+		}
+		return "requeue " + id
+	default: // recover, after the short leases have run out
+		time.Sleep(3 * time.Millisecond)
+		got, err := m.s.Recover(ctx, queue, 100, modelDefaultMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want store.Recovered
+		for _, j := range m.jobs {
+			if j.set != store.SetActive || !j.short {
+				continue
+			}
+			j.attempts++
+			j.lastErr = "lease expired"
+			max := cmpOr(j.max, modelDefaultMax)
+			if j.attempts >= max {
+				j.set = store.SetDead
+				want.Dead++
+			} else {
+				j.set, j.ready = store.SetDue, true
+				want.Due++
+			}
+		}
+		if got != want {
+			t.Fatalf("recover = %+v, want %+v", got, want)
+		}
+		return "recover"
+	}
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// check compares Redis with the model and checks the invariants.
+func (m *storeModel) check(where string) {
+	t := m.t
+	t.Helper()
+	st := state(t, m.c, m.s.Keys(queue))
+	if len(st.Jobs) != len(m.jobs) {
+		t.Fatalf("%s: Redis holds jobs %v, the model %d", where, st, len(m.jobs))
+	}
+	for id := range st.Jobs {
+		sets := 0
+		for _, set := range []map[string]float64{st.Due, st.Active, st.Dead} {
+			if _, ok := set[id]; ok {
+				sets++
+			}
+		}
+		if sets != 1 {
+			t.Fatalf("%s: job %s is in %d sets: %v", where, id, sets, st)
+		}
+	}
+	for _, set := range []map[string]float64{st.Due, st.Active, st.Dead} {
+		for id := range set {
+			if _, ok := st.Jobs[id]; !ok {
+				t.Fatalf("%s: %s is in a set without a record: %v", where, id, st)
+			}
+		}
+	}
+	if len(st.Claims) != len(st.Active) {
+		t.Fatalf("%s: claim entries %v do not match active %v", where, st.Claims, st.Active)
+	}
+	for id, j := range m.jobs {
+		snap := get(t, m.s, id)
+		attempts := j.attempts
+		if j.set == store.SetActive {
+			attempts++
+			if snap.Record.Claim != j.token || st.Claims[id] != fmt.Sprint(j.token) {
+				t.Fatalf("%s: job %s claim %d (entry %q), model %d", where, id, snap.Record.Claim, st.Claims[id], j.token)
+			}
+		}
+		if snap.Set != j.set || snap.Record.Attempt != attempts || !strings.HasPrefix(snap.Record.LastError, j.lastErr) ||
+			string(snap.Record.Payload) != j.payload {
+			t.Fatalf("%s: job %s is %s %+v, model %+v", where, id, snap.Set, snap.Record, j)
+		}
+		if j.set == store.SetDue && j.ready != !snap.Score.After(snap.Now) {
+			t.Fatalf("%s: job %s due at %v (now %v), model ready %v", where, id, snap.Score, snap.Now, j.ready)
+		}
+	}
+}
