@@ -59,7 +59,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 
 func (m *storeModel) id() string { return fmt.Sprintf("j%d", m.rng.IntN(10)) }
 
-// tokenFor returns the current token of a random active job, or a stale or
+// token returns the current token of a random active job, or a stale or
 // made-up one.
 func (m *storeModel) token() store.Token {
 	if m.rng.IntN(3) > 0 {
