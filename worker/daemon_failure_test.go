@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func TestDaemonFailures(t *testing.T) {
 				if len(calls) != tt.wantAttempts {
 					t.Fatalf("handler ran %d times, want %d", len(calls), tt.wantAttempts)
 				}
-				wantMax := cmpOr(tt.spec.MaxAttempts, opts.MaxAttempts)
+				wantMax := cmp.Or(tt.spec.MaxAttempts, opts.MaxAttempts)
 				for i, cl := range calls {
 					if cl.Attempt != i+1 || cl.MaxAttempts != wantMax {
 						t.Errorf("call %d: attempt %d of %d, want %d of %d", i, cl.Attempt, cl.MaxAttempts, i+1, wantMax)
@@ -111,13 +112,6 @@ func TestDaemonFailures(t *testing.T) {
 			})
 		}
 	})
-}
-
-func cmpOr(v, def int) int {
-	if v != 0 {
-		return v
-	}
-	return def
 }
 
 func TestDaemonSnooze(t *testing.T) {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,14 +20,7 @@ const maxErrorText = 4096
 // timeout, recovers panics and maps the handler's error to an outcome.
 func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
 	return func(ctx context.Context, rec *store.Record) pool.Outcome {
-		job := jobFromRecord(queue, rec)
-		job.State = StateActive
-		if job.MaxAttempts == 0 {
-			job.MaxAttempts = reg.opts.MaxAttempts
-		}
-		if job.Timeout == 0 {
-			job.Timeout = reg.opts.Timeout
-		}
+		job := runningJob(queue, rec, reg.opts)
 		ctx, cancel := context.WithTimeoutCause(ctx, job.Timeout, ErrJobTimeout)
 		defer cancel()
 		err := callHandler(ctx, reg.handler, job)
@@ -52,6 +46,16 @@ func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
 	}
 }
 
+// runningJob is the Job a handler sees: active, with the queue's limits
+// where the job has none of its own.
+func runningJob(queue string, rec *store.Record, opts QueueOptions) *Job {
+	job := jobFromRecord(queue, rec)
+	job.State = StateActive
+	job.MaxAttempts = cmp.Or(job.MaxAttempts, opts.MaxAttempts)
+	job.Timeout = cmp.Or(job.Timeout, opts.Timeout)
+	return job
+}
+
 // errGoexit reports a handler that ended its goroutine (runtime.Goexit, as
 // t.FailNow and log.Fatal-like helpers do) instead of returning.
 var errGoexit = errors.New("handler called runtime.Goexit instead of returning")
@@ -72,10 +76,7 @@ func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
 // a failed attempt, like a panic.
 func aborter(queue string, reg registration, log *slog.Logger) pool.Abort {
 	return func(rec *store.Record) pool.Outcome {
-		job := jobFromRecord(queue, rec)
-		if job.MaxAttempts == 0 {
-			job.MaxAttempts = reg.opts.MaxAttempts
-		}
+		job := runningJob(queue, rec, reg.opts)
 		o := outcome(errGoexit, job, reg.opts)
 		logOutcome(log, job, errGoexit, o)
 		return o

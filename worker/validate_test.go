@@ -95,9 +95,9 @@ func TestValidateQueueNameInvalid(t *testing.T) {
 	}
 }
 
-// TestValidateQueueNameNonASCIIMessage shows that the error for a non-ASCII
-// queue name quotes a single byte as if it were a rune: for "é" (bytes C3 A9)
-// it says the name "has 'Ã' at byte 0", a character the name does not hold.
+// TestValidateQueueNameNonASCIIMessage: the error for a non-ASCII queue name
+// quotes the character at the offending byte ('é'), not that byte read as a
+// character of its own ('Ã' for the first byte of "é").
 func TestValidateQueueNameNonASCIIMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -271,7 +272,7 @@ func (m *storeModel) step() string {
 			}
 			j.attempts++
 			j.lastErr = "lease expired"
-			max := cmpOr(j.max, modelDefaultMax)
+			max := cmp.Or(j.max, modelDefaultMax)
 			if j.attempts >= max {
 				j.set = store.SetDead
 				want.Dead++
@@ -285,13 +286,6 @@ func (m *storeModel) step() string {
 		}
 		return "recover"
 	}
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // check compares Redis with the model and checks the invariants.

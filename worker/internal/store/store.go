@@ -44,9 +44,6 @@ type Store struct {
 // New returns a Store using client c and key prefix.
 func New(c rueidis.Client, prefix string) *Store { return &Store{c: c, prefix: prefix} }
 
-// Prefix returns the key prefix.
-func (s *Store) Prefix() string { return s.prefix }
-
 // Keys returns the keys of queue.
 func (s *Store) Keys(queue string) Keys { return QueueKeys(s.prefix, queue) }
 
