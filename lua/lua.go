@@ -35,6 +35,10 @@ var (
 	get string
 	//go:embed stats.lua
 	stats string
+	//go:embed deadlist.lua
+	deadList string
+	//go:embed purge.lua
+	purge string
 )
 
 // The scripts, each with the record codec prepended.
@@ -62,4 +66,8 @@ var (
 	Get = prelude + get
 	// Stats counts a queue's jobs by state (read only).
 	Stats = prelude + stats
+	// DeadList reads a page of the dead set after a cursor (read only).
+	DeadList = prelude + deadList
+	// Purge deletes dead jobs.
+	Purge = prelude + purge
 )

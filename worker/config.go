@@ -75,6 +75,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Validate reports the first invalid field of c, defaults applied, as a
+// *ValidationError naming it (prefix, max_payload_bytes, lease, ...).
+// NewClient and NewDaemon call it; configuration loaders call it to report
+// problems before connecting.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
 func (c Config) validate() error {
 	if err := validatePrefix(c.Prefix); err != nil {
 		return err

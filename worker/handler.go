@@ -78,6 +78,10 @@ func (o QueueOptions) withDefaults() QueueOptions {
 	return o
 }
 
+// Validate reports the first invalid field of o, defaults applied, as a
+// *ValidationError naming it (concurrency, max_attempts, timeout).
+func (o QueueOptions) Validate() error { return o.withDefaults().validate() }
+
 func (o QueueOptions) validate() error {
 	switch {
 	case o.Concurrency < 1:

@@ -34,7 +34,8 @@ type benchOpts struct {
 
 const benchQueue = "bench"
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, std streams) error {
+	stdout, stderr := std.out, std.err
 	var o benchOpts
 	fs := newFlagSet("bench", "--redis ADDR --mode throughput|latency|delayed|idle [flags]", stderr)
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")

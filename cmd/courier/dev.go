@@ -2,31 +2,33 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// devQueue is the queue courier dev serves.
+// devQueue is the queue courier dev serves, with the log handler.
 const devQueue = "demo"
 
 // runDev runs the daemon on an embedded, in-memory Redis-compatible store,
 // for trying Courier with nothing installed.
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("dev", "[--addr HOST:PORT]", stderr)
+func runDev(ctx context.Context, args []string, std streams) error {
+	fs := newFlagSet("dev", "[--addr HOST:PORT] [--http-addr HOST:PORT]", std.err)
 	addr := fs.String("addr", "127.0.0.1:0", "where the embedded store listens (port 0 = any free port)")
+	httpAddr := fs.String("http-addr", config.HTTPAddrDefault, "HTTP listen address for /healthz, /readyz and /metrics")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
 	demo := fs.Bool("demo-jobs", true, "enqueue a few demo jobs at start")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	m := miniredis.NewMiniRedis()
 	m.ClockTTL(true) // expire keys on the real clock
@@ -34,67 +36,80 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("start the embedded store on %s: %w", *addr, err)
 	}
 	defer m.Close()
-	fmt.Fprintf(stdout, "courier dev: embedded store listening on %s (try: redis-cli -p %s)\n", m.Addr(), m.Port())
+
+	cfg, err := config.Load(config.Sources{Flags: map[string]any{
+		"redis.addr":                    m.Addr(),
+		"http.addr":                     *httpAddr,
+		"log.level":                     *level,
+		"queues.demo.handler":           "log",
+		"queues.demo.concurrency":       "4",
+		"queues.demo.max_attempts":      "3",
+		"queues.demo.backoff.steps":     "1s,2s",
+		"queues.demo.log.payload_bytes": "1024",
+		"shutdown.timeout":              "5s",
+	}})
+	if err != nil {
+		return fmt.Errorf("dev configuration: %w", err)
+	}
+	log := newLogger(std.err, cfg.Log)
 	log.Warn("DEV MODE: the store is in memory; nothing persists when this process stops")
 
-	// miniredis speaks RESP2 only properly, has no CLIENT TRACKING, and
-	// answers CLUSTER SLOTS as if it were a one-node cluster.
+	d := &daemon{cfg: cfg, log: log,
+		connect: func(ctx context.Context) (rueidis.Client, error) { return dialDev(ctx, m.Addr(), cfg, *demo) },
+		listening: func(httpAddr string) {
+			prog := programName()
+			fmt.Fprintf(std.out, "courier dev: embedded store listening on %s (nothing persists)\n", m.Addr())
+			fmt.Fprintf(std.out, "  enqueue a job:  %s enqueue --redis %s --queue %s --payload 'hello'\n", prog, m.Addr(), devQueue)
+			fmt.Fprintf(std.out, "  inspect:        %s inspect --redis %s --queue %s\n", prog, m.Addr(), devQueue)
+			fmt.Fprintf(std.out, "  redis-cli:      redis-cli -p %s\n", m.Port())
+			fmt.Fprintf(std.out, "  metrics:        http://%s/metrics\n", httpAddr)
+			fmt.Fprintf(std.out, "  stop:           Ctrl-C\n")
+		},
+	}
+	return d.serve(ctx)
+}
+
+// dialDev connects to the embedded store and, if asked, enqueues the demo
+// jobs. miniredis speaks RESP2 only properly, has no CLIENT TRACKING, and
+// answers CLUSTER SLOTS as if it were a one-node cluster.
+func dialDev(ctx context.Context, addr string, cfg *config.Config, demo bool) (rueidis.Client, error) {
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{
-		InitAddress:       []string{m.Addr()},
+		InitAddress:       []string{addr},
 		DisableCache:      true,
 		AlwaysRESP2:       true,
 		ForceSingleClient: true,
 	})
 	if err != nil {
-		return fmt.Errorf("connect to the embedded store: %w", err)
+		return nil, fmt.Errorf("connect to the embedded store: %w", err)
 	}
-	defer rdb.Close()
+	if demo {
+		if err := enqueueDemo(ctx, rdb, cfg); err != nil {
+			rdb.Close()
+			return nil, err
+		}
+	}
+	return rdb, nil
+}
 
-	cfg := worker.Config{Logger: log}
-	reg := worker.NewRegistry()
-	if err := reg.Register(devQueue, logHandler(log), worker.QueueOptions{
-		Concurrency: 4,
-		MaxAttempts: 3,
-		Backoff:     worker.FixedSteps{time.Second, 2 * time.Second},
-	}); err != nil {
-		return err
-	}
-	d, err := worker.NewDaemon(rdb, reg, cfg)
+func enqueueDemo(ctx context.Context, rdb rueidis.Client, cfg *config.Config) error {
+	c, err := worker.NewClient(rdb, cfg.Worker(nil))
 	if err != nil {
 		return err
 	}
-	if *demo {
-		client, err := worker.NewClient(rdb, cfg)
-		if err != nil {
-			return err
-		}
-		if err := enqueueDemo(ctx, client); err != nil {
-			return err
-		}
-	}
-	log.Info("serving queue; stop with Ctrl-C", "queue", devQueue)
-	return d.Run(ctx)
-}
-
-// logHandler logs each job; a payload of "fail" fails, to show retries.
-func logHandler(log *slog.Logger) worker.Handler {
-	return worker.HandlerFunc(func(_ context.Context, job *worker.Job) error {
-		log.Info("job", "queue", job.Queue, "id", job.ID, "attempt", job.Attempt, "payload", string(job.Payload))
-		if string(job.Payload) == "fail" {
-			return errors.New("the payload asked to fail")
-		}
-		return nil
-	})
-}
-
-func enqueueDemo(ctx context.Context, c *worker.Client) error {
 	specs := []worker.JobSpec{
 		{Queue: devQueue, Payload: []byte("hello from courier dev")},
 		{Queue: devQueue, Payload: []byte("this one was scheduled 3s ahead"), Delay: 3 * time.Second},
-		{Queue: devQueue, Payload: []byte("fail")},
 	}
 	if _, err := c.EnqueueMany(ctx, specs); err != nil {
 		return fmt.Errorf("enqueue demo jobs: %w", err)
 	}
 	return nil
+}
+
+// programName is how the user ran courier, for commands printed to copy.
+func programName() string {
+	if p := os.Args[0]; strings.Contains(filepath.Base(p), "courier") && !strings.HasSuffix(p, ".test") {
+		return p
+	}
+	return "courier"
 }

@@ -1,7 +1,12 @@
 // Command courier runs and drives Courier, the Redis-backed job daemon.
 //
-//	courier bench   measure throughput and latency against a Redis server
-//	courier version print the version
+//	courier run      the daemon: serve the queues of a config file
+//	courier dev      the daemon on an embedded in-memory store, for trying it
+//	courier enqueue  put a job on a queue
+//	courier inspect  queue sizes by state, or one job
+//	courier dead     list, requeue or purge dead jobs
+//	courier bench    measure throughput and latency against a Redis server
+//	courier version  print the version
 //
 // Run "courier help" for the list, "courier CMD -h" for a command's flags.
 package main
@@ -22,16 +27,26 @@ import (
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
+// streams are a command's standard input and outputs.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
 // command is one subcommand: run parses args and does the work.
 type command struct {
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run     func(ctx context.Context, args []string, std streams) error
 }
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench":   {"measure throughput and latency against Redis", runBench},
+		"run":     {"run the daemon: serve the queues of a config file", runRun},
 		"dev":     {"run the daemon on an embedded in-memory store (nothing persists)", runDev},
+		"enqueue": {"put a job on a queue", runEnqueue},
+		"inspect": {"show queue sizes by state, or one job", runInspect},
+		"dead":    {"list, requeue or purge dead jobs", runDead},
+		"bench":   {"measure throughput and latency against Redis", runBench},
 		"version": {"print the version", runVersion},
 	}
 }
@@ -39,21 +54,31 @@ func commands() map[string]command {
 // errUsage marks a usage error (exit code 2); the flag package has printed it.
 var errUsage = errors.New("usage error")
 
+// exitSecondSignal is the exit code when a second signal cuts the drain short.
+const exitSecondSignal = 130
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-ctx.Done()
-		stop() // the first signal starts the drain; a second one kills at once
+		sig := <-signals
+		fmt.Fprintf(os.Stderr, "courier: %s received: draining; send it again to exit at once\n", sig)
+		cancel()
+		sig = <-signals
+		// Jobs still held come back to other workers when their leases lapse.
+		fmt.Fprintf(os.Stderr, "courier: second %s: exiting without draining\n", sig)
+		os.Exit(exitSecondSignal)
 	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	code := run(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	cancel()
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, std streams) int {
 	cmds := commands()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stderr, cmds)
+		usage(std.err, cmds)
 		if len(args) == 0 {
 			return 2
 		}
@@ -61,18 +86,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "courier: unknown command %q\n\n", args[0])
-		usage(stderr, cmds)
+		fmt.Fprintf(std.err, "courier: unknown command %q\n\n", args[0])
+		usage(std.err, cmds)
 		return 2
 	}
-	err := cmd.run(ctx, args[1:], stdout, stderr)
+	err := cmd.run(ctx, args[1:], std)
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
 	}
-	fmt.Fprintf(stderr, "courier %s: %v\n", args[0], err)
+	fmt.Fprintf(std.err, "courier %s: %v\n", args[0], err)
 	return 1
 }
 
@@ -116,11 +141,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", "", stderr)
+// usageError prints msg and the flags, and returns errUsage.
+func usageError(fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(fs.Output(), format+"\n", args...)
+	fs.Usage()
+	return errUsage
+}
+
+func runVersion(_ context.Context, args []string, std streams) error {
+	fs := newFlagSet("version", "", std.err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "courier %s %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(std.out, "courier %s %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

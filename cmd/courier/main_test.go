@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/seed-53d105c9/courier/internal/redistest"
 	"github.com/seed-53d105c9/courier/lua"
@@ -37,7 +36,7 @@ func (s *syncBuffer) String() string {
 func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut syncBuffer
-	code = run(ctx, args, &out, &errOut)
+	code = run(ctx, args, streams{in: strings.NewReader(""), out: &out, err: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -161,39 +160,6 @@ func TestBenchCannotReachRedis(t *testing.T) {
 	code, _, stderr := runCLI(t, t.Context(), "bench", "--redis", "127.0.0.1:1", "--n", "1")
 	if code != 1 || !strings.Contains(stderr, "connect to Redis at 127.0.0.1:1") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
-	}
-}
-
-// TestDev starts courier dev, waits for its demo jobs to run (the failing one
-// ends dead after its retries), then stops it like Ctrl-C would.
-func TestDev(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs for a few seconds")
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, &out, &errOut) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(errOut.String(), "moved to the dead set") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("demo jobs did not finish; stderr:\n%s", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("exit %d; stderr:\n%s", code, errOut.String())
-	}
-	for _, want := range []string{"hello from courier dev", "scheduled 3s ahead", "nothing persists", "worker pool stopped"} {
-		if !strings.Contains(errOut.String()+out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, errOut.String())
-		}
-	}
-	if !strings.Contains(out.String(), "embedded store listening on 127.0.0.1:") {
-		t.Errorf("stdout %q does not say where the store listens", out.String())
 	}
 }
 

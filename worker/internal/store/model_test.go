@@ -22,6 +22,7 @@ type mjob struct {
 	attempts int       // attempts spent and ended
 	max      int       // the job's own max attempts, 0 = the default
 	token    int64     // claim token while active
+	died     int       // the step that moved it to dead
 	lastErr  string
 	payload  string
 }
@@ -35,6 +36,10 @@ type storeModel struct {
 	rng    *rand.Rand
 	jobs   map[string]*mjob
 	tokens []store.Token // every token ever handed out, for stale ones
+	now    int           // the step running
+	// cursor is where the last page of the dead set ended: the next page
+	// op reads on from it, with whatever changed in between.
+	cursor store.DeadCursor
 }
 
 const modelDefaultMax = 3
@@ -44,7 +49,9 @@ const modelDefaultMax = 3
 // again after recovery and touched with stale tokens, and checks after every
 // step that Redis holds exactly what the model expects and that DESIGN.md's
 // invariants hold: a job with a record is in exactly one of due, active and
-// dead; a claim entry exists exactly while the job is active.
+// dead; a claim entry exists exactly while the job is active. The dead set
+// is read page by page, with pages interleaved with the other operations,
+// and must list the model's dead jobs in the order of their deaths.
 func TestScriptsAgainstModel(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
@@ -52,6 +59,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 		t.Logf("seed %d", seed)
 		m := &storeModel{t: t, s: s, c: c, rng: rand.New(rand.NewPCG(seed, 1)), jobs: map[string]*mjob{}}
 		for step := range 400 {
+			m.now = step
 			op := m.step()
 			m.check(fmt.Sprintf("step %d (%s, seed %d)", step, op, seed))
 		}
@@ -98,7 +106,7 @@ func (m *storeModel) step() string {
 		}
 		return 0, true
 	}
-	switch op := m.rng.IntN(10); op {
+	switch op := m.rng.IntN(12); op {
 	case 0, 1: // enqueue
 		id := m.id()
 		d, ready := delay()
@@ -174,7 +182,7 @@ func (m *storeModel) step() string {
 		var ok bool
 		var err error
 		d, ready := delay()
-		kill := m.rng.IntN(3) == 0
+		kill := m.rng.IntN(2) == 0
 		if kill {
 			ok, err = m.s.Kill(ctx, queue, tok, errText)
 		} else {
@@ -188,7 +196,7 @@ func (m *storeModel) step() string {
 			j.lastErr = errText
 			j.set, j.ready = store.SetDue, ready
 			if kill {
-				j.set = store.SetDead
+				j.set, j.died = store.SetDead, m.now
 			}
 		}
 		return fmt.Sprintf("retry/kill(%v) %v", kill, tok)
@@ -259,6 +267,10 @@ func (m *storeModel) step() string {
 			j.set, j.ready, j.attempts = store.SetDue, true, 0
 		}
 		return "requeue " + id
+	case 10:
+		return m.purge()
+	case 11:
+		return m.deadPage()
 	default: // recover, after the short leases have run out
 		time.Sleep(3 * time.Millisecond)
 		got, err := m.s.Recover(ctx, queue, 100, modelDefaultMax)
@@ -274,7 +286,7 @@ func (m *storeModel) step() string {
 			j.lastErr = "lease expired"
 			max := cmp.Or(j.max, modelDefaultMax)
 			if j.attempts >= max {
-				j.set = store.SetDead
+				j.set, j.died = store.SetDead, m.now
 				want.Dead++
 			} else {
 				j.set, j.ready = store.SetDue, true
@@ -334,4 +346,5 @@ func (m *storeModel) check(where string) {
 			t.Fatalf("%s: job %s due at %v (now %v), model ready %v", where, id, snap.Score, snap.Now, j.ready)
 		}
 	}
+	m.checkDead(where, st.Dead)
 }

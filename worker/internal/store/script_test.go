@@ -25,6 +25,8 @@ var (
 	rawCancel  = rueidis.NewLuaScript(lua.Cancel)
 	rawRequeue = rueidis.NewLuaScript(lua.Requeue)
 	rawRecover = rueidis.NewLuaScript(lua.Recover)
+	rawDead    = rueidis.NewLuaScriptReadOnly(lua.DeadList)
+	rawPurge   = rueidis.NewLuaScript(lua.Purge)
 )
 
 // repeatArgs returns n copies of args, concatenated.
@@ -112,6 +114,29 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"recover limit 1001", rawRecover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "1001", "3"}},
 			{"recover default max 0", rawRecover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "10", "0"}},
 			{"recover default max not a number", rawRecover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{k.Wake, "10", "many"}},
+
+			{"deadlist limit 0", rawDead, []string{k.Jobs, k.Dead}, []string{"0", "jobs", "", "", "", "1000"}},
+			{"deadlist limit 1001", rawDead, []string{k.Jobs, k.Dead}, []string{"1001", "jobs", "", "", "", "1000"}},
+			{"deadlist limit -1", rawDead, []string{k.Jobs, k.Dead}, []string{"-1", "ids", "", "", "", ""}},
+			{"deadlist limit not a number", rawDead, []string{k.Jobs, k.Dead}, []string{"ten", "jobs", "", "", "", "1000"}},
+			{"deadlist limit in exponent form", rawDead, []string{k.Jobs, k.Dead}, []string{"1e2", "jobs", "", "", "", "1000"}},
+			{"deadlist 5 arguments", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "ids", "", "", ""}},
+			{"deadlist 7 arguments", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "ids", "", "", "", "", "x"}},
+			{"deadlist mode unknown", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "all", "", "", "", "1000"}},
+			{"deadlist cursor id without a time", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "", "seed-dead", "", "1000"}},
+			{"deadlist cursor time without an id", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "123", "", "", "1000"}},
+			{"deadlist cursor time not whole ms", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "1.5", "x", "", "1000"}},
+			{"deadlist cursor time negative", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "-1", "x", "", "1000"}},
+			{"deadlist cursor time of 16 digits", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "1234567890123456", "x", "", "1000"}},
+			{"deadlist until not a number", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "", "", "soon", "1000"}},
+			{"deadlist until negative", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "ids", "", "", "-5", ""}},
+			{"deadlist max bytes 0", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "", "", "", "0"}},
+			{"deadlist max bytes missing", rawDead, []string{k.Jobs, k.Dead}, []string{"10", "jobs", "", "", "", ""}},
+
+			{"purge without until", rawPurge, []string{k.Jobs, k.Dead}, nil},
+			{"purge 1001 ids", rawPurge, []string{k.Jobs, k.Dead}, append([]string{"", "seed-dead"}, repeatArgs(1000, "other")...)},
+			{"purge until not a number", rawPurge, []string{k.Jobs, k.Dead}, []string{"soon", "seed-dead"}},
+			{"purge until negative", rawPurge, []string{k.Jobs, k.Dead}, []string{"-1", "seed-dead"}},
 		}
 		before := state(t, c, k)
 		for _, tt := range tests {

@@ -20,7 +20,9 @@ import (
 const MaxBatch = 1000
 
 // Scripts are loaded once per process. Read-only scripts may be retried by
-// rueidis; the others may not, so each is written to be safe to repeat.
+// rueidis; the others may not, so each is written to be safe to repeat. The
+// read-only ones are sent as EVALSHA, not EVALSHA_RO: the embedded store of
+// courier dev refuses TIME in a read-only script.
 var (
 	scriptEnqueue = rueidis.NewLuaScript(lua.Enqueue)
 	scriptClaim   = rueidis.NewLuaScript(lua.Claim)
@@ -31,8 +33,8 @@ var (
 	scriptCancel  = rueidis.NewLuaScript(lua.Cancel)
 	scriptRequeue = rueidis.NewLuaScript(lua.Requeue)
 	scriptRecover = rueidis.NewLuaScript(lua.Recover)
-	scriptGet     = rueidis.NewLuaScriptReadOnly(lua.Get)
-	scriptStats   = rueidis.NewLuaScriptReadOnly(lua.Stats)
+	scriptGet     = rueidis.NewLuaScriptRetryable(lua.Get)
+	scriptStats   = rueidis.NewLuaScriptRetryable(lua.Stats)
 )
 
 // Store runs Courier's scripts against one Redis deployment under one prefix.

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/config"
+)
+
+// configFlags are the flags every command that reads the configuration
+// takes. Flags override the file and the environment only when given.
+type configFlags struct {
+	fs   *flag.FlagSet
+	file string
+	keys map[string]string // flag name → config key
+}
+
+// addConfigFlags adds --config and --redis to fs.
+func addConfigFlags(fs *flag.FlagSet) *configFlags {
+	f := &configFlags{fs: fs, keys: map[string]string{"redis": "redis.addr", "prefix": "redis.prefix"}}
+	fs.StringVar(&f.file, "config", "", "YAML configuration file (see configs/courier.yaml); COURIER_* variables override it")
+	fs.String("redis", "", "Redis address(es), host:port[,host:port...]; overrides redis.addr")
+	fs.String("prefix", "", "key prefix; overrides redis.prefix")
+	return f
+}
+
+// keyFlag adds a string flag that overrides config key.
+func (f *configFlags) keyFlag(name, key, usage string) {
+	f.fs.String(name, "", usage+"; overrides "+key)
+	f.keys[name] = key
+}
+
+// load reads the configuration: defaults, the file, the environment, then
+// the flags the user set.
+func (f *configFlags) load() (*config.Config, error) {
+	set := map[string]any{}
+	f.fs.Visit(func(fl *flag.Flag) {
+		if key, ok := f.keys[fl.Name]; ok {
+			set[key] = fl.Value.String()
+		}
+	})
+	cfg, err := config.Load(config.Sources{File: f.file, Environ: os.Environ(), Flags: set})
+	if config.IsProblem(err) {
+		return nil, fmt.Errorf("invalid configuration:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	return cfg, err
+}
+
+// newLogger returns the logger the configuration asks for, writing to w.
+func newLogger(w io.Writer, c config.Log) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level)) // validated by config.Load
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// dialRedis connects the client commands: once, failing with the address
+// named when Redis cannot be reached.
+func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) {
+	opt, err := cfg.Redis.ClientOption()
+	if err != nil {
+		return nil, err
+	}
+	rdb, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
+	}
+	if err := rdb.Do(ctx, rdb.B().Ping().Build()).Error(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
+	}
+	return rdb, nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/rueidis"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/internal/server"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// daemon is what courier run and courier dev share: a configuration, a way
+// to reach Redis, and the logger.
+type daemon struct {
+	cfg *config.Config
+	log *slog.Logger
+	// connect returns the Redis client; it may wait and retry until ctx ends.
+	connect func(ctx context.Context) (rueidis.Client, error)
+	// listening, if set, is told the HTTP address once it is bound.
+	listening func(addr string)
+}
+
+// serve runs the daemon until ctx ends, then drains. The stop order:
+//  1. ctx ends (SIGTERM / SIGINT): /readyz turns 503 and the pool stops
+//     claiming;
+//  2. running jobs finish, up to shutdown.timeout; the rest are cancelled and
+//     handed back due without spending an attempt; acks are flushed;
+//  3. the HTTP server stops (it served /metrics and probes during the drain);
+//  4. the Redis client closes.
+func (d *daemon) serve(ctx context.Context) error {
+	reg, err := d.cfg.Registry(d.log)
+	if err != nil {
+		return err
+	}
+	var (
+		pool   atomic.Pointer[worker.Daemon]
+		client atomic.Pointer[rueidis.Client]
+	)
+	ready := func(rctx context.Context) error {
+		if ctx.Err() != nil {
+			return errors.New("draining")
+		}
+		p, c := pool.Load(), client.Load()
+		if c == nil || p == nil {
+			return errors.New("connecting to Redis")
+		}
+		if !p.Running() {
+			return errors.New("worker pool not running")
+		}
+		if err := (*c).Do(rctx, (*c).B().Ping().Build()).Error(); err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		return nil
+	}
+	srv, err := server.Listen(server.Options{
+		Addr:    d.cfg.HTTP.Addr,
+		Ready:   ready,
+		Metrics: promhttp.HandlerFor(newMetricsRegistry(), promhttp.HandlerOpts{}),
+		Logger:  d.log,
+	})
+	if err != nil {
+		return err
+	}
+	d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics")
+	if d.listening != nil {
+		d.listening(srv.Addr())
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	// HTTP outlives the drain, so probes and scrapes keep answering.
+	httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHTTP()
+	g.Go(func() error { return srv.Run(httpCtx) })
+	g.Go(func() error {
+		defer stopHTTP()
+		rdb, err := d.connect(gctx)
+		if err != nil {
+			if gctx.Err() != nil {
+				d.log.Info("stopped before Redis was reached")
+				return nil
+			}
+			return err
+		}
+		defer rdb.Close()
+		client.Store(&rdb)
+		w, err := worker.NewDaemon(rdb, reg, d.cfg.Worker(d.log))
+		if err != nil {
+			return err
+		}
+		pool.Store(w)
+		if err := w.Run(gctx); err != nil {
+			return err
+		}
+		if s, ok := w.Drained(); ok {
+			d.log.Info("drained", "finished", s.Finished, "returned", s.Returned,
+				"note", "returned jobs are due again with their attempt unspent")
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// newMetricsRegistry returns the registry /metrics serves: the Go runtime,
+// the process, and courier_build_info.
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "courier_build_info",
+			Help:        "Always 1; the labels say which build of courier runs.",
+			ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+		}, func() float64 { return 1 }),
+	)
+	return reg
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// runDead is courier dead list|requeue|purge.
+func runDead(ctx context.Context, args []string, std streams) error {
+	const synopsis = "list|requeue|purge --queue Q [--job ID | --all]"
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs := newFlagSet("dead", synopsis, std.err)
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fs.Usage()
+			return nil
+		}
+		return usageError(fs, "name an action: list, requeue or purge")
+	}
+	action := args[0]
+	fs := newFlagSet("dead "+action, "--queue Q [--job ID | --all]", std.err)
+	cf := addConfigFlags(fs)
+	queue := fs.String("queue", "", "queue name (required)")
+	var job *string
+	var all *bool
+	var limit *int
+	var cursor *string
+	var asJSON *bool
+	switch action {
+	case "list":
+		limit = fs.Int("limit", 100, "jobs per page, 1 to 1000")
+		cursor = fs.String("cursor", "", "continue after a previous page (printed at its end)")
+		asJSON = fs.Bool("json", false, "print JSON for machines")
+	case "requeue", "purge":
+		job = fs.String("job", "", "the dead job to "+action)
+		all = fs.Bool("all", false, action+" every dead job of the queue")
+	default:
+		return usageError(newFlagSet("dead", synopsis, std.err), "unknown action %q: use list, requeue or purge", action)
+	}
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *queue == "" {
+		return usageError(fs, "--queue is required")
+	}
+	if job != nil && (*job == "") == !*all {
+		return usageError(fs, "give --job ID or --all")
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	rdb, err := dialRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	client, err := worker.NewClient(rdb, cfg.Worker(nil))
+	if err != nil {
+		return err
+	}
+
+	var n int
+	switch {
+	case action == "list":
+		return listDead(ctx, client, *queue, worker.DeadQuery{Cursor: *cursor, Limit: *limit}, *asJSON, std)
+	case action == "requeue" && *all:
+		n, err = client.RequeueAll(ctx, *queue)
+	case action == "requeue":
+		n, err = client.Requeue(ctx, *queue, *job)
+	case action == "purge" && *all:
+		n, err = client.PurgeAll(ctx, *queue)
+	default:
+		n, err = client.Purge(ctx, *queue, *job)
+	}
+	if err != nil {
+		return err
+	}
+	if *job != "" && n == 0 {
+		return fmt.Errorf("queue %q has no dead job %q; nothing was changed", *queue, *job)
+	}
+	verb := map[string]string{"requeue": "requeued", "purge": "purged"}[action]
+	fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, *queue)
+	return nil
+}
+
+func listDead(ctx context.Context, client *worker.Client, queue string, q worker.DeadQuery, asJSON bool, std streams) error {
+	page, err := client.Dead(ctx, queue, q)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out := struct {
+			Jobs []jobJSON `json:"jobs"`
+			Next string    `json:"next,omitempty"`
+		}{Jobs: []jobJSON{}, Next: page.Next}
+		for _, j := range page.Jobs {
+			out.Jobs = append(out.Jobs, jobView(j))
+		}
+		return writeJSON(std.out, out)
+	}
+	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")
+	for _, j := range page.Jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", j.ID, stamp(j.DiedAt), j.Attempt, oneLine(j.LastError, 100))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.Next != "" {
+		fmt.Fprintf(std.out, "more: --cursor %s\n", page.Next)
+	}
+	return nil
+}
+
+// oneLine shortens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

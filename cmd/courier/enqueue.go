@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// runEnqueue is courier enqueue: put one job on a queue and print its id.
+func runEnqueue(ctx context.Context, args []string, std streams) error {
+	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--payload TEXT | --payload-file FILE | < stdin]", std.err)
+	cf := addConfigFlags(fs)
+	queue := fs.String("queue", "", "queue name (required)")
+	id := fs.String("id", "", "job id; a job with this id already in the queue is refused (default: a generated id)")
+	delay := fs.Duration("delay", 0, "run the job after this long, e.g. 90s or 2h")
+	at := fs.String("at", "", "run the job at this time, RFC 3339 (2026-11-21T18:00:00Z)")
+	maxAttempts := fs.Int("max-attempts", 0, "attempts before the job goes dead (default: the queue's)")
+	timeout := fs.Duration("timeout", 0, "run time limit of each attempt (default: the queue's)")
+	payload := fs.String("payload", "", "the payload, as text")
+	payloadFile := fs.String("payload-file", "", "read the payload from this file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout}
+	given := setFlags(fs)
+	switch {
+	case *queue == "":
+		return usageError(fs, "--queue is required")
+	case given["delay"] && given["at"]:
+		return usageError(fs, "give --delay or --at, not both")
+	case given["payload"] && given["payload-file"]:
+		return usageError(fs, "give --payload or --payload-file, not both")
+	case given["max-attempts"] && *maxAttempts < 1:
+		return usageError(fs, "--max-attempts must be at least 1 (got %d)", *maxAttempts)
+	case given["timeout"] && *timeout <= 0:
+		return usageError(fs, "--timeout must be positive (got %s)", *timeout)
+	case *delay < 0:
+		return usageError(fs, "--delay must not be negative (got %s)", *delay)
+	}
+	spec.MaxAttempts = *maxAttempts
+	if given["at"] {
+		t, err := time.Parse(time.RFC3339Nano, *at)
+		if err != nil {
+			return usageError(fs, "--at %q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", *at)
+		}
+		spec.RunAt = t
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	switch {
+	case given["payload"]:
+		spec.Payload = []byte(*payload)
+	case given["payload-file"]:
+		spec.Payload, err = readPayload(*payloadFile, nil, cfg.Jobs.MaxPayloadBytes)
+	default:
+		spec.Payload, err = readPayload("", std.in, cfg.Jobs.MaxPayloadBytes)
+	}
+	if err != nil {
+		return err
+	}
+
+	rdb, err := dialRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	client, err := worker.NewClient(rdb, cfg.Worker(nil))
+	if err != nil {
+		return err
+	}
+	jobID, err := client.Enqueue(ctx, spec)
+	if errors.Is(err, worker.ErrDuplicate) {
+		return fmt.Errorf("queue %q already has a job with id %q; nothing was changed", spec.Queue, jobID)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(std.out, jobID)
+	return nil
+}
+
+// readPayload reads a payload from the file at path, or from in, refusing
+// more than limit bytes without reading them all. A terminal on stdin is
+// refused: the user most likely forgot --payload.
+func readPayload(path string, in io.Reader, limit int) ([]byte, error) {
+	what := "stdin"
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--payload-file: %w", err)
+		}
+		defer f.Close()
+		in, what = f, path
+	} else if f, ok := in.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return nil, errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the payload from %s: %w", what, err)
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("the payload from %s is larger than jobs.max_payload_bytes (%d bytes)", what, limit)
+	}
+	return b, nil
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests in this file run the courier binary as users do: built once
+// with go build, started as a process, stopped with signals.
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// courierBinary builds cmd/courier once per test run and returns its path.
+func courierBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "courier-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "courier")
+		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goCmd); err != nil {
+			goCmd = "go"
+		}
+		out, err := exec.Command(goCmd, "build", "-o", buildPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// proc is a running courier process.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+// startCourier starts the binary with args and a clean COURIER_ environment
+// plus env.
+func startCourier(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, done: make(chan struct{})}
+	p.cmd = exec.Command(courierBinary(t), args...)
+	p.cmd.Env = append(cleanEnv(), env...)
+	p.cmd.Stdout = &p.stdout
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("courier %s stderr:\n%s", strings.Join(args, " "), p.stderr.String())
+		}
+	})
+	return p
+}
+
+// cleanEnv is the test's environment without COURIER_* configuration.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "COURIER_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// signal sends sig to the process.
+func (p *proc) signal(sig os.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal: %v", err)
+	}
+}
+
+// wait waits up to d for the process to exit and returns its exit code.
+func (p *proc) wait(d time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		p.t.Fatalf("courier did not exit within %s; stderr:\n%s", d, p.stderr.String())
+	}
+	var exit *exec.ExitError
+	if errors.As(p.err, &exit) {
+		return exit.ExitCode()
+	}
+	if p.err != nil {
+		p.t.Fatalf("wait: %v", p.err)
+	}
+	return 0
+}
+
+// waitOutput waits up to d for re to match the process's stderr (or stdout)
+// and returns the first submatch, or the whole match.
+func (p *proc) waitOutput(re *regexp.Regexp, d time.Duration) string {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		for _, s := range []string{p.stderr.String(), p.stdout.String()} {
+			if m := re.FindStringSubmatch(s); m != nil {
+				return m[len(m)-1]
+			}
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("courier exited (%v) before its output matched %s; stderr:\n%s", p.err, re, p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("output did not match %s within %s; stderr:\n%s", re, d, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var httpAddrRE = regexp.MustCompile(`"http listening" addr=(127\.0\.0\.1:\d+)`)
+
+// courierCLI runs the binary to completion and returns its exit code and
+// output.
+func courierCLI(ctx context.Context, t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, courierBinary(t), args...)
+	cmd.Env = cleanEnv()
+	cmd.Stdin = stdin
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("courier %v: %v", args, err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// writeConfig writes a YAML configuration for a test.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "courier.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// lines returns the non-empty lines of s, for scanning logs.
+func lines(s string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/config"
+)
+
+// runRun is courier run: the production daemon.
+func runRun(ctx context.Context, args []string, std streams) error {
+	fs := newFlagSet("run", "[--config FILE] [flags]", std.err)
+	cf := addConfigFlags(fs)
+	cf.keyFlag("http-addr", "http.addr", "HTTP listen address for /healthz, /readyz and /metrics")
+	cf.keyFlag("log-level", "log.level", "debug, info, warn or error")
+	cf.keyFlag("log-format", "log.format", "text or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Queues) == 0 {
+		return errors.New("invalid configuration:\n  queues: no queue is configured; add one under queues.<name> (see configs/courier.yaml)")
+	}
+	log := newLogger(std.err, cfg.Log)
+	opt, err := cfg.Redis.ClientOption()
+	if err != nil {
+		return err
+	}
+	log.Info("courier starting", "version", version, "redis", cfg.Redis.Addr, "prefix", cfg.Redis.Prefix,
+		"queues", queueNames(cfg), "shutdown_timeout", cfg.Shutdown.Timeout, "lease", cfg.Lease.Duration)
+	d := &daemon{cfg: cfg, log: log, connect: func(ctx context.Context) (rueidis.Client, error) {
+		return connectWithRetry(ctx, opt, log)
+	}}
+	return d.serve(ctx)
+}
+
+// Reconnect delays at start-up: Redis may start after Courier.
+const (
+	connectRetryMin = 100 * time.Millisecond
+	connectRetryMax = 5 * time.Second
+)
+
+// connectWithRetry connects to Redis, retrying with backoff until ctx ends:
+// rueidis.NewClient fails at once when Redis is down.
+func connectWithRetry(ctx context.Context, opt rueidis.ClientOption, log *slog.Logger) (rueidis.Client, error) {
+	wait := connectRetryMin
+	for attempt := 1; ; attempt++ {
+		rdb, err := rueidis.NewClient(opt)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("connected to Redis", "attempts", attempt)
+			}
+			return rdb, nil
+		}
+		log.Warn("cannot reach Redis; retrying", "addr", strings.Join(opt.InitAddress, ","), "attempt", attempt, "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("connect to Redis: %w", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, connectRetryMax)
+	}
+}
+
+func queueNames(cfg *config.Config) []string { return slices.Sorted(maps.Keys(cfg.Queues)) }

@@ -1,0 +1,209 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of Settings.
+const (
+	TimeoutDefault     = 10 * time.Second
+	ContentTypeDefault = "application/json"
+)
+
+// Settings configure the handler; zero values take the defaults. The
+// configuration layer fills them from queues.<name>.webhook.
+type Settings struct {
+	// URL is where jobs are POSTed: an absolute http or https URL. Required
+	// unless AllowHosts is set, in which case a job may name its own URL.
+	// No default.
+	URL string `koanf:"url"`
+	// Secret is the HMAC-SHA256 key that signs each request (see Sign).
+	// Default empty: requests are not signed.
+	Secret string `koanf:"secret"`
+	// Timeout bounds each request, from connecting to reading the start of
+	// the response body. Default 10s.
+	Timeout time.Duration `koanf:"timeout"`
+	// Headers are extra request headers, such as Authorization. They may
+	// not set Content-Type (use ContentType), Host, Content-Length,
+	// hop-by-hop headers, or any Courier-* header. Default none.
+	Headers map[string]string `koanf:"headers"`
+	// ContentType is the Content-Type of each request. Default
+	// application/json.
+	ContentType string `koanf:"content_type"`
+	// AllowHosts lists the hosts a job may name in its own URL, and turns on
+	// envelope mode (see the package doc). An entry is "host", "host:port"
+	// or "*.example.com", which matches every subdomain of example.com but
+	// not example.com itself; an entry without a port matches any port.
+	// Default none: every job goes to URL.
+	AllowHosts []string `koanf:"allow_hosts"`
+}
+
+// config is Settings checked and parsed, ready for the handler.
+type config struct {
+	url         *url.URL // nil when jobs must name their own
+	secret      []byte   // nil: do not sign
+	timeout     time.Duration
+	header      http.Header // the extra headers, canonical names
+	contentType string
+	allow       []hostPattern // empty: send payloads as they are to url
+	redact      []string      // values never to repeat in an error
+}
+
+// redactMin is the shortest header value kept out of error messages: a
+// shorter one cannot be a credential worth the name, and blanking it would
+// garble a response body quoted in an error.
+const redactMin = 8
+
+// parse applies the defaults to s and checks it. It returns one error per
+// problem, each starting with the setting's key.
+func (s Settings) parse() (config, []error) {
+	c := config{timeout: s.Timeout, contentType: s.ContentType}
+	var errs []error
+	if c.timeout == 0 {
+		c.timeout = TimeoutDefault
+	}
+	if c.contentType == "" {
+		c.contentType = ContentTypeDefault
+	}
+
+	switch {
+	case s.URL != "":
+		u, err := parseURL(s.URL)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("url: %w", err))
+		}
+		c.url = u
+	case len(s.AllowHosts) == 0:
+		errs = append(errs, errors.New("url: is required (or set allow_hosts so that jobs name their own URL)"))
+	}
+	if s.Secret != "" {
+		c.secret = []byte(s.Secret)
+		c.redact = append(c.redact, s.Secret)
+	}
+	if c.timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout: must be positive (got %s)", c.timeout))
+	}
+	if err := checkMediaType(c.contentType); err != nil {
+		errs = append(errs, fmt.Errorf("content_type: %w", err))
+	}
+
+	c.header = make(http.Header, len(s.Headers))
+	seen := make(map[string]string, len(s.Headers)) // canonical → as written
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
+		value := s.Headers[name]
+		canon := http.CanonicalHeaderKey(name)
+		if err := checkHeader(name, value); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if first, dup := seen[canon]; dup {
+			errs = append(errs, fmt.Errorf("headers.%s: repeats headers.%s", name, first))
+			continue
+		}
+		seen[canon] = name
+		c.header.Set(canon, value)
+		if len(value) >= redactMin {
+			c.redact = append(c.redact, value)
+		}
+	}
+
+	for i, entry := range s.AllowHosts {
+		p, err := parseHostPattern(entry)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("allow_hosts[%d]: %w", i, err))
+			continue
+		}
+		c.allow = append(c.allow, p)
+	}
+	return c, errs
+}
+
+// parseURL parses a webhook URL: absolute, http or https, with a host. Its
+// errors never repeat the URL, which may hold credentials.
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("is not a valid URL: %w", withoutURL(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("must be an http or https URL (got scheme %q)", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, errors.New("has no host")
+	}
+	return u, nil
+}
+
+// checkMediaType checks that v is a media type, as in "text/plain;
+// charset=utf-8".
+func checkMediaType(v string) error {
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return fmt.Errorf("is not a media type: %w", err)
+	}
+	if typ, sub, _ := strings.Cut(mt, "/"); typ == "" || sub == "" {
+		return fmt.Errorf("is not a media type: want type/subtype, as in %q", ContentTypeDefault)
+	}
+	return nil
+}
+
+// checkHeader checks one of Settings.Headers. Its errors never repeat the
+// value, which may be a credential.
+func checkHeader(name, value string) error {
+	if !isToken(name) {
+		return fmt.Errorf("headers.%s: is not a valid header name", strconv.Quote(name))
+	}
+	canon := http.CanonicalHeaderKey(name)
+	switch {
+	case canon == "Content-Type":
+		return fmt.Errorf("headers.%s: is set by content_type", name)
+	case strings.HasPrefix(canon, "Courier-"):
+		return fmt.Errorf("headers.%s: the Courier- prefix is reserved for the headers the handler sets", name)
+	case setByClient(canon):
+		return fmt.Errorf("headers.%s: is set by the HTTP client", name)
+	}
+	for i := 0; i < len(value); i++ {
+		if b := value[i]; b < ' ' && b != '\t' || b == 0x7f {
+			return fmt.Errorf("headers.%s: value holds a control character", name)
+		}
+	}
+	return nil
+}
+
+// setByClient reports whether net/http manages the header called canon: the
+// host, the message framing, and the hop-by-hop headers of RFC 9110,
+// section 7.6.1.
+func setByClient(canon string) bool {
+	switch canon {
+	case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+		"Proxy-Connection", "Te", "Trailer", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// isToken reports whether s is an RFC 9110 token, as header names are.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

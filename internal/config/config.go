@@ -1,0 +1,197 @@
+// Package config loads the configuration of the courier daemon and its
+// client commands: defaults, then a YAML file, then COURIER_* environment
+// variables, then command-line flags, each layer overriding the one before.
+//
+// configs/courier.yaml is the reference: it holds every key with its default
+// and a comment. Unknown keys, values of the wrong type and invalid values
+// stop the load with one message per problem, each naming its key.
+//
+// Environment variables map to keys by dropping the COURIER_ prefix,
+// lower-casing, and reading a double underscore as a level of nesting:
+// COURIER_REDIS__ADDR is redis.addr, COURIER_QUEUES__EMAILS__MAX_ATTEMPTS is
+// queues.emails.max_attempts. A list is written with commas
+// (COURIER_REDIS__ADDR=10.0.0.1:6379,10.0.0.2:6379).
+package config
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// Config is the whole configuration. The koanf tags are the keys.
+type Config struct {
+	Redis    Redis            `koanf:"redis"`
+	HTTP     HTTP             `koanf:"http"`
+	Log      Log              `koanf:"log"`
+	Shutdown Shutdown         `koanf:"shutdown"`
+	Lease    Lease            `koanf:"lease"`
+	Jobs     Jobs             `koanf:"jobs"`
+	Poll     Poll             `koanf:"poll"`
+	Queues   map[string]Queue `koanf:"queues"`
+}
+
+// Redis says how to reach Redis.
+type Redis struct {
+	// Addr lists host:port addresses: one server, any nodes of a cluster
+	// (detected by itself), or the sentinels when Sentinel.Master is set.
+	Addr     []string `koanf:"addr"`
+	Username string   `koanf:"username"`
+	Password Secret   `koanf:"password"`
+	DB       int      `koanf:"db"`
+	// Prefix starts every key Courier writes; processes must agree on it.
+	Prefix   string   `koanf:"prefix"`
+	TLS      TLS      `koanf:"tls"`
+	Sentinel Sentinel `koanf:"sentinel"`
+	// DialTimeout bounds connecting to one address.
+	DialTimeout time.Duration `koanf:"dial_timeout"`
+}
+
+// TLS configures TLS to Redis.
+type TLS struct {
+	Enabled            bool   `koanf:"enabled"`
+	CAFile             string `koanf:"ca_file"`
+	CertFile           string `koanf:"cert_file"`
+	KeyFile            string `koanf:"key_file"`
+	ServerName         string `koanf:"server_name"`
+	InsecureSkipVerify bool   `koanf:"insecure_skip_verify"`
+}
+
+// Sentinel configures Redis Sentinel; Redis.Addr then lists the sentinels.
+type Sentinel struct {
+	Master   string `koanf:"master"`
+	Username string `koanf:"username"`
+	Password Secret `koanf:"password"`
+}
+
+// HTTP configures the HTTP listener (/healthz, /readyz, /metrics).
+type HTTP struct {
+	Addr string `koanf:"addr"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `koanf:"level"`  // debug, info, warn, error
+	Format string `koanf:"format"` // text, json
+}
+
+// Shutdown configures the drain on SIGTERM / SIGINT.
+type Shutdown struct {
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// Lease configures job leases.
+type Lease struct {
+	Duration time.Duration `koanf:"duration"`
+}
+
+// Jobs holds limits on the jobs producers may enqueue.
+type Jobs struct {
+	MaxPayloadBytes  int           `koanf:"max_payload_bytes"`
+	MaxScheduleAhead time.Duration `koanf:"max_schedule_ahead"`
+}
+
+// Poll configures the safety poll of idle queues.
+type Poll struct {
+	Interval time.Duration `koanf:"interval"`
+}
+
+// Queue configures one queue this daemon serves.
+type Queue struct {
+	// Handler names a built-in handler (see package handlers).
+	Handler     string        `koanf:"handler"`
+	Concurrency int           `koanf:"concurrency"`
+	MaxAttempts int           `koanf:"max_attempts"`
+	Timeout     time.Duration `koanf:"timeout"`
+	Backoff     Backoff       `koanf:"backoff"`
+	// Settings holds the handler's own section, queues.<name>.<handler>,
+	// decoded by the handler; any other key of the queue is refused.
+	Settings map[string]any `koanf:",remain"`
+}
+
+// Backoff is a queue's retry policy: exponential (Base, Cap) unless Steps is
+// set.
+type Backoff struct {
+	Base  time.Duration   `koanf:"base"`
+	Cap   time.Duration   `koanf:"cap"`
+	Steps []time.Duration `koanf:"steps"`
+}
+
+// Default values; the reference file configs/courier.yaml repeats them.
+const (
+	RedisAddrDefault        = "127.0.0.1:6379"
+	RedisDialTimeoutDefault = 5 * time.Second
+	HTTPAddrDefault         = "127.0.0.1:9750"
+	LogLevelDefault         = "info"
+	LogFormatDefault        = "text"
+)
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		Redis: Redis{
+			Addr:        []string{RedisAddrDefault},
+			Prefix:      worker.PrefixDefault,
+			DialTimeout: RedisDialTimeoutDefault,
+		},
+		HTTP:     HTTP{Addr: HTTPAddrDefault},
+		Log:      Log{Level: LogLevelDefault, Format: LogFormatDefault},
+		Shutdown: Shutdown{Timeout: worker.ShutdownTimeoutDefault},
+		Lease:    Lease{Duration: worker.LeaseDefault},
+		Jobs: Jobs{
+			MaxPayloadBytes:  worker.MaxPayloadBytesDefault,
+			MaxScheduleAhead: worker.MaxScheduleAheadDefault,
+		},
+		Poll: Poll{Interval: worker.PollIntervalDefault},
+	}
+}
+
+// QueueDefault is the configuration a queue starts from before its keys are
+// read.
+func QueueDefault() Queue {
+	return Queue{
+		Concurrency: worker.ConcurrencyDefault,
+		MaxAttempts: worker.MaxAttemptsDefault,
+		Timeout:     worker.TimeoutDefault,
+		Backoff:     Backoff{Base: worker.BackoffBaseDefault, Cap: worker.BackoffCapDefault},
+	}
+}
+
+// Worker returns the library configuration for logger.
+func (c *Config) Worker(logger *slog.Logger) worker.Config {
+	return worker.Config{
+		Prefix:           c.Redis.Prefix,
+		MaxPayloadBytes:  c.Jobs.MaxPayloadBytes,
+		MaxScheduleAhead: c.Jobs.MaxScheduleAhead,
+		Lease:            c.Lease.Duration,
+		ShutdownTimeout:  c.Shutdown.Timeout,
+		PollInterval:     c.Poll.Interval,
+		Logger:           logger,
+	}
+}
+
+// Secret is a string that never prints: its String, GoString and LogValue
+// say "[redacted]" (or "" when empty), so a logged or printed configuration
+// leaks no password.
+type Secret string
+
+// Reveal returns the secret itself.
+func (s Secret) Reveal() string { return string(s) }
+
+// String implements fmt.Stringer.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString implements fmt.GoStringer, for %#v.
+func (s Secret) GoString() string { return `"` + s.String() + `"` }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText keeps secrets out of JSON and YAML renderings too.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

@@ -1,0 +1,313 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Problem is one thing wrong with a configuration.
+type Problem struct {
+	Key     string // the dotted key, e.g. "queues.emails.concurrency"
+	Message string
+}
+
+// Error lists every problem found in a configuration, sorted by key.
+type Error struct {
+	Problems []Problem
+}
+
+// Error implements error: one "key: message" line per problem.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Key + ": " + p.Message
+	}
+	return strings.Join(lines, "\n")
+}
+
+// problems collects Problems while decoding and validating.
+type problems []Problem
+
+func (ps *problems) add(key, format string, args ...any) {
+	*ps = append(*ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
+}
+
+// err returns nil or an *Error with the problems sorted by key.
+func (ps problems) err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(ps)
+	slices.SortStableFunc(sorted, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
+	return &Error{Problems: sorted}
+}
+
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	queueType    = reflect.TypeFor[Queue]()
+)
+
+// decode stores raw, a value from the merged configuration layers, into dst,
+// strictly: unknown keys and wrong types become problems naming key. Absent
+// (nil) values leave dst as it was, so defaults survive. Strings are accepted
+// for numbers, booleans and durations because environment variables and
+// flags arrive as text; a string is split on commas for a list.
+func decode(key string, raw any, dst reflect.Value, ps *problems) {
+	if raw == nil {
+		return
+	}
+	t := dst.Type()
+	switch {
+	case t == durationType:
+		decodeDuration(key, raw, dst, ps)
+	case t.Kind() == reflect.String:
+		s, ok := raw.(string)
+		if !ok {
+			ps.add(key, "expected text, got %s (quote the value)", describe(raw))
+			return
+		}
+		dst.SetString(s)
+	case t.Kind() == reflect.Bool:
+		decodeBool(key, raw, dst, ps)
+	case t.Kind() == reflect.Int:
+		decodeInt(key, raw, dst, ps)
+	case t.Kind() == reflect.Slice:
+		decodeSlice(key, raw, dst, ps)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		decodeMap(key, raw, dst, ps)
+	case t.Kind() == reflect.Struct:
+		decodeStruct(key, raw, dst, ps)
+	case t.Kind() == reflect.Interface:
+		dst.Set(reflect.ValueOf(raw))
+	default:
+		panic(fmt.Sprintf("config: field %s has unsupported type %s", key, t))
+	}
+}
+
+func decodeDuration(key string, raw any, dst reflect.Value, ps *problems) {
+	s, ok := raw.(string)
+	if !ok {
+		ps.add(key, "expected a duration such as 30s, 5m or 1h30m, got %s", describe(raw))
+		return
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		ps.add(key, "expected a duration such as 30s, 5m or 1h30m, got %q", s)
+		return
+	}
+	dst.SetInt(int64(d))
+}
+
+func decodeBool(key string, raw any, dst reflect.Value, ps *problems) {
+	switch v := raw.(type) {
+	case bool:
+		dst.SetBool(v)
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			ps.add(key, "expected true or false, got %q", v)
+			return
+		}
+		dst.SetBool(b)
+	default:
+		ps.add(key, "expected true or false, got %s", describe(raw))
+	}
+}
+
+func decodeInt(key string, raw any, dst reflect.Value, ps *problems) {
+	var n int64
+	switch v := raw.(type) {
+	case int:
+		n = int64(v)
+	case int64:
+		n = v
+	case uint64:
+		if v > math.MaxInt64 {
+			ps.add(key, "%d is too large", v)
+			return
+		}
+		n = int64(v)
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			ps.add(key, "expected a whole number, got %v", v)
+			return
+		}
+		n = int64(v)
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			ps.add(key, "expected a whole number, got %q", v)
+			return
+		}
+		n = i
+	default:
+		ps.add(key, "expected a whole number, got %s", describe(raw))
+		return
+	}
+	if dst.OverflowInt(n) {
+		ps.add(key, "%d is too large", n)
+		return
+	}
+	dst.SetInt(n)
+}
+
+func decodeSlice(key string, raw any, dst reflect.Value, ps *problems) {
+	var items []any
+	switch v := raw.(type) {
+	case []any:
+		items = v
+	case string:
+		for part := range strings.SplitSeq(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				items = append(items, part)
+			}
+		}
+	default:
+		ps.add(key, "expected a list, got %s", describe(raw))
+		return
+	}
+	out := reflect.MakeSlice(dst.Type(), len(items), len(items))
+	for i, item := range items {
+		if item == nil {
+			ps.add(fmt.Sprintf("%s[%d]", key, i), "is empty")
+			continue
+		}
+		decode(fmt.Sprintf("%s[%d]", key, i), item, out.Index(i), ps)
+	}
+	dst.Set(out)
+}
+
+func decodeMap(key string, raw any, dst reflect.Value, ps *problems) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		ps.add(key, "expected a map of keys to values, got %s", describe(raw))
+		return
+	}
+	t := dst.Type()
+	if dst.IsNil() {
+		dst.Set(reflect.MakeMapWithSize(t, len(m)))
+	}
+	for _, k := range sortedKeys(m) {
+		elem := reflect.New(t.Elem()).Elem()
+		if old := dst.MapIndex(reflect.ValueOf(k)); old.IsValid() {
+			elem.Set(old)
+		} else if t.Elem() == queueType {
+			elem.Set(reflect.ValueOf(QueueDefault()))
+		}
+		decode(key+"."+k, m[k], elem, ps)
+		dst.SetMapIndex(reflect.ValueOf(k), elem)
+	}
+}
+
+func decodeStruct(key string, raw any, dst reflect.Value, ps *problems) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		ps.add(key, "expected a section of keys, got %s", describe(raw))
+		return
+	}
+	t := dst.Type()
+	var remain reflect.Value
+	fields := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		name, opt, _ := strings.Cut(t.Field(i).Tag.Get("koanf"), ",")
+		switch {
+		case opt == "remain":
+			remain = dst.Field(i)
+		case name != "" && name != "-":
+			fields[name] = i
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		sub := join(key, k)
+		if i, ok := fields[k]; ok {
+			decode(sub, m[k], dst.Field(i), ps)
+			continue
+		}
+		if remain.IsValid() {
+			if remain.IsNil() {
+				remain.Set(reflect.MakeMap(remain.Type()))
+			}
+			remain.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(m[k]))
+			continue
+		}
+		ps.add(sub, "unknown key%s", suggest(k, fields))
+	}
+}
+
+// suggest names known keys close to an unknown one: a typo costs a start.
+func suggest(k string, fields map[string]int) string {
+	var near []string
+	for name := range fields {
+		if strings.Contains(name, k) || strings.Contains(k, name) || editDistance(k, name) <= 2 {
+			near = append(near, name)
+		}
+	}
+	if len(near) == 0 {
+		known := make([]string, 0, len(fields))
+		for name := range fields {
+			known = append(known, name)
+		}
+		slices.Sort(known)
+		return " (known here: " + strings.Join(known, ", ") + ")"
+	}
+	slices.Sort(near)
+	return " (did you mean " + strings.Join(near, " or ") + "?)"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func join(key, sub string) string {
+	if key == "" {
+		return sub
+	}
+	return key + "." + sub
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// describe names the type of a raw value for an error message.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("the text %q", v)
+	case bool:
+		return fmt.Sprintf("the boolean %t", v)
+	case int, int64, uint64, float64:
+		return fmt.Sprintf("the number %v", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a section of keys"
+	}
+	return fmt.Sprintf("a %T", v)
+}

@@ -1,0 +1,412 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+
+	"github.com/seed-53d105c9/courier/handlers"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// writeFile writes a config file into a temporary directory.
+func writeFile(t *testing.T, yamlText string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "courier.yaml")
+	if err := os.WriteFile(path, []byte(yamlText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const minimal = `
+queues:
+  emails:
+    handler: webhook
+    webhook:
+      url: http://127.0.0.1:1/hook
+`
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	if !reflect.DeepEqual(*cfg, want) {
+		t.Errorf("Load with no sources = %+v, want the defaults %+v", *cfg, want)
+	}
+	if cfg.Shutdown.Timeout != 25*time.Second || cfg.HTTP.Addr != "127.0.0.1:9750" || cfg.Redis.Prefix != "courier" {
+		t.Errorf("defaults drifted from the documented ones: %+v", cfg)
+	}
+}
+
+func TestQueueDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{File: writeFile(t, minimal)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.Queues["emails"]
+	if q.Concurrency != 10 || q.MaxAttempts != 25 || q.Timeout != 30*time.Minute ||
+		q.Backoff.Base != 5*time.Second || q.Backoff.Cap != 6*time.Hour || q.Backoff.Steps != nil {
+		t.Errorf("queue defaults: %+v", q)
+	}
+}
+
+// TestLayers checks the order: defaults < file < environment < flags.
+func TestLayers(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, minimal+`
+redis:
+  addr: file:1
+  db: 3
+log:
+  level: warn
+  format: json
+shutdown:
+  timeout: 7s
+`)
+	cfg, err := Load(Sources{
+		File: path,
+		Environ: []string{
+			"COURIER_LOG__LEVEL=debug",
+			"COURIER_REDIS__ADDR=env1:6379, env2:6379",
+			"COURIER_QUEUES__EMAILS__MAX_ATTEMPTS=5",
+			"COURIER_QUEUES__EMAILS__BACKOFF__STEPS=1s,2m",
+			"COURIER_TEST_REDIS_IMAGE=redis:7", // no double underscore: not configuration
+			"PATH=/usr/bin",
+		},
+		Flags: map[string]any{"redis.addr": "flag:6379"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"redis.addr (flag over env over file)", cfg.Redis.Addr, []string{"flag:6379"}},
+		{"redis.db (file)", cfg.Redis.DB, 3},
+		{"log.level (env over file)", cfg.Log.Level, "debug"},
+		{"log.format (file)", cfg.Log.Format, "json"},
+		{"shutdown.timeout (file)", cfg.Shutdown.Timeout, 7 * time.Second},
+		{"queues.emails.max_attempts (env)", cfg.Queues["emails"].MaxAttempts, 5},
+		{"queues.emails.backoff.steps (env list)", cfg.Queues["emails"].Backoff.Steps, []time.Duration{time.Second, 2 * time.Minute}},
+		{"queues.emails.concurrency (default)", cfg.Queues["emails"].Concurrency, 10},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestEnvList(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{Environ: []string{"COURIER_REDIS__ADDR=a:1,b:2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Redis.Addr, []string{"a:1", "b:2"}) {
+		t.Errorf("redis.addr = %v", cfg.Redis.Addr)
+	}
+}
+
+func TestQueueNameWithDots(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{File: writeFile(t, `
+queues:
+  billing.v2-eu:
+    handler: log
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Queues["billing.v2-eu"]; !ok {
+		t.Errorf("queues = %v; the dotted name was split", slices.Collect(func(yield func(string) bool) {
+			for k := range cfg.Queues {
+				yield(k)
+			}
+		}))
+	}
+}
+
+// TestBadConfigs: each bad configuration fails with its key named.
+func TestBadConfigs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		yaml    string
+		environ []string
+		key     string
+		msg     string
+	}{
+		{"unknown top-level key", "redsi:\n  addr: x:1\n", nil, "redsi", "unknown key"},
+		{"unknown nested key with suggestion", "redis:\n  adr: x:1\n", nil, "redis.adr", "did you mean addr"},
+		{"unknown queue key", minimal + "    concurency: 3\n", nil, "queues.emails.concurency", "unknown key"},
+		{"wrong type: text for a number", "redis:\n  db: three\n", nil, "redis.db", "expected a whole number"},
+		{"wrong type: list for text", "log:\n  level: [a]\n", nil, "log.level", "expected text"},
+		{"wrong type: number for a duration", "shutdown:\n  timeout: 30\n", nil, "shutdown.timeout", "expected a duration"},
+		{"bad duration", "shutdown:\n  timeout: 30 seconds\n", nil, "shutdown.timeout", "expected a duration"},
+		{"negative shutdown timeout", "shutdown:\n  timeout: -1s\n", nil, "shutdown.timeout", "must be positive"},
+		{"negative concurrency", minimal + "    concurrency: -2\n", nil, "queues.emails.concurrency", "at least 1"},
+		{"zero concurrency", minimal + "    concurrency: 0\n", nil, "queues.emails.concurrency", "at least 1"},
+		{"huge concurrency", minimal + "    concurrency: 20000\n", nil, "queues.emails.concurrency", "at most 10000"},
+		{"zero max attempts", minimal + "    max_attempts: 0\n", nil, "queues.emails.max_attempts", "at least 1"},
+		{"negative timeout", minimal + "    timeout: -5m\n", nil, "queues.emails.timeout", "at least 1ms"},
+		{"cap below base", minimal + "    backoff:\n      base: 1m\n      cap: 1s\n", nil, "queues.emails.backoff.cap", "at least base"},
+		{"negative step", minimal + "    backoff:\n      steps: [1s, -1s]\n", nil, "queues.emails.backoff.steps[1]", "negative"},
+		{"missing handler", "queues:\n  emails:\n    concurrency: 2\n", nil, "queues.emails.handler", "is required"},
+		{"unknown handler", "queues:\n  emails:\n    handler: smtp\n", nil, "queues.emails.handler", `unknown handler "smtp"`},
+		{"settings of another handler", "queues:\n  emails:\n    handler: log\n    webhook:\n      url: http://x/\n", nil, "queues.emails.webhook", `queue's handler is "log"`},
+		{"handler setting missing", "queues:\n  emails:\n    handler: webhook\n", nil, "queues.emails.webhook.url", "required"},
+		{"handler setting unknown", minimal + "      uri: http://x/\n", nil, "queues.emails.webhook.uri", "unknown key"},
+		{"handler setting wrong type", minimal + "      timeout: soon\n", nil, "queues.emails.webhook.timeout", "expected a duration"},
+		{"bad queue name", "queues:\n  'a{b}':\n    handler: log\n", nil, "queues.a{b}", "not a valid queue name"},
+		{"bad redis address", "redis:\n  addr: [localhost]\n", nil, "redis.addr[0]", "host:port"},
+		{"no redis address", "redis:\n  addr: []\n", nil, "redis.addr", "at least one"},
+		{"bad prefix", "redis:\n  prefix: 'a b'\n", nil, "redis.prefix", ""},
+		{"negative db", "redis:\n  db: -1\n", nil, "redis.db", "negative"},
+		{"tls keys without enabled", "redis:\n  tls:\n    ca_file: /x\n", nil, "redis.tls.enabled", "set it to true"},
+		{"cert without key", "redis:\n  tls:\n    enabled: true\n    cert_file: /x\n", nil, "redis.tls.cert_file", "set both"},
+		{"missing ca file", "redis:\n  tls:\n    enabled: true\n    ca_file: /nonexistent/ca.pem\n", nil, "redis.tls.ca_file", "no such file"},
+		{"sentinel password without master", "redis:\n  sentinel:\n    password: x\n", nil, "redis.sentinel.master", "required"},
+		{"bad log level", "log:\n  level: loud\n", nil, "log.level", "debug, info, warn or error"},
+		{"bad log format", "log:\n  format: xml\n", nil, "log.format", "text or json"},
+		{"bad http addr", "http:\n  addr: nope\n", nil, "http.addr", "host:port"},
+		{"lease too short", "lease:\n  duration: 1ms\n", nil, "lease.duration", "at least 30ms"},
+		{"payload limit too big", "jobs:\n  max_payload_bytes: 999999999999\n", nil, "jobs.max_payload_bytes", "must be 0 to"},
+		{"section given a value", "redis: 5\n", nil, "redis", "expected a section"},
+		{"env: wrong type", "", []string{"COURIER_REDIS__DB=x"}, "redis.db", "expected a whole number"},
+		{"env: unknown key", "", []string{"COURIER_REDIS__ADRESS=x:1"}, "redis.adress", "unknown key"},
+		{"env: bad bool", "", []string{"COURIER_REDIS__TLS__ENABLED=yes please"}, "redis.tls.enabled", "true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := Sources{Environ: tt.environ}
+			if tt.yaml != "" {
+				src.File = writeFile(t, tt.yaml)
+			}
+			_, err := Load(src)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Load: %v; want an *Error naming %s", err, tt.key)
+			}
+			for _, p := range e.Problems {
+				if p.Key == tt.key && strings.Contains(p.Message, tt.msg) {
+					return
+				}
+			}
+			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
+		})
+	}
+}
+
+func TestEveryProblemReported(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Sources{File: writeFile(t, `
+log:
+  level: loud
+  format: xml
+queues:
+  a:
+    handler: log
+    concurrency: -1
+  b:
+    handler: nope
+`)})
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Load: %v", err)
+	}
+	var keys []string
+	for _, p := range e.Problems {
+		keys = append(keys, p.Key)
+	}
+	want := []string{"log.format", "log.level", "queues.a.concurrency", "queues.b.handler"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("problem keys %v, want %v (sorted, one per problem)", keys, want)
+	}
+	if lines := strings.Count(err.Error(), "\n") + 1; lines != len(want) {
+		t.Errorf("message has %d lines, want %d:\n%v", lines, len(want), err)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Sources{File: filepath.Join(t.TempDir(), "nope.yaml")})
+	if err == nil || IsProblem(err) || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("Load of a missing file: %v", err)
+	}
+}
+
+func TestMalformedYAML(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Sources{File: writeFile(t, "redis:\n  addr: [unclosed\n")})
+	if err == nil || !strings.Contains(err.Error(), "courier.yaml") {
+		t.Errorf("Load of malformed YAML: %v", err)
+	}
+}
+
+// TestSecretsNeverPrinted: passwords and webhook secrets do not appear when
+// the configuration is printed or logged.
+func TestSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{Environ: []string{
+		"COURIER_REDIS__PASSWORD=hunter2-redis",
+		"COURIER_REDIS__SENTINEL__MASTER=m",
+		"COURIER_REDIS__SENTINEL__PASSWORD=hunter2-sentinel",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Redis.Password.Reveal() != "hunter2-redis" {
+		t.Fatalf("password not loaded")
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "redis", cfg.Redis, "pw", cfg.Redis.Password)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "cfg", *cfg, "pw", cfg.Redis.Password)
+	for _, s := range []string{fmt.Sprintf("%v %+v %#v %s", cfg, *cfg, *cfg, cfg.Redis.Password), logged.String()} {
+		if strings.Contains(s, "hunter2") {
+			t.Errorf("a secret leaked: %s", s)
+		}
+	}
+	_, err = Load(Sources{File: writeFile(t, minimal+"      secret: hunter2-webhook\n      timeout: bad\n")})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("an error message leaked a secret or was missing: %v", err)
+	}
+}
+
+// TestReferenceFile: configs/courier.yaml loads cleanly and documents every
+// key there is, the built-in handlers' settings included.
+func TestReferenceFile(t *testing.T) {
+	t.Parallel()
+	const path = "../../configs/courier.yaml"
+	if _, err := Load(Sources{File: path}); err != nil {
+		t.Fatalf("the reference file does not load: %v", err)
+	}
+	k := koanf.New(".")
+	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+		t.Fatal(err)
+	}
+	inFile := map[string]bool{}
+	for _, key := range k.Keys() {
+		inFile[key] = true
+	}
+	// Every key of the schema, with the file's example queues standing in
+	// for queues.<name>.
+	var schema []string
+	collectKeys("", reflect.TypeFor[Config](), &schema)
+	var want []string
+	for _, key := range schema {
+		rest, ok := strings.CutPrefix(key, "queues.*.")
+		if !ok {
+			want = append(want, key)
+			continue
+		}
+		for _, q := range k.MapKeys("queues") {
+			want = append(want, "queues."+q+"."+rest)
+		}
+	}
+	for _, b := range handlers.Builtins() {
+		var settingsKeys []string
+		_, _ = b.New(handlers.Env{Queue: "q", Logger: slog.New(slog.DiscardHandler)}, func(settings any) error {
+			collectKeys("", reflect.TypeOf(settings).Elem(), &settingsKeys)
+			return errors.New("stop")
+		})
+		if len(settingsKeys) == 0 {
+			t.Errorf("handler %s has no settings keys", b.Name)
+		}
+		found := false
+		for _, q := range k.MapKeys("queues") {
+			if k.String("queues."+q+".handler") != b.Name {
+				continue
+			}
+			found = true
+			for _, s := range settingsKeys {
+				want = append(want, "queues."+q+"."+b.Name+"."+s)
+			}
+		}
+		if !found {
+			t.Errorf("configs/courier.yaml has no example queue with handler %s", b.Name)
+		}
+	}
+	for _, key := range want {
+		if !inFile[key] && !hasChildren(k, key) {
+			t.Errorf("configs/courier.yaml does not document %s", key)
+		}
+	}
+}
+
+// collectKeys lists the dotted keys of a settings type; a map of structs
+// contributes "<prefix>.*.<key>", other maps and lists count as leaves.
+func collectKeys(prefix string, t reflect.Type, out *[]string) {
+	for i := range t.NumField() {
+		name, opt, _ := strings.Cut(t.Field(i).Tag.Get("koanf"), ",")
+		if opt == "remain" || name == "" || name == "-" {
+			continue
+		}
+		key := join(prefix, name)
+		ft := t.Field(i).Type
+		switch {
+		case ft.Kind() == reflect.Struct:
+			collectKeys(key, ft, out)
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+			collectKeys(key+".*", ft.Elem(), out)
+		default:
+			*out = append(*out, key)
+		}
+	}
+}
+
+// hasChildren tells an empty map written as {} (a key koanf does not list).
+func hasChildren(k *koanf.Koanf, key string) bool { return k.Exists(key) }
+
+// TestRegistry: the configuration builds a registry with the queues' options.
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{File: writeFile(t, minimal+`
+    concurrency: 3
+  audit:
+    handler: log
+    backoff:
+      steps: [1s]
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := cfg.Registry(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.Queues(); !slices.Equal(got, []string{"audit", "emails"}) {
+		t.Errorf("registry queues %v", got)
+	}
+	q := cfg.Queues["audit"]
+	opts := q.options()
+	if _, ok := opts.Backoff.(worker.FixedSteps); !ok {
+		t.Errorf("steps did not give FixedSteps: %T", opts.Backoff)
+	}
+	e := cfg.Queues["emails"]
+	if o := e.options(); o.Concurrency != 3 {
+		t.Errorf("concurrency %d", o.Concurrency)
+	}
+	if _, ok := e.options().Backoff.(worker.ExponentialBackoff); !ok {
+		t.Errorf("default policy %T", e.options().Backoff)
+	}
+}
