@@ -194,4 +194,3 @@ func lines(s string) []string {
 	}
 	return out
 }
-

@@ -353,4 +353,3 @@ func matchOr(m []string, i int, def string) string {
 	}
 	return m[i]
 }
-

@@ -3,9 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"log/slog"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
