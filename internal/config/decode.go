@@ -37,14 +37,14 @@ func (ps *problems) add(key, format string, args ...any) {
 	*ps = append(*ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
-// err returns nil or an *Error with the problems sorted by key.
+// err returns nil or an *Error with the problems sorted by key, each once.
 func (ps problems) err() error {
 	if len(ps) == 0 {
 		return nil
 	}
 	sorted := slices.Clone(ps)
 	slices.SortStableFunc(sorted, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
-	return &Error{Problems: sorted}
+	return &Error{Problems: slices.Compact(sorted)}
 }
 
 var (
@@ -243,7 +243,7 @@ func decodeStruct(key string, raw any, dst reflect.Value, ps *problems) {
 func suggest(k string, fields map[string]int) string {
 	var near []string
 	for name := range fields {
-		if strings.Contains(name, k) || strings.Contains(k, name) || editDistance(k, name) <= 2 {
+		if strings.Contains(name, k) || strings.Contains(k, name) || editDistance(k, name) <= max(1, len(k)/3) {
 			near = append(near, name)
 		}
 	}

@@ -57,10 +57,10 @@ func Load(src Sources) (*Config, error) {
 	}
 	cfg := Default()
 	var ps problems
+	// Keys that did not decode kept their defaults, so validating the rest
+	// reports every problem at once without inventing new ones.
 	decode("", k.Raw(), reflect.ValueOf(&cfg).Elem(), &ps)
-	if len(ps) == 0 {
-		cfg.validate(&ps)
-	}
+	cfg.validate(&ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}

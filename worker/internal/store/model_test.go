@@ -106,7 +106,7 @@ func (m *storeModel) step() string {
 		}
 		return 0, true
 	}
-	switch op := m.rng.IntN(12); op {
+	switch op := m.rng.IntN(14); op {
 	case 0, 1: // enqueue
 		id := m.id()
 		d, ready := delay()
@@ -124,40 +124,7 @@ func (m *storeModel) step() string {
 		return "enqueue " + id
 	case 2, 3: // claim
 		n := 1 + m.rng.IntN(4)
-		short := m.rng.IntN(3) == 0
-		lease := time.Hour
-		if short {
-			lease = time.Millisecond
-		}
-		got, err := m.s.Claim(ctx, queue, n, lease)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ready []string
-		for id, j := range m.jobs {
-			if j.set == store.SetDue && j.ready {
-				ready = append(ready, id)
-			}
-		}
-		if len(got.Jobs) != min(n, len(ready)) || len(got.Bad) > 0 {
-			t.Fatalf("claim %d: got %v (bad %v), want %d of ready %v", n, ids(got.Jobs), got.Bad, min(n, len(ready)), ready)
-		}
-		for _, r := range got.Jobs {
-			j := m.jobs[r.ID]
-			if j == nil || j.set != store.SetDue || !j.ready {
-				t.Fatalf("claim returned %s, which the model has as %+v", r.ID, j)
-			}
-			if r.Attempt != j.attempts+1 || !strings.HasPrefix(r.LastError, j.lastErr) || string(r.Payload) != j.payload || r.MaxAttempts != j.max {
-				t.Fatalf("claimed %+v, model %+v", r, j)
-			}
-			for _, old := range m.tokens {
-				if old == r.Token() {
-					t.Fatalf("claim token %v was handed out before", old)
-				}
-			}
-			j.set, j.token, j.short = store.SetActive, r.Claim, short
-			m.tokens = append(m.tokens, r.Token())
-		}
+		m.claim(n, m.rng.IntN(3) == 0)
 		return fmt.Sprintf("claim %d", n)
 	case 4: // ack
 		toks := []store.Token{m.token(), m.token(), m.token()}
@@ -182,7 +149,7 @@ func (m *storeModel) step() string {
 		var ok bool
 		var err error
 		d, ready := delay()
-		kill := m.rng.IntN(2) == 0
+		kill := m.rng.IntN(3) == 0
 		if kill {
 			ok, err = m.s.Kill(ctx, queue, tok, errText)
 		} else {
@@ -268,9 +235,14 @@ func (m *storeModel) step() string {
 		}
 		return "requeue " + id
 	case 10:
-		return m.purge()
+		if m.rng.IntN(2) == 0 {
+			return m.purge()
+		}
+		return m.deadPage()
 	case 11:
 		return m.deadPage()
+	case 12, 13:
+		return m.kill()
 	default: // recover, after the short leases have run out
 		time.Sleep(3 * time.Millisecond)
 		got, err := m.s.Recover(ctx, queue, 100, modelDefaultMax)
@@ -298,6 +270,46 @@ func (m *storeModel) step() string {
 		}
 		return "recover"
 	}
+}
+
+// claim claims up to n jobs, under a lease that runs out at once when short,
+// checks them against the model and returns them.
+func (m *storeModel) claim(n int, short bool) []store.Record {
+	t := m.t
+	lease := time.Hour
+	if short {
+		lease = time.Millisecond
+	}
+	got, err := m.s.Claim(t.Context(), queue, n, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	for id, j := range m.jobs {
+		if j.set == store.SetDue && j.ready {
+			ready = append(ready, id)
+		}
+	}
+	if len(got.Jobs) != min(n, len(ready)) || len(got.Bad) > 0 {
+		t.Fatalf("claim %d: got %v (bad %v), want %d of ready %v", n, ids(got.Jobs), got.Bad, min(n, len(ready)), ready)
+	}
+	for _, r := range got.Jobs {
+		j := m.jobs[r.ID]
+		if j == nil || j.set != store.SetDue || !j.ready {
+			t.Fatalf("claim returned %s, which the model has as %+v", r.ID, j)
+		}
+		if r.Attempt != j.attempts+1 || !strings.HasPrefix(r.LastError, j.lastErr) || string(r.Payload) != j.payload || r.MaxAttempts != j.max {
+			t.Fatalf("claimed %+v, model %+v", r, j)
+		}
+		for _, old := range m.tokens {
+			if old == r.Token() {
+				t.Fatalf("claim token %v was handed out before", old)
+			}
+		}
+		j.set, j.token, j.short = store.SetActive, r.Claim, short
+		m.tokens = append(m.tokens, r.Token())
+	}
+	return got.Jobs
 }
 
 // check compares Redis with the model and checks the invariants.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestExampleWorker builds the example as a user would, runs it against
+// Redis, enqueues a good and a bad signup, and stops it with SIGTERM.
+func TestExampleWorker(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and starts a process")
+	}
+	bin := filepath.Join(t.TempDir(), "example-worker")
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	var stderr lockedBuffer
+	cmd := exec.Command(bin, "--redis", addr, "--prefix", prefix)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	client, err := worker.NewClient(redistest.Single(t), worker.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := client.Enqueue(t.Context(), worker.JobSpec{Queue: "signups", Payload: []byte(`{"email":"ada@example.com","name":"Ada"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := client.Enqueue(t.Context(), worker.JobSpec{Queue: "signups", Payload: []byte(`{"email":"nobody"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		j, err := client.Get(t.Context(), "signups", bad)
+		if strings.Contains(stderr.String(), "job="+good) && err == nil && j.State == worker.StateDead {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not handled; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("did not stop after SIGTERM")
+	}
+}
