@@ -60,7 +60,7 @@ local start = 0
 if cscore ~= '' then
   local sc = redis.call('ZSCORE', key, cid)
   if sc and tonumber(sc) == tonumber(cscore) then
-    start = redis.call('ZRANK', key, cid)
+    start = redis.call('ZRANK', key, cid) + 1
   else
     -- The members with exactly the cursor's score hold ranks [lo, hi), by
     -- bytes: find the first of them after the cursor's id (hi when none).
