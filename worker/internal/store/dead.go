@@ -12,9 +12,11 @@ import (
 	"github.com/seed-53d105c9/courier/lua"
 )
 
-// The dead set's scripts: the listing only reads, so rueidis may retry it.
+// The dead set's scripts. The listing only reads, so rueidis may retry it;
+// like get and stats it goes as EVALSHA, not EVALSHA_RO, because the
+// embedded store of courier dev refuses TIME in a read-only script.
 var (
-	scriptDeadList = rueidis.NewLuaScriptReadOnly(lua.DeadList)
+	scriptDeadList = rueidis.NewLuaScriptRetryable(lua.DeadList)
 	scriptPurge    = rueidis.NewLuaScript(lua.Purge)
 )
 

@@ -25,7 +25,7 @@ var (
 	rawCancel  = rueidis.NewLuaScript(lua.Cancel)
 	rawRequeue = rueidis.NewLuaScript(lua.Requeue)
 	rawRecover = rueidis.NewLuaScript(lua.Recover)
-	rawDead    = rueidis.NewLuaScriptReadOnly(lua.DeadList)
+	rawDead    = rueidis.NewLuaScript(lua.DeadList)
 	rawPurge   = rueidis.NewLuaScript(lua.Purge)
 )
 
