@@ -77,7 +77,7 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 	}
 	if err := rdb.Do(ctx, rdb.B().Ping().Build()).Error(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
+		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
 	}
 	return rdb, nil
 }

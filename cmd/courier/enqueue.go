@@ -58,6 +58,9 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	switch {
 	case given["payload"]:
 		spec.Payload = []byte(*payload)
+		if len(spec.Payload) > cfg.Jobs.MaxPayloadBytes {
+			err = fmt.Errorf("the payload is %d bytes, larger than jobs.max_payload_bytes (%d bytes)", len(spec.Payload), cfg.Jobs.MaxPayloadBytes)
+		}
 	case given["payload-file"]:
 		spec.Payload, err = readPayload(*payloadFile, nil, cfg.Jobs.MaxPayloadBytes)
 	default:

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -36,11 +35,8 @@ func courierBinary(t *testing.T) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "courier")
-		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goCmd); err != nil {
-			goCmd = "go"
-		}
-		out, err := exec.Command(goCmd, "build", "-o", buildPath, ".").CombinedOutput()
+		// go test puts its own GOROOT/bin first on PATH.
+		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

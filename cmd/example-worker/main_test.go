@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,8 +41,8 @@ func TestExampleWorker(t *testing.T) {
 		t.Skip("builds and starts a process")
 	}
 	bin := filepath.Join(t.TempDir(), "example-worker")
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// go test puts its own GOROOT/bin first on PATH.
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
