@@ -20,7 +20,8 @@ type Daemon struct {
 	cfg     Config
 	reg     *Registry
 	queues  []string
-	running atomic.Bool
+	running atomic.Bool // Run was called and has not returned
+	working atomic.Bool // the pool is claiming jobs
 	summary atomic.Pointer[DrainSummary]
 }
 
@@ -82,6 +83,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease)
+	d.working.Store(true)
+	defer d.working.Store(false)
 	s, err := p.Run(ctx)
 	if err != nil {
 		return err
@@ -90,8 +93,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
-// Running reports whether Run is working.
-func (d *Daemon) Running() bool { return d.running.Load() }
+// Running reports whether Run has started the pool and is claiming jobs; it
+// turns false when Run returns.
+func (d *Daemon) Running() bool { return d.working.Load() }
 
 // Drained returns what the last Run did while stopping, once it returned.
 func (d *Daemon) Drained() (DrainSummary, bool) {

@@ -48,6 +48,8 @@ var scriptInternal = map[string]bool{
 	"time": true, "hget": true, "hmget": true, "hset": true, "hsetnx": true, "hdel": true, "hincrby": true,
 	"zadd": true, "zrem": true, "zrange": true, "zrangebyscore": true, "zscore": true,
 	"zmscore": true, "zcount": true, "zcard": true, "publish": true,
+	"zrank": true, "zremrangebyscore": true, "zremrangebyrank": true, "pexpire": true, "exists": true,
+	"hexists": true, "del": true, "pttl": true, "hstrlen": true,
 }
 
 // clientCalls is the number of commands clients sent between a and b, not

@@ -99,6 +99,10 @@ func (d *daemon) serve(ctx context.Context) error {
 		}
 		pool.Store(w)
 		if err := w.Run(gctx); err != nil {
+			if gctx.Err() != nil {
+				d.log.Info("stopped while starting", "err", err)
+				return nil
+			}
 			return err
 		}
 		if s, ok := w.Drained(); ok {

@@ -14,6 +14,9 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	const synopsis = "list|requeue|purge --queue Q [--job ID | --all]"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fs := newFlagSet("dead", synopsis, std.err)
+		fs.Usage = func() {
+			fmt.Fprintf(std.err, "Usage: courier dead %s\n\nRun \"courier dead ACTION -h\" for an action's flags.\n", synopsis)
+		}
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs.Usage()
 			return nil
@@ -38,13 +41,17 @@ func runDead(ctx context.Context, args []string, std streams) error {
 		job = fs.String("job", "", "the dead job to "+action)
 		all = fs.Bool("all", false, action+" every dead job of the queue")
 	default:
-		return usageError(newFlagSet("dead", synopsis, std.err), "unknown action %q: use list, requeue or purge", action)
+		fmt.Fprintf(std.err, "unknown action %q: use list, requeue or purge\nUsage: courier dead %s\n", action, synopsis)
+		return errUsage
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if *queue == "" {
 		return usageError(fs, "--queue is required")
+	}
+	if limit != nil && (*limit < 1 || *limit > worker.DeadLimitMax) {
+		return usageError(fs, "--limit must be 1 to %d (got %d)", worker.DeadLimitMax, *limit)
 	}
 	if job != nil && (*job == "") == !*all {
 		return usageError(fs, "give --job ID or --all")

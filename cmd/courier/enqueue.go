@@ -102,10 +102,8 @@ func readPayload(path string, in io.Reader, limit int) ([]byte, error) {
 		}
 		defer f.Close()
 		in, what = f, path
-	} else if f, ok := in.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return nil, errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
-		}
+	} else if f, ok := in.(*os.File); ok && isTerminal(f) {
+		return nil, errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
 	}
 	b, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
 	if err != nil {
@@ -122,4 +120,15 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
+}
+
+// isTerminal reports whether f is a character device other than /dev/null
+// (which cron, systemd and containers give as stdin: an empty payload).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -55,6 +56,7 @@ func runInspect(ctx context.Context, args []string, std streams) error {
 		if queues, err = client.Queues(ctx); err != nil {
 			return err
 		}
+		slices.Sort(queues)
 	}
 	rows := make([]queueRow, 0, len(queues))
 	for _, q := range queues {

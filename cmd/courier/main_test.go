@@ -170,7 +170,7 @@ func TestScriptInternalCommands(t *testing.T) {
 	t.Parallel()
 	re := regexp.MustCompile(`redis\.call\('([A-Z]+)'`)
 	for _, src := range []string{lua.Enqueue, lua.Claim, lua.Ack, lua.Retry, lua.Snooze, lua.Extend,
-		lua.Cancel, lua.Requeue, lua.Recover, lua.Get, lua.Stats} {
+		lua.Cancel, lua.Requeue, lua.Recover, lua.Get, lua.Stats, lua.DeadList, lua.Purge} {
 		for _, m := range re.FindAllStringSubmatch(src, -1) {
 			if cmd := strings.ToLower(m[1]); !scriptInternal[cmd] {
 				t.Errorf("scripts call %s, which scriptInternal does not list", cmd)

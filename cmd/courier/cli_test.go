@@ -1,0 +1,1020 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// The tests in this file run the client commands (enqueue, inspect, dead)
+// in-process against a real Redis, each under a key prefix of its own, and
+// check what they did through the Go client.
+
+// cliBundle is what a client command test needs: where Redis is, the test's
+// prefix, and a Go client on both to set up and check the store.
+type cliBundle struct {
+	addr, prefix string
+	client       *worker.Client
+}
+
+func setupCLI(t *testing.T) *cliBundle {
+	t.Helper()
+	b := &cliBundle{addr: redistest.SingleAddr(t), prefix: redistest.Prefix(t)}
+	b.client = testClient(t, b.prefix)
+	return b
+}
+
+// run runs the command cmd ("enqueue", "dead list") with the bundle's
+// --redis and --prefix, then flags; a flag given again in flags wins.
+func (b *cliBundle) run(t *testing.T, stdin, cmd string, flags ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	args := append(strings.Fields(cmd), "--redis", b.addr, "--prefix", b.prefix)
+	return runCLIStdin(t, t.Context(), stdin, append(args, flags...)...)
+}
+
+// runCLIStdin is runCLI with stdin.
+func runCLIStdin(t *testing.T, ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut syncBuffer
+	code = run(ctx, args, streams{in: strings.NewReader(stdin), out: &out, err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// enqueue puts jobs on queue through the Go client.
+func (b *cliBundle) enqueue(t *testing.T, specs ...worker.JobSpec) {
+	t.Helper()
+	res, err := b.client.EnqueueMany(t.Context(), specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+}
+
+// killJobs enqueues a job per id on queue and runs a worker daemon whose
+// handler fails every job permanently with "boom <id>", until they are all
+// dead; then it stops the daemon. The queue must have no other due jobs.
+func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
+	t.Helper()
+	specs := make([]worker.JobSpec, len(ids))
+	for i, id := range ids {
+		specs[i] = worker.JobSpec{Queue: queue, ID: id, Payload: []byte("payload of " + id)}
+	}
+	b.enqueue(t, specs...)
+	before, err := b.client.Stats(t.Context(), queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := worker.NewRegistry()
+	fail := func(_ context.Context, j *worker.Job) error { return worker.Permanent(fmt.Errorf("boom %s", j.ID)) }
+	if err := reg.Register(queue, worker.HandlerFunc(fail), worker.QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := worker.NewDaemon(redistest.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	var runErr error
+	go func() {
+		defer close(stopped)
+		runErr = d.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-stopped:
+		case <-time.After(30 * time.Second):
+			t.Error("the worker daemon did not stop within 30s")
+			return
+		}
+		if runErr != nil {
+			t.Errorf("worker daemon: %v", runErr)
+		}
+	}()
+	want := before.Dead + int64(len(ids))
+	var s worker.QueueStats
+	poll(t, 30*time.Second, stopped, func() bool {
+		s, err = b.client.Stats(t.Context(), queue)
+		return err == nil && s.Dead == want
+	}, func() string { return fmt.Sprintf("queue %s: %+v (err %v), want %d dead", queue, s, err, want) })
+}
+
+// poll calls cond every 10ms until it holds; it fails the test after d or
+// when stop is closed first, with what() as the reason.
+func poll(t *testing.T, d time.Duration, stop <-chan struct{}, cond func() bool, what func() string) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(d)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-stop:
+			t.Fatalf("stopped before the wait was over: %s", what())
+		case <-deadline:
+			t.Fatalf("not within %s: %s", d, what())
+		}
+	}
+}
+
+// stats returns the counts of queue.
+func (b *cliBundle) stats(t *testing.T, queue string) worker.QueueStats {
+	t.Helper()
+	s, err := b.client.Stats(t.Context(), queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// get reads a job that must exist.
+func (b *cliBundle) get(t *testing.T, queue, id string) *worker.Job {
+	t.Helper()
+	j, err := b.client.Get(t.Context(), queue, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// writeFile writes data to a new file in a temporary directory.
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCLI(t, t.Context(), "help")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 0 and the usage on stderr", code, stdout)
+	}
+	for _, name := range []string{"run", "dev", "enqueue", "inspect", "dead", "bench", "version"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(stderr) {
+				t.Errorf("help does not list %s with its summary:\n%s", name, stderr)
+			}
+		})
+	}
+}
+
+// enqueued is what TestEnqueue checks after a successful enqueue.
+type enqueued struct {
+	job           *worker.Job
+	before, after time.Time // around the command
+}
+
+func TestEnqueue(t *testing.T) {
+	t.Parallel()
+	// Whole seconds, in a zone other than UTC: the stored time must be the
+	// same instant.
+	at := time.Now().Add(2 * time.Hour).Truncate(time.Second).In(time.FixedZone("", 2*60*60))
+	payload := []byte("\x00binary\xff payload\n")
+	tests := []struct {
+		name  string
+		stdin string
+		flags func(t *testing.T) []string
+		check func(t *testing.T, e enqueued)
+	}{
+		{
+			name:  "generated id",
+			flags: func(*testing.T) []string { return []string{"--payload", "hello"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.State != worker.StateReady || string(e.job.Payload) != "hello" {
+					t.Errorf("state %s, payload %q; want ready, hello", e.job.State, e.job.Payload)
+				}
+			},
+		},
+		{
+			name:  "id",
+			flags: func(*testing.T) []string { return []string{"--id", "order-42", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.ID != "order-42" {
+					t.Errorf("id %q, want order-42", e.job.ID)
+				}
+			},
+		},
+		{
+			name:  "delay",
+			flags: func(*testing.T) []string { return []string{"--delay", "90m", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				// Redis's clock decides; it runs on this machine.
+				lo, hi := e.before.Add(90*time.Minute-2*time.Second), e.after.Add(90*time.Minute+2*time.Second)
+				if e.job.State != worker.StateScheduled || e.job.RunAt.Before(lo) || e.job.RunAt.After(hi) {
+					t.Errorf("state %s, run at %s; want scheduled between %s and %s", e.job.State, e.job.RunAt, lo, hi)
+				}
+			},
+		},
+		{
+			name:  "at",
+			flags: func(*testing.T) []string { return []string{"--at", at.Format(time.RFC3339), "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.State != worker.StateScheduled || !e.job.RunAt.Equal(at) {
+					t.Errorf("state %s, run at %s; want scheduled at %s", e.job.State, e.job.RunAt, at)
+				}
+			},
+		},
+		{
+			name:  "at in the past runs now",
+			flags: func(*testing.T) []string { return []string{"--at", "2001-02-03T04:05:06Z", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.State != worker.StateReady {
+					t.Errorf("state %s, want ready", e.job.State)
+				}
+			},
+		},
+		{
+			name:  "max attempts",
+			flags: func(*testing.T) []string { return []string{"--max-attempts", "3", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.MaxAttempts != 3 || e.job.Attempt != 0 {
+					t.Errorf("max attempts %d, attempts %d; want 3, 0", e.job.MaxAttempts, e.job.Attempt)
+				}
+			},
+		},
+		{
+			name:  "queue defaults",
+			flags: func(*testing.T) []string { return []string{"--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.MaxAttempts != 0 || e.job.Timeout != 0 {
+					t.Errorf("max attempts %d, timeout %s; want 0 and 0 (the queue's)", e.job.MaxAttempts, e.job.Timeout)
+				}
+			},
+		},
+		{
+			name:  "timeout",
+			flags: func(*testing.T) []string { return []string{"--timeout", "90s", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.Timeout != 90*time.Second {
+					t.Errorf("timeout %s, want 90s", e.job.Timeout)
+				}
+			},
+		},
+		{
+			name: "payload file",
+			flags: func(t *testing.T) []string {
+				return []string{"--payload-file", writeFile(t, "payload.bin", payload)}
+			},
+			check: func(t *testing.T, e enqueued) {
+				if string(e.job.Payload) != string(payload) {
+					t.Errorf("payload %q, want %q", e.job.Payload, payload)
+				}
+			},
+		},
+		{
+			name:  "payload from stdin",
+			stdin: "line one\nline two\n",
+			flags: func(*testing.T) []string { return nil },
+			check: func(t *testing.T, e enqueued) {
+				if string(e.job.Payload) != "line one\nline two\n" {
+					t.Errorf("payload %q, want stdin as is", e.job.Payload)
+				}
+			},
+		},
+		{
+			name:  "empty payload",
+			stdin: "ignored: --payload is given",
+			flags: func(*testing.T) []string { return []string{"--payload", ""} },
+			check: func(t *testing.T, e enqueued) {
+				if len(e.job.Payload) != 0 {
+					t.Errorf("payload %q, want empty", e.job.Payload)
+				}
+			},
+		},
+		{
+			name: "payload at the limit",
+			flags: func(t *testing.T) []string {
+				return []string{"--config", writeConfig(t, "jobs: {max_payload_bytes: 10}\n"), "--payload", "0123456789"}
+			},
+			check: func(t *testing.T, e enqueued) {
+				if string(e.job.Payload) != "0123456789" {
+					t.Errorf("payload %q, want 0123456789", e.job.Payload)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			flags := append([]string{"--queue", "q"}, tt.flags(t)...)
+			before := time.Now()
+			code, stdout, stderr := b.run(t, tt.stdin, "enqueue", flags...)
+			after := time.Now()
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			id := strings.TrimSpace(stdout)
+			if id == "" || stdout != id+"\n" {
+				t.Fatalf("stdout %q, want the job id on one line", stdout)
+			}
+			tt.check(t, enqueued{job: b.get(t, "q", id), before: before, after: after})
+			if s := b.stats(t, "q"); s.Ready+s.Scheduled != 1 {
+				t.Errorf("queue holds %+v, want the one job", s)
+			}
+		})
+	}
+}
+
+func TestEnqueueDuplicateID(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	if code, stdout, stderr := b.run(t, "", "enqueue", "--queue", "q", "--id", "once", "--payload", "first"); code != 0 || stdout != "once\n" {
+		t.Fatalf("first enqueue: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	tests := []struct {
+		name  string
+		flags []string
+	}{
+		{"same payload", []string{"--payload", "first"}},
+		{"other payload", []string{"--payload", "second"}},
+		{"other schedule", []string{"--payload", "second", "--delay", "1h", "--max-attempts", "7"}},
+	}
+	// Not parallel: the checks below wait for every attempt.
+	t.Run("again", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				code, stdout, stderr := b.run(t, "", "enqueue", append([]string{"--queue", "q", "--id", "once"}, tt.flags...)...)
+				if code != 1 || stdout != "" {
+					t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+				}
+				for _, want := range []string{`"once"`, "already has a job", "nothing was changed"} {
+					if !strings.Contains(stderr, want) {
+						t.Errorf("stderr %q does not say %q", stderr, want)
+					}
+				}
+			})
+		}
+	})
+	j := b.get(t, "q", "once")
+	if string(j.Payload) != "first" || j.State != worker.StateReady || j.MaxAttempts != 0 {
+		t.Errorf("stored job: payload %q, state %s, max attempts %d; want the first job's", j.Payload, j.State, j.MaxAttempts)
+	}
+	if s := b.stats(t, "q"); s != (worker.QueueStats{Ready: 1}) {
+		t.Errorf("queue q: %+v, want the one job", s)
+	}
+}
+
+func TestEnqueueRefuses(t *testing.T) {
+	t.Parallel()
+	limit := "jobs: {max_payload_bytes: 10}\n"
+	tests := []struct {
+		name     string
+		stdin    string
+		flags    func(t *testing.T) []string
+		code     int
+		inStderr []string
+	}{
+		{"no queue", "", func(*testing.T) []string { return []string{"--payload", "x"} }, 2, []string{"--queue is required"}},
+		{"delay and at", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--delay", "1m", "--at", "2030-01-01T00:00:00Z", "--payload", "x"}
+		}, 2, []string{"--delay or --at, not both"}},
+		{"zero delay and at", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--delay", "0s", "--at", "2030-01-01T00:00:00Z", "--payload", "x"}
+		}, 2, []string{"not both"}},
+		{"malformed at", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--at", "tomorrow 6pm", "--payload", "x"}
+		}, 2, []string{`--at "tomorrow 6pm"`, "RFC 3339"}},
+		{"at without zone", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--at", "2030-01-01T00:00:00", "--payload", "x"}
+		}, 2, []string{"--at", "RFC 3339"}},
+		{"at beyond the horizon", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--at", "2999-01-01T00:00:00Z", "--payload", "x"}
+		}, 1, []string{"run_at", "horizon"}},
+		{"max attempts 0", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--max-attempts", "0", "--payload", "x"}
+		}, 2, []string{"--max-attempts must be at least 1 (got 0)"}},
+		{"max attempts -1", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--max-attempts", "-1", "--payload", "x"}
+		}, 2, []string{"--max-attempts must be at least 1 (got -1)"}},
+		{"negative delay", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--delay", "-1s", "--payload", "x"}
+		}, 2, []string{"--delay must not be negative"}},
+		{"zero timeout", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--timeout", "0s", "--payload", "x"}
+		}, 2, []string{"--timeout must be positive"}},
+		{"payload and payload file", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--payload-file", writeFile(t, "p", []byte("y"))}
+		}, 2, []string{"--payload or --payload-file, not both"}},
+		{"unknown flag", "", func(*testing.T) []string { return []string{"--queue", "q", "--priority", "9"} },
+			2, []string{"flag provided but not defined: -priority"}},
+		{"stray argument", "", func(*testing.T) []string { return []string{"--queue", "q", "hello"} },
+			2, []string{`unexpected argument "hello"`}},
+		{"bad queue name", "", func(*testing.T) []string { return []string{"--queue", "a{b}", "--payload", "x"} },
+			1, []string{"queue", `"a{b}"`}},
+		{"bad id", "", func(*testing.T) []string { return []string{"--queue", "q", "--id", "two words", "--payload", "x"} },
+			1, []string{"id", `"two words"`}},
+		{"payload over the limit from stdin", "0123456789A", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--config", writeConfig(t, limit)}
+		}, 1, []string{"jobs.max_payload_bytes", "10"}},
+		{"payload over the limit from a file", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--config", writeConfig(t, limit), "--payload-file", writeFile(t, "p", []byte("0123456789A"))}
+		}, 1, []string{"max_payload_bytes", "10"}},
+		{"payload over the limit from --payload", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--config", writeConfig(t, limit), "--payload", "0123456789A"}
+		}, 1, []string{"max_payload_bytes", "10"}},
+		{"missing payload file", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--payload-file", filepath.Join(t.TempDir(), "nope.json")}
+		}, 1, []string{"--payload-file", "nope.json"}},
+		{"unreachable Redis", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--redis", "127.0.0.1:1"}
+		}, 1, []string{"127.0.0.1:1"}},
+		{"config with a bad key", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--config", writeConfig(t, "jobs:\n  max_payload_bytez: 10\n")}
+		}, 1, []string{"invalid configuration", "jobs.max_payload_bytez"}},
+		{"config with a bad value", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--config", writeConfig(t, "jobs: {max_payload_bytes: lots}\n")}
+		}, 1, []string{"invalid configuration", "jobs.max_payload_bytes"}},
+		{"missing config file", "", func(t *testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--config", filepath.Join(t.TempDir(), "nope.yaml")}
+		}, 1, []string{"config file", "nope.yaml"}},
+		{"bad prefix", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--payload", "x", "--prefix", "a b"}
+		}, 1, []string{"redis.prefix"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			code, stdout, stderr := b.run(t, tt.stdin, "enqueue", tt.flags(t)...)
+			if code != tt.code || stdout != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", code, stdout, tt.code)
+			}
+			for _, want := range tt.inStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
+				}
+			}
+			queues, err := b.client.Queues(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := b.stats(t, "q"); len(queues) > 0 || s != (worker.QueueStats{}) {
+				t.Errorf("queues %v, queue q %+v; want nothing stored", queues, s)
+			}
+		})
+	}
+}
+
+// queueJSON is a row of inspect --json, as scripts read it.
+type queueJSON struct {
+	Queue     string `json:"queue"`
+	Scheduled int64  `json:"scheduled"`
+	Ready     int64  `json:"ready"`
+	Active    int64  `json:"active"`
+	Dead      int64  `json:"dead"`
+}
+
+// jobOut is a job of inspect --job --json and dead list --json, as scripts
+// read it.
+type jobOut struct {
+	ID            string     `json:"id"`
+	Queue         string     `json:"queue"`
+	State         string     `json:"state"`
+	Attempts      int        `json:"attempts"`
+	MaxAttempts   int        `json:"max_attempts"`
+	EnqueuedAt    time.Time  `json:"enqueued_at"`
+	RunAt         *time.Time `json:"run_at"`
+	DiedAt        *time.Time `json:"died_at"`
+	LastError     string     `json:"last_error"`
+	Payload       string     `json:"payload"`
+	PayloadBase64 []byte     `json:"payload_base64"`
+}
+
+func decodeJSON[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not the JSON expected: %v\n%s", err, s)
+	}
+	return v
+}
+
+// tableRows splits inspect's table into rows of fields, header first.
+func tableRows(s string) [][]string {
+	var rows [][]string
+	for _, l := range lines(s) {
+		rows = append(rows, strings.Fields(l))
+	}
+	return rows
+}
+
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.killJobs(t, "emails", "e-dead")
+	b.enqueue(t,
+		worker.JobSpec{Queue: "emails", ID: "e-later-1", Delay: time.Hour, MaxAttempts: 3, Payload: []byte("payload")},
+		worker.JobSpec{Queue: "emails", ID: "e-later-2", Delay: 2 * time.Hour},
+		worker.JobSpec{Queue: "emails", ID: "e-now-1"},
+		worker.JobSpec{Queue: "emails", ID: "e-now-2"},
+		worker.JobSpec{Queue: "emails", ID: "e-now-3", Payload: []byte{0xff, 0xfe}},
+		worker.JobSpec{Queue: "sms", ID: "s-now-1"},
+	)
+	emails := queueJSON{Queue: "emails", Scheduled: 2, Ready: 3, Dead: 1}
+	sms := queueJSON{Queue: "sms", Ready: 1}
+	header := []string{"QUEUE", "SCHEDULED", "READY", "ACTIVE", "DEAD"}
+	row := func(q queueJSON) []string {
+		return []string{q.Queue, fmt.Sprint(q.Scheduled), fmt.Sprint(q.Ready), fmt.Sprint(q.Active), fmt.Sprint(q.Dead)}
+	}
+	sortRows := func(rows [][]string) {
+		slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	}
+
+	tests := []struct {
+		name  string
+		flags []string
+		code  int
+		check func(t *testing.T, stdout, stderr string)
+	}{
+		{"one queue", []string{"--queue", "emails"}, 0, func(t *testing.T, stdout, _ string) {
+			want := [][]string{header, row(emails)}
+			if got := tableRows(stdout); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("table %q, want %q", got, want)
+			}
+		}},
+		{"one queue as JSON", []string{"--queue", "emails", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			if got := decodeJSON[[]queueJSON](t, stdout); !slices.Equal(got, []queueJSON{emails}) {
+				t.Errorf("JSON %+v, want %+v", got, emails)
+			}
+		}},
+		{"every queue", nil, 0, func(t *testing.T, stdout, _ string) {
+			got := tableRows(stdout)
+			if len(got) != 3 || !slices.Equal(got[0], header) {
+				t.Fatalf("table %q, want the header and two rows", got)
+			}
+			sortRows(got[1:])
+			if want := [][]string{header, row(emails), row(sms)}; !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("table %q, want %q", got, want)
+			}
+		}},
+		{"every queue as JSON", []string{"--json"}, 0, func(t *testing.T, stdout, _ string) {
+			got := decodeJSON[[]queueJSON](t, stdout)
+			slices.SortFunc(got, func(a, b queueJSON) int { return strings.Compare(a.Queue, b.Queue) })
+			if want := []queueJSON{emails, sms}; !slices.Equal(got, want) {
+				t.Errorf("JSON %+v, want %+v", got, want)
+			}
+		}},
+		{"unknown queue", []string{"--queue", "nothing-here"}, 0, func(t *testing.T, stdout, _ string) {
+			want := [][]string{header, row(queueJSON{Queue: "nothing-here"})}
+			if got := tableRows(stdout); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("table %q, want %q", got, want)
+			}
+		}},
+		{"no queues", []string{"--prefix", b.prefix + "-empty"}, 0, func(t *testing.T, stdout, _ string) {
+			if got := tableRows(stdout); !slices.EqualFunc(got, [][]string{header}, slices.Equal) {
+				t.Errorf("table %q, want the header alone", got)
+			}
+		}},
+		{"no queues as JSON", []string{"--prefix", b.prefix + "-empty", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			if got := decodeJSON[[]queueJSON](t, stdout); got == nil || len(got) != 0 {
+				t.Errorf("JSON %q, want []", stdout)
+			}
+		}},
+		{"scheduled job", []string{"--queue", "emails", "--job", "e-later-1"}, 0, func(t *testing.T, stdout, _ string) {
+			j := b.get(t, "emails", "e-later-1")
+			for _, re := range []string{
+				`(?m)^id: +e-later-1$`,
+				`(?m)^queue: +emails$`,
+				`(?m)^state: +scheduled$`,
+				`(?m)^attempts: +0 spent \(limit: 3\)$`,
+				`(?m)^run at: +` + regexp.QuoteMeta(j.RunAt.UTC().Format(time.RFC3339Nano)) + ` \(in [0-9hms.]+\)$`,
+				`(?m)^payload: +7 bytes: "payload"$`,
+			} {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("output does not match %s:\n%s", re, stdout)
+				}
+			}
+		}},
+		{"ready job with the queue's limit", []string{"--queue", "emails", "--job", "e-now-1"}, 0, func(t *testing.T, stdout, _ string) {
+			for _, re := range []string{`(?m)^state: +ready$`, `(?m)^attempts: +0 spent \(limit: the queue's\)$`, `(?m)^run at: .* ago\)$`, `(?m)^payload: +0 bytes: ""$`} {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("output does not match %s:\n%s", re, stdout)
+				}
+			}
+		}},
+		{"dead job", []string{"--queue", "emails", "--job", "e-dead"}, 0, func(t *testing.T, stdout, _ string) {
+			for _, re := range []string{`(?m)^state: +dead$`, `(?m)^attempts: +1 spent`, `(?m)^died at: +\S+$`, `(?m)^last error: .*boom e-dead$`} {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("output does not match %s:\n%s", re, stdout)
+				}
+			}
+		}},
+		{"job as JSON", []string{"--queue", "emails", "--job", "e-later-1", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			j := b.get(t, "emails", "e-later-1")
+			got := decodeJSON[jobOut](t, stdout)
+			if got.ID != "e-later-1" || got.Queue != "emails" || got.State != "scheduled" || got.Attempts != 0 ||
+				got.MaxAttempts != 3 || got.Payload != "payload" || got.RunAt == nil || !got.RunAt.Equal(j.RunAt) ||
+				!got.EnqueuedAt.Equal(j.EnqueuedAt) || got.DiedAt != nil {
+				t.Errorf("JSON %+v does not match the job %+v", got, j)
+			}
+		}},
+		{"binary payload as JSON", []string{"--queue", "emails", "--job", "e-now-3", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			got := decodeJSON[jobOut](t, stdout)
+			if got.State != "ready" || got.Payload != "" || string(got.PayloadBase64) != "\xff\xfe" {
+				t.Errorf("JSON %+v, want the payload in payload_base64", got)
+			}
+		}},
+		{"missing job", []string{"--queue", "emails", "--job", "nope"}, 1, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, `"nope"`) || !strings.Contains(stderr, "not found") {
+				t.Errorf("stderr %q does not say job nope was not found", stderr)
+			}
+		}},
+		{"job without queue", []string{"--job", "e-now-1"}, 2, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "--job needs --queue") {
+				t.Errorf("stderr %q", stderr)
+			}
+		}},
+		{"bad queue name", []string{"--queue", "a{b}"}, 1, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, `"a{b}"`) {
+				t.Errorf("stderr %q does not name the queue", stderr)
+			}
+		}},
+		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, 1, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "127.0.0.1:1") {
+				t.Errorf("stderr %q does not name the address", stderr)
+			}
+		}},
+		{"stray argument", []string{"emails"}, 2, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, `unexpected argument "emails"`) {
+				t.Errorf("stderr %q", stderr)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := b.run(t, "", "inspect", tt.flags...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q, stderr %q", code, tt.code, stdout, stderr)
+			}
+			if code != 0 && stdout != "" {
+				t.Errorf("stdout %q on failure, want nothing", stdout)
+			}
+			tt.check(t, stdout, stderr)
+		})
+	}
+}
+
+// deadListOut is dead list --json, as scripts read it.
+type deadListOut struct {
+	Jobs []jobOut `json:"jobs"`
+	Next string   `json:"next"`
+}
+
+var moreRE = regexp.MustCompile(`(?m)^more: --cursor (\S+)$`)
+
+// deadTable parses a page of dead list: rows of id, died at, attempts and
+// last error, and the cursor of the next page.
+func deadTable(t *testing.T, stdout string) (rows [][]string, next string) {
+	t.Helper()
+	ls := lines(stdout)
+	if m := moreRE.FindStringSubmatch(stdout); m != nil {
+		next = m[1]
+		if ls[len(ls)-1] != m[0] {
+			t.Errorf("the cursor is not on the last line:\n%s", stdout)
+		}
+		ls = ls[:len(ls)-1]
+	}
+	if len(ls) == 0 || !slices.Equal(strings.Fields(ls[0]), []string{"ID", "DIED", "AT", "ATTEMPTS", "LAST", "ERROR"}) {
+		t.Fatalf("no header ID DIED AT ATTEMPTS LAST ERROR:\n%s", stdout)
+	}
+	for _, l := range ls[1:] {
+		f := strings.Fields(l)
+		if len(f) < 4 {
+			t.Fatalf("row %q has no last error", l)
+		}
+		rows = append(rows, []string{f[0], f[1], f[2], strings.Join(f[3:], " ")})
+	}
+	return rows, next
+}
+
+func TestDeadList(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	ids := []string{"d-0", "d-1", "d-2", "d-3", "d-4"}
+	b.killJobs(t, "q", ids...)
+
+	// checkRow checks a row against the job in the store.
+	checkRow := func(t *testing.T, r []string) {
+		t.Helper()
+		j := b.get(t, "q", r[0])
+		died, err := time.Parse(time.RFC3339Nano, r[1])
+		if err != nil || !died.Equal(j.DiedAt) || r[2] != "1" || !strings.HasSuffix(r[3], "boom "+r[0]) {
+			t.Errorf("row %q; want the job's death at %s, 1 attempt and its error %q", r, j.DiedAt, j.LastError)
+		}
+	}
+	// pages follows the cursors from flags, returning the ids in order.
+	pages := func(t *testing.T, limit int, flags ...string) []string {
+		t.Helper()
+		var got []string
+		cursor := ""
+		for page := 0; ; page++ {
+			if page > len(ids) {
+				t.Fatalf("more than %d pages", page)
+			}
+			args := append([]string{"--queue", "q", "--limit", fmt.Sprint(limit), "--cursor", cursor}, flags...)
+			code, stdout, stderr := b.run(t, "", "dead list", args...)
+			if code != 0 {
+				t.Fatalf("page %d: exit %d, stderr %q", page, code, stderr)
+			}
+			var n int
+			if slices.Contains(flags, "--json") {
+				out := decodeJSON[deadListOut](t, stdout)
+				for _, j := range out.Jobs {
+					got = append(got, j.ID)
+				}
+				n, cursor = len(out.Jobs), out.Next
+			} else {
+				var rows [][]string
+				rows, cursor = deadTable(t, stdout)
+				for _, r := range rows {
+					checkRow(t, r)
+					got = append(got, r[0])
+				}
+				n = len(rows)
+			}
+			if n > limit || n < limit && cursor != "" {
+				t.Errorf("page %d has %d jobs and next %q; want %d, or fewer on the last", page, n, cursor, limit)
+			}
+			if cursor == "" {
+				return got
+			}
+		}
+	}
+
+	tests := []struct {
+		name  string
+		flags []string
+		code  int
+		check func(t *testing.T, stdout, stderr string)
+	}{
+		{"table", nil, 0, func(t *testing.T, stdout, _ string) {
+			rows, next := deadTable(t, stdout)
+			if len(rows) != len(ids) || next != "" {
+				t.Errorf("%d rows, next %q; want %d and no cursor", len(rows), next, len(ids))
+			}
+			var got []string
+			for _, r := range rows {
+				checkRow(t, r)
+				got = append(got, r[0])
+			}
+			if slices.Sort(got); !slices.Equal(got, ids) {
+				t.Errorf("ids %v, want %v", got, ids)
+			}
+		}},
+		{"JSON", []string{"--json"}, 0, func(t *testing.T, stdout, _ string) {
+			out := decodeJSON[deadListOut](t, stdout)
+			if len(out.Jobs) != len(ids) || out.Next != "" {
+				t.Fatalf("%d jobs, next %q; want %d and none", len(out.Jobs), out.Next, len(ids))
+			}
+			for _, got := range out.Jobs {
+				j := b.get(t, "q", got.ID)
+				if got.Queue != "q" || got.State != "dead" || got.Attempts != 1 || got.DiedAt == nil || !got.DiedAt.Equal(j.DiedAt) ||
+					got.LastError != j.LastError || !strings.Contains(got.LastError, "boom "+got.ID) || got.Payload != "payload of "+got.ID {
+					t.Errorf("JSON %+v does not match the job %+v", got, j)
+				}
+			}
+		}},
+		{"empty queue", []string{"--queue", "other"}, 0, func(t *testing.T, stdout, _ string) {
+			if rows, next := deadTable(t, stdout); len(rows) != 0 || next != "" {
+				t.Errorf("rows %q, next %q; want none", rows, next)
+			}
+		}},
+		{"empty queue as JSON", []string{"--queue", "other", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			if out := decodeJSON[deadListOut](t, stdout); out.Jobs == nil || len(out.Jobs) != 0 || out.Next != "" {
+				t.Errorf("JSON %q, want no jobs and no next", stdout)
+			}
+		}},
+		{"bad cursor", []string{"--cursor", "not-a-cursor"}, 1, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "cursor") {
+				t.Errorf("stderr %q does not name the cursor", stderr)
+			}
+		}},
+		{"limit too large", []string{"--limit", "1001"}, 2, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "limit") {
+				t.Errorf("stderr %q does not name the limit", stderr)
+			}
+		}},
+		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, 1, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "127.0.0.1:1") {
+				t.Errorf("stderr %q does not name the address", stderr)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			flags := tt.flags
+			if !slices.Contains(flags, "--queue") {
+				flags = append([]string{"--queue", "q"}, flags...)
+			}
+			code, stdout, stderr := b.run(t, "", "dead list", flags...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q, stderr %q", code, tt.code, stdout, stderr)
+			}
+			tt.check(t, stdout, stderr)
+		})
+	}
+	for _, limit := range []int{1, 2, 4, 5} {
+		for _, format := range []string{"table", "JSON"} {
+			t.Run(fmt.Sprintf("pages of %d as %s", limit, format), func(t *testing.T) {
+				t.Parallel()
+				var flags []string
+				if format == "JSON" {
+					flags = []string{"--json"}
+				}
+				got := pages(t, limit, flags...)
+				sorted := slices.Sorted(slices.Values(got))
+				if len(got) != len(ids) || !slices.Equal(slices.Compact(sorted), ids) {
+					t.Errorf("pages listed %v, want each of %v once", got, ids)
+				}
+			})
+		}
+	}
+}
+
+func TestDeadRequeuePurge(t *testing.T) {
+	t.Parallel()
+	ids := []string{"d-0", "d-1", "d-2"}
+	tests := []struct {
+		name   string
+		flags  []string
+		code   int
+		stdout string // the whole line, or "" on failure
+		stderr string
+		after  worker.QueueStats // of queue q; a ready job "alive" is there too
+		check  func(t *testing.T, b *cliBundle)
+	}{
+		{
+			name: "requeue one", flags: []string{"requeue", "--job", "d-1"}, stdout: "requeued 1 dead job(s) of queue q\n",
+			after: worker.QueueStats{Ready: 2, Dead: 2},
+			check: func(t *testing.T, b *cliBundle) {
+				j := b.get(t, "q", "d-1")
+				if j.State != worker.StateReady || j.Attempt != 0 || !strings.Contains(j.LastError, "boom d-1") {
+					t.Errorf("requeued job: state %s, %d attempts, last error %q; want ready, 0, kept", j.State, j.Attempt, j.LastError)
+				}
+			},
+		},
+		{
+			name: "requeue all", flags: []string{"requeue", "--all"}, stdout: "requeued 3 dead job(s) of queue q\n",
+			after: worker.QueueStats{Ready: 4},
+			check: func(t *testing.T, b *cliBundle) {
+				for _, id := range ids {
+					if j := b.get(t, "q", id); j.State != worker.StateReady || j.Attempt != 0 {
+						t.Errorf("job %s: state %s, %d attempts; want ready, 0", id, j.State, j.Attempt)
+					}
+				}
+			},
+		},
+		{
+			name: "purge one", flags: []string{"purge", "--job", "d-1"}, stdout: "purged 1 dead job(s) of queue q\n",
+			after: worker.QueueStats{Ready: 1, Dead: 2},
+			check: func(t *testing.T, b *cliBundle) {
+				if _, err := b.client.Get(t.Context(), "q", "d-1"); !errors.Is(err, worker.ErrNotFound) {
+					t.Errorf("purged job: Get returned %v, want ErrNotFound", err)
+				}
+			},
+		},
+		{
+			name: "purge all", flags: []string{"purge", "--all"}, stdout: "purged 3 dead job(s) of queue q\n",
+			after: worker.QueueStats{Ready: 1},
+		},
+		{
+			name: "requeue all of an empty queue", flags: []string{"requeue", "--all", "--queue", "empty"},
+			stdout: "requeued 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+		{
+			name: "purge all of an empty queue", flags: []string{"purge", "--all", "--queue", "empty"},
+			stdout: "purged 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+		{
+			name: "requeue a missing job", flags: []string{"requeue", "--job", "nope"}, code: 1,
+			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+		{
+			name: "purge a missing job", flags: []string{"purge", "--job", "nope"}, code: 1,
+			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+		{
+			name: "requeue a job that is not dead", flags: []string{"requeue", "--job", "alive"}, code: 1,
+			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+		{
+			name: "purge a job that is not dead", flags: []string{"purge", "--job", "alive"}, code: 1,
+			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
+			check: func(t *testing.T, b *cliBundle) {
+				if j := b.get(t, "q", "alive"); j.State != worker.StateReady {
+					t.Errorf("job alive is %s, want ready", j.State)
+				}
+			},
+		},
+		{
+			name: "bad id", flags: []string{"purge", "--job", "two words"}, code: 1,
+			stderr: "invalid id", after: worker.QueueStats{Ready: 1, Dead: 3},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			b.killJobs(t, "q", ids...)
+			b.enqueue(t, worker.JobSpec{Queue: "q", ID: "alive"})
+			flags := tt.flags[1:]
+			if !slices.Contains(flags, "--queue") {
+				flags = append([]string{"--queue", "q"}, flags...)
+			}
+			code, stdout, stderr := b.run(t, "", "dead "+tt.flags[0], flags...)
+			if code != tt.code || stdout != tt.stdout || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
+			}
+			if s := b.stats(t, "q"); s != tt.after {
+				t.Errorf("queue q afterwards: %+v, want %+v", s, tt.after)
+			}
+			if tt.check != nil {
+				tt.check(t, b)
+			}
+		})
+	}
+}
+
+func TestDeadUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		cmd      string
+		flags    []string
+		code     int
+		inStderr string
+	}{
+		{"no action", "dead", []string{"--queue", "q"}, 2, "name an action: list, requeue or purge"},
+		{"unknown action", "dead resurrect", []string{"--queue", "q"}, 2, `unknown action "resurrect"`},
+		{"action help", "dead requeue", []string{"-h"}, 0, "-all"},
+		{"list without queue", "dead list", nil, 2, "--queue is required"},
+		{"requeue without queue", "dead requeue", []string{"--all"}, 2, "--queue is required"},
+		{"purge without queue", "dead purge", []string{"--job", "x"}, 2, "--queue is required"},
+		{"requeue with job and all", "dead requeue", []string{"--queue", "q", "--job", "x", "--all"}, 2, "give --job ID or --all"},
+		{"requeue with neither", "dead requeue", []string{"--queue", "q"}, 2, "give --job ID or --all"},
+		{"purge with job and all", "dead purge", []string{"--queue", "q", "--job", "x", "--all"}, 2, "give --job ID or --all"},
+		{"purge with neither", "dead purge", []string{"--queue", "q"}, 2, "give --job ID or --all"},
+		{"list with job", "dead list", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
+		{"stray argument", "dead purge", []string{"--queue", "q", "--all", "now"}, 2, `unexpected argument "now"`},
+	}
+	// Without --redis and --prefix first: the action must come first.
+	bare := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"nothing", []string{"dead"}, 2, "name an action: list, requeue or purge"},
+		{"help", []string{"dead", "-h"}, 0, "Usage: courier dead list|requeue|purge"},
+		{"flags before the action", []string{"dead", "--queue", "q", "list"}, 2, "name an action"},
+	}
+	for _, tt := range bare {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, t.Context(), tt.args...)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
+			}
+		})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			b.killJobs(t, "q", "x")
+			code, stdout, stderr := b.run(t, "", tt.cmd, tt.flags...)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
+			}
+			if s := b.stats(t, "q"); s != (worker.QueueStats{Dead: 1}) {
+				t.Errorf("queue q afterwards: %+v, want the dead job alone", s)
+			}
+		})
+	}
+}
