@@ -67,7 +67,7 @@ func connectWithRetry(ctx context.Context, opt rueidis.ClientOption, log *slog.L
 		// waiting will not fix the configuration.
 		var re *rueidis.RedisError
 		if errors.As(err, &re) {
-			return nil, fmt.Errorf("Redis at %s refused the connection: %w (check redis.username, redis.password, redis.db)", strings.Join(opt.InitAddress, ","), err)
+			return nil, fmt.Errorf("the Redis server at %s refused the connection: %w (check redis.username, redis.password, redis.db)", strings.Join(opt.InitAddress, ","), err)
 		}
 		log.Warn("cannot reach Redis; retrying", "addr", strings.Join(opt.InitAddress, ","), "attempt", attempt, "retry_in", wait, "err", err)
 		t := time.NewTimer(wait)
