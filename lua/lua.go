@@ -5,6 +5,10 @@
 // record.lua is not a script: it is the job record codec and small helpers,
 // prepended to every script so that all of them read and write records the
 // same way. The exported strings are the complete scripts to load.
+//
+// The lock scripts (lock_*.lua, used by package worker/lock) read no job
+// record and follow Redisson's RLock scripts: they are exported as they are,
+// without the codec.
 package lua
 
 import _ "embed"
@@ -70,4 +74,21 @@ var (
 	DeadList = prelude + deadList
 	// Purge deletes dead jobs.
 	Purge = prelude + purge
+)
+
+// The lock scripts, exported as they are (no record codec).
+var (
+	// LockAcquire takes or re-enters a reentrant lock, or returns its TTL.
+	//
+	//go:embed lock_acquire.lua
+	LockAcquire string
+	// LockRelease gives up one hold of a lock; the last hold deletes it and
+	// publishes the unlock message.
+	//
+	//go:embed lock_release.lua
+	LockRelease string
+	// LockRenew extends the lease of a held lock.
+	//
+	//go:embed lock_renew.lua
+	LockRenew string
 )

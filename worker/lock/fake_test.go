@@ -1,0 +1,213 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeRedis is an in-memory backend with the lock scripts' semantics, for
+// driving the watchdog and waiter timing inside synctest bubbles, where time
+// is fake and no network I/O may run. It is not an oracle of the scripts:
+// those are tested on real Redis.
+type fakeRedis struct {
+	mu     sync.Mutex
+	locks  map[string]*fakeLock
+	subs   map[string][]*fakeSub
+	renews []renewCall
+
+	// renewErr, when set, decides the outcome of a renewal call sent at
+	// the given time: a non-nil error fails every renewal of the call.
+	renewErr func(at time.Time) error
+	// renewHang makes renewal calls block until their context ends.
+	renewHang bool
+	// silent drops unlock messages: a release publishes nothing.
+	silent bool
+	// acquireDelay is how long an acquire takes to reach the fake and
+	// answer; it runs even if its context ends meanwhile, as a script on
+	// the wire does.
+	acquireDelay time.Duration
+}
+
+type fakeLock struct {
+	fields  map[string]int
+	expires time.Time // zero: no TTL
+}
+
+type fakeSub struct {
+	onMessage func()
+}
+
+// renewCall is one renewal round trip as the fake saw it.
+type renewCall struct {
+	at    time.Time
+	lease time.Duration
+	locks []lockRef
+}
+
+var _ backend = (*fakeRedis)(nil)
+
+func newFakeRedis() *fakeRedis {
+	return &fakeRedis{locks: make(map[string]*fakeLock), subs: make(map[string][]*fakeSub)}
+}
+
+// get returns the live lock name, dropping it once expired (as Redis does
+// on access). f.mu must be held.
+func (f *fakeRedis) get(name string) *fakeLock {
+	l := f.locks[name]
+	if l != nil && !l.expires.IsZero() && !time.Now().Before(l.expires) {
+		delete(f.locks, name)
+		return nil
+	}
+	return l
+}
+
+func (f *fakeRedis) acquire(ctx context.Context, name, field string, lease time.Duration) (bool, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return false, 0, err
+	}
+	f.mu.Lock()
+	delay := f.acquireDelay
+	f.mu.Unlock()
+	time.Sleep(delay)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.get(name)
+	if l == nil {
+		l = &fakeLock{fields: make(map[string]int)}
+		f.locks[name] = l
+	} else if l.fields[field] == 0 {
+		if l.expires.IsZero() {
+			return false, -time.Millisecond, nil
+		}
+		return false, time.Until(l.expires), nil
+	}
+	l.fields[field]++
+	l.expires = time.Now().Add(lease)
+	return true, 0, nil
+}
+
+func (f *fakeRedis) release(ctx context.Context, name, channel, field string, lease time.Duration) (releaseResult, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	l := f.get(name)
+	if l == nil || l.fields[field] == 0 {
+		f.mu.Unlock()
+		return releaseNotHeld, nil
+	}
+	if l.fields[field]--; l.fields[field] > 0 {
+		l.expires = time.Now().Add(lease)
+		f.mu.Unlock()
+		return releaseDecremented, nil
+	}
+	delete(f.locks, name)
+	var subs []*fakeSub
+	if !f.silent {
+		subs = slices.Clone(f.subs[channel])
+	}
+	f.mu.Unlock()
+	for _, s := range subs {
+		s.onMessage()
+	}
+	return releaseDeleted, nil
+}
+
+func (f *fakeRedis) renew(ctx context.Context, lease time.Duration, locks []lockRef) []renewResult {
+	now := time.Now()
+	f.mu.Lock()
+	f.renews = append(f.renews, renewCall{at: now, lease: lease, locks: slices.Clone(locks)})
+	hang, fail := f.renewHang, f.renewErr
+	f.mu.Unlock()
+	out := make([]renewResult, len(locks))
+	if hang {
+		<-ctx.Done()
+		for i := range out {
+			out[i].err = ctx.Err()
+		}
+		return out
+	}
+	if fail != nil {
+		if err := fail(now); err != nil {
+			for i := range out {
+				out[i].err = err
+			}
+			return out
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range locks {
+		if l := f.get(r.name); l != nil && l.fields[r.field] > 0 {
+			l.expires = now.Add(lease)
+			out[i].held = true
+		}
+	}
+	return out
+}
+
+func (f *fakeRedis) subscribe(ctx context.Context, channel string, onSubscribed, onMessage func()) error {
+	s := &fakeSub{onMessage: onMessage}
+	f.mu.Lock()
+	f.subs[channel] = append(f.subs[channel], s)
+	f.mu.Unlock()
+	onSubscribed()
+	<-ctx.Done()
+	f.mu.Lock()
+	f.subs[channel] = slices.DeleteFunc(f.subs[channel], func(x *fakeSub) bool { return x == s })
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+// del deletes a lock behind its holders' backs, publishing nothing.
+func (f *fakeRedis) del(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.locks, name)
+}
+
+// count returns field's hold count on name (0 when absent or expired).
+func (f *fakeRedis) count(name, field string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l := f.get(name); l != nil {
+		return l.fields[field]
+	}
+	return 0
+}
+
+func (f *fakeRedis) renewCalls() []renewCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.renews)
+}
+
+func (f *fakeRedis) subscribers(channel string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subs[channel])
+}
+
+func (f *fakeRedis) set(apply func(f *fakeRedis)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	apply(f)
+}
+
+// fakeClient returns a Client on f, closed at cleanup (inside the bubble
+// when called inside one).
+func fakeClient(t *testing.T, f *fakeRedis, opts Options) *Client {
+	t.Helper()
+	c, err := newClient(f, opts)
+	if err != nil {
+		t.Fatalf("newClient: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+var errNetwork = errors.New("network unreachable")

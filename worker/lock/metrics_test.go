@@ -1,0 +1,87 @@
+package lock_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/worker/lock"
+)
+
+func TestMetricsAfterKnownSequence(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Single(t)
+	m, reg := newMetrics(t)
+	const lease = 300 * time.Millisecond
+	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m, MetricLabel: func(string) string { return "job" }})
+	name := redistest.Prefix(t)
+	job := map[string]string{"lock": "job"}
+
+	h := acquire(t, c, name, "a", lock.AcquireOptions{}) // acquired: 1
+	if _, err := c.Acquire(t.Context(), name, "b", lock.AcquireOptions{}); !isNotAcquired(err) {
+		t.Fatalf("second holder: %v, want ErrNotAcquired", err) // contended: 1
+	}
+	release(t, h)
+	h = acquire(t, c, name, "b", lock.AcquireOptions{}) // acquired: 2
+	renewedOK := func() float64 {
+		return metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": "job", "result": "ok"})
+	}
+	waitFor(t, 5*time.Second, "a renewal", func() bool { return renewedOK() >= 1 })
+	start := time.Now()
+	del(t, rdb, name)
+	if _, cause := ended(t, h, start, 5*time.Second); !errors.Is(cause, lock.ErrLockLost) {
+		t.Fatalf("cause %v, want ErrLockLost", cause) // lost: 1
+	}
+
+	for _, tc := range []struct {
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"courier_lock_acquire_seconds", job, 2}, // sample count
+		{"courier_lock_contention_total", job, 1},
+		{"courier_lock_renewals_total", map[string]string{"lock": "job", "result": "lost"}, 1},
+		{"courier_lock_renewals_total", map[string]string{"lock": "job", "result": "error"}, 0},
+	} {
+		if got := metricValue(t, reg, tc.metric, tc.labels); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.metric, tc.labels, got, tc.want)
+		}
+	}
+	lintClean(t, reg)
+}
+
+// lintClean fails t on any promlint problem in reg's metrics: what
+// testutil.GatherAndLint does (testutil itself needs a module this
+// repository's go.sum does not list).
+func lintClean(t *testing.T, reg prometheus.Gatherer) {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.NewWithMetricFamilies(families).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestNewMetricsRegistration(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	if _, err := lock.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.NewMetrics(reg); err == nil {
+		t.Error("registering the lock metrics twice succeeded")
+	}
+	if _, err := lock.NewMetrics(nil); err == nil {
+		t.Error("NewMetrics(nil) succeeded")
+	}
+}

@@ -1,0 +1,140 @@
+package lock
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/lua"
+)
+
+// The acquire and release scripts change the hold count, so rueidis must
+// not retry them after a network error. Renew only resets a TTL and may be
+// retried; it is sent by hand (see renew), by its SHA-1.
+var (
+	scriptAcquire = rueidis.NewLuaScript(lua.LockAcquire)
+	scriptRelease = rueidis.NewLuaScript(lua.LockRelease)
+	renewSHA1     = sha1Hex(lua.LockRenew)
+)
+
+func sha1Hex(script string) string {
+	sum := sha1.Sum([]byte(script))
+	return hex.EncodeToString(sum[:])
+}
+
+// unlockMessage is what the release script publishes: Redisson's
+// LockPubSub.UNLOCK_MESSAGE.
+const unlockMessage = "0"
+
+// unsubscribeTimeout bounds the UNSUBSCRIBE sent when a waiter group ends.
+const unsubscribeTimeout = 5 * time.Second
+
+// Channel returns the pub/sub channel on which the lock name's unlock
+// message is published, by Redisson's rule: redisson_lock__channel:{name},
+// or redisson_lock__channel:name when name already contains a '{' (so the
+// channel keeps the name's own hash tag).
+func Channel(name string) string {
+	if strings.Contains(name, "{") {
+		return "redisson_lock__channel:" + name
+	}
+	return "redisson_lock__channel:{" + name + "}"
+}
+
+// redisBackend runs the lock scripts with rueidis, on a single Redis or a
+// Redis Cluster alike: every script touches one key, and the channel
+// travels in ARGV.
+type redisBackend struct {
+	c        rueidis.Client
+	renewSHA string // SHA-1 of the renew script: renewSHA1
+}
+
+var _ backend = redisBackend{}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func (r redisBackend) acquire(ctx context.Context, name, field string, lease time.Duration) (bool, time.Duration, error) {
+	ttl, err := scriptAcquire.Exec(ctx, r.c, []string{name}, []string{ms(lease), field}).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return true, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	return false, time.Duration(ttl) * time.Millisecond, nil
+}
+
+func (r redisBackend) release(ctx context.Context, name, channel, field string, lease time.Duration) (releaseResult, error) {
+	n, err := scriptRelease.Exec(ctx, r.c, []string{name}, []string{channel, unlockMessage, ms(lease), field}).AsInt64()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return releaseNotHeld, nil
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return releaseDecremented, nil
+	case n == 1:
+		return releaseDeleted, nil
+	}
+	return 0, fmt.Errorf("unexpected release reply %d", n)
+}
+
+// renew sends every renewal as EVALSHA in one DoMulti: one round trip per
+// tick, the commands of each cluster node pipelined together. (rueidis's
+// Lua.ExecMulti would first SCRIPT LOAD on every node, a second round trip
+// per tick.) Renewals answered NOSCRIPT — the node has not cached the
+// script yet, or restarted — are sent again as EVAL, which caches it.
+func (r redisBackend) renew(ctx context.Context, lease time.Duration, locks []lockRef) []renewResult {
+	leaseArg := ms(lease)
+	cmds := make(rueidis.Commands, len(locks))
+	for i, l := range locks {
+		cmds[i] = r.c.B().Evalsha().Sha1(r.renewSHA).Numkeys(1).Key(l.name).Arg(leaseArg, l.field).Build().ToRetryable()
+	}
+	out := make([]renewResult, len(locks))
+	var again []int
+	for i, res := range r.c.DoMulti(ctx, cmds...) {
+		n, err := res.AsInt64()
+		if re, ok := rueidis.IsRedisErr(err); ok && re.IsNoScript() {
+			again = append(again, i)
+			continue
+		}
+		out[i] = renewResult{held: err == nil && n == 1, err: err}
+	}
+	if len(again) == 0 {
+		return out
+	}
+	cmds = make(rueidis.Commands, len(again))
+	for j, i := range again {
+		l := locks[i]
+		cmds[j] = r.c.B().Eval().Script(lua.LockRenew).Numkeys(1).Key(l.name).Arg(leaseArg, l.field).Build().ToRetryable()
+	}
+	for j, res := range r.c.DoMulti(ctx, cmds...) {
+		n, err := res.AsInt64()
+		out[again[j]] = renewResult{held: err == nil && n == 1, err: err}
+	}
+	return out
+}
+
+func (r redisBackend) subscribe(ctx context.Context, channel string, onSubscribed, onMessage func()) error {
+	hooked := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+		if s.Kind == "subscribe" && s.Channel == channel {
+			onSubscribed()
+		}
+	})
+	// Receive does not unsubscribe when its context ends; without this the
+	// shared connection would stay subscribed to every lock ever waited on.
+	hooked = rueidis.WithOnReceiveReturnHook(hooked, func(err error, cc rueidis.CommandClient) error {
+		if ctx.Err() != nil {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+			defer cancel()
+			_ = cc.Do(uctx, cc.B().Unsubscribe().Channel(channel).Build()).Error() // best effort: a broken connection drops it anyway
+		}
+		return err
+	})
+	return r.c.Receive(hooked, r.c.B().Subscribe().Channel(channel).Build(), func(rueidis.PubSubMessage) { onMessage() })
+}

@@ -1,0 +1,85 @@
+package lock
+
+import (
+	"context"
+	"time"
+)
+
+// watch is the Client's watchdog: every lease/3 it renews all holds in
+// watchdog mode in one round trip, until Close. A renewal that finds the
+// lock gone ends the hold at once (ErrLockLost); a renewal without an
+// answer is tried again at the next tick, and the hold's own timer ends it
+// (ErrLockExpired) if no renewal is confirmed before its deadline.
+func (c *Client) watch() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			c.renewAll()
+		}
+	}
+}
+
+// renewAll runs one round of renewals. It waits at most one interval for
+// the answers, so the next round starts on time; the deadlines do not
+// depend on it returning.
+func (c *Client) renewAll() {
+	c.mu.Lock()
+	var batch []*entry
+	for _, e := range c.holds {
+		if e.watchdog && !e.releasing {
+			batch = append(batch, e)
+		}
+	}
+	c.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	refs := make([]lockRef, len(batch))
+	for i, e := range batch {
+		refs[i] = e.ref
+	}
+
+	ctx, cancel := context.WithTimeout(c.ctx, c.interval)
+	sent := time.Now()
+	results := c.b.renew(ctx, c.lease, refs)
+	cancel()
+
+	var lost []*entry
+	var failed int
+	var firstErr error
+	c.mu.Lock()
+	for i, e := range batch {
+		r := results[i]
+		switch {
+		case r.err != nil:
+			c.metrics.renewal(e.label, "error")
+			if firstErr == nil {
+				firstErr = r.err
+			}
+			failed++
+		case r.held:
+			c.metrics.renewal(e.label, "ok")
+			c.confirm(e, sent, c.lease)
+		case e.ended || e.releasing:
+			// Released (or ending) while the renewal was in flight: the
+			// key is gone because this process deleted it.
+		default:
+			c.metrics.renewal(e.label, "lost")
+			c.end(e, ErrLockLost)
+			lost = append(lost, e)
+		}
+	}
+	c.mu.Unlock()
+
+	for _, e := range lost {
+		c.log.Warn("lock: renewal found the lock gone; the hold ends", "lock", e.ref.name, "field", e.ref.field)
+	}
+	if failed > 0 && c.ctx.Err() == nil {
+		c.log.Warn("lock: renewals got no answer; retrying at the next tick", "locks", failed, "err", firstErr)
+	}
+}
