@@ -1,22 +1,83 @@
--- claim.lua: move up to n due jobs to active with a lease and a fresh claim token.
+-- claim.lua: move up to n due jobs to active with a lease and a fresh claim
+-- token, within the queue's rate limit when it has one.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash
+-- KEYS[5] claims hash   KEYS[6] rate zset (needed only with a rate limit)
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
+-- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
+--   claimed, by all callers together, in any window of rate_ms; absent, ""
+--   or "0" (both) = no limit
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
---   (-1 = none); corrupt: records that are not records and went to dead;
---   then per claimed job: its id, the run-at it was due at (a decimal
---   string), its claim token (the same for every job of one call) and its
---   record, unchanged (the running attempt is the record's attempts + 1).
--- bound: n <= 1000; O(n log N)
+--   (-1 = none), or, negated (< -1), the time in ms at which the rate window
+--   next frees capacity, when the limit is used up and a job is due by then:
+--   a claim before that time takes nothing. corrupt: records that are not
+--   records and went to dead; then per claimed job: its id, the run-at it was
+--   due at (a decimal string), its claim token (the same for every job of
+--   one call) and its record, unchanged (the running attempt is the
+--   record's attempts + 1).
+-- bound: n <= 1000; O(n log N); with a rate limit, plus O(log E + 1000) for
+--   the E <= rate_n entries of the rate zset (never a scan of the window).
+--
+-- The rate zset holds one entry per claim call that took k > 0 jobs: score
+-- = the claim time in µs (never below the previous entry's, so scores follow
+-- the order of the calls even if the Redis clock steps back), member =
+-- "<cumulative>:<k>", where cumulative (16 digits, zero-padded, so equal
+-- scores sort by it too) counts every job claimed through the key so far.
+-- The jobs claimed in the window are then last.cumulative - first.cumulative
+-- + first.k, read from the two ends of the zset. Entries at or below
+-- now - rate_ms have left the window; at most 1000 are dropped per call, and
+-- any left over still count, which only claims less. The key expires
+-- rate_ms after its newest entry, so an idle queue leaves nothing behind.
 
 local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: claim 1 to 1000 jobs per call') end
 if not lease or lease < 1 then return redis.error_reply('ERR courier: lease_ms must be positive') end
 
+local rate_n, rate_ms = 0, 0
+local rn_s, rms_s = ARGV[3] or '', ARGV[4] or ''
+if rn_s ~= '' and rn_s ~= '0' then
+  if not string.match(rn_s, '^%d+$') or #rn_s > 7 or tonumber(rn_s) > 1000000 then
+    return redis.error_reply('ERR courier: rate_n must be 1 to 1000000')
+  end
+  -- 3.2e10 ms is a year: the window in µs stays an exact double.
+  if not string.match(rms_s, '^%d+$') or #rms_s > 11 or tonumber(rms_s) < 1 or tonumber(rms_s) > 31622400000 then
+    return redis.error_reply('ERR courier: rate_ms must be 1 to 31622400000')
+  end
+  if not KEYS[6] then return redis.error_reply('ERR courier: a rate limit needs the rate key') end
+  rate_n, rate_ms = tonumber(rn_s), tonumber(rms_s)
+elseif rms_s ~= '' and rms_s ~= '0' then
+  return redis.error_reply('ERR courier: rate_ms without rate_n')
+end
+
 local now, now_us = now_ms()
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, n)
 local out = {now_us, -1, 0}
+
+-- The rate window: how many jobs this call may take, read before any write.
+local take = n
+local rate_first, rate_cum, rate_last -- oldest entry's score (µs), newest cumulative and score
+if rate_n > 0 then
+  local rk = KEYS[6]
+  local cutoff = ms_str(now_us - rate_ms * 1000)
+  local gone = math.min(redis.call('ZCOUNT', rk, '-inf', cutoff), 1000)
+  local first = redis.call('ZRANGE', rk, gone, gone, 'WITHSCORES')
+  local used = 0
+  rate_cum = 0
+  if first[1] then
+    local last = redis.call('ZRANGE', rk, -1, -1, 'WITHSCORES')
+    local c1, k1 = string.match(first[1], '^(%d+):(%d+)$')
+    local cl = string.match(last[1], '^(%d+):%d+$')
+    if not c1 or not cl then return redis.error_reply('ERR courier: the rate key holds an entry that is not a rate entry') end
+    rate_cum, rate_first, rate_last = tonumber(cl), tonumber(first[2]), tonumber(last[2])
+    used = rate_cum - tonumber(c1) + tonumber(k1)
+  end
+  if gone > 0 then redis.call('ZREMRANGEBYRANK', rk, 0, gone - 1) end
+  take = math.max(math.min(n, rate_n - used), 0)
+  rate_n = rate_n - used -- from here on: the capacity left
+end
+
+local claimed = 0
+local due = {}
+if take > 0 then due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, take) end
 if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
@@ -54,9 +115,24 @@ if #due > 0 then
     end
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))
+    claimed = #good
   end
   if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
 end
 local nxt = head_ms(KEYS[2])
 if nxt then out[2] = nxt end
+
+if claimed > 0 and rate_ms > 0 then
+  local score = math.max(now_us, rate_last or now_us)
+  rate_first = rate_first or score
+  redis.call('ZADD', KEYS[6], ms_str(score), string.format('%016d:%d', rate_cum + claimed, claimed))
+  -- the newest entry leaves the window at score + rate_ms; round up to ms
+  redis.call('PEXPIRE', KEYS[6], ms_str(rate_ms + math.ceil((score - now_us) / 1000) + 1))
+end
+if rate_ms > 0 and rate_n - claimed <= 0 and nxt then
+  -- The oldest entry leaves the window, freeing capacity, once the clock
+  -- passes its score + rate_ms.
+  local free = math.ceil(rate_first / 1000) + rate_ms
+  if nxt <= free then out[2] = -free end
+end
 return out

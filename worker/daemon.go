@@ -68,6 +68,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			Name:        name,
 			Concurrency: reg.opts.Concurrency,
 			MaxAttempts: reg.opts.MaxAttempts,
+			RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per},
 			Exec:        executor(name, reg, d.cfg.Logger),
 			Abort:       aborter(name, reg, d.cfg.Logger),
 		})

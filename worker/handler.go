@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // Handler runs the jobs of one queue. Handle returns nil when the job is
@@ -60,6 +63,45 @@ type QueueOptions struct {
 	// Timeout applies to jobs enqueued without their own: the handler's
 	// context ends after it. Default 30m.
 	Timeout time.Duration
+	// RateLimit caps how many of the queue's jobs start per window, across
+	// every process serving the queue. Default: no limit.
+	RateLimit RateLimit
+}
+
+// RateLimit caps how fast a queue's jobs start: at most N jobs are claimed,
+// by every process serving the queue together, in any window of length Per
+// (a sliding window: any Per, not calendar seconds or minutes). Jobs beyond
+// it stay due until the window allows them; the claim script enforces it
+// in Redis, on the Redis clock. The zero RateLimit means no limit.
+type RateLimit struct {
+	N   int           // 1 to 1,000,000
+	Per time.Duration // whole milliseconds, 1ms to 366 days
+}
+
+// String returns the limit as "N per Per", e.g. "100 per 1s"; "" for none.
+func (r RateLimit) String() string {
+	if r == (RateLimit{}) {
+		return ""
+	}
+	return strconv.Itoa(r.N) + " per " + r.Per.String()
+}
+
+func (r RateLimit) validate() error {
+	switch {
+	case r == (RateLimit{}):
+		return nil
+	case r.N < 1:
+		return invalid("rate_limit", "must allow at least 1 job per window (got %d)", r.N)
+	case r.N > store.MaxRateN:
+		return invalid("rate_limit", "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
+	case r.Per < time.Millisecond:
+		return invalid("rate_limit", "window must be at least 1ms (got %s)", r.Per)
+	case r.Per > store.MaxRatePer:
+		return invalid("rate_limit", "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
+	case r.Per%time.Millisecond != 0:
+		return invalid("rate_limit", "window must be whole milliseconds (got %s)", r.Per)
+	}
+	return nil
 }
 
 func (o QueueOptions) withDefaults() QueueOptions {
@@ -79,7 +121,8 @@ func (o QueueOptions) withDefaults() QueueOptions {
 }
 
 // Validate reports the first invalid field of o, defaults applied, as a
-// *ValidationError naming it (concurrency, max_attempts, timeout).
+// *ValidationError naming it (concurrency, max_attempts, timeout,
+// rate_limit).
 func (o QueueOptions) Validate() error { return o.withDefaults().validate() }
 
 func (o QueueOptions) validate() error {
@@ -93,7 +136,7 @@ func (o QueueOptions) validate() error {
 	case o.Timeout < time.Millisecond:
 		return invalid("timeout", "must be at least 1ms (got %s)", o.Timeout)
 	}
-	return nil
+	return o.RateLimit.validate()
 }
 
 // Registry maps queue names to their handlers and options. Build one in

@@ -105,6 +105,10 @@ type Queue struct {
 	MaxAttempts int           `koanf:"max_attempts"`
 	Timeout     time.Duration `koanf:"timeout"`
 	Backoff     Backoff       `koanf:"backoff"`
+	// RateLimit is "N per DURATION" (or "N/DURATION"): at most N jobs of
+	// the queue start in any window of DURATION, across every process;
+	// "" = no limit.
+	RateLimit string `koanf:"rate_limit"`
 	// Settings holds the handler's own section, queues.<name>.<handler>,
 	// decoded by the handler; any other key of the queue is refused.
 	Settings map[string]any `koanf:",remain"`

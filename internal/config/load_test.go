@@ -194,6 +194,19 @@ func TestBadConfigs(t *testing.T) {
 		{"env: wrong type", "", []string{"COURIER_REDIS__DB=x"}, "redis.db", "expected a whole number"},
 		{"env: unknown key", "", []string{"COURIER_REDIS__ADRESS=x:1"}, "redis.adress", "unknown key"},
 		{"env: bad bool", "", []string{"COURIER_REDIS__TLS__ENABLED=yes please"}, "redis.tls.enabled", "true or false"},
+		{"rate limit without a window", minimal + "    rate_limit: '100'\n", nil, "queues.emails.rate_limit", `expected "N per DURATION" such as "100 per 1s"`},
+		{"rate limit without a count", minimal + "    rate_limit: per 1s\n", nil, "queues.emails.rate_limit", `expected "N per DURATION"`},
+		{"rate limit with another word", minimal + "    rate_limit: 100 every 1s\n", nil, "queues.emails.rate_limit", `expected "N per DURATION"`},
+		{"rate limit count not a number", minimal + "    rate_limit: ten per 1s\n", nil, "queues.emails.rate_limit", `"ten" is not a whole number`},
+		{"rate limit count negative", minimal + "    rate_limit: -1/1s\n", nil, "queues.emails.rate_limit", `"-1" is not a whole number`},
+		{"rate limit window in words", minimal + "    rate_limit: 100 per second\n", nil, "queues.emails.rate_limit", `"second" is not a duration`},
+		{"rate limit window negative", minimal + "    rate_limit: 100/-1s\n", nil, "queues.emails.rate_limit", `"-1s" is not a duration`},
+		{"rate limit of zero jobs", minimal + "    rate_limit: 0 per 1s\n", nil, "queues.emails.rate_limit", "at least 1 job"},
+		{"rate limit of too many jobs", minimal + "    rate_limit: 1000001 per 1h\n", nil, "queues.emails.rate_limit", "at most 1000000 jobs"},
+		{"rate limit window zero", minimal + "    rate_limit: 100 per 0s\n", nil, "queues.emails.rate_limit", "at least 1ms"},
+		{"rate limit window not whole ms", minimal + "    rate_limit: 100 per 1.5ms\n", nil, "queues.emails.rate_limit", "whole milliseconds"},
+		{"rate limit as a number", minimal + "    rate_limit: 100\n", nil, "queues.emails.rate_limit", "expected text"},
+		{"env: bad rate limit", minimal, []string{"COURIER_QUEUES__EMAILS__RATE_LIMIT=100 a second"}, "queues.emails.rate_limit", `expected "N per DURATION"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,6 +389,52 @@ func collectKeys(prefix string, t reflect.Type, out *[]string) {
 
 // hasChildren tells an empty map written as {} (a key koanf does not list).
 func hasChildren(k *koanf.Koanf, key string) bool { return k.Exists(key) }
+
+// TestRateLimit: the forms of queues.<name>.rate_limit that parse, and what
+// they give the queue.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		value string
+		want  worker.RateLimit
+	}{
+		{`""`, worker.RateLimit{}},
+		{`"100 per 1s"`, worker.RateLimit{N: 100, Per: time.Second}},
+		{`5000 per 1m`, worker.RateLimit{N: 5000, Per: time.Minute}},
+		{`100/1s`, worker.RateLimit{N: 100, Per: time.Second}},
+		{`" 7 / 250ms "`, worker.RateLimit{N: 7, Per: 250 * time.Millisecond}},
+		{`"  3   PER   1h30m "`, worker.RateLimit{N: 3, Per: 90 * time.Minute}},
+		{`1000000/8784h`, worker.RateLimit{N: 1_000_000, Per: 8784 * time.Hour}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(Sources{File: writeFile(t, minimal+"    rate_limit: "+tt.value+"\n")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := cfg.Queues["emails"]
+			if got := q.options().RateLimit; got != tt.want {
+				t.Errorf("rate_limit: %s gave %+v, want %+v", tt.value, got, tt.want)
+			}
+		})
+	}
+	t.Run("default and environment", func(t *testing.T) {
+		t.Parallel()
+		cfg, err := Load(Sources{File: writeFile(t, minimal+"  audit:\n    handler: log\n"),
+			Environ: []string{"COURIER_QUEUES__EMAILS__RATE_LIMIT=50/1s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emails, audit := cfg.Queues["emails"], cfg.Queues["audit"]
+		if got := emails.options().RateLimit; got != (worker.RateLimit{N: 50, Per: time.Second}) {
+			t.Errorf("rate limit from the environment: %+v", got)
+		}
+		if audit.RateLimit != "" || audit.options().RateLimit != (worker.RateLimit{}) {
+			t.Errorf("default rate limit %q, %+v; want none", audit.RateLimit, audit.options().RateLimit)
+		}
+	})
+}
 
 // TestRegistry: the configuration builds a registry with the queues' options.
 func TestRegistry(t *testing.T) {

@@ -102,13 +102,19 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	if q.Timeout == 0 {
 		ps.add(key+".timeout", "must be positive (got 0s)")
 	}
-	options := []struct {
+	type option struct {
 		key  string
 		opts worker.QueueOptions
-	}{
+	}
+	options := []option{
 		{"concurrency", worker.QueueOptions{Concurrency: q.Concurrency}},
 		{"max_attempts", worker.QueueOptions{MaxAttempts: q.MaxAttempts}},
 		{"timeout", worker.QueueOptions{Timeout: q.Timeout}},
+	}
+	if limit, err := parseRateLimit(q.RateLimit); err != nil {
+		ps.add(key+".rate_limit", "%v", err)
+	} else {
+		options = append(options, option{"rate_limit", worker.QueueOptions{RateLimit: limit}})
 	}
 	for _, o := range options {
 		if err := o.opts.Validate(); err != nil {
@@ -256,11 +262,13 @@ func (q *Queue) options() worker.QueueOptions {
 	if len(q.Backoff.Steps) > 0 {
 		policy = worker.FixedSteps(slices.Clone(q.Backoff.Steps))
 	}
+	limit, _ := parseRateLimit(q.RateLimit) // validated
 	return worker.QueueOptions{
 		Concurrency: q.Concurrency,
 		MaxAttempts: q.MaxAttempts,
 		Timeout:     q.Timeout,
 		Backoff:     policy,
+		RateLimit:   limit,
 	}
 }
 

@@ -6,6 +6,12 @@
 // message (published by the scripts when a job becomes the earliest due), the
 // run-at of the queue's head job, and a slow safety poll.
 //
+// A queue with a rate limit claims only what the claim script's sliding
+// window (kept in Redis, shared by every process) leaves room for. When the
+// window is full and jobs are due, the claim loop sleeps until the time the
+// script says it frees capacity; wake-ups, polls and freed slots do not make
+// it claim before then.
+//
 // Stopping (the Run context ends):
 //
 //	claim loops stop ──► running jobs finish (up to ShutdownTimeout)

@@ -37,6 +37,14 @@ type fakeStore struct {
 	subBreak   time.Duration
 	skew       time.Duration // Redis clock minus the local clock
 	latency    map[string]time.Duration
+	rate       map[string][]rateEntry // queue → claims in its rate window, oldest first
+}
+
+// rateEntry is one claim call that took jobs, as the rate zset of
+// lua/claim.lua holds it.
+type rateEntry struct {
+	At time.Time // Redis clock
+	N  int
 }
 
 var _ pool.Store = (*fakeStore)(nil)
@@ -62,8 +70,10 @@ type fakeCall struct {
 	Method  string
 	Queue   string // empty for Extend
 	At      time.Time
-	N       int // Claim: n asked; Recover: limit
-	Got     int // Claim: jobs handed out (Bad included); Ack/Snooze: moved; Retry/Kill: 1 if moved
+	N       int        // Claim: n asked; Recover: limit
+	Rate    store.Rate // Claim: the rate limit passed
+	Limited bool       // Claim: reported the rate limit used up
+	Got     int        // Claim: jobs handed out (Bad included); Ack/Snooze: moved; Retry/Kill: 1 if moved
 	Lease   time.Duration
 	Delay   time.Duration
 	ErrText string
@@ -86,6 +96,7 @@ func newFakeStore(t testing.TB) *fakeStore {
 		queues:     make(map[string]map[string]*fakeJob),
 		subscribed: make(map[string]bool),
 		latency:    make(map[string]time.Duration),
+		rate:       make(map[string][]rateEntry),
 	}
 }
 
@@ -290,15 +301,18 @@ func (f *fakeStore) Count(method, queue string) int {
 
 // --- pool.Store ---
 
-// Claim is claim.lua.
-func (f *fakeStore) Claim(_ context.Context, queue string, n int, lease time.Duration) (store.Claimed, error) {
+// ClaimLimited is claim.lua, recorded as "Claim".
+func (f *fakeStore) ClaimLimited(_ context.Context, queue string, n int, lease time.Duration, limit store.Rate) (store.Claimed, error) {
 	f.sleep("Claim")
 	f.mu.Lock()
 	defer f.unlock()
 	now := f.nowLocked()
-	c := fakeCall{Method: "Claim", Queue: queue, At: time.Now(), N: n, Lease: lease}
+	c := fakeCall{Method: "Claim", Queue: queue, At: time.Now(), N: n, Lease: lease, Rate: limit}
 	if n < 1 || lease < time.Millisecond {
 		f.t.Errorf("fake: Claim(%s, n=%d, lease=%v): the script rejects this", queue, n, lease)
+	}
+	if limit != (store.Rate{}) && (limit.N < 1 || limit.Per < time.Millisecond) {
+		f.t.Errorf("fake: Claim(%s, limit=%+v): the script rejects this", queue, limit)
 	}
 	if f.failClaims > 0 || f.down {
 		f.failClaims = max(f.failClaims-1, 0)
@@ -317,7 +331,20 @@ func (f *fakeStore) Claim(_ context.Context, queue string, n int, lease time.Dur
 	slices.SortFunc(due, func(a, b *fakeJob) int {
 		return cmp.Or(a.Score.Compare(b.Score), cmp.Compare(a.Rec.ID, b.Rec.ID))
 	})
-	due = due[:min(len(due), n, store.MaxBatch)]
+	// The rate window: claims at or before now - Per have left it.
+	capacity := store.MaxBatch
+	if limit.N > 0 {
+		window := f.rate[queue]
+		for len(window) > 0 && !window[0].At.After(now.Add(-limit.Per)) {
+			window = window[1:]
+		}
+		f.rate[queue] = window
+		capacity = limit.N
+		for _, e := range window {
+			capacity -= e.N
+		}
+	}
+	due = due[:max(min(len(due), n, capacity), 0)]
 	out := store.Claimed{Now: now}
 	for _, j := range due {
 		runAt := j.Score
@@ -336,10 +363,25 @@ func (f *fakeStore) Claim(_ context.Context, queue string, n int, lease time.Dur
 		r.Payload = slices.Clone(r.Payload)
 		out.Jobs = append(out.Jobs, r)
 	}
-	if head, ok := f.headLocked(queue); ok {
+	head, ok := f.headLocked(queue)
+	if ok {
 		out.Next = head
 	}
-	c.Got = len(due)
+	if limit.N > 0 && len(due) > 0 {
+		f.rate[queue] = append(f.rate[queue], rateEntry{At: now, N: len(due)})
+	}
+	if limit.N > 0 && capacity-len(due) <= 0 && ok {
+		// Capacity frees when the oldest claim leaves the window; the script
+		// rounds that up to whole ms.
+		free := f.rate[queue][0].At.Add(limit.Per)
+		if msFree := ms(free); msFree.Before(free) {
+			free = msFree.Add(time.Millisecond)
+		}
+		if !head.After(free) {
+			out.Next, out.Limited = free, true
+		}
+	}
+	c.Got, c.Limited = len(due), out.Limited
 	f.record(c)
 	return out, nil
 }

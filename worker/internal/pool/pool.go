@@ -14,7 +14,7 @@ import (
 
 // Store is what the pool needs from Redis; *store.Store implements it.
 type Store interface {
-	Claim(ctx context.Context, queue string, n int, lease time.Duration) (store.Claimed, error)
+	ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit store.Rate) (store.Claimed, error)
 	Ack(ctx context.Context, queue string, toks []store.Token) (int, error)
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
@@ -65,7 +65,10 @@ type Queue struct {
 	Name        string
 	Concurrency int // handler goroutines, >= 1
 	MaxAttempts int // applied by lease recovery to jobs without their own
-	Exec        Exec
+	// RateLimit caps how many jobs of the queue all processes together
+	// claim in any window of RateLimit.Per; zero = no limit.
+	RateLimit store.Rate
+	Exec      Exec
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.
 	Abort Abort
@@ -162,6 +165,8 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 			return nil, fmt.Errorf("pool: queue name %q is empty or repeated", q.Name)
 		case q.Exec == nil || q.Concurrency < 1 || q.MaxAttempts < 1:
 			return nil, fmt.Errorf("pool: queue %q needs an Exec, Concurrency >= 1 and MaxAttempts >= 1", q.Name)
+		case q.RateLimit != (store.Rate{}) && (q.RateLimit.N < 1 || q.RateLimit.Per < time.Millisecond):
+			return nil, fmt.Errorf("pool: queue %q: a rate limit needs N >= 1 and Per >= 1ms", q.Name)
 		}
 		seen[q.Name] = true
 	}

@@ -63,15 +63,21 @@ func (q *queue) takeWake() int64 {
 }
 
 // claimLoop claims due jobs whenever there are free slots and jobs may be
-// due, and otherwise sleeps until the earliest reason to look again.
+// due, and otherwise sleeps until the earliest reason to look again. When
+// the queue's rate limit holds due jobs back, it sleeps until the window
+// frees capacity; wake-ups, freed slots and polls meanwhile do not claim.
 func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
 	head := newHeadTimer()
 	defer head.stop()
+	rate := time.NewTimer(time.Hour)
+	rate.Stop()
+	defer rate.Stop()
 
 	maybeDue := true
 	backlog := false       // the last claim left due jobs behind
+	limited := false       // the rate limit is used up until rate fires
 	var skew time.Duration // Redis clock minus local clock, from the last claim
 	failures := 0
 	for {
@@ -79,7 +85,8 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			return
 		}
 		free := q.Concurrency - int(q.inflight.Load())
-		if maybeDue && free > 0 && free < q.gather && backlog {
+		canClaim := maybeDue && !limited && free > 0
+		if canClaim && free < q.gather && backlog {
 			// A backlog is waiting and few slots are free: let a few more
 			// jobs finish so that one claim fills many slots, but never let
 			// a free slot idle for more than gatherWait.
@@ -89,12 +96,12 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			backlog = false
 			continue
 		}
-		if maybeDue && free > 0 {
+		if canClaim {
 			// A claim is not abandoned when ctx ends: its jobs are recorded
 			// as active in Redis, so it is let finish, within a bound.
 			sent := time.Now()
 			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-			c, err := p.st.Claim(claimCtx, q.Name, free, p.cfg.Lease)
+			c, err := p.st.ClaimLimited(claimCtx, q.Name, free, p.cfg.Lease, q.RateLimit)
 			cancel()
 			if err != nil {
 				failures++
@@ -107,6 +114,13 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			failures = 0
 			skew = time.Until(c.Now)
 			p.dispatch(q, c, sent.Add(p.cfg.Lease))
+			if c.Limited {
+				// Jobs are due, or will be before the window frees
+				// capacity: nothing can be claimed until then, by anyone.
+				limited, backlog = true, false
+				rate.Reset(max(time.Until(c.Next.Add(-skew)), minSleep))
+				continue
+			}
 			// More jobs are due when the new head is not in the future.
 			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
 			backlog = maybeDue
@@ -129,6 +143,8 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 		case <-head.c():
 			head.fired()
 			maybeDue = true
+		case <-rate.C:
+			limited, maybeDue = false, true
 		case <-poll.C:
 			maybeDue = true
 		}

@@ -15,7 +15,7 @@ import (
 func TestQueueKeys(t *testing.T) {
 	t.Parallel()
 	k := store.QueueKeys("courier", "mail")
-	all := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Leader, k.Wake}
+	all := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Leader, k.Rate, k.Wake}
 	for _, key := range all {
 		// One hash tag for all: one slot on a cluster.
 		if !strings.HasPrefix(key, "courier:{mail}:") || strings.Count(key, "{") != 1 {
@@ -23,7 +23,7 @@ func TestQueueKeys(t *testing.T) {
 		}
 	}
 	slices.Sort(all)
-	if len(slices.Compact(all)) != 7 {
+	if len(slices.Compact(all)) != 8 {
 		t.Errorf("keys are not distinct: %+v", k)
 	}
 	if got := store.QueuesKey("courier"); got != "courier:queues" {

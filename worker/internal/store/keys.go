@@ -9,6 +9,10 @@ type Keys struct {
 	Dead   string // zset: id → time of death, ms
 	Claims string // hash: id → claim token of a running job; '' → the token sequence
 	Leader string // hash: the queue's leader lock (Redisson layout)
+	// Rate is the queue's rate-limit window (lua/claim.lua): one entry per
+	// claim call that took jobs, "<cumulative jobs>:<jobs>" → claim time in
+	// µs. It exists only while a limited queue claimed within its window.
+	Rate string // zset
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -25,6 +29,7 @@ func QueueKeys(prefix, queue string) Keys {
 		Dead:   base + "dead",
 		Claims: base + "claims",
 		Leader: base + "leader",
+		Rate:   base + "rate",
 		Wake:   base + "wake",
 	}
 }

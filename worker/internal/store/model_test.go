@@ -341,6 +341,9 @@ func (m *storeModel) check(where string) {
 	if len(st.Claims) != len(st.Active) {
 		t.Fatalf("%s: claim entries %v do not match active %v", where, st.Claims, st.Active)
 	}
+	if len(st.Rate) != 0 {
+		t.Fatalf("%s: claims without a rate limit wrote the rate window %v", where, st.Rate)
+	}
 	for id, j := range m.jobs {
 		snap := get(t, m.s, id)
 		attempts := j.attempts

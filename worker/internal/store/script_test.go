@@ -52,8 +52,12 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
 		seed(t, s) // seed-active is held under claim 1
+		// A job due now, so that a claim that went ahead would change
+		// something.
+		enqueue(t, s, job("seed-ready", "r"))
 		ok := [6]string{"new", "-1", "0", "0", "0", "p"}
 		active := []string{"seed-active", "1"}
+		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate}
 
 		tests := []struct {
 			name   string
@@ -83,6 +87,17 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim n not a number", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"all", "1000"}},
 			{"claim lease 0", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"10", "0"}},
 			{"claim lease missing", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"10"}},
+			{"claim rate_n not a number", rawClaim, claimKeys, []string{"10", "1000", "ten", "1000"}},
+			{"claim rate_n negative", rawClaim, claimKeys, []string{"10", "1000", "-1", "1000"}},
+			{"claim rate_n in exponent form", rawClaim, claimKeys, []string{"10", "1000", "1e3", "1000"}},
+			{"claim rate_n 1000001", rawClaim, claimKeys, []string{"10", "1000", "1000001", "1000"}},
+			{"claim rate_ms 0", rawClaim, claimKeys, []string{"10", "1000", "5", "0"}},
+			{"claim rate_ms missing", rawClaim, claimKeys, []string{"10", "1000", "5"}},
+			{"claim rate_ms not a number", rawClaim, claimKeys, []string{"10", "1000", "5", "1s"}},
+			{"claim rate_ms fractional", rawClaim, claimKeys, []string{"10", "1000", "5", "0.5"}},
+			{"claim rate_ms beyond a year", rawClaim, claimKeys, []string{"10", "1000", "5", "99999999999"}},
+			{"claim rate_ms without rate_n", rawClaim, claimKeys, []string{"10", "1000", "0", "1000"}},
+			{"claim rate limit without the rate key", rawClaim, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims}, []string{"10", "1000", "5", "1000"}},
 
 			{"ack odd pairs", rawAck, []string{k.Jobs, k.Active, k.Claims}, append(active, "other")},
 			{"ack claim not a number", rawAck, []string{k.Jobs, k.Active, k.Claims}, append(active, "other", "x")},
