@@ -39,6 +39,10 @@ var (
 	get string
 	//go:embed stats.lua
 	stats string
+	//go:embed trim.lua
+	trim string
+	//go:embed fire.lua
+	fire string
 	//go:embed deadlist.lua
 	deadList string
 	//go:embed purge.lua
@@ -64,12 +68,17 @@ var (
 	// Requeue moves dead jobs back to due.
 	Requeue = prelude + requeue
 	// Recover returns jobs whose lease expired to due, or to dead when their
-	// attempts are used up.
+	// attempts are used up (carrier, fenced).
 	Recover = prelude + recoverSrc
 	// Get reads one job and the set it is in (read only).
 	Get = prelude + get
 	// Stats counts a queue's jobs by state (read only).
 	Stats = prelude + stats
+	// Trim deletes dead jobs beyond the age and count limits (carrier,
+	// fenced).
+	Trim = prelude + trim
+	// Fire enqueues one fire of a periodic job, once (carrier, fenced).
+	Fire = prelude + fire
 	// DeadList reads a page of the dead set after a cursor (read only).
 	DeadList = prelude + deadList
 	// Purge deletes dead jobs.

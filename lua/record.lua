@@ -130,3 +130,10 @@ local function held(claims, ids, toks)
   return ok
 end
 
+
+-- fenced tells whether field still holds the queue's leader lock, the
+-- Redisson-layout hash at key. Carrier scripts check it first, in the same
+-- call and slot as their writes, so a deposed leader changes nothing.
+local function fenced(key, field)
+  return field ~= '' and redis.call('HEXISTS', key, field) == 1
+end

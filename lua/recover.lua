@@ -1,15 +1,19 @@
 -- recover.lua: return jobs whose lease expired (their worker died or hung) to
 -- due now; the attempt stays spent, so a job that kills its worker every time
--- ends in dead instead of looping.
+-- ends in dead instead of looping. A carrier duty: only the queue's leader
+-- runs it (fenced).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash
+-- KEYS[5] claims hash   KEYS[6] leader hash (the queue's leader lock)
 -- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
--- returns: {recovered, dead}
+-- ARGV[4] leader field (<client-uuid>:<holder>)
+-- returns: {recovered, dead}, or {-1, 0} when the caller no longer holds the
+--          leader lock (nothing changed)
 -- bound: limit <= 1000; O(limit log N)
 
 local limit, defmax = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
 if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default max attempts must be >= 1') end
+if not fenced(KEYS[6], ARGV[4]) then return {-1, 0} end
 
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. now, 'LIMIT', 0, limit)

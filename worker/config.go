@@ -3,6 +3,8 @@ package worker
 import (
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults of Config.
@@ -14,6 +16,9 @@ const (
 	ShutdownTimeoutDefault  = 25 * time.Second
 	PollIntervalDefault     = 5 * time.Second
 	RecoverIntervalDefault  = time.Second
+	LeaderLeaseDefault      = 30 * time.Second
+	DeadMaxJobsDefault      = 10000
+	DeadMaxAgeDefault       = 30 * 24 * time.Hour
 
 	// MaxPayloadBytesLimit is the largest MaxPayloadBytes allowed: Redis
 	// refuses strings over 512 MiB, and a payload travels in one script call.
@@ -41,8 +46,20 @@ type Config struct {
 	// PollInterval is the safety poll of an idle queue, in case a wake-up
 	// message was lost. Default 5s.
 	PollInterval time.Duration
-	// RecoverInterval is how often expired leases are recovered. Default 1s.
+	// RecoverInterval is how often the queue's leader recovers expired
+	// leases. Default 1s.
 	RecoverInterval time.Duration
+	// LeaderLease is the lease of each queue's leader lock: the leader's
+	// watchdog renews it every LeaderLease/3, and when the leader dies a
+	// follower takes over after at most this long (at once when the leader
+	// stops gracefully). Default 30s.
+	LeaderLease time.Duration
+	// DeadMaxJobs and DeadMaxAge bound each queue's dead set; the leader
+	// deletes the oldest dead jobs beyond them. Defaults 10,000 and 30 days.
+	DeadMaxJobs int
+	DeadMaxAge  time.Duration
+	// Registerer receives the daemon's metrics; nil means none.
+	Registerer prometheus.Registerer
 	// Logger receives the daemon's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -63,11 +80,16 @@ func (c Config) withDefaults() Config {
 		{&c.ShutdownTimeout, ShutdownTimeoutDefault},
 		{&c.PollInterval, PollIntervalDefault},
 		{&c.RecoverInterval, RecoverIntervalDefault},
+		{&c.LeaderLease, LeaderLeaseDefault},
+		{&c.DeadMaxAge, DeadMaxAgeDefault},
 	}
 	for _, d := range durations {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
+	}
+	if c.DeadMaxJobs == 0 {
+		c.DeadMaxJobs = DeadMaxJobsDefault
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -97,6 +119,8 @@ func (c Config) validate() error {
 		{"shutdown_timeout", c.ShutdownTimeout},
 		{"poll_interval", c.PollInterval},
 		{"recover_interval", c.RecoverInterval},
+		{"leader_lease", c.LeaderLease},
+		{"dead_max_age", c.DeadMaxAge},
 	}
 	for _, p := range positive {
 		if p.v < 0 {
@@ -105,6 +129,12 @@ func (c Config) validate() error {
 	}
 	if c.Lease < 30*time.Millisecond {
 		return invalid("lease", "must be at least 30ms (got %s)", c.Lease)
+	}
+	if c.LeaderLease < 300*time.Millisecond {
+		return invalid("leader_lease", "must be at least 300ms (got %s)", c.LeaderLease)
+	}
+	if c.DeadMaxJobs < 0 {
+		return invalid("dead_max_jobs", "must not be negative (got %d)", c.DeadMaxJobs)
 	}
 	if c.PollInterval < 10*time.Millisecond {
 		return invalid("poll_interval", "must be at least 10ms (got %s)", c.PollInterval)

@@ -4,19 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/worker/internal/carrier"
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // Daemon runs the handlers of a Registry: it claims due jobs, runs them,
 // renews their leases, records their outcomes, and recovers jobs whose
 // worker died. Make one with NewDaemon and call Run once.
 type Daemon struct {
+	rdb     rueidis.Client
 	st      *store.Store
+	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
 	reg     *Registry
 	queues  []string
@@ -44,15 +50,22 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
-	return &Daemon{st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	return &Daemon{rdb: rdb, st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
 }
 
 // Run works until ctx ends, then stops claiming, lets running jobs finish up
 // to Config.ShutdownTimeout, cancels the rest (their context's cause is
 // ErrShutdown) and puts them back due without spending an attempt, writes
 // the last acks, and returns nil. Nothing claimed is lost: if the process
-// dies instead, the jobs' leases expire and another process recovers them.
-// Run returns an error only when it cannot start.
+// dies instead, the jobs' leases expire and the queue's leader recovers
+// them. Run returns an error only when it cannot start.
+//
+// Alongside the pool, Run stands for the leadership of each of its queues
+// (the queue's leader lock, see package worker/lock) and, while it leads a
+// queue, does the queue's carrier duties: recovering expired leases,
+// trimming the dead set, sampling the queue's sizes and firing its periodic
+// jobs. When ctx ends it releases its leaderships at once, so that another
+// process takes over within milliseconds, while the pool drains.
 func (d *Daemon) Run(ctx context.Context) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return errors.New("worker: Daemon.Run called twice")
@@ -61,7 +74,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.st.AddQueues(ctx, d.queues...); err != nil {
 		return err
 	}
+	m, err := metrics.New(d.cfg.Registerer)
+	if err != nil {
+		return fmt.Errorf("worker metrics: %w", err)
+	}
 	queues := make([]pool.Queue, 0, len(d.queues))
+	duties := make([]carrier.Queue, 0, len(d.queues))
 	for _, name := range d.queues {
 		reg, _ := d.reg.lookup(name)
 		queues = append(queues, pool.Queue{
@@ -72,26 +90,78 @@ func (d *Daemon) Run(ctx context.Context) error {
 			Exec:        executor(name, reg, d.cfg.Logger),
 			Abort:       aborter(name, reg, d.cfg.Logger),
 		})
+		duties = append(duties, carrier.Queue{Name: name, MaxAttempts: reg.opts.MaxAttempts, Periodic: periodics(reg.opts.Periodic)})
 	}
 	p, err := pool.New(d.st, queues, pool.Config{
 		Lease:           d.cfg.Lease,
 		ShutdownTimeout: d.cfg.ShutdownTimeout,
 		PollInterval:    d.cfg.PollInterval,
-		RecoverInterval: d.cfg.RecoverInterval,
 		Logger:          d.cfg.Logger,
 	})
 	if err != nil {
 		return err
 	}
-	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease)
+	lockOpts := lock.Options{Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabel}
+	if m != nil {
+		lockOpts.Metrics = m.Lock
+	}
+	locks, err := lock.NewClient(d.rdb, lockOpts)
+	if err != nil {
+		return fmt.Errorf("worker: leader locks: %w", err)
+	}
+	defer locks.Close() // after the carrier released its leaderships
+	c := carrier.New(d.st, locks, locks.Field, duties, carrier.Config{
+		RecoverInterval: d.cfg.RecoverInterval,
+		DeadMaxJobs:     d.cfg.DeadMaxJobs,
+		DeadMaxAge:      d.cfg.DeadMaxAge,
+		Logger:          d.cfg.Logger,
+		OnLeader:        m.Leader,
+		OnSample:        m.QueueJobs,
+	})
+	d.carrier.Store(c)
+
+	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease, "leader_lease", d.cfg.LeaderLease)
 	d.working.Store(true)
 	defer d.working.Store(false)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = c.Run(ctx) })
 	s, err := p.Run(ctx)
+	wg.Wait()
 	if err != nil {
 		return err
 	}
 	d.summary.Store(&DrainSummary{Finished: s.Finished, Returned: s.Returned})
 	return nil
+}
+
+// lockLabel names a leader lock in the lock metrics by its queue, which
+// keeps the label's values bounded and readable.
+func (d *Daemon) lockLabel(name string) string {
+	for _, q := range d.queues {
+		if d.st.Keys(q).Leader == name {
+			return metrics.LockLabel(q)
+		}
+	}
+	return name
+}
+
+// Leading reports whether this Daemon leads queue: it holds the queue's
+// leader lock and does the queue's carrier duties.
+func (d *Daemon) Leading(queue string) bool {
+	c := d.carrier.Load()
+	return c != nil && d.working.Load() && c.Leading(queue)
+}
+
+func periodics(ps []Periodic) []carrier.Periodic {
+	out := make([]carrier.Periodic, 0, len(ps))
+	for _, p := range ps {
+		sched, _ := p.schedule() // validated by Register
+		out = append(out, carrier.Periodic{
+			Name: p.Name, Schedule: sched, Payload: p.Payload,
+			MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
+		})
+	}
+	return out
 }
 
 // Running reports whether Run has started the pool and is claiming jobs; it

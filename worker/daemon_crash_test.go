@@ -27,7 +27,9 @@ const crashChildEnv = "COURIER_CRASH_CHILD"
 const crashLease = 500 * time.Millisecond
 
 func crashConfig(prefix string, log *slog.Logger) worker.Config {
-	return worker.Config{Prefix: prefix, Lease: crashLease, RecoverInterval: 100 * time.Millisecond, Logger: log}
+	// The killed daemon led the queue: its leader lock must lapse before the
+	// second daemon leads and recovers, so it is short too.
+	return worker.Config{Prefix: prefix, Lease: crashLease, LeaderLease: time.Second, RecoverInterval: 100 * time.Millisecond, Logger: log}
 }
 
 // crashChild runs the child's daemon until it is killed.

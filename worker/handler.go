@@ -66,6 +66,9 @@ type QueueOptions struct {
 	// RateLimit caps how many of the queue's jobs start per window, across
 	// every process serving the queue. Default: no limit.
 	RateLimit RateLimit
+	// Periodic lists jobs the queue's leader enqueues on a schedule.
+	// Default: none.
+	Periodic []Periodic
 }
 
 // RateLimit caps how fast a queue's jobs start: at most N jobs are claimed,
@@ -135,6 +138,16 @@ func (o QueueOptions) validate() error {
 		return invalid("max_attempts", "must be at least 1 (got %d)", o.MaxAttempts)
 	case o.Timeout < time.Millisecond:
 		return invalid("timeout", "must be at least 1ms (got %s)", o.Timeout)
+	}
+	names := map[string]bool{}
+	for _, p := range o.Periodic {
+		if _, err := p.schedule(); err != nil {
+			return err
+		}
+		if names[p.Name] {
+			return invalid("periodic.name", "%q is used twice", p.Name)
+		}
+		names[p.Name] = true
 	}
 	return o.RateLimit.validate()
 }

@@ -530,7 +530,9 @@ func (f *fakeStore) Extend(_ context.Context, byQueue map[string][]store.Token, 
 }
 
 // Recover is recover.lua.
-func (f *fakeStore) Recover(_ context.Context, queue string, limit, defaultMax int) (store.Recovered, error) {
+// The pool never calls it (recovery is the carrier's); tests call it to
+// play the queue's leader.
+func (f *fakeStore) Recover(_ context.Context, queue, _ string, limit, defaultMax int) (store.Recovered, error) {
 	f.sleep("Recover")
 	f.mu.Lock()
 	defer f.unlock()

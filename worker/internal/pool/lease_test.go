@@ -129,8 +129,14 @@ func TestLostLeaseSparesNewerClaim(t *testing.T) {
 		time.Sleep(time.Second)
 		st.SetDown(true) // extensions at +10s, +20s, +30s fail; the lease ends at +30s
 		time.Sleep(39*time.Second + 500*time.Millisecond)
-		st.SetDown(false) // at +40.5s; recovery at +41s, claim 2 after the claim loop's backoff
-		time.Sleep(20 * time.Second)
+		st.SetDown(false) // at +40.5s
+		time.Sleep(500 * time.Millisecond)
+		// The queue's leader recovers the expired lease at +41s; claim 2
+		// follows after the claim loop's backoff.
+		if _, err := st.Recover(t.Context(), "q", "leader", 1000, 3); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(19500 * time.Millisecond)
 		if _, err := r.stop(t); err != nil { // at +60.5s
 			t.Fatalf("Run: %v", err)
 		}

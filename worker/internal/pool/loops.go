@@ -77,35 +77,6 @@ func (p *Pool) loseLease(r *run, why string) {
 	r.cancel(ErrLeaseLost)
 }
 
-// recoverLoop returns jobs whose lease expired (their worker died) to due,
-// about once per RecoverInterval.
-func (p *Pool) recoverLoop(ctx context.Context, q *queue) {
-	t := time.NewTicker(p.cfg.RecoverInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for {
-			r, err := p.st.Recover(ctx, q.Name, recoverLimit, q.MaxAttempts)
-			if err != nil {
-				if ctx.Err() == nil {
-					p.log.Warn("recover expired leases", "queue", q.Name, "err", err)
-				}
-				break
-			}
-			if r.Due+r.Dead > 0 {
-				p.log.Info("recovered jobs with expired leases", "queue", q.Name, "due", r.Due, "dead", r.Dead)
-			}
-			if r.Due+r.Dead < recoverLimit || ctx.Err() != nil {
-				break
-			}
-		}
-	}
-}
-
 // subscribeLoop keeps the wake-up subscription open until ctx ends. Each
 // (re)subscription makes every queue look for due jobs, since messages sent
 // while it was down are lost.

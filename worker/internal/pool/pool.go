@@ -20,7 +20,6 @@ type Store interface {
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
 	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error)
-	Recover(ctx context.Context, queue string, limit, defaultMax int) (store.Recovered, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
 }
 
@@ -64,7 +63,7 @@ type Abort func(rec *store.Record) Outcome
 type Queue struct {
 	Name        string
 	Concurrency int // handler goroutines, >= 1
-	MaxAttempts int // applied by lease recovery to jobs without their own
+	MaxAttempts int // applied to jobs without their own
 	// RateLimit caps how many jobs of the queue all processes together
 	// claim in any window of RateLimit.Per; zero = no limit.
 	RateLimit store.Rate
@@ -80,7 +79,6 @@ type Config struct {
 	ShutdownTimeout time.Duration // how long running jobs may finish after Run's context ends; default 25s
 	ReturnGrace     time.Duration // after cancelling, how long to wait for handlers to return; default 1s
 	PollInterval    time.Duration // safety poll of an idle queue; default 5s
-	RecoverInterval time.Duration // how often expired leases are recovered; default 1s
 	Logger          *slog.Logger  // default: discards
 }
 
@@ -90,13 +88,10 @@ const (
 	ShutdownTimeoutDefault = 25 * time.Second
 	ReturnGraceDefault     = time.Second
 	PollIntervalDefault    = 5 * time.Second
-	RecoverIntervalDefault = time.Second
 
 	// writeTimeout bounds the Redis writes that must happen even while
 	// stopping (outcomes, hand-backs, final acks).
 	writeTimeout = 10 * time.Second
-	// recoverLimit is the most expired leases recovered per call.
-	recoverLimit = 1000
 )
 
 func (c Config) withDefaults() Config {
@@ -109,7 +104,6 @@ func (c Config) withDefaults() Config {
 	def(&c.ShutdownTimeout, ShutdownTimeoutDefault)
 	def(&c.ReturnGrace, ReturnGraceDefault)
 	def(&c.PollInterval, PollIntervalDefault)
-	def(&c.RecoverInterval, RecoverIntervalDefault)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -205,7 +199,6 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	for _, q := range p.queues {
 		names = append(names, q.Name)
 		claimers.Go(func() { p.claimLoop(ctx, q) })
-		background.Go(func() { p.recoverLoop(ctx, q) })
 		for range q.Concurrency {
 			workers.Go(func() { p.work(q, &workers) })
 		}

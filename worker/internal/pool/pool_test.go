@@ -83,27 +83,17 @@ func TestRunsEveryJobOnceWithinConcurrency(t *testing.T) {
 
 func TestIdlePoolCallsRarely(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		poll, recover time.Duration
-	}{
-		{poll: 0, recover: 0}, // defaults: 5s, 1s
-		{poll: time.Second, recover: 10 * time.Second},
-		{poll: 20 * time.Second, recover: 3 * time.Second},
-	} {
-		t.Run(fmt.Sprintf("poll=%v/recover=%v", tc.poll, tc.recover), func(t *testing.T) {
+	for _, poll := range []time.Duration{0, time.Second, 20 * time.Second} {
+		t.Run(fmt.Sprintf("poll=%v", poll), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				const window = time.Minute
-				poll, recover := tc.poll, tc.recover
-				if poll == 0 {
-					poll = pool.PollIntervalDefault
-				}
-				if recover == 0 {
-					recover = pool.RecoverIntervalDefault
+				every := poll
+				if every == 0 {
+					every = pool.PollIntervalDefault
 				}
 				st := newFakeStore(t)
-				cfg := pool.Config{PollInterval: tc.poll, RecoverInterval: tc.recover}
-				r := startPool(t, st, cfg,
+				r := startPool(t, st, pool.Config{PollInterval: poll},
 					pool.Queue{Name: "a", Concurrency: 4, MaxAttempts: 3, Exec: ack},
 					pool.Queue{Name: "b", Concurrency: 1, MaxAttempts: 5, Exec: ack})
 				time.Sleep(window)
@@ -111,22 +101,15 @@ func TestIdlePoolCallsRarely(t *testing.T) {
 				for _, q := range []string{"a", "b"} {
 					// One claim at start, one when the wake-up subscription is
 					// up (messages sent before it are lost), one per poll.
-					if n, want := st.Count("Claim", q), int(window/poll)+2; n != want {
+					if n, want := st.Count("Claim", q), int(window/every)+2; n != want {
 						t.Errorf("queue %s: %d claims in %v, want %d", q, n, window, want)
-					}
-					if n, want := st.Count("Recover", q), int(window/recover); n != want {
-						t.Errorf("queue %s: %d recovers in %v, want %d", q, n, window, want)
 					}
 				}
 				if n := st.Count("Subscribe", ""); n != 1 {
 					t.Errorf("%d subscriptions, want 1", n)
 				}
-				for _, c := range st.Calls("Recover") {
-					if want := map[string]int{"a": 3, "b": 5}[c.Queue]; c.Max != want || c.N != 1000 {
-						t.Errorf("Recover(%s, limit=%d, defaultMax=%d), want limit 1000, defaultMax %d", c.Queue, c.N, c.Max, want)
-					}
-				}
-				assertNoCalls(t, st, "Extend", "Ack", "Retry", "Kill", "Snooze")
+				// Lease recovery is the queue leader's duty (package carrier).
+				assertNoCalls(t, st, "Extend", "Ack", "Retry", "Kill", "Snooze", "Recover")
 				if _, err := r.stop(t); err != nil {
 					t.Fatalf("Run: %v", err)
 				}
@@ -188,45 +171,6 @@ func TestDelayedJobsStartAtRunAt(t *testing.T) {
 			})
 		})
 	}
-}
-
-func TestRecoverReturnsExpiredLeases(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
-		t0 := time.Now()
-		// 1500 jobs of a crashed worker: more than one Recover call's limit.
-		for i := range 1500 {
-			st.AddActive("q", jobID(i), t0.Add(-time.Second), 1, 0)
-		}
-		st.AddActive("q", "spent", t0.Add(-time.Second), 3, 0)
-		log := newExecLog()
-		r := startPool(t, st, pool.Config{PollInterval: time.Hour},
-			pool.Queue{Name: "q", Concurrency: 50, MaxAttempts: 3, Exec: log.wrap(ack)})
-		time.Sleep(1500 * time.Millisecond)
-		synctest.Wait()
-		if _, err := r.stop(t); err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-		var firstTick []fakeCall
-		for _, c := range st.Calls("Recover") {
-			if c.At.Sub(t0) == time.Second {
-				firstTick = append(firstTick, c)
-			}
-		}
-		if len(firstTick) != 2 || firstTick[0].Got != 1000 || firstTick[1].Got != 501 {
-			t.Errorf("Recover calls at +1s %+v, want two: 1000 then 501 jobs", firstTick)
-		}
-		if _, runs, _ := log.count(); runs != 1500 {
-			t.Errorf("%d recovered jobs ran, want 1500", runs)
-		}
-		if runs := log.get(jobID(7)); len(runs) != 1 || runs[0].Rec.Attempt != 2 || runs[0].At.Sub(t0) != time.Second {
-			t.Errorf("recovered job runs %+v, want one at +1s with attempt 2", runs)
-		}
-		if j, _ := st.Job("q", "spent"); j.State != stateDead {
-			t.Errorf("job with no attempts left is %s, want dead", j.State)
-		}
-	})
 }
 
 func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {

@@ -34,7 +34,7 @@ func TestRateLimitSleepsUntilTheWindowFrees(t *testing.T) {
 				}
 				log := newExecLog()
 				limit := store.Rate{N: 3, Per: time.Second}
-				r := startPool(t, st, pool.Config{PollInterval: 100 * time.Millisecond, RecoverInterval: time.Hour},
+				r := startPool(t, st, pool.Config{PollInterval: 100 * time.Millisecond},
 					pool.Queue{Name: "q", Concurrency: 8, MaxAttempts: 3, RateLimit: limit, Exec: log.wrap(ack)})
 
 				time.Sleep(500 * time.Millisecond)
@@ -104,7 +104,7 @@ func TestRateLimitAndHead(t *testing.T) {
 				st.Add("q", "first", t0)
 				st.Add("q", "second", t0.Add(tc.due))
 				log := newExecLog()
-				r := startPool(t, st, pool.Config{PollInterval: time.Hour, RecoverInterval: time.Hour},
+				r := startPool(t, st, pool.Config{PollInterval: time.Hour},
 					pool.Queue{Name: "q", Concurrency: 4, MaxAttempts: 3, RateLimit: store.Rate{N: 1, Per: time.Second}, Exec: log.wrap(ack)})
 				time.Sleep(10 * time.Second)
 				synctest.Wait()

@@ -72,7 +72,7 @@ func TestSubscriptionBackoffResets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newFakeStore(t)
 		st.BreakSubscriptions(time.Hour)
-		r := startPool(t, st, pool.Config{PollInterval: time.Hour, RecoverInterval: time.Hour},
+		r := startPool(t, st, pool.Config{PollInterval: time.Hour},
 			pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: ack})
 		time.Sleep(8*time.Hour + time.Minute)
 		if _, err := r.stop(t); err != nil {

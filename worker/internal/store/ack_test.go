@@ -225,7 +225,7 @@ func TestTokensNeverRepeat(t *testing.T) {
 		// The first worker stalls; its lease is recovered and a second
 		// worker runs the job and acks it.
 		do(t, c, c.B().Zadd().Key(k.Active).ScoreMember().ScoreMember(0, "a").Build())
-		if r, err := s.Recover(t.Context(), queue, 10, 5); err != nil || r.Due != 1 {
+		if r, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 10, 5); err != nil || r.Due != 1 {
 			t.Fatalf("Recover = %+v, %v", r, err)
 		}
 		second := claimOne(t, s, time.Hour)

@@ -196,7 +196,7 @@ func TestDeadSameMillisecond(t *testing.T) {
 		}
 		k := s.Keys("recovered")
 		waitLeasesExpired(t, c, k, ids(got.Jobs)...)
-		if rec, err := s.Recover(t.Context(), "recovered", 100, 3); err != nil || rec.Dead != len(jobs) {
+		if rec, err := s.Recover(t.Context(), "recovered", leaderField(t, s, c, "recovered"), 100, 3); err != nil || rec.Dead != len(jobs) {
 			t.Fatalf("Recover = %+v, %v; want %d dead", rec, err, len(jobs))
 		}
 

@@ -13,6 +13,9 @@ type Keys struct {
 	// claim call that took jobs, "<cumulative jobs>:<jobs>" → claim time in
 	// µs. It exists only while a limited queue claimed within its window.
 	Rate string // zset
+	// Periodic holds, per schedule of the queue's periodic jobs, the time of
+	// its last fire (ms), so a new leader goes on from there.
+	Periodic string // hash: schedule name → last fire, ms
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -23,14 +26,15 @@ type Keys struct {
 func QueueKeys(prefix, queue string) Keys {
 	base := prefix + ":{" + queue + "}:"
 	return Keys{
-		Jobs:   base + "jobs",
-		Due:    base + "due",
-		Active: base + "active",
-		Dead:   base + "dead",
-		Claims: base + "claims",
-		Leader: base + "leader",
-		Rate:   base + "rate",
-		Wake:   base + "wake",
+		Jobs:     base + "jobs",
+		Due:      base + "due",
+		Active:   base + "active",
+		Dead:     base + "dead",
+		Claims:   base + "claims",
+		Leader:   base + "leader",
+		Rate:     base + "rate",
+		Periodic: base + "periodic",
+		Wake:     base + "wake",
 	}
 }
 

@@ -296,3 +296,13 @@ func seed(t *testing.T, s *store.Store) {
 	}
 	enqueue(t, s, store.NewJob{ID: "seed-due", Delay: time.Hour, Payload: []byte("s")})
 }
+
+// leaderField makes the test the leader of queue, as a Redisson-layout
+// leader hash holding one field, and returns the field the fenced carrier
+// scripts check.
+func leaderField(t *testing.T, s *store.Store, c rueidis.Client, queue string) string {
+	t.Helper()
+	const field = "test-client-uuid:leader"
+	do(t, c, c.B().Hset().Key(s.Keys(queue).Leader).FieldValue().FieldValue(field, "1").Build())
+	return field
+}

@@ -245,7 +245,7 @@ func (m *storeModel) step() string {
 		return m.kill()
 	default: // recover, after the short leases have run out
 		time.Sleep(3 * time.Millisecond)
-		got, err := m.s.Recover(ctx, queue, 100, modelDefaultMax)
+		got, err := m.s.Recover(ctx, queue, leaderField(t, m.s, m.c, queue), 100, modelDefaultMax)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func TestRecover(t *testing.T) {
 
 		waitLeasesExpired(t, c, k, "a")
 		before := redisNow(t, c)
-		got, err := s.Recover(t.Context(), queue, 100, 3)
+		got, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 100, 3)
 		after := redisNow(t, c)
 		if err != nil || got != (store.Recovered{Due: 1}) {
 			t.Fatalf("Recover = %+v, %v; want 1 due", got, err)
@@ -54,7 +54,7 @@ func TestRecover(t *testing.T) {
 		if r := claimOne(t, s, time.Hour); r.ID != "a" || r.Attempt != 2 || r.Claim <= a.Claim {
 			t.Errorf("claim after recovery = %+v, want attempt 2 under a new claim", r)
 		}
-		if got, err := s.Recover(t.Context(), queue, 100, 3); err != nil || got != (store.Recovered{}) {
+		if got, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 100, 3); err != nil || got != (store.Recovered{}) {
 			t.Errorf("second Recover = %+v, %v; want nothing", got, err)
 		}
 	})
@@ -75,7 +75,7 @@ func TestRecoverOutOfAttempts(t *testing.T) {
 		}
 		waitLeasesExpired(t, c, k, ids(got.Jobs)...)
 		// The queue's default of 1 applies only to the job without its own max.
-		rec, err := s.Recover(t.Context(), queue, 100, 1)
+		rec, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 100, 1)
 		if err != nil || rec != (store.Recovered{Due: 1, Dead: 2}) {
 			t.Fatalf("Recover = %+v, %v; want 1 due, 2 dead", rec, err)
 		}
@@ -102,14 +102,14 @@ func TestRecoverLimit(t *testing.T) {
 		got := claim(t, s, 10, shortLease)
 		waitLeasesExpired(t, c, k, ids(got.Jobs)...)
 		for _, want := range []int{2, 1, 0} {
-			rec, err := s.Recover(t.Context(), queue, 2, 5)
+			rec, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 2, 5)
 			if err != nil || rec.Due != want || rec.Dead != 0 {
 				t.Errorf("Recover(limit 2) = %+v, %v; want %d due", rec, err, want)
 			}
 		}
 		before := state(t, c, k)
 		for _, args := range [][2]int{{0, 5}, {-1, 5}, {10, 0}} {
-			if _, err := s.Recover(t.Context(), queue, args[0], args[1]); err == nil {
+			if _, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), args[0], args[1]); err == nil {
 				t.Errorf("Recover(limit %d, default max %d) succeeded, want an error", args[0], args[1])
 			}
 		}
@@ -127,7 +127,7 @@ func TestRecoverCorruptAndMissing(t *testing.T) {
 		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c2;bad").Build())
 		do(t, c, c.B().Hdel().Key(k.Jobs).Field("gone").Build())
 		waitLeasesExpired(t, c, k, ids(got.Jobs)...)
-		rec, err := s.Recover(t.Context(), queue, 10, 5)
+		rec, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 10, 5)
 		if err != nil || rec != (store.Recovered{Dead: 1}) {
 			t.Errorf("Recover = %+v, %v; want 1 dead", rec, err)
 		}

@@ -32,7 +32,6 @@ var (
 	scriptExtend  = rueidis.NewLuaScript(lua.Extend)
 	scriptCancel  = rueidis.NewLuaScript(lua.Cancel)
 	scriptRequeue = rueidis.NewLuaScript(lua.Requeue)
-	scriptRecover = rueidis.NewLuaScript(lua.Recover)
 	scriptGet     = rueidis.NewLuaScriptRetryable(lua.Get)
 	scriptStats   = rueidis.NewLuaScriptRetryable(lua.Stats)
 )
@@ -327,28 +326,6 @@ func (s *Store) Requeue(ctx context.Context, queue string, ids []string) (moved 
 		}
 	}
 	return moved, nil
-}
-
-// Recovered counts what one Recover call did.
-type Recovered struct {
-	Due  int // back to due, attempt still spent
-	Dead int // out of attempts: moved to dead
-}
-
-// Recover returns up to limit jobs of queue whose lease expired to due, or to
-// dead when they have no attempts left (defaultMax applies to jobs enqueued
-// without their own max attempts).
-func (s *Store) Recover(ctx context.Context, queue string, limit, defaultMax int) (Recovered, error) {
-	k := s.Keys(queue)
-	n, err := scriptRecover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims},
-		[]string{k.Wake, strconv.Itoa(min(limit, MaxBatch)), strconv.Itoa(defaultMax)}).AsIntSlice()
-	if err != nil {
-		return Recovered{}, fmt.Errorf("recover %s: %w", queue, err)
-	}
-	if len(n) != 2 {
-		return Recovered{}, fmt.Errorf("recover %s: unexpected reply of %d values", queue, len(n))
-	}
-	return Recovered{Due: int(n[0]), Dead: int(n[1])}, nil
 }
 
 // Set names the sorted set a job is in.

@@ -1,0 +1,31 @@
+-- trim.lua (carrier, fenced): delete dead jobs older than the age limit, then
+-- the oldest beyond the count limit.
+-- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] leader hash (the queue's leader lock)
+-- ARGV[1] leader field (<client-uuid>:<holder>)   ARGV[2] max jobs kept (>= 0)
+-- ARGV[3] max age, ms (>= 1)   ARGV[4] limit: jobs deleted per call (1..1000)
+-- returns: {deleted by age, deleted by count}, or {-1, 0} when the caller no
+--          longer holds the leader lock (nothing changed)
+-- bound: limit <= 1000; O(limit log N)
+
+local maxjobs, maxage, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if not maxjobs or maxjobs < 0 then return redis.error_reply('ERR courier: max jobs must be >= 0') end
+if not maxage or maxage < 1 then return redis.error_reply('ERR courier: max age must be >= 1 ms') end
+if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
+if not fenced(KEYS[3], ARGV[1]) then return {-1, 0} end
+
+local function delete(ids)
+  if #ids > 0 then
+    redis.call('ZREM', KEYS[2], unpack(ids))
+    redis.call('HDEL', KEYS[1], unpack(ids))
+  end
+  return #ids
+end
+
+local now = now_ms()
+local old = delete(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ms_str(now - maxage), 'LIMIT', 0, limit))
+local over = 0
+local excess = redis.call('ZCARD', KEYS[2]) - maxjobs
+if excess > 0 and old < limit then
+  over = delete(redis.call('ZRANGE', KEYS[2], 0, math.min(excess, limit - old) - 1))
+end
+return {old, over}

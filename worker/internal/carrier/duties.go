@@ -1,0 +1,66 @@
+package carrier
+
+import (
+	"context"
+	"log/slog"
+)
+
+// recoverLoop returns jobs whose lease expired to due (or to dead when they
+// have no attempts left), about once a RecoverInterval, in bounded calls.
+func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
+	return every(ctx, c.cfg.RecoverInterval, func() error {
+		for range drainCalls {
+			r, err := c.st.Recover(ctx, q.Name, field, batchLimit, q.MaxAttempts)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("recover expired leases", "err", err)
+				}
+				return err
+			}
+			if r.Due+r.Dead > 0 {
+				log.Info("recovered jobs whose lease expired", "due", r.Due, "dead", r.Dead)
+			}
+			if r.Due+r.Dead < batchLimit {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge.
+func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
+	return every(ctx, c.cfg.TrimInterval, func() error {
+		for range drainCalls {
+			t, err := c.st.TrimDead(ctx, q.Name, field, c.cfg.DeadMaxJobs, c.cfg.DeadMaxAge, batchLimit)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("trim the dead set", "err", err)
+				}
+				return err
+			}
+			if t.ByAge+t.ByCount > 0 {
+				log.Info("trimmed the dead set", "by_age", t.ByAge, "by_count", t.ByCount)
+			}
+			if t.ByAge+t.ByCount < batchLimit {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// sampleLoop reads the queue's sizes for the metrics. Only the leader
+// samples, so a fleet asks Redis once per queue, not once per process.
+func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
+	if c.cfg.OnSample == nil {
+		return nil
+	}
+	return every(ctx, c.cfg.SampleInterval, func() error {
+		s, err := c.st.Stats(ctx, q.Name)
+		if err == nil {
+			c.cfg.OnSample(q.Name, s)
+		}
+		return nil
+	})
+}
