@@ -31,8 +31,9 @@ type daemon struct {
 }
 
 // serve runs the daemon until ctx ends, then drains. The stop order:
-//  1. ctx ends (SIGTERM / SIGINT): /readyz turns 503 and the pool stops
-//     claiming;
+//  1. ctx ends (SIGTERM / SIGINT): /readyz turns 503, the queues' leader
+//     locks are released at once (followers take over within milliseconds)
+//     and the pool stops claiming;
 //  2. running jobs finish, up to shutdown.timeout; the rest are cancelled and
 //     handed back due without spending an attempt; acks are flushed;
 //  3. the HTTP server stops (it served /metrics and probes during the drain);
@@ -62,10 +63,11 @@ func (d *daemon) serve(ctx context.Context) error {
 		}
 		return nil
 	}
+	metrics := newMetricsRegistry()
 	srv, err := server.Listen(server.Options{
 		Addr:    d.cfg.HTTP.Addr,
 		Ready:   ready,
-		Metrics: promhttp.HandlerFor(newMetricsRegistry(), promhttp.HandlerOpts{}),
+		Metrics: promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}),
 		Logger:  d.log,
 	})
 	if err != nil {
@@ -93,7 +95,9 @@ func (d *daemon) serve(ctx context.Context) error {
 		}
 		defer rdb.Close()
 		client.Store(&rdb)
-		w, err := worker.NewDaemon(rdb, reg, d.cfg.Worker(d.log))
+		wcfg := d.cfg.Worker(d.log)
+		wcfg.Registerer = metrics
+		w, err := worker.NewDaemon(rdb, reg, wcfg)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,28 @@ type Config struct {
 	Lease    Lease            `koanf:"lease"`
 	Jobs     Jobs             `koanf:"jobs"`
 	Poll     Poll             `koanf:"poll"`
+	Leader   Leader           `koanf:"leader"`
+	Recover  Recover          `koanf:"recover"`
+	Dead     Dead             `koanf:"dead"`
 	Queues   map[string]Queue `koanf:"queues"`
+}
+
+// Leader configures the per-queue leader election.
+type Leader struct {
+	// Lease of each queue's leader lock, renewed every lease/3; a dead
+	// leader is replaced after at most this long.
+	Lease time.Duration `koanf:"lease"`
+}
+
+// Recover configures the leader's recovery of expired leases.
+type Recover struct {
+	Interval time.Duration `koanf:"interval"`
+}
+
+// Dead bounds each queue's dead set; the leader trims it.
+type Dead struct {
+	MaxJobs int           `koanf:"max_jobs"`
+	MaxAge  time.Duration `koanf:"max_age"`
 }
 
 // Redis says how to reach Redis.
@@ -109,9 +130,22 @@ type Queue struct {
 	// the queue start in any window of DURATION, across every process;
 	// "" = no limit.
 	RateLimit string `koanf:"rate_limit"`
+	// Periodic lists jobs the queue's leader enqueues on a schedule, by
+	// schedule name.
+	Periodic map[string]Periodic `koanf:"periodic"`
 	// Settings holds the handler's own section, queues.<name>.<handler>,
 	// decoded by the handler; any other key of the queue is refused.
 	Settings map[string]any `koanf:",remain"`
+}
+
+// Periodic is one schedule of a queue's periodic jobs (worker.Periodic).
+type Periodic struct {
+	Every       time.Duration `koanf:"every"`
+	Cron        string        `koanf:"cron"`
+	Payload     string        `koanf:"payload"`
+	MaxAttempts int           `koanf:"max_attempts"`
+	Timeout     time.Duration `koanf:"timeout"`
+	SkipMissed  bool          `koanf:"skip_missed"`
 }
 
 // Backoff is a queue's retry policy: exponential (Base, Cap) unless Steps is
@@ -147,7 +181,10 @@ func Default() Config {
 			MaxPayloadBytes:  worker.MaxPayloadBytesDefault,
 			MaxScheduleAhead: worker.MaxScheduleAheadDefault,
 		},
-		Poll: Poll{Interval: worker.PollIntervalDefault},
+		Poll:    Poll{Interval: worker.PollIntervalDefault},
+		Leader:  Leader{Lease: worker.LeaderLeaseDefault},
+		Recover: Recover{Interval: worker.RecoverIntervalDefault},
+		Dead:    Dead{MaxJobs: worker.DeadMaxJobsDefault, MaxAge: worker.DeadMaxAgeDefault},
 	}
 }
 
@@ -171,6 +208,10 @@ func (c *Config) Worker(logger *slog.Logger) worker.Config {
 		Lease:            c.Lease.Duration,
 		ShutdownTimeout:  c.Shutdown.Timeout,
 		PollInterval:     c.Poll.Interval,
+		RecoverInterval:  c.Recover.Interval,
+		LeaderLease:      c.Leader.Lease,
+		DeadMaxJobs:      c.Dead.MaxJobs,
+		DeadMaxAge:       c.Dead.MaxAge,
 		Logger:           logger,
 	}
 }

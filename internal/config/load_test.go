@@ -191,6 +191,15 @@ func TestBadConfigs(t *testing.T) {
 		{"lease too short", "lease:\n  duration: 1ms\n", nil, "lease.duration", "at least 30ms"},
 		{"payload limit too big", "jobs:\n  max_payload_bytes: 999999999999\n", nil, "jobs.max_payload_bytes", "must be 0 to"},
 		{"section given a value", "redis: 5\n", nil, "redis", "expected a section"},
+		{"leader lease too short", "leader:\n  lease: 10ms\n", nil, "leader.lease", "at least 300ms"},
+		{"dead max jobs zero", "dead:\n  max_jobs: 0\n", nil, "dead.max_jobs", "at least 1"},
+		{"recover interval negative", "recover:\n  interval: -1s\n", nil, "recover.interval", "negative"},
+		{"periodic with every and cron", minimal + "    periodic:\n      t:\n        every: 1m\n        cron: '@hourly'\n", nil, "queues.emails.periodic.t", "set one"},
+		{"periodic with neither", minimal + "    periodic:\n      t:\n        payload: x\n", nil, "queues.emails.periodic.t", "needs every or cron"},
+		{"periodic every too short", minimal + "    periodic:\n      t:\n        every: 100ms\n", nil, "queues.emails.periodic.t.every", "at least 1s"},
+		{"periodic bad cron", minimal + "    periodic:\n      t:\n        cron: 'every day'\n", nil, "queues.emails.periodic.t.cron", "every day"},
+		{"periodic bad name", minimal + "    periodic:\n      'a b':\n        every: 1m\n", nil, "queues.emails.periodic.a b", "allowed are"},
+		{"periodic unknown key", minimal + "    periodic:\n      t:\n        evry: 1m\n", nil, "queues.emails.periodic.t.evry", "did you mean every"},
 		{"env: wrong type", "", []string{"COURIER_REDIS__DB=x"}, "redis.db", "expected a whole number"},
 		{"env: unknown key", "", []string{"COURIER_REDIS__ADRESS=x:1"}, "redis.adress", "unknown key"},
 		{"env: bad bool", "", []string{"COURIER_REDIS__TLS__ENABLED=yes please"}, "redis.tls.enabled", "true or false"},
@@ -332,8 +341,22 @@ func TestReferenceFile(t *testing.T) {
 			want = append(want, key)
 			continue
 		}
+		sub, isMap := strings.CutPrefix(rest, "periodic.*.")
+		documented := false
 		for _, q := range k.MapKeys("queues") {
-			want = append(want, "queues."+q+"."+rest)
+			if !isMap {
+				want = append(want, "queues."+q+"."+rest)
+				continue
+			}
+			// A map of sections inside a queue: its keys are documented
+			// under the example entries of the queues that have some.
+			for _, name := range k.MapKeys("queues." + q + ".periodic") {
+				want = append(want, "queues."+q+".periodic."+name+"."+sub)
+				documented = true
+			}
+		}
+		if isMap && !documented {
+			t.Errorf("configs/courier.yaml has no example of queues.<name>.periodic.<schedule>.%s", sub)
 		}
 	}
 	for _, b := range handlers.Builtins() {

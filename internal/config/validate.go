@@ -40,11 +40,17 @@ func (c *Config) validate(ps *problems) {
 		{"jobs.max_schedule_ahead", worker.Config{MaxScheduleAhead: c.Jobs.MaxScheduleAhead}},
 		{"lease.duration", worker.Config{Lease: c.Lease.Duration}},
 		{"poll.interval", worker.Config{PollInterval: c.Poll.Interval}},
+		{"recover.interval", worker.Config{RecoverInterval: c.Recover.Interval}},
+		{"leader.lease", worker.Config{LeaderLease: c.Leader.Lease}},
+		{"dead.max_age", worker.Config{DeadMaxAge: c.Dead.MaxAge}},
 	}
 	for _, f := range libraryFields {
 		if err := f.cfg.Validate(); err != nil {
 			ps.add(f.key, "%s", reason(err))
 		}
+	}
+	if c.Dead.MaxJobs < 1 {
+		ps.add("dead.max_jobs", "must be at least 1 (got %d)", c.Dead.MaxJobs)
 	}
 	for _, name := range sortedKeys(anyMap(c.Queues)) {
 		q := c.Queues[name]
@@ -119,6 +125,19 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	for _, o := range options {
 		if err := o.opts.Validate(); err != nil {
 			ps.add(key+"."+o.key, "%s", reason(err))
+		}
+	}
+	for _, name := range sortedKeys(anyMap(q.Periodic)) {
+		p := q.Periodic[name].worker(name)
+		err := worker.QueueOptions{Periodic: []worker.Periodic{p}}.Validate()
+		var v *worker.ValidationError
+		if errors.As(err, &v) {
+			sub := strings.TrimPrefix(strings.TrimPrefix(v.Field, "periodic"), ".")
+			k := key + ".periodic." + name
+			if sub != "" && sub != "name" {
+				k += "." + sub
+			}
+			ps.add(k, "%s", v.Reason)
 		}
 	}
 	validateBackoff(key+".backoff", q.Backoff, ps)
@@ -269,6 +288,23 @@ func (q *Queue) options() worker.QueueOptions {
 		Timeout:     q.Timeout,
 		Backoff:     policy,
 		RateLimit:   limit,
+		Periodic:    q.periodic(),
+	}
+}
+
+func (q *Queue) periodic() []worker.Periodic {
+	var out []worker.Periodic
+	for _, name := range sortedKeys(anyMap(q.Periodic)) {
+		out = append(out, q.Periodic[name].worker(name))
+	}
+	return out
+}
+
+// worker returns the library's form of the schedule called name.
+func (p Periodic) worker(name string) worker.Periodic {
+	return worker.Periodic{
+		Name: name, Every: p.Every, Cron: p.Cron, Payload: []byte(p.Payload),
+		MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
 	}
 }
 
