@@ -13,11 +13,18 @@
 --          holds the leader lock (nothing changed)
 -- bound: O(log N)
 
-local fire, maxatt, timeout = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+-- The numbers are checked as text: they are stored and put in the job id as
+-- given, so only plain decimal digits are accepted (no 1e3, 0x10, 007).
 if ARGV[3] == '' then return redis.error_reply('ERR courier: empty schedule name') end
-if not fire or fire < 0 or fire ~= math.floor(fire) then return redis.error_reply('ERR courier: bad fire time') end
-if not maxatt or maxatt < 0 or maxatt ~= math.floor(maxatt) then return redis.error_reply('ERR courier: bad max attempts') end
-if not timeout or timeout < 0 or timeout ~= math.floor(timeout) then return redis.error_reply('ERR courier: bad timeout') end
+if not string.match(ARGV[4], '^[1-9]%d*$') or #ARGV[4] > 15 then
+  return redis.error_reply('ERR courier: fire time must be a time in ms')
+end
+for i = 5, 6 do
+  if not string.match(ARGV[i], '^%d+$') or #ARGV[i] > 12 or (#ARGV[i] > 1 and string.sub(ARGV[i], 1, 1) == '0') then
+    return redis.error_reply('ERR courier: max attempts and timeout must be integers from 0 to 999999999999')
+  end
+end
+local fire = tonumber(ARGV[4])
 if not fenced(KEYS[4], ARGV[1]) then return {-1, 0} end
 
 local now = now_ms()
