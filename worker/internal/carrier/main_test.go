@@ -44,7 +44,12 @@ type node struct {
 // recorded.
 func startNode(t *testing.T, prefix, name string, queues []Queue, cfg Config) *node {
 	t.Helper()
-	rdb := redistest.Single(t)
+	return startNodeOn(t, redistest.Single(t), prefix, name, queues, cfg)
+}
+
+// startNodeOn is startNode on a Redis client of the test's choosing.
+func startNodeOn(t *testing.T, rdb rueidis.Client, prefix, name string, queues []Queue, cfg Config) *node {
+	t.Helper()
 	locks, err := lock.NewClient(rdb, lock.Options{Lease: testLease})
 	if err != nil {
 		t.Fatalf("lock.NewClient: %v", err)
