@@ -383,7 +383,7 @@ func TestLeaderFailoverAfterKill(t *testing.T) {
 	recv := newHoldReceiver(t)
 	f := startHeldFleet(t, recv)
 
-	const rounds = 5
+	const rounds = 10
 	var failovers, recoveries []time.Duration
 	for range rounds {
 		field, victim := f.leader("a")
