@@ -142,17 +142,23 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	if !b.nextEvent(t, 5*time.Second) {
 		t.Fatal("b did not take over")
 	}
-	mu.Lock()
+	// The node's event channel hears of a change just before the recording
+	// hook does: wait for the record.
 	var aDown, bUp time.Time
-	for _, e := range events {
-		if e.node == "a" && !e.leading && aDown.IsZero() && e.at.After(paused) {
-			aDown = e.at
+	eventually(t, 5*time.Second, "both changes recorded", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		aDown, bUp = time.Time{}, time.Time{}
+		for _, e := range events {
+			if e.node == "a" && !e.leading && aDown.IsZero() && e.at.After(paused) {
+				aDown = e.at
+			}
+			if e.node == "b" && e.leading && bUp.IsZero() {
+				bUp = e.at
+			}
 		}
-		if e.node == "b" && e.leading && bUp.IsZero() {
-			bUp = e.at
-		}
-	}
-	mu.Unlock()
+		return !aDown.IsZero() && !bUp.IsZero()
+	})
 	t.Logf("partition at 0: a stepped down at +%v, b led at +%v (lease %v)",
 		aDown.Sub(paused).Round(time.Millisecond), bUp.Sub(paused).Round(time.Millisecond), testLease)
 	if !aDown.Before(bUp) {
