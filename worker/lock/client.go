@@ -131,7 +131,7 @@ func NewClient(rdb rueidis.Client, opts Options) (*Client, error) {
 	if rdb == nil {
 		return nil, errors.New("lock: nil rueidis.Client")
 	}
-	return newClient(redisBackend{c: rdb, renewSHA: renewSHA1}, opts)
+	return newClient(redisBackend{c: rdb, renewScript: scriptRenew}, opts)
 }
 
 func newClient(b backend, opts Options) (*Client, error) {

@@ -2,8 +2,6 @@ package lock
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,21 +10,17 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/lua"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // The acquire and release scripts change the hold count, so rueidis must
 // not retry them after a network error. Renew only resets a TTL and may be
-// retried; it is sent by hand (see renew), by its SHA-1.
+// retried; all renewals of a tick go in one round trip (see renew).
 var (
 	scriptAcquire = rueidis.NewLuaScript(lua.LockAcquire)
 	scriptRelease = rueidis.NewLuaScript(lua.LockRelease)
-	renewSHA1     = sha1Hex(lua.LockRenew)
+	scriptRenew   = script.New(lua.LockRenew, true)
 )
-
-func sha1Hex(script string) string {
-	sum := sha1.Sum([]byte(script))
-	return hex.EncodeToString(sum[:])
-}
 
 // unlockMessage is what the release script publishes: Redisson's
 // LockPubSub.UNLOCK_MESSAGE.
@@ -50,8 +44,8 @@ func Channel(name string) string {
 // Redis Cluster alike: every script touches one key, and the channel
 // travels in ARGV.
 type redisBackend struct {
-	c        rueidis.Client
-	renewSHA string // SHA-1 of the renew script: renewSHA1
+	c           rueidis.Client
+	renewScript *script.Script // scriptRenew
 }
 
 var _ backend = redisBackend{}
@@ -84,38 +78,18 @@ func (r redisBackend) release(ctx context.Context, name, channel, field string, 
 	return 0, fmt.Errorf("unexpected release reply %d", n)
 }
 
-// renew sends every renewal as EVALSHA in one DoMulti: one round trip per
-// tick, the commands of each cluster node pipelined together. (rueidis's
-// Lua.ExecMulti would first SCRIPT LOAD on every node, a second round trip
-// per tick.) Renewals answered NOSCRIPT — the node has not cached the
-// script yet, or restarted — are sent again as EVAL, which caches it.
+// renew sends every renewal in one round trip (package script: EVALSHA in
+// one DoMulti, EVAL for a node that has not cached the script).
 func (r redisBackend) renew(ctx context.Context, lease time.Duration, locks []lockRef) []renewResult {
 	leaseArg := ms(lease)
-	cmds := make(rueidis.Commands, len(locks))
+	calls := make([]script.Call, len(locks))
 	for i, l := range locks {
-		cmds[i] = r.c.B().Evalsha().Sha1(r.renewSHA).Numkeys(1).Key(l.name).Arg(leaseArg, l.field).Build().ToRetryable()
+		calls[i] = script.Call{Keys: []string{l.name}, Args: []string{leaseArg, l.field}}
 	}
 	out := make([]renewResult, len(locks))
-	var again []int
-	for i, res := range r.c.DoMulti(ctx, cmds...) {
+	for i, res := range r.renewScript.ExecMulti(ctx, r.c, calls...) {
 		n, err := res.AsInt64()
-		if re, ok := rueidis.IsRedisErr(err); ok && re.IsNoScript() {
-			again = append(again, i)
-			continue
-		}
 		out[i] = renewResult{held: err == nil && n == 1, err: err}
-	}
-	if len(again) == 0 {
-		return out
-	}
-	cmds = make(rueidis.Commands, len(again))
-	for j, i := range again {
-		l := locks[i]
-		cmds[j] = r.c.B().Eval().Script(lua.LockRenew).Numkeys(1).Key(l.name).Arg(leaseArg, l.field).Build().ToRetryable()
-	}
-	for j, res := range r.c.DoMulti(ctx, cmds...) {
-		n, err := res.AsInt64()
-		out[again[j]] = renewResult{held: err == nil && n == 1, err: err}
 	}
 	return out
 }

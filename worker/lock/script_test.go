@@ -8,6 +8,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/lua"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // These tests run the script wrappers on real Redis; TestMain is in
@@ -25,7 +27,7 @@ func hash(t *testing.T, rdb rueidis.Client, key string) map[string]string {
 func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Single(t)
-	b := redisBackend{c: rdb, renewSHA: renewSHA1}
+	b := redisBackend{c: rdb, renewScript: scriptRenew}
 	name := redistest.Prefix(t)
 	const owner, stranger = "uuid-1:owner", "uuid-2:stranger"
 
@@ -69,9 +71,10 @@ func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 func TestRenewFallsBackToEvalOnNoScript(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Single(t)
-	// A SHA-1 no Redis has cached: every EVALSHA answers NOSCRIPT.
-	b := redisBackend{c: rdb, renewSHA: "0000000000000000000000000000000000000000"}
+	// The same script with a comment no Redis has seen: its SHA-1 is not
+	// cached, so every EVALSHA answers NOSCRIPT.
 	name := redistest.Prefix(t)
+	b := redisBackend{c: rdb, renewScript: script.New(lua.LockRenew+"\n-- "+name, true)}
 	if ok, _, err := b.acquire(t.Context(), name, "u:h", time.Second); !ok || err != nil {
 		t.Fatalf("acquire = %v, %v", ok, err)
 	}

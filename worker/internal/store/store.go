@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/lua"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // MaxBatch is the most jobs one script call handles; larger batches are split.
@@ -24,16 +25,18 @@ const MaxBatch = 1000
 // read-only ones are sent as EVALSHA, not EVALSHA_RO: the embedded store of
 // courier dev refuses TIME in a read-only script.
 var (
-	scriptEnqueue = rueidis.NewLuaScript(lua.Enqueue)
 	scriptClaim   = rueidis.NewLuaScript(lua.Claim)
 	scriptAck     = rueidis.NewLuaScript(lua.Ack)
 	scriptRetry   = rueidis.NewLuaScript(lua.Retry)
 	scriptSnooze  = rueidis.NewLuaScript(lua.Snooze)
-	scriptExtend  = rueidis.NewLuaScript(lua.Extend)
 	scriptCancel  = rueidis.NewLuaScript(lua.Cancel)
 	scriptRequeue = rueidis.NewLuaScript(lua.Requeue)
 	scriptGet     = rueidis.NewLuaScriptRetryable(lua.Get)
 	scriptStats   = rueidis.NewLuaScriptRetryable(lua.Stats)
+
+	// Enqueue and Extend send several calls per round trip (package script).
+	scriptEnqueueMulti = script.New(lua.Enqueue, false)
+	scriptExtendMulti  = script.New(lua.Extend, false)
 )
 
 // Store runs Courier's scripts against one Redis deployment under one prefix.
@@ -65,7 +68,7 @@ type NewJob struct {
 // been written: enqueueing the same ids again is safe.
 func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added []bool, err error) {
 	k := s.Keys(queue)
-	var execs []rueidis.LuaExec
+	var calls []script.Call
 	for start := 0; start < len(jobs); start += MaxBatch {
 		batch := jobs[start:min(start+MaxBatch, len(jobs))]
 		args := make([]string, 0, 2+len(batch)*6)
@@ -78,10 +81,10 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added
 			args = append(args, j.ID, strconv.FormatInt(at, 10), strconv.FormatInt(j.Delay.Milliseconds(), 10),
 				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload))
 		}
-		execs = append(execs, rueidis.LuaExec{Keys: []string{k.Jobs, k.Due}, Args: args})
+		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due}, Args: args})
 	}
 	added = make([]bool, 0, len(jobs))
-	for i, res := range scriptEnqueue.ExecMulti(ctx, s.c, execs...) {
+	for i, res := range scriptEnqueueMulti.ExecMulti(ctx, s.c, calls...) {
 		flags, err := res.AsIntSlice()
 		if err != nil {
 			return added, fmt.Errorf("enqueue batch %d: %w", i+1, err)
@@ -252,19 +255,19 @@ func (s *Store) Snooze(ctx context.Context, queue string, toks []Token, delay ti
 // stop the others: their results are returned with the joined errors.
 func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Token, err error) {
 	var queues []string
-	var execs []rueidis.LuaExec
+	var calls []script.Call
 	leaseArg := strconv.FormatInt(lease.Milliseconds(), 10)
 	for queue, toks := range byQueue {
 		k := s.Keys(queue)
 		for start := 0; start < len(toks); start += MaxBatch {
 			batch := toks[start:min(start+MaxBatch, len(toks))]
 			queues = append(queues, queue)
-			execs = append(execs, rueidis.LuaExec{Keys: []string{k.Active, k.Claims}, Args: tokenArgs([]string{leaseArg}, batch)})
+			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims}, Args: tokenArgs([]string{leaseArg}, batch)})
 		}
 	}
 	lost = make(map[string][]Token)
 	var errs []error
-	for i, res := range scriptExtend.ExecMulti(ctx, s.c, execs...) {
+	for i, res := range scriptExtendMulti.ExecMulti(ctx, s.c, calls...) {
 		vals, err := res.AsStrSlice()
 		if err == nil && len(vals)%2 != 0 {
 			err = fmt.Errorf("unexpected reply of %d values", len(vals))
