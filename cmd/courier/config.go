@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // configFlags are the flags every command that reads the configuration
@@ -80,4 +81,21 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
 	}
 	return rdb, nil
+}
+
+// openClient loads the configuration and connects a producer client, for the
+// client commands. close releases the connection.
+func (f *configFlags) openClient(ctx context.Context) (client *worker.Client, cfg *config.Config, close func(), err error) {
+	if cfg, err = f.load(); err != nil {
+		return nil, nil, nil, err
+	}
+	rdb, err := dialRedis(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if client, err = worker.NewClient(rdb, cfg.Worker(nil)); err != nil {
+		rdb.Close()
+		return nil, nil, nil, err
+	}
+	return client, cfg, rdb.Close, nil
 }

@@ -56,19 +56,11 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	if job != nil && (*job == "") == !*all {
 		return usageError(fs, "give --job ID or --all")
 	}
-	cfg, err := cf.load()
+	client, _, closeClient, err := cf.openClient(ctx)
 	if err != nil {
 		return err
 	}
-	rdb, err := dialRedis(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	client, err := worker.NewClient(rdb, cfg.Worker(nil))
-	if err != nil {
-		return err
-	}
+	defer closeClient()
 
 	var n int
 	switch {

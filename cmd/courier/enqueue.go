@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -51,34 +52,31 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 		}
 		spec.RunAt = t
 	}
+	// The payload is read first, so that a bad one never waits on Redis.
 	cfg, err := cf.load()
 	if err != nil {
 		return err
 	}
 	switch {
 	case given["payload"]:
-		spec.Payload = []byte(*payload)
-		if len(spec.Payload) > cfg.Jobs.MaxPayloadBytes {
-			err = fmt.Errorf("the payload is %d bytes, larger than jobs.max_payload_bytes (%d bytes)", len(spec.Payload), cfg.Jobs.MaxPayloadBytes)
-		}
+		spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), cfg.Jobs.MaxPayloadBytes)
 	case given["payload-file"]:
-		spec.Payload, err = readPayload(*payloadFile, nil, cfg.Jobs.MaxPayloadBytes)
+		spec.Payload, err = readPayloadFile(*payloadFile, cfg.Jobs.MaxPayloadBytes)
 	default:
-		spec.Payload, err = readPayload("", std.in, cfg.Jobs.MaxPayloadBytes)
+		if f, ok := std.in.(*os.File); ok && isTerminal(f) {
+			return errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
+		}
+		spec.Payload, err = readPayload("stdin", std.in, cfg.Jobs.MaxPayloadBytes)
 	}
 	if err != nil {
 		return err
 	}
 
-	rdb, err := dialRedis(ctx, cfg)
+	client, _, closeClient, err := cf.openClient(ctx)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	client, err := worker.NewClient(rdb, cfg.Worker(nil))
-	if err != nil {
-		return err
-	}
+	defer closeClient()
 	jobID, err := client.Enqueue(ctx, spec)
 	if errors.Is(err, worker.ErrDuplicate) {
 		return fmt.Errorf("queue %q already has a job with id %q; nothing was changed", spec.Queue, jobID)
@@ -90,21 +88,19 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	return nil
 }
 
-// readPayload reads a payload from the file at path, or from in, refusing
-// more than limit bytes without reading them all. A terminal on stdin is
-// refused: the user most likely forgot --payload.
-func readPayload(path string, in io.Reader, limit int) ([]byte, error) {
-	what := "stdin"
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("--payload-file: %w", err)
-		}
-		defer f.Close()
-		in, what = f, path
-	} else if f, ok := in.(*os.File); ok && isTerminal(f) {
-		return nil, errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
+// readPayloadFile reads the payload from the file at path.
+func readPayloadFile(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--payload-file: %w", err)
 	}
+	defer f.Close()
+	return readPayload(path, f, limit)
+}
+
+// readPayload reads a payload from in (named what in messages), refusing
+// more than limit bytes without reading them all.
+func readPayload(what string, in io.Reader, limit int) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the payload from %s: %w", what, err)

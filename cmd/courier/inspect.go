@@ -27,19 +27,11 @@ func runInspect(ctx context.Context, args []string, std streams) error {
 	if *job != "" && *queue == "" {
 		return usageError(fs, "--job needs --queue")
 	}
-	cfg, err := cf.load()
+	client, _, closeClient, err := cf.openClient(ctx)
 	if err != nil {
 		return err
 	}
-	rdb, err := dialRedis(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	client, err := worker.NewClient(rdb, cfg.Worker(nil))
-	if err != nil {
-		return err
-	}
+	defer closeClient()
 	if *job != "" {
 		j, err := client.Get(ctx, *queue, *job)
 		if err != nil {
