@@ -101,7 +101,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lockOpts := lock.Options{Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabel}
+	lockOpts := lock.Options{Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabels()}
 	if m != nil {
 		lockOpts.Metrics = m.Lock
 	}
@@ -134,15 +134,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return nil
 }
 
-// lockLabel names a leader lock in the lock metrics by its queue, which
-// keeps the label's values bounded and readable.
-func (d *Daemon) lockLabel(name string) string {
+// lockLabels maps each leader lock's name to its metric label, the queue's:
+// it keeps the label's values bounded and readable.
+func (d *Daemon) lockLabels() func(name string) string {
+	labels := make(map[string]string, len(d.queues))
 	for _, q := range d.queues {
-		if d.st.Keys(q).Leader == name {
-			return metrics.LockLabel(q)
-		}
+		labels[d.st.Keys(q).Leader] = metrics.LockLabel(q)
 	}
-	return name
+	return func(name string) string {
+		if l, ok := labels[name]; ok {
+			return l
+		}
+		return name
+	}
 }
 
 // Leading reports whether this Daemon leads queue: it holds the queue's

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -192,7 +193,7 @@ func decodeMap(key string, raw any, dst reflect.Value, ps *problems) {
 	if dst.IsNil() {
 		dst.Set(reflect.MakeMapWithSize(t, len(m)))
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		elem := reflect.New(t.Elem()).Elem()
 		if old := dst.MapIndex(reflect.ValueOf(k)); old.IsValid() {
 			elem.Set(old)
@@ -222,7 +223,7 @@ func decodeStruct(key string, raw any, dst reflect.Value, ps *problems) {
 			fields[name] = i
 		}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		sub := join(key, k)
 		if i, ok := fields[k]; ok {
 			decode(sub, m[k], dst.Field(i), ps)
@@ -284,15 +285,6 @@ func join(key, sub string) string {
 		return sub
 	}
 	return key + "." + sub
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // describe names the type of a raw value for an error message.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"reflect"
 	"slices"
@@ -52,7 +53,7 @@ func (c *Config) validate(ps *problems) {
 	if c.Dead.MaxJobs < 1 {
 		ps.add("dead.max_jobs", "must be at least 1 (got %d)", c.Dead.MaxJobs)
 	}
-	for _, name := range sortedKeys(anyMap(c.Queues)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
 		q := c.Queues[name]
 		validateQueue("queues."+name, name, &q, ps)
 	}
@@ -127,7 +128,7 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 			ps.add(key+"."+o.key, "%s", reason(err))
 		}
 	}
-	for _, name := range sortedKeys(anyMap(q.Periodic)) {
+	for _, name := range slices.Sorted(maps.Keys(q.Periodic)) {
 		p := q.Periodic[name].worker(name)
 		err := worker.QueueOptions{Periodic: []worker.Periodic{p}}.Validate()
 		var v *worker.ValidationError
@@ -148,7 +149,7 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	} else if !ok {
 		ps.add(key+".handler", "unknown handler %q (built-in handlers: %s)", q.Handler, strings.Join(handlers.Names(), ", "))
 	}
-	for _, k := range sortedKeys(q.Settings) {
+	for _, k := range slices.Sorted(maps.Keys(q.Settings)) {
 		switch {
 		case k == q.Handler:
 		case slices.Contains(handlers.Names(), k):
@@ -257,7 +258,7 @@ func checkHostPort(addr string) error {
 // Registry builds the handlers the configuration names, one per queue.
 func (c *Config) Registry(logger *slog.Logger) (*worker.Registry, error) {
 	reg := worker.NewRegistry()
-	for _, name := range sortedKeys(anyMap(c.Queues)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
 		q := c.Queues[name]
 		key := "queues." + name
 		b, ok := handlers.Lookup(q.Handler)
@@ -294,7 +295,7 @@ func (q *Queue) options() worker.QueueOptions {
 
 func (q *Queue) periodic() []worker.Periodic {
 	var out []worker.Periodic
-	for _, name := range sortedKeys(anyMap(q.Periodic)) {
+	for _, name := range slices.Sorted(maps.Keys(q.Periodic)) {
 		out = append(out, q.Periodic[name].worker(name))
 	}
 	return out
@@ -306,14 +307,6 @@ func (p Periodic) worker(name string) worker.Periodic {
 		Name: name, Every: p.Every, Cron: p.Cron, Payload: []byte(p.Payload),
 		MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
 	}
-}
-
-func anyMap[V any](m map[string]V) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // valueOf returns the struct a handler's settings pointer points to.

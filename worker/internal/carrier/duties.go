@@ -9,45 +9,45 @@ import (
 // have no attempts left), about once a RecoverInterval, in bounded calls.
 func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.RecoverInterval, func() error {
-		for range drainCalls {
+		return drain(ctx, log, "recover expired leases", func() (int, error) {
 			r, err := c.st.Recover(ctx, q.Name, field, batchLimit, q.MaxAttempts)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("recover expired leases", "err", err)
-				}
-				return err
-			}
 			if r.Due+r.Dead > 0 {
 				log.Info("recovered jobs whose lease expired", "due", r.Due, "dead", r.Dead)
 			}
-			if r.Due+r.Dead < batchLimit {
-				return nil
-			}
-		}
-		return nil
+			return r.Due + r.Dead, err
+		})
 	})
 }
 
 // trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge.
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
-		for range drainCalls {
+		return drain(ctx, log, "trim the dead set", func() (int, error) {
 			t, err := c.st.TrimDead(ctx, q.Name, field, c.cfg.DeadMaxJobs, c.cfg.DeadMaxAge, batchLimit)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("trim the dead set", "err", err)
-				}
-				return err
-			}
 			if t.ByAge+t.ByCount > 0 {
 				log.Info("trimmed the dead set", "by_age", t.ByAge, "by_count", t.ByCount)
 			}
-			if t.ByAge+t.ByCount < batchLimit {
-				return nil
-			}
-		}
-		return nil
+			return t.ByAge + t.ByCount, err
+		})
 	})
+}
+
+// drain repeats a bounded duty call while it comes back full, at most
+// drainCalls times per tick, and returns its error (logged unless ctx ended).
+func drain(ctx context.Context, log *slog.Logger, what string, call func() (done int, err error)) error {
+	for range drainCalls {
+		n, err := call()
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn(what, "err", err)
+			}
+			return err
+		}
+		if n < batchLimit {
+			return nil
+		}
+	}
+	return nil
 }
 
 // sampleLoop reads the queue's sizes for the metrics. Only the leader

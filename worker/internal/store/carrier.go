@@ -36,18 +36,27 @@ type Recovered struct {
 // queue's leader lock; a caller that lost the lock gets ErrNotLeader.
 func (s *Store) Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (Recovered, error) {
 	k := s.Keys(queue)
-	n, err := scriptRecover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Leader},
-		[]string{k.Wake, strconv.Itoa(min(limit, MaxBatch)), strconv.Itoa(defaultMax), leader}).AsIntSlice()
+	a, b, err := fencedPair(scriptRecover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Leader},
+		[]string{k.Wake, strconv.Itoa(min(limit, MaxBatch)), strconv.Itoa(defaultMax), leader}))
 	if err != nil {
 		return Recovered{}, fmt.Errorf("recover %s: %w", queue, err)
 	}
-	if len(n) != 2 {
-		return Recovered{}, fmt.Errorf("recover %s: unexpected reply of %d values", queue, len(n))
+	return Recovered{Due: a, Dead: b}, nil
+}
+
+// fencedPair reads the {a, b} reply of a fenced carrier script; {-1, 0}
+// means the caller is not the leader.
+func fencedPair(res rueidis.RedisResult) (a, b int, err error) {
+	n, err := res.AsIntSlice()
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case len(n) != 2:
+		return 0, 0, fmt.Errorf("unexpected reply of %d values", len(n))
+	case n[0] == -1:
+		return 0, 0, ErrNotLeader
 	}
-	if n[0] == -1 {
-		return Recovered{}, fmt.Errorf("recover %s: %w", queue, ErrNotLeader)
-	}
-	return Recovered{Due: int(n[0]), Dead: int(n[1])}, nil
+	return int(n[0]), int(n[1]), nil
 }
 
 // Trimmed counts what one TrimDead call deleted.
@@ -60,18 +69,12 @@ type Trimmed struct {
 // more than maxAge ago, then the oldest beyond maxJobs. Fenced like Recover.
 func (s *Store) TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (Trimmed, error) {
 	k := s.Keys(queue)
-	n, err := scriptTrim.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.Leader},
-		[]string{leader, strconv.Itoa(maxJobs), strconv.FormatInt(max(maxAge.Milliseconds(), 1), 10), strconv.Itoa(min(limit, MaxBatch))}).AsIntSlice()
+	a, b, err := fencedPair(scriptTrim.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.Leader},
+		[]string{leader, strconv.Itoa(maxJobs), strconv.FormatInt(max(maxAge.Milliseconds(), 1), 10), strconv.Itoa(min(limit, MaxBatch))}))
 	if err != nil {
 		return Trimmed{}, fmt.Errorf("trim dead %s: %w", queue, err)
 	}
-	if len(n) != 2 {
-		return Trimmed{}, fmt.Errorf("trim dead %s: unexpected reply of %d values", queue, len(n))
-	}
-	if n[0] == -1 {
-		return Trimmed{}, fmt.Errorf("trim dead %s: %w", queue, ErrNotLeader)
-	}
-	return Trimmed{ByAge: int(n[0]), ByCount: int(n[1])}, nil
+	return Trimmed{ByAge: a, ByCount: b}, nil
 }
 
 // Fire is one fire of a periodic job.
