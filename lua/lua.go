@@ -101,3 +101,15 @@ var (
 	//go:embed lock_renew.lua
 	LockRenew string
 )
+
+// All returns every script by name: the file name without ".lua" (claim,
+// lock_renew, …). Metrics label script calls with these names.
+func All() map[string]string {
+	return map[string]string{
+		"enqueue": Enqueue, "claim": Claim, "ack": Ack, "retry": Retry,
+		"snooze": Snooze, "extend": Extend, "cancel": Cancel, "requeue": Requeue,
+		"recover": Recover, "get": Get, "stats": Stats, "trim": Trim,
+		"fire": Fire, "deadlist": DeadList, "purge": Purge,
+		"lock_acquire": LockAcquire, "lock_release": LockRelease, "lock_renew": LockRenew,
+	}
+}

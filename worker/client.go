@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -42,10 +43,11 @@ type EnqueueResult struct {
 // Client puts jobs on queues and inspects them. It is safe for concurrent
 // use; make one per process.
 type Client struct {
-	st    *store.Store
-	cfg   Config
-	ids   idGen
-	known sync.Map // queue name → struct{}: recorded in the queue set
+	st      *store.Store
+	metrics *metrics.Set // nil without Config.Registerer
+	cfg     Config
+	ids     idGen
+	known   sync.Map // queue name → struct{}: recorded in the queue set
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
@@ -58,7 +60,11 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
-	return &Client{st: store.New(rdb, cfg.Prefix), cfg: cfg}, nil
+	m, err := metrics.New(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("worker metrics: %w", err)
+	}
+	return &Client{st: store.New(m.Redis(rdb), cfg.Prefix), metrics: m, cfg: cfg}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same
@@ -115,12 +121,16 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		if err != nil {
 			return results, fmt.Errorf("enqueue to queue %q: %w", q, err)
 		}
+		n := 0
 		for k, ok := range added {
 			if !ok {
 				i := g.index[k]
 				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
+			} else {
+				n++
 			}
 		}
+		c.metrics.Enqueued(q, n)
 	}
 	return results, nil
 }

@@ -58,7 +58,10 @@ type Config struct {
 	// deletes the oldest dead jobs beyond them. Defaults 10,000 and 30 days.
 	DeadMaxJobs int
 	DeadMaxAge  time.Duration
-	// Registerer receives the daemon's metrics; nil means none.
+	// Registerer receives the metrics (see the README's "Monitoring"): a
+	// Daemon's job, queue, lock and Redis metrics, a Client's enqueue and
+	// Redis metrics. A Daemon and Clients may share one Registerer: they
+	// share the series. Nil means no metrics.
 	Registerer prometheus.Registerer
 	// Logger receives the daemon's logs. Default slog.Default().
 	Logger *slog.Logger

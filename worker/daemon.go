@@ -20,7 +20,8 @@ import (
 // renews their leases, records their outcomes, and recovers jobs whose
 // worker died. Make one with NewDaemon and call Run once.
 type Daemon struct {
-	rdb     rueidis.Client
+	rdb     rueidis.Client // instrumented when Config.Registerer is set
+	metrics *metrics.Set   // nil without a Registerer
 	st      *store.Store
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
@@ -50,7 +51,18 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
-	return &Daemon{rdb: rdb, st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	m, err := metrics.New(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("worker metrics: %w", err)
+	}
+	rdb = m.Redis(rdb)
+	return &Daemon{rdb: rdb, metrics: m, st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+}
+
+// Ping checks that Redis answers, through the Daemon's client (so a
+// failure shows in courier_redis_errors_total{op="ping"}).
+func (d *Daemon) Ping(ctx context.Context) error {
+	return d.rdb.Do(ctx, d.rdb.B().Ping().Build()).Error()
 }
 
 // Run works until ctx ends, then stops claiming, lets running jobs finish up
@@ -74,10 +86,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.st.AddQueues(ctx, d.queues...); err != nil {
 		return err
 	}
-	m, err := metrics.New(d.cfg.Registerer)
-	if err != nil {
-		return fmt.Errorf("worker metrics: %w", err)
-	}
+	m := d.metrics
 	queues := make([]pool.Queue, 0, len(d.queues))
 	duties := make([]carrier.Queue, 0, len(d.queues))
 	for _, name := range d.queues {
@@ -92,15 +101,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 		duties = append(duties, carrier.Queue{Name: name, MaxAttempts: reg.opts.MaxAttempts, Periodic: periodics(reg.opts.Periodic)})
 	}
-	p, err := pool.New(d.st, queues, pool.Config{
+	pcfg := pool.Config{
 		Lease:           d.cfg.Lease,
 		ShutdownTimeout: d.cfg.ShutdownTimeout,
 		PollInterval:    d.cfg.PollInterval,
 		Logger:          d.cfg.Logger,
-	})
+	}
+	if m != nil {
+		pcfg.Observer = m
+	}
+	p, err := pool.New(d.st, queues, pcfg)
 	if err != nil {
 		return err
 	}
+	for _, q := range queues {
+		m.Serve(q.Name, q.Concurrency)
+	}
+	defer m.Stop(d.queues)
 	lockOpts := lock.Options{Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabels()}
 	if m != nil {
 		lockOpts.Metrics = m.Lock
@@ -117,6 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Logger:          d.cfg.Logger,
 		OnLeader:        m.Leader,
 		OnSample:        m.QueueJobs,
+		OnFire:          func(queue string) { m.Enqueued(queue, 1) },
 	})
 	d.carrier.Store(c)
 

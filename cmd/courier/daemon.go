@@ -43,22 +43,19 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var (
-		pool   atomic.Pointer[worker.Daemon]
-		client atomic.Pointer[rueidis.Client]
-	)
+	var pool atomic.Pointer[worker.Daemon]
 	ready := func(rctx context.Context) error {
 		if ctx.Err() != nil {
 			return errors.New("draining")
 		}
-		p, c := pool.Load(), client.Load()
-		if c == nil || p == nil {
+		p := pool.Load()
+		if p == nil {
 			return errors.New("connecting to Redis")
 		}
 		if !p.Running() {
 			return errors.New("worker pool not running")
 		}
-		if err := (*c).Do(rctx, (*c).B().Ping().Build()).Error(); err != nil {
+		if err := p.Ping(rctx); err != nil {
 			return fmt.Errorf("redis: %w", err)
 		}
 		return nil
@@ -94,7 +91,6 @@ func (d *daemon) serve(ctx context.Context) error {
 			return err
 		}
 		defer rdb.Close()
-		client.Store(&rdb)
 		wcfg := d.cfg.Worker(d.log)
 		wcfg.Registerer = metrics
 		w, err := worker.NewDaemon(rdb, reg, wcfg)

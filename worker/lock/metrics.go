@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,8 @@ var acquireBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .02
 //   - courier_lock_renewals_total (counter, lock, result = ok / lost /
 //     error): watchdog renewals; lost means the lock was gone, error that
 //     no answer came.
+//
+// Calling NewMetrics again with the same reg shares the series of the first.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("lock metrics: nil Registerer")
@@ -48,15 +51,31 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Watchdog lock lease renewals by result: ok, lost (the lock was gone), error (no answer).",
 		}, []string{"lock", "result"}),
 	}
+	// An earlier NewMetrics on the same registry registered them: share
+	// its collectors.
 	var done []prometheus.Collector
-	for _, col := range []prometheus.Collector{m.acquire, m.contention, m.renewals} {
-		if err := reg.Register(col); err != nil {
+	for _, f := range []struct {
+		c     prometheus.Collector
+		share func(existing prometheus.Collector) bool
+	}{
+		{m.acquire, func(e prometheus.Collector) (ok bool) { m.acquire, ok = e.(*prometheus.HistogramVec); return ok }},
+		{m.contention, func(e prometheus.Collector) (ok bool) { m.contention, ok = e.(*prometheus.CounterVec); return ok }},
+		{m.renewals, func(e prometheus.Collector) (ok bool) { m.renewals, ok = e.(*prometheus.CounterVec); return ok }},
+	} {
+		err := reg.Register(f.c)
+		var are prometheus.AlreadyRegisteredError
+		switch {
+		case err == nil:
+			done = append(done, f.c)
+		case errors.As(err, &are) && f.share(are.ExistingCollector):
+			err = nil
+		}
+		if err != nil {
 			for _, d := range done {
 				reg.Unregister(d)
 			}
 			return nil, fmt.Errorf("register lock metrics: %w", err)
 		}
-		done = append(done, col)
 	}
 	return m, nil
 }

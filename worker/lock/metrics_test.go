@@ -2,10 +2,12 @@ package lock_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/seed-53d105c9/courier/internal/redistest"
@@ -75,11 +77,50 @@ func lintClean(t *testing.T, reg prometheus.Gatherer) {
 func TestNewMetricsRegistration(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	if _, err := lock.NewMetrics(reg); err != nil {
+	a, err := lock.NewMetrics(reg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lock.NewMetrics(reg); err == nil {
-		t.Error("registering the lock metrics twice succeeded")
+	b, err := lock.NewMetrics(reg)
+	if err != nil {
+		t.Fatalf("second NewMetrics on the same registry: %v", err)
+	}
+	// Both record into the same series: a Client with either counts once
+	// per contended attempt, in one series.
+	rdb := redistest.Single(t)
+	name := redistest.Prefix(t) + ":shared"
+	for i, m := range []*lock.Metrics{a, b} {
+		c, err := lock.NewClient(rdb, lock.Options{Metrics: m, MetricLabel: func(string) string { return "shared" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Acquire(t.Context(), name+strconv.Itoa(i), "h", lock.AcquireOptions{Lease: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "courier_lock_acquire_seconds" {
+			continue
+		}
+		if len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetHistogram().GetSampleCount() != 2 {
+			t.Errorf("acquire histogram %v, want one series with both acquires", mf.GetMetric())
+		}
+	}
+
+	// A collector of another kind under a lock metric's name is a conflict:
+	// nothing of the lock metrics stays registered.
+	other := prometheus.NewRegistry()
+	other.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "courier_lock_renewals_total", Help: "not a counter"}))
+	if _, err := lock.NewMetrics(other); err == nil {
+		t.Error("NewMetrics succeeded on a registry with a conflicting collector")
+	}
+	if n := testutil.CollectAndCount(other, "courier_lock_acquire_seconds", "courier_lock_contention_total"); n != 0 {
+		t.Errorf("%d lock series left registered after the failed NewMetrics", n)
 	}
 	if _, err := lock.NewMetrics(nil); err == nil {
 		t.Error("NewMetrics(nil) succeeded")

@@ -51,6 +51,8 @@ type Config struct {
 	OnLeader func(queue string, leading bool)
 	// OnSample receives the sizes of a queue this process leads.
 	OnSample func(queue string, s store.Stats)
+	// OnFire is told of each periodic job this process enqueued.
+	OnFire func(queue string)
 }
 
 // Defaults of Config.

@@ -85,6 +85,9 @@ func (c *Carrier) periodicLoop(ctx context.Context, queue, field string, p Perio
 			continue
 		case res.Fired:
 			log.Debug("periodic job enqueued", "at", next)
+			if c.cfg.OnFire != nil {
+				c.cfg.OnFire(queue)
+			}
 		}
 		next = p.Schedule.Next(next)
 	}

@@ -16,6 +16,8 @@ import (
 type Set struct {
 	leader    *prometheus.GaugeVec
 	queueJobs *prometheus.GaugeVec
+	jobs      *jobMetrics
+	redis     *redisMetrics
 	// Lock is handed to the lock client of the leader elections.
 	Lock *lock.Metrics
 }
@@ -35,35 +37,43 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_jobs",
 			Help: "Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead.",
 		}, []string{"queue", "state"}),
+		jobs:  newJobMetrics(),
+		redis: newRedisMetrics(),
 	}
-	var err error
-	if s.leader, err = register(reg, s.leader); err != nil {
-		return nil, err
-	}
-	if s.queueJobs, err = register(reg, s.queueJobs); err != nil {
-		return nil, err
-	}
-	if s.Lock, err = lock.NewMetrics(reg); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
+	j, r := s.jobs, s.redis
+	for _, err := range []error{
+		registerAs(reg, &s.leader), registerAs(reg, &s.queueJobs),
+		registerAs(reg, &j.enqueued), registerAs(reg, &j.processed),
+		registerAs(reg, &j.duration), registerAs(reg, &j.lag),
+		registerAs(reg, &j.running), registerAs(reg, &j.concurrency),
+		registerAs(reg, &r.script), registerAs(reg, &r.errors),
+	} {
+		if err != nil {
 			return nil, err
 		}
-		s.Lock = nil // a daemon registered them before; its client records them
+	}
+	r.touch()
+	var err error
+	if s.Lock, err = lock.NewMetrics(reg); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
+// registerAs registers *c on reg; if an equal collector is registered
+// already, *c becomes that one, so two Sets on one registry share series.
+func registerAs[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
+	if err := reg.Register(*c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
 			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
+				*c = existing
+				return nil
 			}
 		}
-		return c, err
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 // Leader records whether this process leads queue.

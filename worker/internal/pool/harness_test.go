@@ -137,3 +137,42 @@ func assertNoCalls(t *testing.T, st *fakeStore, methods ...string) {
 		}
 	}
 }
+
+// observed is what an observer heard about one job.
+type observed struct {
+	Queue   string
+	Lag     time.Duration // -1 when Started was not called
+	Res     pool.Result
+	Started bool
+	Ran     time.Duration
+}
+
+// observer records the Started and Ended calls of a pool, in order of
+// Ended; the pool calls Started before Ended on the same goroutine.
+type observer struct {
+	mu    sync.Mutex
+	lags  []time.Duration // Started calls not yet ended, oldest first
+	ended []observed
+}
+
+func (o *observer) Started(_ string, lag time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lags = append(o.lags, lag)
+}
+
+func (o *observer) Ended(queue string, res pool.Result, started bool, ran time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ob := observed{Queue: queue, Lag: -1, Res: res, Started: started, Ran: ran}
+	if started && len(o.lags) > 0 {
+		ob.Lag, o.lags = o.lags[0], o.lags[1:]
+	}
+	o.ended = append(o.ended, ob)
+}
+
+func (o *observer) get() []observed {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]observed(nil), o.ended...)
+}

@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,11 +23,13 @@ func TestOutcomesReachStore(t *testing.T) {
 		wantState  jobState // "" = deleted
 		wantScore  time.Duration
 		wantAttmpt int
+		wantResult pool.Result
 	}{
 		{
-			name:    "ack",
-			outcome: pool.Outcome{Kind: pool.Ack},
-			method:  "Ack",
+			name:       "ack",
+			outcome:    pool.Outcome{Kind: pool.Ack},
+			method:     "Ack",
+			wantResult: pool.ResultSuccess,
 		},
 		{
 			name:       "retry",
@@ -37,6 +40,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDue,
 			wantScore:  work + 30*time.Second,
 			wantAttmpt: 1,
+			wantResult: pool.ResultRetry,
 		},
 		{
 			name:       "dead",
@@ -46,6 +50,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDead,
 			wantScore:  work,
 			wantAttmpt: 1,
+			wantResult: pool.ResultDead,
 		},
 		{
 			name:       "snooze",
@@ -55,6 +60,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDue,
 			wantScore:  work + time.Minute,
 			wantAttmpt: 0,
+			wantResult: pool.ResultSnooze,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,8 +68,10 @@ func TestOutcomesReachStore(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := newFakeStore(t)
 				t0 := time.Now()
-				st.Add("q", "j", t0)
+				const late = 7 * time.Second // the job was due before the pool started
+				st.Add("q", "j", t0.Add(-late))
 				log := newExecLog()
+				obs := &observer{}
 				first := true
 				exec := log.wrap(func(context.Context, *store.Record) pool.Outcome {
 					if !first {
@@ -74,10 +82,13 @@ func TestOutcomesReachStore(t *testing.T) {
 					return tc.outcome
 				})
 				// Concurrency 1: the exec's state needs no lock.
-				r := startPool(t, st, pool.Config{PollInterval: time.Hour},
+				r := startPool(t, st, pool.Config{PollInterval: time.Hour, Observer: obs},
 					pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: exec})
 				time.Sleep(work)
 				synctest.Wait()
+				if got, want := obs.get(), []observed{{"q", late, tc.wantResult, true, work}}; !slices.Equal(got, want) {
+					t.Errorf("observer heard %+v, want %+v", got, want)
+				}
 
 				calls := st.Calls(tc.method)
 				if len(calls) != 1 {
@@ -124,6 +135,9 @@ func TestOutcomesReachStore(t *testing.T) {
 					t.Fatalf("job ran %d times, want 2", len(runs))
 				}
 				re := runs[1]
+				if got := obs.get(); len(got) != 2 || got[1].Res != pool.ResultSuccess || got[1].Lag != 0 {
+					t.Errorf("observer heard %+v, want a second attempt, on time, that succeeded", got)
+				}
 				if at := re.At.Sub(t0); at != tc.wantScore {
 					t.Errorf("rerun at +%v, want +%v", at, tc.wantScore)
 				}

@@ -45,6 +45,18 @@ const (
 	Snooze             // back to due after Outcome.Delay, attempt not spent
 )
 
+func (k Kind) result() Result {
+	switch k {
+	case Ack:
+		return ResultSuccess
+	case Retry:
+		return ResultRetry
+	case Dead:
+		return ResultDead
+	}
+	return ResultSnooze
+}
+
 // Outcome is the result of running one job.
 type Outcome struct {
 	Kind  Kind
@@ -73,6 +85,31 @@ type Queue struct {
 	Abort Abort
 }
 
+// Result is how an attempt ended, as metrics count it.
+type Result string
+
+// The results of an attempt.
+const (
+	ResultSuccess Result = "success" // acked
+	ResultRetry   Result = "retry"   // failed, due again after a backoff
+	ResultSnooze  Result = "snooze"  // handler asked to run again later
+	ResultDead    Result = "dead"    // failed for good
+	// ResultCancelled: the process gave the job up: handed back at the
+	// shutdown timeout, never started, or its lease was lost.
+	ResultCancelled Result = "cancelled"
+)
+
+// Observer is told when jobs start and end. Calls come from the workers'
+// goroutines, concurrently.
+type Observer interface {
+	// Started is called before a job's Exec; lag is how long the job had
+	// been due.
+	Started(queue string, lag time.Duration)
+	// Ended is called once per claimed job. started says whether Started
+	// was called for it; ran is how long its Exec ran.
+	Ended(queue string, res Result, started bool, ran time.Duration)
+}
+
 // Config tunes the pool. Zero values take the defaults.
 type Config struct {
 	Lease           time.Duration // lease of a claimed job; default 30s, renewed every Lease/3
@@ -80,6 +117,7 @@ type Config struct {
 	ReturnGrace     time.Duration // after cancelling, how long to wait for handlers to return; default 1s
 	PollInterval    time.Duration // safety poll of an idle queue; default 5s
 	Logger          *slog.Logger  // default: discards
+	Observer        Observer      // default: none
 }
 
 // Defaults for Config.
@@ -145,8 +183,12 @@ type run struct {
 	// the time a claim or renewal was sent plus the lease. Past it another
 	// process may recover the job, so the run is cancelled.
 	leaseUntil time.Time
-	lost       bool // cancelled with ErrLeaseLost
-	returned   bool // handed back at the hard stop: its outcome is ignored
+	// lag is how long the job had been due when it was claimed (Redis
+	// clock), claimed when the claim's answer arrived (local clock).
+	lag      time.Duration
+	claimed  time.Time
+	lost     bool // cancelled with ErrLeaseLost
+	returned bool // handed back at the hard stop: its outcome is ignored
 }
 
 // New returns a pool for queues. Queue names must be unique, and each queue

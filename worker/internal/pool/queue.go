@@ -192,9 +192,10 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 		return
 	}
 	runs := make([]*run, len(c.Jobs))
+	now := time.Now()
 	p.mu.Lock()
 	for i := range c.Jobs {
-		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil}
+		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
 		r.ctx, r.cancel = context.WithCancelCause(p.baseCtx)
 		p.running[r.rec.Token()] = r
 		runs[i] = r

@@ -20,8 +20,11 @@ func (p *Pool) work(q *queue, workers *sync.WaitGroup) {
 // execute runs one claimed job and settles its outcome. respawn is called
 // when Exec did not return.
 func (p *Pool) execute(r *run, respawn func()) {
-	var o Outcome
-	returned := false
+	var (
+		o        Outcome
+		start    time.Time // zero if Exec was never called
+		returned bool
+	)
 	defer func() {
 		if !returned {
 			p.log.Error("a handler called runtime.Goexit instead of returning; the job counts as failed",
@@ -33,7 +36,14 @@ func (p *Pool) execute(r *run, respawn func()) {
 			respawn()
 		}
 		r.cancel(nil)
-		p.settle(r, o)
+		res := p.settle(r, o)
+		if obs := p.cfg.Observer; obs != nil {
+			if start.IsZero() {
+				obs.Ended(r.q.Name, ResultCancelled, false, 0)
+			} else {
+				obs.Ended(r.q.Name, res, true, time.Since(start))
+			}
+		}
 		r.q.inflight.Add(-1)
 		signal(r.q.freed)
 	}()
@@ -45,22 +55,31 @@ func (p *Pool) execute(r *run, respawn func()) {
 		o, returned = Outcome{Kind: Snooze}, true
 		return
 	}
+	start = time.Now()
+	if obs := p.cfg.Observer; obs != nil {
+		obs.Started(r.q.Name, r.lag+start.Sub(r.claimed))
+	}
 	o = r.q.Exec(r.ctx, &r.rec)
 	returned = true
 }
 
-// settle writes the outcome of a job to Redis. Acks are batched; the rarer
-// outcomes are written at once. The writes outlive Run's context: a job that
-// finished must not be run again because the process was stopping.
-func (p *Pool) settle(r *run, o Outcome) {
+// settle writes the outcome of a job to Redis and says how the attempt
+// ended. Acks are batched; the rarer outcomes are written at once. The
+// writes outlive Run's context: a job that finished must not be run again
+// because the process was stopping.
+func (p *Pool) settle(r *run, o Outcome) Result {
 	tok := r.rec.Token()
 	p.mu.Lock()
 	if r.returned {
 		p.mu.Unlock()
-		return // already handed back at the hard stop
+		return ResultCancelled // already handed back at the hard stop
 	}
 	delete(p.running, tok)
 	handBack := p.hard && o.Kind != Ack
+	res := o.Kind.result()
+	if handBack || (r.lost && o.Kind != Ack) {
+		res = ResultCancelled
+	}
 	if handBack {
 		// Cancelled by the shutdown, not failed: give the attempt back.
 		o = Outcome{Kind: Snooze}
@@ -71,7 +90,7 @@ func (p *Pool) settle(r *run, o Outcome) {
 		p.acks[r.q.Name] = append(p.acks[r.q.Name], tok)
 		p.mu.Unlock()
 		signal(p.ackSig)
-		return
+		return res
 	}
 	p.writes.Add(1) // under mu, so the hard stop waits for it
 	p.mu.Unlock()
@@ -99,6 +118,7 @@ func (p *Pool) settle(r *run, o Outcome) {
 		p.log.Error("record job outcome; the job will be recovered when its lease expires",
 			"queue", r.q.Name, "job", tok.ID, "err", err)
 	}
+	return res
 }
 
 // ackLoop writes batched acks whenever some are pending, until stop is

@@ -70,6 +70,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 		wantReturn time.Duration // Run returns, after the cancel
 		wantSum    pool.Summary
 		wantSnooze bool // handed back: due again, attempt not spent
+		wantResult pool.Result
 	}{
 		{
 			name:       "ignores its context",
@@ -78,6 +79,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout + grace,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
+			wantResult: pool.ResultCancelled,
 		},
 		{
 			name: "returns an error when cancelled",
@@ -89,6 +91,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
+			wantResult: pool.ResultCancelled,
 		},
 		{
 			name: "fails permanently when cancelled",
@@ -100,6 +103,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
+			wantResult: pool.ResultCancelled,
 		},
 		{
 			name: "finishes within the grace",
@@ -111,6 +115,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantCancel: true,
 			wantReturn: timeout + grace/2,
 			wantSum:    pool.Summary{Finished: 1},
+			wantResult: pool.ResultSuccess,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +125,8 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 				t0 := time.Now()
 				st.Add("q", "j", t0)
 				log := newExecLog()
-				r := startPool(t, st, pool.Config{ShutdownTimeout: timeout, ReturnGrace: grace},
+				obs := &observer{}
+				r := startPool(t, st, pool.Config{ShutdownTimeout: timeout, ReturnGrace: grace, Observer: obs},
 					pool.Queue{Name: "q", Concurrency: 2, MaxAttempts: 3, Exec: log.wrap(tc.exec)})
 				time.Sleep(cancelAt)
 				sum, err := r.stop(t)
@@ -165,6 +171,9 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 				assertNoCalls(t, st, "Retry", "Kill")
 				if tc.wantSnooze {
 					assertNoCalls(t, st, "Ack")
+				}
+				if got := obs.get(); len(got) != 1 || got[0].Res != tc.wantResult || !got[0].Started {
+					t.Errorf("observer heard %+v, want one started job ending %s", got, tc.wantResult)
 				}
 				if n := st.Count("Snooze", ""); tc.wantSnooze && n != 1 {
 					t.Errorf("%d Snooze calls, want 1", n)

@@ -1,0 +1,143 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
+)
+
+// Bucket bounds, in seconds, chosen for each histogram's range.
+var (
+	// lagBuckets: 1 ms (a ready job claimed at once) to 1 h (a backlog).
+	lagBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+	// durationBuckets: 1 ms to 10 min, the range of handler run times.
+	durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	// scriptBuckets: 100 µs (a claim on a nearby Redis) to 10 s.
+	scriptBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+)
+
+// Results lists every outcome label of courier_jobs_processed_total.
+var Results = []pool.Result{pool.ResultSuccess, pool.ResultRetry, pool.ResultSnooze, pool.ResultDead, pool.ResultCancelled}
+
+// MaxQueueLabels bounds the queue label values courier_jobs_enqueued_total
+// takes for queues this process does not serve (a producer may name any
+// queue); enqueues beyond it are counted under OtherQueue.
+const MaxQueueLabels = 100
+
+// OtherQueue is the queue label of enqueues to queues past MaxQueueLabels.
+const OtherQueue = "_other"
+
+type jobMetrics struct {
+	enqueued    *prometheus.CounterVec
+	processed   *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	lag         *prometheus.HistogramVec
+	running     *prometheus.GaugeVec
+	concurrency *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	labels map[string]bool // queue label values enqueued has taken
+}
+
+func newJobMetrics() *jobMetrics {
+	return &jobMetrics{
+		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "courier_jobs_enqueued_total",
+			Help: "Jobs this process added to the queue: periodic fires, admin API and Go producers (duplicates not counted).",
+		}, []string{"queue"}),
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "courier_jobs_processed_total",
+			Help: "Attempts this process ended, by outcome: success, retry, snooze, dead, cancelled (handed back at shutdown, never started, or lease lost).",
+		}, []string{"queue", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "courier_job_duration_seconds",
+			Help:    "Handler run time of each attempt.",
+			Buckets: durationBuckets,
+		}, []string{"queue"}),
+		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "courier_job_lag_seconds",
+			Help:    "Time from a job's run-at to the start of its attempt.",
+			Buckets: lagBuckets,
+		}, []string{"queue"}),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_jobs_running",
+			Help: "Jobs running in this process now.",
+		}, []string{"queue"}),
+		concurrency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_queue_concurrency",
+			Help: "Handler goroutines this process runs for the queue: the most jobs it runs at once.",
+		}, []string{"queue"}),
+		labels: make(map[string]bool),
+	}
+}
+
+// Serve creates the series of a queue this process works on, at zero, and
+// records its concurrency: rates and alerts see them before the first job.
+func (s *Set) Serve(queue string, concurrency int) {
+	if s == nil {
+		return
+	}
+	s.jobs.concurrency.WithLabelValues(queue).Set(float64(concurrency))
+	s.jobs.running.WithLabelValues(queue)
+	s.jobs.duration.WithLabelValues(queue)
+	s.jobs.lag.WithLabelValues(queue)
+	s.Enqueued(queue, 0)
+	for _, r := range Results {
+		s.jobs.processed.WithLabelValues(queue, string(r))
+	}
+}
+
+// Stop removes the concurrency of the queues a stopped pool worked on: the
+// process runs no handler for them any more.
+func (s *Set) Stop(queues []string) {
+	if s == nil {
+		return
+	}
+	for _, q := range queues {
+		s.jobs.concurrency.DeleteLabelValues(q)
+	}
+}
+
+// Enqueued counts n jobs added to queue.
+func (s *Set) Enqueued(queue string, n int) {
+	if s == nil {
+		return
+	}
+	j := s.jobs
+	j.mu.Lock()
+	if !j.labels[queue] {
+		if len(j.labels) >= MaxQueueLabels {
+			queue = OtherQueue
+		} else {
+			j.labels[queue] = true
+		}
+	}
+	j.mu.Unlock()
+	j.enqueued.WithLabelValues(queue).Add(float64(n))
+}
+
+// Started implements pool.Observer.
+func (s *Set) Started(queue string, lag time.Duration) {
+	if s == nil {
+		return
+	}
+	s.jobs.running.WithLabelValues(queue).Inc()
+	s.jobs.lag.WithLabelValues(queue).Observe(lag.Seconds())
+}
+
+// Ended implements pool.Observer.
+func (s *Set) Ended(queue string, res pool.Result, started bool, ran time.Duration) {
+	if s == nil {
+		return
+	}
+	if started {
+		s.jobs.running.WithLabelValues(queue).Dec()
+		s.jobs.duration.WithLabelValues(queue).Observe(ran.Seconds())
+	}
+	s.jobs.processed.WithLabelValues(queue, string(res)).Inc()
+}
+
+var _ pool.Observer = (*Set)(nil)
