@@ -22,6 +22,7 @@ import (
 type Daemon struct {
 	rdb     rueidis.Client // instrumented when Config.Registerer is set
 	metrics *metrics.Set   // nil without a Registerer
+	id      string         // see ID
 	st      *store.Store
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
@@ -56,8 +57,12 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
 	rdb = m.Redis(rdb)
-	return &Daemon{rdb: rdb, metrics: m, st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
 }
+
+// ID names this Daemon in its queues' fleets (Client.Fleet) and is the
+// client id of its leader locks: "<host>-<pid>-<random>".
+func (d *Daemon) ID() string { return d.id }
 
 // Ping checks that Redis answers, through the Daemon's client (so a
 // failure shows in courier_redis_errors_total{op="ping"}).
@@ -118,7 +123,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		m.Serve(q.Name, q.Concurrency)
 	}
 	defer m.Stop(d.queues)
-	lockOpts := lock.Options{Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabels()}
+	lockOpts := lock.Options{ID: d.id, Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabels()}
 	if m != nil {
 		lockOpts.Metrics = m.Lock
 	}
@@ -143,6 +148,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.working.Store(false)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })
+	wg.Go(func() { d.reportLoop(ctx) })
 	s, err := p.Run(ctx)
 	wg.Wait()
 	if err != nil {

@@ -16,6 +16,10 @@ type Keys struct {
 	// Periodic holds, per schedule of the queue's periodic jobs, the time of
 	// its last fire (ms), so a new leader goes on from there.
 	Periodic string // hash: schedule name → last fire, ms
+	// Fleet is the set of ids of the processes that serve the queue; each
+	// reports itself at Fleet+":"+id, a string that expires unless renewed
+	// (see Store.Report).
+	Fleet string // set
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -34,6 +38,7 @@ func QueueKeys(prefix, queue string) Keys {
 		Leader:   base + "leader",
 		Rate:     base + "rate",
 		Periodic: base + "periodic",
+		Fleet:    base + "fleet",
 		Wake:     base + "wake",
 	}
 }

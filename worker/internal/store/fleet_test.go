@@ -1,0 +1,49 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// TestFleetReportsLapse: a process that stops reporting drops out of the
+// fleet when its report expires, and the next report forgets its id.
+func TestFleetReportsLapse(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Single(t)
+	s := store.New(rdb, redistest.Prefix(t))
+	ctx := t.Context()
+	if err := s.Report(ctx, "q", store.Member{ID: "short", Concurrency: 1}, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Report(ctx, "q", store.Member{ID: "long", Concurrency: 2, RateN: 5, RatePerMs: 1000}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	members, leader, err := s.Fleet(ctx, "q")
+	if err != nil || len(members) != 2 || leader != "" {
+		t.Fatalf("Fleet = %+v, %q, %v; want 2 members, no leader", members, leader, err)
+	}
+	if m := members[0]; m.ID != "long" || m.Concurrency != 2 || m.RateN != 5 || m.RatePerMs != 1000 {
+		t.Errorf("first member %+v, want long's report", m)
+	}
+	time.Sleep(200 * time.Millisecond)
+	members, _, err = s.Fleet(ctx, "q")
+	if err != nil || len(members) != 1 || members[0].ID != "long" {
+		t.Fatalf("Fleet after the short report lapsed = %+v, %v", members, err)
+	}
+	if err := s.Report(ctx, "q", store.Member{ID: "long", Concurrency: 2}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := rdb.Do(ctx, rdb.B().Smembers().Key(s.Keys("q").Fleet).Build()).AsStrSlice()
+	if err != nil || len(ids) != 1 || ids[0] != "long" {
+		t.Errorf("fleet set %v, %v after a report; want the lapsed id forgotten", ids, err)
+	}
+	if err := s.Withdraw(ctx, "q", "long"); err != nil {
+		t.Fatal(err)
+	}
+	if members, _, err := s.Fleet(ctx, "q"); err != nil || len(members) != 0 {
+		t.Errorf("Fleet after Withdraw = %+v, %v", members, err)
+	}
+}
