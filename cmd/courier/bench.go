@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -30,6 +31,7 @@ type benchOpts struct {
 	backlog     int
 	duration    time.Duration
 	timeout     time.Duration
+	metrics     bool
 }
 
 const benchQueue = "bench"
@@ -48,6 +50,7 @@ func runBench(ctx context.Context, args []string, std streams) error {
 	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "idle: how long to watch an idle pool")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.BoolVar(&o.metrics, "metrics", true, "record the Prometheus metrics, as courier run does (--metrics=false measures their cost)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +86,9 @@ func runBench(ctx context.Context, args []string, std streams) error {
 	counted := &countingClient{Client: rdb}
 
 	b := &bench{opts: o, rdb: rdb, counted: counted, prefix: "courier-bench-" + randomHex(4), stderr: stderr}
+	if o.metrics {
+		b.registry = prometheus.NewRegistry()
+	}
 	defer b.cleanup()
 	var line string
 	switch o.mode {
@@ -109,14 +115,21 @@ type bench struct {
 	counted *countingClient // what Courier uses: every command counted
 	prefix  string
 	stderr  io.Writer
+	// registry receives the metrics of the producer and the daemon; nil
+	// with --metrics=false.
+	registry *prometheus.Registry
 }
 
 func (b *bench) config() worker.Config {
-	return worker.Config{
+	cfg := worker.Config{
 		Prefix:          b.prefix,
 		Logger:          slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ShutdownTimeout: 5 * time.Second,
 	}
+	if b.registry != nil {
+		cfg.Registerer = b.registry
+	}
+	return cfg
 }
 
 // startDaemon runs a daemon with handler on the bench queue until the
