@@ -50,6 +50,9 @@ func (c *Client) Acquire(ctx context.Context, name, holder string, o AcquireOpti
 	ref := lockRef{name: name, field: c.Field(holder)}
 	label := c.label(name)
 	start := time.Now()
+	// A waiter's series exist from its first attempt: when it takes over,
+	// its first acquire is an increase that rate() sees.
+	c.metrics.touch(label)
 
 	h, ttl, err := c.try(ctx, ref, fixed, label)
 	if err != nil {

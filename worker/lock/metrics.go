@@ -86,6 +86,7 @@ func (m *Metrics) touch(label string) {
 	if m == nil {
 		return
 	}
+	m.acquire.WithLabelValues(label)
 	m.contention.WithLabelValues(label)
 	for _, r := range []string{"ok", "lost", "error"} {
 		m.renewals.WithLabelValues(label, r)
