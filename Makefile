@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/courier
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test test-short bench lint fmt clean
+.PHONY: build run test test-short fuzz bench image lint fmt clean
 
 build: ## build bin/courier
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/courier
@@ -18,15 +18,27 @@ run: build ## run the daemon in dev mode (embedded store; nothing persists)
 test: ## every test, Redis integration tests included, under the race detector
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_TEST) -fuzzminimizetime 2s ./internal/api/
 
 test-short: ## unit tests only: skips everything that needs Redis
 	$(GO) test -short -count=1 ./...
+
+FUZZTIME      ?= 60s
+FUZZTIME_TEST ?= 5s
+
+fuzz: ## fuzz the HTTP API's request decoding for FUZZTIME (default 60s)
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 
 bench: build ## courier bench against REDIS_ADDR (default 127.0.0.1:6379)
 	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode throughput --n 200000
 	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode latency
 	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode delayed
 	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode idle
+	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode api --batch 1000
+	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode api --batch 100
+
+image: ## container image courier:local without a registry (.ci/image); with one, `docker build .` works too
+	bash .ci/image
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -32,6 +33,8 @@ type benchOpts struct {
 	duration    time.Duration
 	timeout     time.Duration
 	metrics     bool
+	batch       int
+	clients     int
 }
 
 const benchQueue = "bench"
@@ -39,10 +42,10 @@ const benchQueue = "bench"
 func runBench(ctx context.Context, args []string, std streams) error {
 	stdout, stderr := std.out, std.err
 	var o benchOpts
-	fs := newFlagSet("bench", "--redis ADDR --mode throughput|latency|delayed|idle [flags]", stderr)
+	fs := newFlagSet("bench", "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]", stderr)
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
-	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed or idle")
-	fs.IntVar(&o.n, "n", 0, "number of jobs (default: throughput 200000, latency 500, delayed 1000)")
+	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle or api (enqueue through the HTTP API's batch endpoint)")
+	fs.IntVar(&o.n, "n", 0, "number of jobs (default: throughput 200000, latency 500, delayed 1000, api 50000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "handler goroutines")
 	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency: time between two enqueues")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "delayed: how far ahead the first job is due")
@@ -51,15 +54,20 @@ func runBench(ctx context.Context, args []string, std streams) error {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "idle: how long to watch an idle pool")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&o.metrics, "metrics", true, "record the Prometheus metrics, as courier run does (--metrics=false measures their cost)")
+	fs.IntVar(&o.batch, "batch", 1000, "api: jobs per request (1 to 1000)")
+	fs.IntVar(&o.clients, "clients", 8, "api: concurrent HTTP clients")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if o.n == 0 {
-		o.n = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000}[o.mode]
+		o.n = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000}[o.mode]
 	}
 	var problems []string
-	if !slices.Contains([]string{"throughput", "latency", "delayed", "idle"}, o.mode) {
-		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed or idle", o.mode))
+	if !slices.Contains([]string{"throughput", "latency", "delayed", "idle", "api"}, o.mode) {
+		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle or api", o.mode))
+	}
+	if o.batch < 1 || o.batch > api.MaxBatchLimit || o.clients < 1 {
+		problems = append(problems, fmt.Sprintf("--batch must be 1 to %d and --clients at least 1", api.MaxBatchLimit))
 	}
 	if o.n < 1 && o.mode != "idle" {
 		problems = append(problems, "--n must be at least 1")
@@ -100,6 +108,8 @@ func runBench(ctx context.Context, args []string, std streams) error {
 		line, err = b.delayed(ctx)
 	case "idle":
 		line, err = b.idle(ctx)
+	case "api":
+		line, err = b.api(ctx)
 	}
 	if err != nil {
 		return err

@@ -36,7 +36,8 @@ type daemon struct {
 //     and the pool stops claiming;
 //  2. running jobs finish, up to shutdown.timeout; the rest are cancelled and
 //     handed back due without spending an attempt; acks are flushed;
-//  3. the HTTP server stops (it served /metrics and probes during the drain);
+//  3. the HTTP servers stop (they served /metrics, probes and the API
+//     during the drain);
 //  4. the Redis client closes.
 func (d *daemon) serve(ctx context.Context) error {
 	reg, err := d.cfg.Registry(d.log)
@@ -61,6 +62,10 @@ func (d *daemon) serve(ctx context.Context) error {
 		return nil
 	}
 	metrics := newMetricsRegistry()
+	admin, err := d.newAdminAPI()
+	if err != nil {
+		return err
+	}
 	srv, err := server.Listen(server.Options{
 		Addr:    d.cfg.HTTP.Addr,
 		Ready:   ready,
@@ -70,7 +75,10 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics")
+	adminSrv, err := d.mountAdmin(srv, admin) // nil: the API is on srv
+	if err != nil {
+		return err
+	}
 	if d.listening != nil {
 		d.listening(srv.Addr())
 	}
@@ -80,6 +88,9 @@ func (d *daemon) serve(ctx context.Context) error {
 	httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHTTP()
 	g.Go(func() error { return srv.Run(httpCtx) })
+	if adminSrv != nil {
+		g.Go(func() error { return adminSrv.Run(httpCtx) })
+	}
 	g.Go(func() error {
 		defer stopHTTP()
 		rdb, err := d.connect(gctx)
@@ -93,6 +104,10 @@ func (d *daemon) serve(ctx context.Context) error {
 		defer rdb.Close()
 		wcfg := d.cfg.Worker(d.log)
 		wcfg.Registerer = metrics
+		if err := admin.connected(rdb, wcfg); err != nil {
+			return err
+		}
+		defer admin.client.Store(nil) // before rdb.Close: API calls get 503, not errors
 		w, err := worker.NewDaemon(rdb, reg, wcfg)
 		if err != nil {
 			return err

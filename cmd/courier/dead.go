@@ -24,8 +24,9 @@ func runDead(ctx context.Context, args []string, std streams) error {
 		return usageError(fs, "name an action: list, requeue or purge")
 	}
 	action := args[0]
-	fs := newFlagSet("dead "+action, "--queue Q [--job ID | --all]", std.err)
+	fs := newFlagSet("dead "+action, "--queue Q [--job ID | --all] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
+	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
 	var job *string
 	var all *bool
@@ -56,7 +57,11 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	if job != nil && (*job == "") == !*all {
 		return usageError(fs, "give --job ID or --all")
 	}
-	client, _, closeClient, err := cf.openClient(ctx)
+	remote, err := af.remote(fs)
+	if err != nil {
+		return err
+	}
+	client, closeClient, err := af.open(ctx, remote, cf)
 	if err != nil {
 		return err
 	}
@@ -86,7 +91,7 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	return nil
 }
 
-func listDead(ctx context.Context, client *worker.Client, queue string, q worker.DeadQuery, asJSON bool, std streams) error {
+func listDead(ctx context.Context, client jobClient, queue string, q worker.DeadQuery, asJSON bool, std streams) error {
 	page, err := client.Dead(ctx, queue, q)
 	if err != nil {
 		return err

@@ -23,11 +23,15 @@ const devQueue = "demo"
 func runDev(ctx context.Context, args []string, std streams) error {
 	fs := newFlagSet("dev", "[--addr HOST:PORT] [--http-addr HOST:PORT]", std.err)
 	addr := fs.String("addr", "127.0.0.1:0", "where the embedded store listens (port 0 = any free port)")
-	httpAddr := fs.String("http-addr", config.HTTPAddrDefault, "HTTP listen address for /healthz, /readyz and /metrics")
+	httpAddr := fs.String("http-addr", config.HTTPAddrDefault, "HTTP listen address for /healthz, /readyz, /metrics and the API under /v1 (loopback only)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	demo := fs.Bool("demo-jobs", true, "enqueue a few demo jobs at start")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	// The API is served without authentication here: loopback only.
+	if !loopback(*httpAddr) {
+		return usageError(fs, "--http-addr %q: courier dev serves the HTTP API without authentication, so it listens on loopback addresses only (127.0.0.1, ::1, localhost)", *httpAddr)
 	}
 
 	m := miniredis.NewMiniRedis()
@@ -47,6 +51,7 @@ func runDev(ctx context.Context, args []string, std streams) error {
 		"queues.demo.backoff.steps":     "1s,2s",
 		"queues.demo.log.payload_bytes": "1024",
 		"shutdown.timeout":              "5s",
+		"admin.insecure_no_auth":        "true",
 	}})
 	if err != nil {
 		return fmt.Errorf("dev configuration: %w", err)
@@ -63,6 +68,7 @@ func runDev(ctx context.Context, args []string, std streams) error {
 			fmt.Fprintf(std.out, "  inspect:        %s inspect --redis %s --queue %s\n", prog, m.Addr(), devQueue)
 			fmt.Fprintf(std.out, "  redis-cli:      redis-cli -p %s\n", m.Port())
 			fmt.Fprintf(std.out, "  metrics:        http://%s/metrics\n", httpAddr)
+			fmt.Fprintf(std.out, "  HTTP API:       curl -d '{\"payload\": {\"hello\": \"world\"}}' http://%s/v1/queues/%s/jobs\n", httpAddr, devQueue)
 			fmt.Fprintf(std.out, "  stop:           Ctrl-C\n")
 		},
 	}

@@ -15,8 +15,9 @@ import (
 
 // runEnqueue is courier enqueue: put one job on a queue and print its id.
 func runEnqueue(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--payload TEXT | --payload-file FILE | < stdin]", std.err)
+	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--payload TEXT | --payload-file FILE | < stdin] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
+	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
 	id := fs.String("id", "", "job id; a job with this id already in the queue is refused (default: a generated id)")
 	delay := fs.Duration("delay", 0, "run the job after this long, e.g. 90s or 2h")
@@ -52,27 +53,36 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 		}
 		spec.RunAt = t
 	}
-	// The payload is read first, so that a bad one never waits on Redis.
-	cfg, err := cf.load()
+	remote, err := af.remote(fs)
 	if err != nil {
 		return err
 	}
+	// The payload is read first, so that a bad one never waits on Redis.
+	// Through the API, the server holds the limit and says so.
+	limit := worker.MaxPayloadBytesLimit
+	if !remote {
+		cfg, err := cf.load()
+		if err != nil {
+			return err
+		}
+		limit = cfg.Jobs.MaxPayloadBytes
+	}
 	switch {
 	case given["payload"]:
-		spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), cfg.Jobs.MaxPayloadBytes)
+		spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), limit)
 	case given["payload-file"]:
-		spec.Payload, err = readPayloadFile(*payloadFile, cfg.Jobs.MaxPayloadBytes)
+		spec.Payload, err = readPayloadFile(*payloadFile, limit)
 	default:
 		if f, ok := std.in.(*os.File); ok && isTerminal(f) {
 			return errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
 		}
-		spec.Payload, err = readPayload("stdin", std.in, cfg.Jobs.MaxPayloadBytes)
+		spec.Payload, err = readPayload("stdin", std.in, limit)
 	}
 	if err != nil {
 		return err
 	}
 
-	client, _, closeClient, err := cf.openClient(ctx)
+	client, closeClient, err := af.open(ctx, remote, cf)
 	if err != nil {
 		return err
 	}

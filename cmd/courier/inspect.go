@@ -16,8 +16,9 @@ import (
 
 // runInspect is courier inspect: queue sizes by state, or one job.
 func runInspect(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("inspect", "[--queue Q] [--job ID] [--json]", std.err)
+	fs := newFlagSet("inspect", "[--queue Q] [--job ID] [--json] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
+	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "show this queue only (default: every known queue)")
 	job := fs.String("job", "", "show this job of --queue")
 	asJSON := fs.Bool("json", false, "print JSON for machines")
@@ -27,7 +28,11 @@ func runInspect(ctx context.Context, args []string, std streams) error {
 	if *job != "" && *queue == "" {
 		return usageError(fs, "--job needs --queue")
 	}
-	client, _, closeClient, err := cf.openClient(ctx)
+	remote, err := af.remote(fs)
+	if err != nil {
+		return err
+	}
+	client, closeClient, err := af.open(ctx, remote, cf)
 	if err != nil {
 		return err
 	}

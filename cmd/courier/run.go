@@ -19,7 +19,7 @@ import (
 func runRun(ctx context.Context, args []string, std streams) error {
 	fs := newFlagSet("run", "[--config FILE] [flags]", std.err)
 	cf := addConfigFlags(fs)
-	cf.keyFlag("http-addr", "http.addr", "HTTP listen address for /healthz, /readyz and /metrics")
+	cf.keyFlag("http-addr", "http.addr", "HTTP listen address for /healthz, /readyz, /metrics (and the API under /v1 unless admin.addr is set)")
 	cf.keyFlag("log-level", "log.level", "debug, info, warn or error")
 	cf.keyFlag("log-format", "log.format", "text or json")
 	if err := parse(fs, args); err != nil {
@@ -31,6 +31,11 @@ func runRun(ctx context.Context, args []string, std streams) error {
 	}
 	if len(cfg.Queues) == 0 {
 		return errors.New("invalid configuration:\n  queues: no queue is configured; add one under queues.<name> (see configs/courier.yaml)")
+	}
+	// A listener of the API's own with no way to authenticate callers is
+	// a mistake; without admin.addr the API is only left out (see serve).
+	if err := cfg.Admin.RequireAuth(); err != nil && cfg.Admin.Addr != "" {
+		return fmt.Errorf("invalid configuration:\n  %w", err)
 	}
 	log := newLogger(std.err, cfg.Log)
 	opt, err := cfg.Redis.ClientOption()

@@ -32,6 +32,7 @@ type Config struct {
 	Leader   Leader           `koanf:"leader"`
 	Recover  Recover          `koanf:"recover"`
 	Dead     Dead             `koanf:"dead"`
+	Admin    Admin            `koanf:"admin"`
 	Queues   map[string]Queue `koanf:"queues"`
 }
 
@@ -185,6 +186,7 @@ func Default() Config {
 		Leader:  Leader{Lease: worker.LeaderLeaseDefault},
 		Recover: Recover{Interval: worker.RecoverIntervalDefault},
 		Dead:    Dead{MaxJobs: worker.DeadMaxJobsDefault, MaxAge: worker.DeadMaxAgeDefault},
+		Admin:   adminDefault(),
 	}
 }
 

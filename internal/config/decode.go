@@ -50,6 +50,7 @@ func (ps problems) err() error {
 
 var (
 	durationType = reflect.TypeFor[time.Duration]()
+	secretType   = reflect.TypeFor[Secret]()
 	queueType    = reflect.TypeFor[Queue]()
 )
 
@@ -66,6 +67,14 @@ func decode(key string, raw any, dst reflect.Value, ps *problems) {
 	switch {
 	case t == durationType:
 		decodeDuration(key, raw, dst, ps)
+	case t == secretType:
+		s, ok := raw.(string)
+		if !ok {
+			// Not even a wrong-typed secret is echoed.
+			ps.add(key, "expected text (quote the value)")
+			return
+		}
+		dst.SetString(s)
 	case t.Kind() == reflect.String:
 		s, ok := raw.(string)
 		if !ok {
@@ -163,6 +172,12 @@ func decodeSlice(key string, raw any, dst reflect.Value, ps *problems) {
 	case []any:
 		items = v
 	case string:
+		if dst.Type().Elem().Kind() == reflect.Struct {
+			// A list of sections (admin.tokens) has no text form; the
+			// text is not echoed, as it may hold a secret.
+			ps.add(key, "is a list of sections: set it in the configuration file")
+			return
+		}
 		for part := range strings.SplitSeq(v, ",") {
 			if part = strings.TrimSpace(part); part != "" {
 				items = append(items, part)

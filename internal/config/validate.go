@@ -53,6 +53,7 @@ func (c *Config) validate(ps *problems) {
 	if c.Dead.MaxJobs < 1 {
 		ps.add("dead.max_jobs", "must be at least 1 (got %d)", c.Dead.MaxJobs)
 	}
+	c.Admin.validate(ps)
 	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
 		q := c.Queues[name]
 		validateQueue("queues."+name, name, &q, ps)

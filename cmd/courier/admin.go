@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/internal/server"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// mainWriteTimeout is the write timeout of the main listener
+// (internal/server), which serves the API when admin.addr is not set.
+const mainWriteTimeout = 30 * time.Second
+
+// adminAPI is the daemon's HTTP API under /v1: mounted on the main
+// listener, or served on admin.addr by a listener of its own.
+type adminAPI struct {
+	handler http.Handler
+	// client is the API's producer client, once Redis is reached.
+	client atomic.Pointer[worker.Client]
+	// open is set when the API serves without authentication.
+	open bool
+}
+
+// newAdminAPI builds the API the configuration asks for. Without a token
+// and without admin.insecure_no_auth the API is not served (courier run
+// refuses that configuration when admin.addr is set): requests under /v1/
+// get 404 and the reason.
+func (d *daemon) newAdminAPI() (*adminAPI, error) {
+	a := &adminAPI{}
+	c := &d.cfg.Admin
+	if err := c.RequireAuth(); err != nil {
+		d.log.Warn("HTTP API disabled", "reason", err.Error())
+		a.handler = api.Disabled("the HTTP API is disabled: " + err.Error())
+		return a, nil
+	}
+	// Each request's work must end before its listener's write timeout.
+	work := c.WriteTimeout
+	if c.Addr == "" {
+		work = min(work, mainWriteTimeout)
+	}
+	tokens := make([]api.Token, len(c.Tokens))
+	for i, t := range c.Tokens {
+		tokens[i] = api.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: api.Role(t.Role)}
+	}
+	h, err := api.New(api.Options{
+		Backend: func() api.Backend {
+			if c := a.client.Load(); c != nil {
+				return c
+			}
+			return nil
+		},
+		Tokens:         tokens,
+		InsecureNoAuth: c.InsecureNoAuth,
+		RateLimit:      c.RateLimitValue(),
+		Limits: api.Limits{
+			MaxPayloadBytes:  d.cfg.Jobs.MaxPayloadBytes,
+			MaxScheduleAhead: d.cfg.Jobs.MaxScheduleAhead,
+			MaxBatch:         c.MaxBatch,
+			MaxBodyBytes:     c.MaxBodyBytes,
+		},
+		WriteTimeout: work,
+		Logger:       d.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.handler, a.open = h, c.InsecureNoAuth
+	return a, nil
+}
+
+// mountAdmin serves the API on the main listener srv, or binds admin.addr
+// and returns the API's own server; it logs where each endpoint is.
+func (d *daemon) mountAdmin(srv *server.Server, a *adminAPI) (*api.Server, error) {
+	c := &d.cfg.Admin
+	if c.Addr == "" {
+		srv.Handle("/v1/", a.handler)
+		d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics /v1/")
+		d.warnOpen(a, srv.Addr())
+		return nil, nil
+	}
+	s, err := api.Listen(a.handler, api.ServerOptions{
+		Addr:         c.Addr,
+		ReadTimeout:  c.ReadTimeout,
+		WriteTimeout: c.WriteTimeout,
+		IdleTimeout:  c.IdleTimeout,
+		Logger:       d.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics")
+	d.log.Info("admin API listening", "addr", s.Addr(), "endpoints", "/v1/")
+	d.warnOpen(a, s.Addr())
+	return s, nil
+}
+
+// warnOpen says loudly that anyone may use an API without authentication.
+func (d *daemon) warnOpen(a *adminAPI, addr string) {
+	if !a.open {
+		return
+	}
+	d.log.Warn("HTTP API WITHOUT AUTHENTICATION: admin.insecure_no_auth is true, so anyone who reaches "+addr+
+		" may enqueue, cancel, requeue and purge jobs; configure admin.tokens outside development",
+		"addr", addr, "loopback_only", loopback(addr))
+}
+
+// connected gives the API its producer client on rdb; with the daemon's
+// configuration, so that the jobs it enqueues count in
+// courier_jobs_enqueued_total.
+func (a *adminAPI) connected(rdb rueidis.Client, cfg worker.Config) error {
+	c, err := worker.NewClient(rdb, cfg)
+	if err != nil {
+		return fmt.Errorf("admin API client: %w", err)
+	}
+	a.client.Store(c)
+	return nil
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

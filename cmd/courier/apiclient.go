@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+
+	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// jobClient is what the client commands do with jobs: directly on Redis
+// (*worker.Client) or through the HTTP API (*api.Client), with the same
+// results and errors.
+type jobClient interface {
+	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
+	Get(ctx context.Context, queue, id string) (*worker.Job, error)
+	Queues(ctx context.Context) ([]string, error)
+	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
+	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
+	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
+	RequeueAll(ctx context.Context, queue string) (int, error)
+	Purge(ctx context.Context, queue string, ids ...string) (int, error)
+	PurgeAll(ctx context.Context, queue string) (int, error)
+}
+
+var (
+	_ jobClient = (*worker.Client)(nil)
+	_ jobClient = (*api.Client)(nil)
+)
+
+// Environment variables of the --api mode. They have no double underscore,
+// so they are not configuration keys.
+const (
+	envAPI   = "COURIER_API"
+	envToken = "COURIER_TOKEN"
+)
+
+// apiFlags are --api and --token, which send a client command through the
+// HTTP API instead of to Redis.
+type apiFlags struct {
+	url, token string
+}
+
+func addAPIFlags(fs *flag.FlagSet) *apiFlags {
+	a := &apiFlags{}
+	fs.StringVar(&a.url, "api", "", "go through the HTTP API at this URL (http://host:9750) instead of to Redis; or "+envAPI)
+	fs.StringVar(&a.token, "token", "", "bearer token of the HTTP API; prefer "+envToken+" (flags show in ps)")
+	return a
+}
+
+// remote reports whether the command goes through the API, filling the
+// URL and token from the environment when the flags are not given. The
+// Redis flags make no sense then: a usage error.
+func (a *apiFlags) remote(fs *flag.FlagSet) (bool, error) {
+	if a.url == "" {
+		a.url = os.Getenv(envAPI)
+	}
+	if a.token == "" {
+		a.token = os.Getenv(envToken)
+	}
+	if a.url == "" {
+		if setFlags(fs)["token"] {
+			return false, usageError(fs, "--token needs --api")
+		}
+		return false, nil
+	}
+	for _, name := range []string{"config", "redis", "prefix"} {
+		if setFlags(fs)[name] {
+			return false, usageError(fs, "give --api or --%s, not both", name)
+		}
+	}
+	return true, nil
+}
+
+// open returns the client the flags ask for and a function that releases
+// it: the API's when remote, else one on Redis.
+func (a *apiFlags) open(ctx context.Context, remote bool, cf *configFlags) (jobClient, func(), error) {
+	if remote {
+		c, err := api.NewClient(a.url, a.token, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() {}, nil
+	}
+	c, _, closeClient, err := cf.openClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, closeClient, nil
+}

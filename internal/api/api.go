@@ -1,0 +1,320 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// Backend is what the API needs of a producer client; *worker.Client is
+// one.
+type Backend interface {
+	EnqueueMany(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error)
+	Get(ctx context.Context, queue, id string) (*worker.Job, error)
+	Cancel(ctx context.Context, queue, id string) error
+	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
+	Queues(ctx context.Context) ([]string, error)
+	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
+	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
+	RequeueAll(ctx context.Context, queue string) (int, error)
+	Purge(ctx context.Context, queue string, ids ...string) (int, error)
+	PurgeAll(ctx context.Context, queue string) (int, error)
+	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
+}
+
+var _ Backend = (*worker.Client)(nil)
+
+// Role is what a token may do.
+type Role string
+
+// The roles.
+const (
+	// RoleProducer may enqueue jobs and read them.
+	RoleProducer Role = "producer"
+	// RoleAdmin may do everything.
+	RoleAdmin Role = "admin"
+)
+
+// Token is one accepted bearer token.
+type Token struct {
+	Name   string // in logs and rate limits
+	Secret string // what the client sends; at least MinTokenLen bytes
+	Role   Role
+}
+
+// MinTokenLen is the length of the shortest token New accepts.
+const MinTokenLen = 16
+
+// Options configure the API. Backend and one of Tokens or InsecureNoAuth
+// are required.
+type Options struct {
+	// Backend returns the client the API works through, or nil while there
+	// is none yet (Redis not reached): requests then get 503.
+	Backend func() Backend
+	// Tokens are the accepted bearer tokens.
+	Tokens []Token
+	// InsecureNoAuth serves every route to anyone, as an admin. It is
+	// refused together with Tokens.
+	InsecureNoAuth bool
+	// RateLimit limits each token's requests: a token bucket holding N
+	// requests, refilled at N per Per. The zero value means no limit.
+	RateLimit worker.RateLimit
+	// Limits bound requests; zero fields take their defaults.
+	Limits Limits
+	// WriteTimeout is the write timeout of the listener that serves the
+	// API (whose timeouts bound reading requests and writing responses;
+	// see Listen). Each request's work ends a little before it (by a
+	// fifth of it, at most 1s), with 503 unavailable, so that the reply
+	// still reaches the client. Default 30s.
+	WriteTimeout time.Duration
+	// Logger receives one debug line per request and the causes of 500s.
+	// Tokens are never logged. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Default timeouts of Options and ServerOptions.
+const (
+	ReadTimeoutDefault  = 30 * time.Second
+	WriteTimeoutDefault = 30 * time.Second
+	IdleTimeoutDefault  = 2 * time.Minute
+)
+
+// Handler serves the API. Make one with New.
+type Handler struct {
+	opts    Options
+	limits  Limits
+	tokens  []token
+	limiter *limiter
+	log     *slog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+	routes  []route
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New checks opts and returns the API's handler. It serves every path
+// under /v1/ (and answers 404 for any other); mount it with
+// mux.Handle("/v1/", h).
+func New(opts Options) (*Handler, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("api: Options.Backend is required")
+	}
+	tokens, err := newTokens(opts.Tokens, opts.InsecureNoAuth)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := opts.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, WriteTimeoutDefault)
+	if opts.WriteTimeout < 0 {
+		return nil, errors.New("api: negative WriteTimeout")
+	}
+	opts.Tokens = nil // the handler keeps digests only
+	h := &Handler{
+		opts:   opts,
+		limits: limits,
+		tokens: tokens,
+		log:    cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		now:    opts.Now,
+		mux:    http.NewServeMux(),
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if opts.RateLimit != (worker.RateLimit{}) {
+		if opts.RateLimit.N < 1 || opts.RateLimit.Per <= 0 {
+			return nil, fmt.Errorf("api: rate limit %s: want N >= 1 per a positive duration", opts.RateLimit)
+		}
+		h.limiter = newLimiter(opts.RateLimit)
+	}
+	h.routes = h.table()
+	for _, rt := range h.routes {
+		h.mux.Handle(rt.method+" "+rt.path, h.wrap(rt))
+	}
+	h.mux.HandleFunc("/", h.fallback)
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// route is one endpoint.
+type route struct {
+	method, path string
+	// role is the least role that may call it; "" for anyone.
+	role Role
+	// offline routes need no backend.
+	offline bool
+	// params routes take query parameters; the others refuse any.
+	params bool
+	serve  func(c *call) (int, any, error)
+}
+
+// call is one request on its way through a route.
+type call struct {
+	ctx     context.Context
+	w       http.ResponseWriter
+	r       *http.Request
+	backend Backend
+	now     time.Time
+}
+
+// table lists the routes; openapi.json documents exactly these (a test
+// checks).
+func (h *Handler) table() []route {
+	return []route{
+		{method: http.MethodGet, path: "/v1/openapi.json", offline: true, serve: serveOpenAPI},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/jobs", role: RoleProducer, serve: h.enqueue},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/jobs/batch", role: RoleProducer, serve: h.enqueueBatch},
+		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.getJob},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleAdmin, serve: h.cancelJob},
+		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, serve: h.listQueues},
+		{method: http.MethodGet, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.getQueue},
+		{method: http.MethodGet, path: "/v1/queues/{queue}/dead", role: RoleAdmin, params: true, serve: h.listDead},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.requeueAllDead},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead", role: RoleAdmin, serve: h.purgeAllDead},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/{id}/requeue", role: RoleAdmin, serve: h.requeueDead},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead/{id}", role: RoleAdmin, serve: h.purgeDead},
+	}
+}
+
+// wrap runs a route: authentication, role, rate limit, backend, then the
+// route itself, and one log line.
+func (h *Handler) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ident, status, err := h.run(w, r, rt, h.now())
+		if err != nil {
+			e := errorOf(err)
+			switch {
+			case r.Context().Err() != nil:
+				// The client left; nobody reads the reply.
+			case errors.Is(err, context.DeadlineExceeded):
+				e = apiError(CodeUnavailable, "", "Redis did not answer within the API's write timeout; retry")
+				e.retryAfter = time.Second
+				h.log.Warn("api request timed out", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
+			case e.Code == CodeInternal:
+				h.log.Error("api request failed", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
+			}
+			status = e.Code.Status()
+			writeError(w, e)
+		}
+		h.log.Debug("api request", "method", r.Method, "route", rt.path, "status", status,
+			"token", ident.name, "duration", time.Since(start))
+	})
+}
+
+// run does the work of wrap at now by the API's clock; on success it has
+// written the response.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time.Time) (identity, int, error) {
+	var ident identity
+	if rt.role != "" {
+		var err *Error
+		if ident, err = h.authenticate(r); err != nil {
+			return ident, 0, err
+		}
+		if err := ident.may(rt); err != nil {
+			return ident, 0, err
+		}
+		if err := h.limit(ident, now); err != nil {
+			return ident, 0, err
+		}
+	}
+	if !rt.params {
+		if err := noQuery(r.URL.RawQuery); err != nil {
+			return ident, 0, err
+		}
+	}
+	c := &call{r: r, w: w, now: now}
+	if !rt.offline {
+		if c.backend = h.opts.Backend(); c.backend == nil {
+			e := apiError(CodeUnavailable, "", "Redis has not been reached yet; retry shortly")
+			e.retryAfter = time.Second
+			return ident, 0, e
+		}
+	}
+	// The work ends a little before the write deadline, so that its
+	// timeout can still be told to the client.
+	work := h.opts.WriteTimeout - min(h.opts.WriteTimeout/5, time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), work)
+	defer cancel()
+	c.ctx = ctx
+	status, body, err := rt.serve(c)
+	if err != nil {
+		return ident, 0, err
+	}
+	writeJSON(w, status, body)
+	return ident, status, nil
+}
+
+// fallback answers requests that match no route: 401 without a valid
+// token (routes are not probed anonymously), 405 with Allow when the path
+// has routes for other methods, else 404.
+func (h *Handler) fallback(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ident, err := h.authenticate(r)
+	if err == nil {
+		if allow := h.allowed(r); len(allow) > 0 {
+			w.Header().Set("Allow", allow)
+			err = apiError(CodeMethodNotAllowed, "", r.Method+" is not allowed here; allowed: "+allow)
+		} else {
+			err = apiError(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+"; see /v1/openapi.json")
+		}
+	}
+	writeError(w, err)
+	h.log.Debug("api request", "method", r.Method, "route", "", "status", err.Code.Status(),
+		"token", ident.name, "duration", time.Since(start))
+}
+
+// allowed lists the methods that have a route for r's path.
+func (h *Handler) allowed(r *http.Request) string {
+	allow := ""
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := *r
+		probe.Method = m
+		if _, pattern := h.mux.Handler(&probe); pattern != "" && pattern != "/" {
+			if allow != "" {
+				allow += ", "
+			}
+			allow += m
+		}
+	}
+	return allow
+}
+
+// writeError writes {"error": e} with e's status and, for 429 and 503,
+// Retry-After in whole seconds.
+func writeError(w http.ResponseWriter, e *Error) {
+	if e.retryAfter > 0 {
+		secs := (e.retryAfter + time.Second - 1) / time.Second
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+	}
+	if e.Code == CodeUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="courier"`)
+	}
+	writeJSON(w, e.Code.Status(), struct {
+		Error *Error `json:"error"`
+	}{e})
+}
+
+// Disabled returns the handler of an API that is not served: every request
+// gets 404 not_found with reason as the message, so that a caller learns
+// why instead of guessing. The daemon mounts it when the configuration
+// gives no way to authenticate callers.
+func Disabled(reason string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, apiError(CodeNotFound, "", reason))
+	})
+}

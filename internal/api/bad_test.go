@@ -1,0 +1,161 @@
+package api
+
+import (
+	"encoding/base64"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// TestBadRequests: every refused request gets its status, code and field,
+// and leaves Redis exactly as it was.
+func TestBadRequests(t *testing.T) {
+	t.Parallel()
+	const payloadLimit = 1024
+	b := setup(t, func(o *Options) { o.Limits.MaxPayloadBytes = payloadLimit })
+	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me")})
+	b.kill("q", "dead-1")
+
+	jobs := func(n int, item string) string {
+		return `{"jobs": [` + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + `]}`
+	}
+	big := strings.Repeat("x", payloadLimit)
+	tests := []struct {
+		name, method, path, token, body string
+		status                          int
+		code                            Code
+		field                           string
+	}{
+		// The body as a whole.
+		{"malformed JSON", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload":`, 400, CodeInvalidJSON, "body"},
+		{"malformed JSON inside", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": [1,,2]}`, 400, CodeInvalidJSON, "body"},
+		{"not an object", "POST", "/v1/queues/q/jobs", producerSecret, `[1, 2]`, 400, CodeInvalidJSON, "body"},
+		{"a bare string", "POST", "/v1/queues/q/jobs", producerSecret, `"payload"`, 400, CodeInvalidJSON, "body"},
+		{"empty body", "POST", "/v1/queues/q/jobs", producerSecret, ``, 400, CodeInvalidJSON, "body"},
+		{"white space only", "POST", "/v1/queues/q/jobs", producerSecret, " \n ", 400, CodeInvalidJSON, "body"},
+		{"trailing data", "POST", "/v1/queues/q/jobs", producerSecret, `{} {}`, 400, CodeInvalidJSON, "body"},
+		{"invalid UTF-8", "POST", "/v1/queues/q/jobs", producerSecret, "{\"payload\": \"\xff\"}", 400, CodeInvalidJSON, "body"},
+		{"oversized body", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": "` + strings.Repeat("x", 200_000) + `"}`, 413, CodeTooLarge, "body"},
+		// Fields.
+		{"unknown field", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "priority": 5}`, 400, CodeUnknownField, "priority"},
+		{"field in the wrong case", "POST", "/v1/queues/q/jobs", producerSecret, `{"ID": "x"}`, 400, CodeUnknownField, "ID"},
+		{"unknown field set to null", "POST", "/v1/queues/q/jobs", producerSecret, `{"queue": null}`, 400, CodeUnknownField, "queue"},
+		{"field twice", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "a", "id": "b"}`, 400, CodeInvalidField, "id"},
+		{"id of the wrong type", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": 5}`, 400, CodeInvalidField, "id"},
+		{"empty id", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": ""}`, 400, CodeInvalidField, "id"},
+		{"id with a space", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "a b"}`, 400, CodeInvalidField, "id"},
+		{"id with a control character", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "a\u0007b"}`, 400, CodeInvalidField, "id"},
+		{"id of 257 bytes", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "` + strings.Repeat("i", 257) + `"}`, 400, CodeInvalidField, "id"},
+		{"delay as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"delay": 90}`, 400, CodeInvalidField, "delay"},
+		{"delay in words", "POST", "/v1/queues/q/jobs", producerSecret, `{"delay": "soon"}`, 400, CodeInvalidField, "delay"},
+		{"negative delay", "POST", "/v1/queues/q/jobs", producerSecret, `{"delay": "-1s"}`, 400, CodeInvalidField, "delay"},
+		{"delay beyond the horizon", "POST", "/v1/queues/q/jobs", producerSecret, `{"delay": "9000h"}`, 400, CodeInvalidField, "delay"},
+		{"run_at not RFC 3339", "POST", "/v1/queues/q/jobs", producerSecret, `{"run_at": "tomorrow"}`, 400, CodeInvalidField, "run_at"},
+		{"run_at without a zone", "POST", "/v1/queues/q/jobs", producerSecret, `{"run_at": "2026-01-01T00:00:00"}`, 400, CodeInvalidField, "run_at"},
+		{"run_at in the far future", "POST", "/v1/queues/q/jobs", producerSecret, `{"run_at": "2999-01-01T00:00:00Z"}`, 400, CodeInvalidField, "run_at"},
+		{"run_at before 1970", "POST", "/v1/queues/q/jobs", producerSecret, `{"run_at": "1969-12-31T23:59:59Z"}`, 400, CodeInvalidField, "run_at"},
+		{"run_at as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"run_at": 1700000000}`, 400, CodeInvalidField, "run_at"},
+		{"delay and run_at", "POST", "/v1/queues/q/jobs", producerSecret, `{"delay": "1s", "run_at": "2026-01-01T00:00:00Z"}`, 400, CodeInvalidField, "run_at"},
+		{"max_attempts zero", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": 0}`, 400, CodeInvalidField, "max_attempts"},
+		{"max_attempts negative", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": -1}`, 400, CodeInvalidField, "max_attempts"},
+		{"max_attempts fractional", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": 1.5}`, 400, CodeInvalidField, "max_attempts"},
+		{"max_attempts as a string", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": "3"}`, 400, CodeInvalidField, "max_attempts"},
+		{"max_attempts beyond the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": 1001}`, 400, CodeInvalidField, "max_attempts"},
+		{"max_attempts overflowing", "POST", "/v1/queues/q/jobs", producerSecret, `{"max_attempts": 99999999999999999999}`, 400, CodeInvalidField, "max_attempts"},
+		{"timeout zero", "POST", "/v1/queues/q/jobs", producerSecret, `{"timeout": "0s"}`, 400, CodeInvalidField, "timeout"},
+		{"timeout as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"timeout": 30}`, 400, CodeInvalidField, "timeout"},
+		{"timeout beyond the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"timeout": "200h"}`, 400, CodeInvalidField, "timeout"},
+		{"payload_base64 not base64", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": "!!!"}`, 400, CodeInvalidField, "payload_base64"},
+		{"payload_base64 of the wrong type", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": [1]}`, 400, CodeInvalidField, "payload_base64"},
+		{"payload and payload_base64", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "payload_base64": "MQ=="}`, 400, CodeInvalidField, "payload_base64"},
+		{"payload over the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": "` + big + `"}`, 413, CodeTooLarge, "payload"},
+		{"payload_base64 over the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": "` + base64.StdEncoding.EncodeToString([]byte(big+"x")) + `"}`, 413, CodeTooLarge, "payload_base64"},
+		{"existing id", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "existing", "payload": 1}`, 409, CodeConflict, "id"},
+		{"query parameter", "POST", "/v1/queues/q/jobs?priority=high", producerSecret, `{}`, 400, CodeUnknownField, "priority"},
+		// Batches.
+		{"oversized batch", "POST", "/v1/queues/q/jobs/batch", producerSecret, jobs(1001, `{}`), 413, CodeTooLarge, "jobs"},
+		{"empty batch", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": []}`, 400, CodeInvalidField, "jobs"},
+		{"batch without jobs", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{}`, 400, CodeInvalidField, "jobs"},
+		{"batch jobs not a list", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": {}}`, 400, CodeInvalidField, "jobs"},
+		{"batch with an unknown field", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}], "queue": "x"}`, 400, CodeUnknownField, "queue"},
+		{"batch job not an object", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, 1]}`, 400, CodeInvalidField, "jobs[1]"},
+		{"batch job with an unknown field", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"prio": 1}]}`, 400, CodeUnknownField, "jobs[1].prio"},
+		{"batch with one bad job", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"id": "ok-1"}, {"id": "ok-2"}, {"delay": "-5s"}]}`, 400, CodeInvalidField, "jobs[2].delay"},
+		{"batch job with an existing id", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"id": "existing"}]}`, 200, "", ""},
+		// Names in the path.
+		{"queue with {", "POST", "/v1/queues/a%7Bb/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"queue with }", "POST", "/v1/queues/a%7Db/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"queue with :", "POST", "/v1/queues/a:b/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"queue with a space", "POST", "/v1/queues/a%20b/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"queue with a control character", "POST", "/v1/queues/a%01b/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"queue of 129 characters", "POST", "/v1/queues/" + strings.Repeat("q", 129) + "/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
+		{"batch to a bad queue", "POST", "/v1/queues/a%7Bb/jobs/batch", producerSecret, `{"jobs": [{}]}`, 400, CodeInvalidField, "queue"},
+		{"id with a space in the path", "GET", "/v1/queues/q/jobs/a%20b", producerSecret, ``, 400, CodeInvalidField, "id"},
+		{"id of 257 bytes in the path", "DELETE", "/v1/queues/q/dead/" + strings.Repeat("i", 257), adminSecret, ``, 400, CodeInvalidField, "id"},
+		// Authentication and roles.
+		{"missing token", "POST", "/v1/queues/q/jobs", "", `{}`, 401, CodeUnauthorized, "Authorization"},
+		{"wrong token", "POST", "/v1/queues/q/jobs", "not-the-token-0123456789", `{}`, 401, CodeUnauthorized, "Authorization"},
+		{"token with a prefix of a real one", "POST", "/v1/queues/q/jobs", producerSecret[:20], `{}`, 401, CodeUnauthorized, "Authorization"},
+		{"missing token on an unknown route", "GET", "/v1/nope", "", ``, 401, CodeUnauthorized, "Authorization"},
+		{"producer cancels", "DELETE", "/v1/queues/q/jobs/existing", producerSecret, ``, 403, CodeForbidden, "Authorization"},
+		{"producer lists queues", "GET", "/v1/queues", producerSecret, ``, 403, CodeForbidden, "Authorization"},
+		{"producer requeues the dead", "POST", "/v1/queues/q/dead/requeue", producerSecret, ``, 403, CodeForbidden, "Authorization"},
+		{"producer purges the dead", "DELETE", "/v1/queues/q/dead", producerSecret, ``, 403, CodeForbidden, "Authorization"},
+		// Routes and methods.
+		{"wrong method", "PUT", "/v1/queues/q/jobs", producerSecret, `{}`, 405, CodeMethodNotAllowed, ""},
+		{"wrong method on a job", "PATCH", "/v1/queues/q/jobs/existing", adminSecret, `{}`, 405, CodeMethodNotAllowed, ""},
+		{"unknown route", "GET", "/v1/jobs", adminSecret, ``, 404, CodeNotFound, ""},
+		// State.
+		{"cancel a missing job", "DELETE", "/v1/queues/q/jobs/nope", adminSecret, ``, 404, CodeNotFound, "id"},
+		{"cancel a dead job", "DELETE", "/v1/queues/q/jobs/dead-1", adminSecret, ``, 409, CodeConflict, "id"},
+		{"requeue a job that is not dead", "POST", "/v1/queues/q/dead/existing/requeue", adminSecret, ``, 404, CodeNotFound, "id"},
+		{"purge a job that is not dead", "DELETE", "/v1/queues/q/dead/existing", adminSecret, ``, 404, CodeNotFound, "id"},
+		// Dead list parameters.
+		{"limit zero", "GET", "/v1/queues/q/dead?limit=0", adminSecret, ``, 400, CodeInvalidField, "limit"},
+		{"limit in words", "GET", "/v1/queues/q/dead?limit=ten", adminSecret, ``, 400, CodeInvalidField, "limit"},
+		{"limit twice", "GET", "/v1/queues/q/dead?limit=1&limit=2", adminSecret, ``, 400, CodeInvalidField, "limit"},
+		{"bad cursor", "GET", "/v1/queues/q/dead?cursor=bogus!", adminSecret, ``, 400, CodeInvalidField, "cursor"},
+		{"unknown parameter", "GET", "/v1/queues/q/dead?order=desc", adminSecret, ``, 400, CodeUnknownField, "order"},
+		{"malformed query", "GET", "/v1/queues/q/dead?limit=%zz", adminSecret, ``, 400, CodeInvalidField, "query"},
+	}
+	if len(tests) < 40 {
+		t.Fatalf("only %d cases", len(tests))
+	}
+	initial := b.snapshot()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := b.do(tt.method, tt.path, tt.token, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d; body %s", r.status, tt.status, r.body)
+			}
+			if tt.code != "" {
+				e := r.apiErr(t)
+				if e.Code != tt.code || e.Field != tt.field || e.Message == "" {
+					t.Errorf("error %+v, want code %s field %q", e, tt.code, tt.field)
+				}
+			}
+			switch tt.status {
+			case http.StatusUnauthorized:
+				if r.header.Get("WWW-Authenticate") == "" {
+					t.Error("401 without WWW-Authenticate")
+				}
+			case http.StatusMethodNotAllowed:
+				if r.header.Get("Allow") == "" {
+					t.Error("405 without Allow")
+				}
+			}
+			if now := b.snapshot(); !maps.Equal(now, initial) {
+				t.Errorf("Redis changed: %d keys before, %d after", len(initial), len(now))
+				for k, v := range now {
+					if initial[k] != v {
+						t.Errorf("key %s changed", k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,395 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// Client calls the API over HTTP; the courier CLI uses it for --api. Its
+// methods mirror worker.Client's and fail alike: a refused value is an
+// *Error that errors.Is matches to worker.ErrInvalid, an existing id to
+// worker.ErrDuplicate, a missing job to worker.ErrNotFound. It is safe for
+// concurrent use.
+type Client struct {
+	base  string // scheme://host[:port][/path], without /v1
+	token string
+	http  *http.Client
+}
+
+// NewClient returns a client of the API at baseURL (http://host:port, with
+// or without /v1) sending token; hc nil means a client that gives up after
+// a minute and does not follow redirects.
+func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("API URL %q: want http(s)://host:port", baseURL)
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(u.String(), "/"), "/v1")
+	if hc == nil {
+		hc = &http.Client{
+			Timeout:       time.Minute,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	return &Client{base: base, token: token, http: hc}, nil
+}
+
+// jobBody is an enqueue request's job.
+type jobBody struct {
+	ID            string          `json:"id,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	PayloadBase64 *string         `json:"payload_base64,omitempty"`
+	Delay         string          `json:"delay,omitempty"`
+	RunAt         string          `json:"run_at,omitempty"`
+	MaxAttempts   int             `json:"max_attempts,omitempty"`
+	Timeout       string          `json:"timeout,omitempty"`
+}
+
+// bodyOf encodes spec so that the API stores its payload byte for byte:
+// as JSON when it is compact JSON (which the API keeps as is), else in
+// base64.
+func bodyOf(spec worker.JobSpec) jobBody {
+	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts}
+	switch {
+	case compactJSON(spec.Payload):
+		b.Payload = spec.Payload
+	case len(spec.Payload) > 0:
+		s := base64.StdEncoding.EncodeToString(spec.Payload)
+		b.PayloadBase64 = &s
+	}
+	if spec.Delay != 0 {
+		b.Delay = spec.Delay.String()
+	}
+	if !spec.RunAt.IsZero() {
+		b.RunAt = spec.RunAt.Format(time.RFC3339Nano)
+	}
+	if spec.Timeout != 0 {
+		b.Timeout = spec.Timeout.String()
+	}
+	return b
+}
+
+// Enqueue adds one job and returns its id; an existing id is an error that
+// wraps worker.ErrDuplicate, with the id returned.
+func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, error) {
+	if err := worker.ValidateQueueName(spec.Queue); err != nil {
+		return "", err
+	}
+	var out enqueued
+	err := c.do(ctx, http.MethodPost, queuePath(spec.Queue)+"/jobs", bodyOf(spec), &out)
+	if errors.Is(err, worker.ErrDuplicate) {
+		return spec.ID, err
+	}
+	if err != nil {
+		return "", err
+	}
+	return out.ID, nil
+}
+
+// EnqueueBatch adds up to the server's max_batch jobs to queue in one
+// request (the specs' Queue fields are ignored). Each result's Err wraps
+// worker.ErrDuplicate when its id existed.
+func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return nil, err
+	}
+	in := struct {
+		Jobs []jobBody `json:"jobs"`
+	}{Jobs: make([]jobBody, len(specs))}
+	for i, s := range specs {
+		in.Jobs[i] = bodyOf(s)
+	}
+	var out batchReply
+	if err := c.do(ctx, http.MethodPost, queuePath(queue)+"/jobs/batch", in, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Jobs) != len(specs) {
+		return nil, fmt.Errorf("API answered %d results for %d jobs", len(out.Jobs), len(specs))
+	}
+	res := make([]worker.EnqueueResult, len(out.Jobs))
+	for i, item := range out.Jobs {
+		res[i].ID = item.ID
+		if item.Status != "created" {
+			res[i].Err = &Error{Code: CodeConflict, Message: errorMessage(item.Error), cause: worker.ErrDuplicate}
+		}
+	}
+	return res, nil
+}
+
+func errorMessage(e *Error) string {
+	if e == nil {
+		return "not created"
+	}
+	return e.Message
+}
+
+// Get reads a job.
+func (c *Client) Get(ctx context.Context, queue, id string) (*worker.Job, error) {
+	if err := validateRef(queue, id); err != nil {
+		return nil, err
+	}
+	var v jobView
+	if err := c.do(ctx, http.MethodGet, queuePath(queue)+"/jobs/"+url.PathEscape(id), nil, &v); err != nil {
+		return nil, err
+	}
+	return v.job()
+}
+
+// Cancel deletes a job that has not started.
+func (c *Client) Cancel(ctx context.Context, queue, id string) error {
+	if err := validateRef(queue, id); err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, queuePath(queue)+"/jobs/"+url.PathEscape(id), nil, nil)
+}
+
+// Stats counts the jobs of queue by state.
+func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return worker.QueueStats{}, err
+	}
+	var v queueView
+	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
+		return worker.QueueStats{}, err
+	}
+	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead}, nil
+}
+
+// Queues lists the known queues.
+func (c *Client) Queues(ctx context.Context) ([]string, error) {
+	var out struct {
+		Queues []queueView `json:"queues"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/queues", nil, &out); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(out.Queues))
+	for i, q := range out.Queues {
+		names[i] = q.Name
+	}
+	return names, nil
+}
+
+// Dead reads a page of the dead set of queue.
+func (c *Client) Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return worker.DeadPage{}, err
+	}
+	params := url.Values{}
+	if q.Cursor != "" {
+		params.Set("cursor", q.Cursor)
+	}
+	if q.Limit != 0 {
+		params.Set("limit", strconv.Itoa(q.Limit))
+	}
+	path := queuePath(queue) + "/dead"
+	if len(params) > 0 {
+		path += "?" + params.Encode()
+	}
+	var out deadPage
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return worker.DeadPage{}, err
+	}
+	page := worker.DeadPage{Jobs: make([]*worker.Job, len(out.Jobs))}
+	for i := range out.Jobs {
+		j, err := out.Jobs[i].job()
+		if err != nil {
+			return worker.DeadPage{}, err
+		}
+		page.Jobs[i] = j
+	}
+	if out.NextCursor != nil {
+		page.Next = *out.NextCursor
+	}
+	return page, nil
+}
+
+// Requeue moves dead jobs back to due now, one request per id, and returns
+// how many moved; ids that were not dead are skipped.
+func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int, error) {
+	return c.eachDead(ctx, queue, ids, http.MethodPost, "/requeue")
+}
+
+// Purge deletes dead jobs by id, one request per id, and returns how many
+// were deleted; ids that were not dead are skipped.
+func (c *Client) Purge(ctx context.Context, queue string, ids ...string) (int, error) {
+	return c.eachDead(ctx, queue, ids, http.MethodDelete, "")
+}
+
+func (c *Client) eachDead(ctx context.Context, queue string, ids []string, method, suffix string) (int, error) {
+	n := 0
+	for _, id := range ids {
+		if err := validateRef(queue, id); err != nil {
+			return n, err
+		}
+		err := c.do(ctx, method, queuePath(queue)+"/dead/"+url.PathEscape(id)+suffix, nil, nil)
+		switch {
+		case errors.Is(err, worker.ErrNotFound):
+		case err != nil:
+			return n, err
+		default:
+			n++
+		}
+	}
+	return n, nil
+}
+
+// RequeueAll moves every dead job of queue back to due now.
+func (c *Client) RequeueAll(ctx context.Context, queue string) (int, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return 0, err
+	}
+	var out requeued
+	err := c.do(ctx, http.MethodPost, queuePath(queue)+"/dead/requeue", nil, &out)
+	return out.Requeued, err
+}
+
+// PurgeAll deletes every dead job of queue.
+func (c *Client) PurgeAll(ctx context.Context, queue string) (int, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return 0, err
+	}
+	var out purged
+	err := c.do(ctx, http.MethodDelete, queuePath(queue)+"/dead", nil, &out)
+	return out.Purged, err
+}
+
+func validateRef(queue, id string) error {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return err
+	}
+	return worker.ValidateID(id)
+}
+
+func queuePath(queue string) string { return "/v1/queues/" + url.PathEscape(queue) }
+
+// do sends one request with in as its JSON body (nil: none) and decodes a
+// 2xx reply into out (nil: ignored). Any other reply is an *Error.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // a JSON payload must arrive byte for byte
+		if err := enc.Encode(in); err != nil {
+			return err
+		}
+		body = &buf
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("courier API: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return fmt.Errorf("courier API: read the reply to %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.replyError(resp, data)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("courier API: the reply to %s %s is not what was expected: %w", method, path, err)
+	}
+	return nil
+}
+
+// replyError turns an error reply into an *Error whose cause is the
+// worker's error for the same case.
+func (c *Client) replyError(resp *http.Response, data []byte) error {
+	var reply struct {
+		Error *Error `json:"error"`
+	}
+	if json.Unmarshal(data, &reply) != nil || reply.Error == nil || reply.Error.Code == "" {
+		snippet := strings.TrimSpace(string(data[:min(len(data), 200)]))
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("courier API at %s: HTTP %s: %s", c.base, resp.Status, snippet)}
+	}
+	e := reply.Error
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		e.retryAfter = time.Duration(s) * time.Second
+	}
+	switch e.Code {
+	case CodeInvalidField, CodeUnknownField, CodeInvalidJSON, CodeTooLarge:
+		e.cause = worker.ErrInvalid
+	case CodeNotFound:
+		if e.Field == "id" {
+			e.cause = worker.ErrNotFound
+		}
+	case CodeConflict:
+		switch {
+		case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
+			e.cause = worker.ErrJobRunning
+		case strings.Contains(e.Message, worker.ErrJobDead.Error()):
+			e.cause = worker.ErrJobDead
+		default:
+			e.cause = worker.ErrDuplicate
+		}
+	default:
+		e.Message = fmt.Sprintf("courier API at %s: %s (%s)", c.base, e.Message, e.Code)
+	}
+	return e
+}
+
+// RetryAfter is how long the server asked the client to wait (429, 503);
+// 0 when it did not say.
+func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
+
+// job turns a job view back into a worker.Job, times in the local zone as
+// worker.Client gives them.
+func (v *jobView) job() (*worker.Job, error) {
+	j := &worker.Job{
+		ID: v.ID, Queue: v.Queue, State: worker.State(v.State), Attempt: v.Attempts, MaxAttempts: v.MaxAttempts,
+		EnqueuedAt: localTime(v.EnqueuedAt), RunAt: localTime(v.RunAt), LeaseUntil: localTime(v.LeaseUntil),
+		DiedAt: localTime(v.DiedAt), LastError: v.LastError,
+	}
+	if v.Timeout != "" {
+		d, err := time.ParseDuration(v.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("courier API: job %q has timeout %q: %w", v.ID, v.Timeout, err)
+		}
+		j.Timeout = d
+	}
+	switch {
+	case v.PayloadBase64 != nil:
+		p, err := base64.StdEncoding.DecodeString(*v.PayloadBase64)
+		if err != nil {
+			return nil, fmt.Errorf("courier API: job %q has a bad payload_base64: %w", v.ID, err)
+		}
+		j.Payload = p
+	case len(v.Payload) > 0:
+		j.Payload = []byte(v.Payload)
+	}
+	return j, nil
+}
+
+func localTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Local()
+}

@@ -1,0 +1,31 @@
+// Package api is Courier's HTTP API under /v1: enqueue jobs one at a time
+// or in batches, read and cancel them, see queue sizes and the fleet that
+// serves each queue, and list, requeue and purge dead jobs. It speaks JSON
+// in and out; every error is {"error": {"code", "message", "field"}} with
+// the status its code implies (see Code).
+//
+// New returns an http.Handler for the routes; the daemon mounts it on its
+// main listener next to /metrics, or serves it on a listener of its own
+// with Listen. The routes and their roles:
+//
+//	GET    /v1/openapi.json                          anyone (the OpenAPI 3 document)
+//	POST   /v1/queues/{queue}/jobs                   producer, admin
+//	POST   /v1/queues/{queue}/jobs/batch             producer, admin
+//	GET    /v1/queues/{queue}/jobs/{id}              producer, admin
+//	DELETE /v1/queues/{queue}/jobs/{id}              admin (cancel a job that has not started)
+//	GET    /v1/queues                                admin
+//	GET    /v1/queues/{queue}                        admin
+//	GET    /v1/queues/{queue}/dead                   admin (?cursor=&limit=)
+//	POST   /v1/queues/{queue}/dead/requeue           admin (every dead job)
+//	DELETE /v1/queues/{queue}/dead                   admin (purge every dead job)
+//	POST   /v1/queues/{queue}/dead/{id}/requeue      admin
+//	DELETE /v1/queues/{queue}/dead/{id}              admin
+//
+// Requests carry "Authorization: Bearer <token>"; tokens are compared in
+// constant time through their SHA-256 digests and never logged. Each token
+// has its own request rate limit (a token bucket). Request bodies are read
+// whole up to a limit and decoded strictly: unknown fields, fields given
+// twice, wrong types and trailing data are refused with the field named,
+// before anything is written. Client is the Go client of the API, used by
+// the courier CLI's --api mode.
+package api

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// Code is the machine-readable kind of an API error; each code has one
+// HTTP status (Code.Status).
+type Code string
+
+// The error codes.
+const (
+	CodeInvalidJSON      Code = "invalid_json"       // 400: the body is not the JSON expected
+	CodeInvalidField     Code = "invalid_field"      // 400: a field, path segment or query parameter is wrong
+	CodeUnknownField     Code = "unknown_field"      // 400: a field or query parameter the endpoint does not know
+	CodeTooLarge         Code = "too_large"          // 413: body, payload or batch beyond its limit
+	CodeUnauthorized     Code = "unauthorized"       // 401: no token, or an unknown one
+	CodeForbidden        Code = "forbidden"          // 403: the token's role may not do this
+	CodeNotFound         Code = "not_found"          // 404: no such job or route
+	CodeConflict         Code = "conflict"           // 409: the id exists, or the job's state forbids it
+	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit; see Retry-After
+	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
+	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet; see Retry-After
+	CodeInternal         Code = "internal"           // 500: see the server's log
+)
+
+var codeStatus = map[Code]int{
+	CodeInvalidJSON:      http.StatusBadRequest,
+	CodeInvalidField:     http.StatusBadRequest,
+	CodeUnknownField:     http.StatusBadRequest,
+	CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodeForbidden:        http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeConflict:         http.StatusConflict,
+	CodeRateLimited:      http.StatusTooManyRequests,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+	CodeInternal:         http.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of responses with code c; 500 for a code
+// this package does not know.
+func (c Code) Status() int {
+	if s, ok := codeStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Error is an API error, the value of the "error" member of an error
+// response.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Field names what was wrong as the request wrote it: a JSON field
+	// ("delay", "jobs[3].run_at"), a path segment ("queue", "id"), a query
+	// parameter ("limit"), "body", or the "Authorization" header. Empty
+	// when no one field is to blame.
+	Field string `json:"field,omitempty"`
+
+	retryAfter time.Duration // sent as Retry-After with 429 and 503
+	cause      error         // what Unwrap returns: a worker sentinel, on the client side
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the worker error the API error stands for, if any (the
+// Client sets worker.ErrDuplicate, worker.ErrNotFound, ...), so that
+// errors.Is works across the API as it does on a worker.Client.
+func (e *Error) Unwrap() error { return e.cause }
+
+func apiError(code Code, field, message string) *Error {
+	return &Error{Code: code, Field: field, Message: message}
+}
+
+// errorOf maps an error of the backend to an API error: validation errors
+// name their field, the worker's sentinels have codes of their own, and
+// the rest is internal (the caller logs it; the client sees no detail).
+func errorOf(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var ve *worker.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return apiError(CodeInvalidField, ve.Field, ve.Error())
+	case errors.Is(err, worker.ErrNotFound):
+		return apiError(CodeNotFound, "id", err.Error())
+	case errors.Is(err, worker.ErrDuplicate):
+		return apiError(CodeConflict, "id", err.Error())
+	case errors.Is(err, worker.ErrJobRunning):
+		return apiError(CodeConflict, "id", err.Error()+": it has started, so it cannot be cancelled")
+	case errors.Is(err, worker.ErrJobDead):
+		return apiError(CodeConflict, "id", err.Error()+": requeue it or purge it through /dead")
+	}
+	return apiError(CodeInternal, "", "internal error; the server logged it")
+}

@@ -1,0 +1,164 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// enqueued is the reply to an enqueue: the job's id and when it is due.
+type enqueued struct {
+	ID    string    `json:"id"`
+	RunAt time.Time `json:"run_at"`
+}
+
+// POST /v1/queues/{queue}/jobs
+func (h *Handler) enqueue(c *call) (int, any, error) {
+	queue, apiErr := pathQueue(c.r)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	body, apiErr := readBody(c.w, c.r, h.limits.SingleBodyBytes())
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	spec, apiErr := decodeJob(body, h.limits, c.now)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	spec.Queue = queue
+	res, err := c.backend.EnqueueMany(c.ctx, []worker.JobSpec{spec})
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := res[0].Err; err != nil {
+		return 0, nil, duplicate(err, "id", queue, res[0].ID)
+	}
+	c.w.Header().Set("Location", jobPath(queue, res[0].ID))
+	return http.StatusCreated, enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now)}, nil
+}
+
+// batchItem is the outcome of one job of a batch.
+type batchItem struct {
+	ID     string     `json:"id"`
+	Status string     `json:"status"` // created or conflict
+	RunAt  *time.Time `json:"run_at,omitempty"`
+	Error  *Error     `json:"error,omitempty"`
+}
+
+// batchReply is the reply to a batch, one item per job in request order.
+type batchReply struct {
+	Jobs      []batchItem `json:"jobs"`
+	Created   int         `json:"created"`
+	Conflicts int         `json:"conflicts"`
+}
+
+// POST /v1/queues/{queue}/jobs/batch
+func (h *Handler) enqueueBatch(c *call) (int, any, error) {
+	queue, apiErr := pathQueue(c.r)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	body, apiErr := readBody(c.w, c.r, h.limits.BatchBodyBytes())
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	specs, apiErr := decodeBatch(body, h.limits, c.now)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	for i := range specs {
+		specs[i].Queue = queue
+	}
+	res, err := c.backend.EnqueueMany(c.ctx, specs)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := batchReply{Jobs: make([]batchItem, len(res))}
+	for i, r := range res {
+		if r.Err != nil {
+			out.Conflicts++
+			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].id", queue, r.ID)}
+			continue
+		}
+		out.Created++
+		at := dueAt(specs[i], c.now)
+		out.Jobs[i] = batchItem{ID: r.ID, Status: "created", RunAt: &at}
+	}
+	return http.StatusOK, out, nil
+}
+
+// duplicate describes an enqueue refused because its id exists.
+func duplicate(err error, field, queue, id string) *Error {
+	if !errors.Is(err, worker.ErrDuplicate) {
+		return errorOf(err)
+	}
+	return apiError(CodeConflict, field, fmt.Sprintf("queue %q already has a job with id %q; it was left untouched", queue, id))
+}
+
+// dueAt is when an enqueued job is due, by the API's clock (the job runs
+// by the Redis clock): run_at when ahead, else now plus the delay; in
+// milliseconds, as kept.
+func dueAt(spec worker.JobSpec, now time.Time) time.Time {
+	t := now.Add(spec.Delay)
+	if spec.RunAt.After(now) {
+		t = spec.RunAt
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+// GET /v1/queues/{queue}/jobs/{id}
+func (h *Handler) getJob(c *call) (int, any, error) {
+	queue, id, apiErr := pathJob(c.r)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	job, err := c.backend.Get(c.ctx, queue, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, viewJob(job), nil
+}
+
+// DELETE /v1/queues/{queue}/jobs/{id}
+func (h *Handler) cancelJob(c *call) (int, any, error) {
+	queue, id, apiErr := pathJob(c.r)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	if err := c.backend.Cancel(c.ctx, queue, id); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// pathQueue returns the valid queue name of the path.
+func pathQueue(r *http.Request) (string, *Error) {
+	q := r.PathValue("queue")
+	if err := worker.ValidateQueueName(q); err != nil {
+		return "", fieldError("queue", err)
+	}
+	return q, nil
+}
+
+// pathJob returns the valid queue name and job id of the path.
+func pathJob(r *http.Request) (queue, id string, err *Error) {
+	if queue, err = pathQueue(r); err != nil {
+		return "", "", err
+	}
+	id = r.PathValue("id")
+	if verr := worker.ValidateID(id); verr != nil {
+		return "", "", fieldError("id", verr)
+	}
+	return queue, id, nil
+}
+
+// jobPath is the path of a job, escaped.
+func jobPath(queue, id string) string {
+	return "/v1/queues/" + url.PathEscape(queue) + "/jobs/" + url.PathEscape(id)
+}

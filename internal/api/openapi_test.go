@@ -1,0 +1,138 @@
+package api
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOpenAPI: openapi.json documents exactly the routes there are, with
+// the right security, every error code, and references that resolve.
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	var doc map[string]any
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.") {
+		t.Errorf("openapi: %q, want 3.x", v)
+	}
+	h, err := New(Options{Backend: func() Backend { return nil }, InsecureNoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]route{}
+	for _, rt := range h.routes {
+		routes[rt.method+" "+rt.path] = rt
+	}
+	documented := map[string]map[string]any{}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			documented[strings.ToUpper(method)+" "+path] = op.(map[string]any)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(routes)) {
+		if _, ok := documented[k]; !ok {
+			t.Errorf("route %s is not in openapi.json", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(documented)) {
+		rt, ok := routes[k]
+		if !ok {
+			t.Errorf("openapi.json documents %s, which is no route", k)
+			continue
+		}
+		op := documented[k]
+		security, hasSecurity := op["security"].([]any)
+		if public := rt.role == ""; public != (hasSecurity && len(security) == 0) {
+			t.Errorf("%s: security %v, but the route's role is %q", k, op["security"], rt.role)
+		}
+		if desc, _ := op["description"].(string); rt.role != "" && !strings.Contains(desc, "Role: "+map[Role]string{RoleProducer: "producer or admin", RoleAdmin: "admin"}[rt.role]+".") {
+			t.Errorf("%s: the description does not state the role %s: %q", k, rt.role, desc)
+		}
+		responses, _ := op["responses"].(map[string]any)
+		if rt.role != "" {
+			for _, code := range []string{"401", "403", "429"} {
+				if _, ok := responses[code]; !ok {
+					t.Errorf("%s: no %s response", k, code)
+				}
+			}
+		}
+	}
+
+	// The error codes, exactly.
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	enum := schemas["Error"].(map[string]any)["properties"].(map[string]any)["code"].(map[string]any)["enum"].([]any)
+	var codes []string
+	for _, c := range enum {
+		codes = append(codes, c.(string))
+	}
+	var want []string
+	for c := range codeStatus {
+		want = append(want, string(c))
+	}
+	slices.Sort(codes)
+	slices.Sort(want)
+	if !slices.Equal(codes, want) {
+		t.Errorf("error codes in openapi.json %v, in the code %v", codes, want)
+	}
+
+	// Every reference resolves.
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if !resolves(doc, ref) {
+					t.Errorf("$ref %s does not resolve", ref)
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}
+
+func resolves(doc map[string]any, ref string) bool {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return false
+	}
+	var v any = doc
+	for _, part := range strings.Split(path, "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if v, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOpenAPIServed: the document is served to anyone.
+func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.want(b.do("GET", "/v1/openapi.json", "", ""), http.StatusOK)
+	var served, embedded any
+	r.json(t, &served)
+	if err := json.Unmarshal(openAPI, &embedded); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(served, embedded) {
+		t.Error("the served document differs from openapi.json")
+	}
+}

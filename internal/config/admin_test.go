@@ -1,0 +1,142 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+const (
+	tokenA = "aaaaaaaaaaaaaaaaaaaaaaaa-secret-a"
+	tokenB = "bbbbbbbbbbbbbbbbbbbbbbbb-secret-b"
+)
+
+func TestAdminDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Admin
+	if a.Addr != "" || len(a.Tokens) != 0 || a.InsecureNoAuth || a.MaxBatch != 1000 || a.MaxBodyBytes != 16<<20 ||
+		a.ReadTimeout != 30*time.Second || a.WriteTimeout != 30*time.Second || a.IdleTimeout != 2*time.Minute {
+		t.Errorf("admin defaults: %+v", a)
+	}
+	if got := a.RateLimitValue(); got != (worker.RateLimit{N: 100, Per: time.Second}) {
+		t.Errorf("rate limit %v, want 100 per 1s", got)
+	}
+	err = a.RequireAuth()
+	var e *Error
+	if !errors.As(err, &e) || len(e.Problems) != 1 || e.Problems[0].Key != "admin.tokens" ||
+		!strings.Contains(e.Problems[0].Message, "insecure_no_auth") {
+		t.Errorf("RequireAuth with no token: %v; want a problem naming admin.tokens", err)
+	}
+}
+
+func TestAdminTokens(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{File: writeFile(t, fmt.Sprintf(`
+admin:
+  addr: 127.0.0.1:0
+  rate_limit: 5/1m
+  tokens:
+    - {name: checkout, token: %q, role: producer}
+    - name: ops
+      token: %q
+      role: admin
+`, tokenA, tokenB))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Admin
+	if len(a.Tokens) != 2 || a.Tokens[0] != (AdminToken{"checkout", tokenA, RoleProducer}) ||
+		a.Tokens[1] != (AdminToken{"ops", tokenB, RoleAdmin}) {
+		t.Errorf("tokens: %+v", a.Tokens)
+	}
+	if a.RequireAuth() != nil || a.RateLimitValue() != (worker.RateLimit{N: 5, Per: time.Minute}) {
+		t.Errorf("RequireAuth %v, rate limit %v", a.RequireAuth(), a.RateLimitValue())
+	}
+	for _, s := range []string{fmt.Sprintf("%v %+v %#v", cfg, *cfg, a.Tokens)} {
+		if strings.Contains(s, "secret-") {
+			t.Errorf("a token leaked: %s", s)
+		}
+	}
+}
+
+func TestAdminInsecure(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{Environ: []string{"COURIER_ADMIN__INSECURE_NO_AUTH=true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Admin.RequireAuth(); err != nil {
+		t.Errorf("RequireAuth with insecure_no_auth: %v", err)
+	}
+}
+
+func TestAdminBadConfigs(t *testing.T) {
+	t.Parallel()
+	tok := func(name, token, role string) string {
+		return fmt.Sprintf("    - {name: %q, token: %q, role: %q}\n", name, token, role)
+	}
+	tests := []struct {
+		name    string
+		yaml    string
+		environ []string
+		key     string
+		msg     string
+	}{
+		{"bad addr", "admin:\n  addr: nope\n", nil, "admin.addr", "host:port"},
+		{"insecure with tokens", "admin:\n  insecure_no_auth: true\n  tokens:\n" + tok("a", tokenA, "admin"), nil, "admin.insecure_no_auth", "remove one"},
+		{"missing name", "admin:\n  tokens:\n" + tok("", tokenA, "admin"), nil, "admin.tokens[0].name", "required"},
+		{"bad name", "admin:\n  tokens:\n" + tok("a b", tokenA, "admin"), nil, "admin.tokens[0].name", "characters other than"},
+		{"long name", "admin:\n  tokens:\n" + tok(strings.Repeat("n", 65), tokenA, "admin"), nil, "admin.tokens[0].name", "longer than 64"},
+		{"duplicate name", "admin:\n  tokens:\n" + tok("a", tokenA, "admin") + tok("a", tokenB, "admin"), nil, "admin.tokens[1].name", "unique"},
+		{"missing token", "admin:\n  tokens:\n    - {name: a, role: admin}\n", nil, "admin.tokens[0].token", "required"},
+		{"short token", "admin:\n  tokens:\n" + tok("a", "short-secret", "admin"), nil, "admin.tokens[0].token", "at least 16"},
+		{"token with a space", "admin:\n  tokens:\n" + tok("a", "0123456789 0123456789", "admin"), nil, "admin.tokens[0].token", "printable ASCII"},
+		{"duplicate token", "admin:\n  tokens:\n" + tok("a", tokenA, "admin") + tok("b", tokenA, "producer"), nil, "admin.tokens[1].token", "different"},
+		{"bad role", "admin:\n  tokens:\n" + tok("a", tokenA, "root"), nil, "admin.tokens[0].role", "producer or admin"},
+		{"missing role", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + "}\n", nil, "admin.tokens[0].role", "producer or admin"},
+		{"unknown token key", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + ", role: admin, scope: all}\n", nil, "admin.tokens[0].scope", "unknown key"},
+		{"token not a section", "admin:\n  tokens: [abc]\n", nil, "admin.tokens[0]", "expected a section"},
+		{"token as a number", "admin:\n  tokens:\n    - {name: a, token: 12345678901234567890, role: admin}\n", nil, "admin.tokens[0].token", "expected text"},
+		{"tokens from the environment", "", []string{"COURIER_ADMIN__TOKENS=" + tokenA}, "admin.tokens", "set it in the configuration file"},
+		{"bad rate limit", "admin:\n  rate_limit: lots\n", nil, "admin.rate_limit", "N per DURATION"},
+		{"zero rate limit", "admin:\n  rate_limit: 0 per 1s\n", nil, "admin.rate_limit", "at least 1"},
+		{"zero batch", "admin:\n  max_batch: 0\n", nil, "admin.max_batch", "1 to 1000"},
+		{"huge batch", "admin:\n  max_batch: 1001\n", nil, "admin.max_batch", "1 to 1000"},
+		{"tiny body", "admin:\n  max_body_bytes: 10\n", nil, "admin.max_body_bytes", "1024 to"},
+		{"zero read timeout", "admin:\n  read_timeout: 0s\n", nil, "admin.read_timeout", "at least 1ms"},
+		{"negative write timeout", "admin:\n  write_timeout: -1s\n", nil, "admin.write_timeout", "at least 1ms"},
+		{"idle timeout as a number", "admin:\n  idle_timeout: 5\n", nil, "admin.idle_timeout", "expected a duration"},
+		{"env: bad bool", "", []string{"COURIER_ADMIN__INSECURE_NO_AUTH=maybe"}, "admin.insecure_no_auth", "true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := Sources{Environ: tt.environ}
+			if tt.yaml != "" {
+				src.File = writeFile(t, tt.yaml)
+			}
+			_, err := Load(src)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Load: %v; want an *Error naming %s", err, tt.key)
+			}
+			if strings.Contains(err.Error(), "secret-") || strings.Contains(err.Error(), "12345678901234567890") {
+				t.Errorf("a token leaked into the message: %v", err)
+			}
+			for _, p := range e.Problems {
+				if p.Key == tt.key && strings.Contains(p.Message, tt.msg) {
+					return
+				}
+			}
+			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
+		})
+	}
+}
