@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/rueidis"
 
@@ -13,10 +12,6 @@ import (
 	"github.com/seed-53d105c9/courier/internal/server"
 	"github.com/seed-53d105c9/courier/worker"
 )
-
-// mainWriteTimeout is the write timeout of the main listener
-// (internal/server), which serves the API when admin.addr is not set.
-const mainWriteTimeout = 30 * time.Second
 
 // adminAPI is the daemon's HTTP API under /v1: mounted on the main
 // listener, or served on admin.addr by a listener of its own.
@@ -43,7 +38,7 @@ func (d *daemon) newAdminAPI() (*adminAPI, error) {
 	// Each request's work must end before its listener's write timeout.
 	work := c.WriteTimeout
 	if c.Addr == "" {
-		work = min(work, mainWriteTimeout)
+		work = min(work, server.DefaultTimeouts.Write) // the main listener's
 	}
 	tokens := make([]api.Token, len(c.Tokens))
 	for i, t := range c.Tokens {
@@ -77,7 +72,7 @@ func (d *daemon) newAdminAPI() (*adminAPI, error) {
 
 // mountAdmin serves the API on the main listener srv, or binds admin.addr
 // and returns the API's own server; it logs where each endpoint is.
-func (d *daemon) mountAdmin(srv *server.Server, a *adminAPI) (*api.Server, error) {
+func (d *daemon) mountAdmin(srv *server.Server, a *adminAPI) (*server.Server, error) {
 	c := &d.cfg.Admin
 	if c.Addr == "" {
 		srv.Handle("/v1/", a.handler)
@@ -85,13 +80,8 @@ func (d *daemon) mountAdmin(srv *server.Server, a *adminAPI) (*api.Server, error
 		d.warnOpen(a, srv.Addr())
 		return nil, nil
 	}
-	s, err := api.Listen(a.handler, api.ServerOptions{
-		Addr:         c.Addr,
-		ReadTimeout:  c.ReadTimeout,
-		WriteTimeout: c.WriteTimeout,
-		IdleTimeout:  c.IdleTimeout,
-		Logger:       d.log,
-	})
+	s, err := server.ListenHandler("admin.addr", c.Addr, a.handler,
+		server.Timeouts{Read: c.ReadTimeout, Write: c.WriteTimeout, Idle: c.IdleTimeout}, d.log)
 	if err != nil {
 		return nil, err
 	}

@@ -81,12 +81,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Default timeouts of Options and ServerOptions.
-const (
-	ReadTimeoutDefault  = 30 * time.Second
-	WriteTimeoutDefault = 30 * time.Second
-	IdleTimeoutDefault  = 2 * time.Minute
-)
+// WriteTimeoutDefault is Options.WriteTimeout's default: the listeners'.
+const WriteTimeoutDefault = 30 * time.Second
 
 // Handler serves the API. Make one with New.
 type Handler struct {

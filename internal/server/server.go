@@ -27,24 +27,31 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Server timeouts. A scrape or a probe is small; slow clients must not hold
-// connections open.
+// ReadyTimeout bounds a /readyz check.
 const (
 	ReadyTimeout      = 2 * time.Second
 	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 30 * time.Second
-	idleTimeout       = 2 * time.Minute
 	shutdownGrace     = 5 * time.Second
 )
 
-// Server is the HTTP listener. Make one with Listen, add routes with Handle,
-// then call Run.
+// Timeouts bound a listener's connections: reading a request, writing its
+// response, and an idle keep-alive connection. Slow clients must not hold
+// connections open.
+type Timeouts struct {
+	Read, Write, Idle time.Duration
+}
+
+// DefaultTimeouts are the main listener's, and what zero fields take.
+var DefaultTimeouts = Timeouts{Read: 30 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+
+// Server is an HTTP listener. Make one with Listen (the daemon's main
+// listener, to which Handle adds routes) or ListenHandler, then call Run.
 type Server struct {
 	ln   net.Listener
-	mux  *http.ServeMux
+	mux  *http.ServeMux // nil for ListenHandler
 	http *http.Server
 	log  *slog.Logger
+	name string // in errors and logs
 }
 
 // Listen binds opts.Addr at once, so a taken port fails the start and the
@@ -71,26 +78,55 @@ func Listen(opts Options) (*Server, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", opts.Metrics)
-	s := &Server{
-		ln:  ln,
-		mux: mux,
-		log: opts.Logger,
+	s := serve(ln, "http server", mux, DefaultTimeouts, opts.Logger)
+	s.mux = mux
+	return s, nil
+}
+
+// ListenHandler binds addr at once and returns a Server for h alone, with
+// timeouts t (zero fields take DefaultTimeouts); key names the configuration
+// key of addr in a listen error. The admin API's own listener (admin.addr)
+// is one.
+func ListenHandler(key, addr string, h http.Handler, t Timeouts, log *slog.Logger) (*Server, error) {
+	if h == nil || log == nil {
+		return nil, errors.New("server: ListenHandler needs a handler and a logger")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", key, addr, err)
+	}
+	return serve(ln, key+" server", h, t, log), nil
+}
+
+func serve(ln net.Listener, name string, h http.Handler, t Timeouts, log *slog.Logger) *Server {
+	or := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	read := or(t.Read, DefaultTimeouts.Read)
+	return &Server{
+		ln:   ln,
+		log:  log,
+		name: name,
 		http: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: readHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
-			ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
+			Handler:           h,
+			ReadHeaderTimeout: min(read, readHeaderTimeout),
+			ReadTimeout:       read,
+			WriteTimeout:      or(t.Write, DefaultTimeouts.Write),
+			IdleTimeout:       or(t.Idle, DefaultTimeouts.Idle),
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
 	}
-	return s, nil
 }
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Handle adds a route (http.ServeMux pattern syntax). Call it before Run.
+// Handle adds a route (http.ServeMux pattern syntax) to a Server made by
+// Listen. Call it before Run.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Run serves until ctx ends, then lets requests in flight finish for a few
@@ -100,17 +136,17 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { errc <- s.http.Serve(s.ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+		return fmt.Errorf("%s: %w", s.name, err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	if err := s.http.Shutdown(shutdownCtx); err != nil {
-		s.log.Warn("http server did not stop cleanly", "err", err)
+		s.log.Warn(s.name+" did not stop cleanly", "err", err)
 		_ = s.http.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("http server: %w", err)
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -122,5 +123,65 @@ func TestListenErrors(t *testing.T) {
 	}
 	if _, err := Listen(Options{Addr: "127.0.0.1:0"}); err == nil {
 		t.Error("Listen without Ready/Metrics/Logger succeeded")
+	}
+}
+
+// TestListenHandler: a listener for one handler applies its timeouts, drops
+// a client that sends its request too slowly, and stops with its context.
+func TestListenHandler(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s, err := ListenHandler("admin.addr", "127.0.0.1:0", h,
+		Timeouts{Read: 300 * time.Millisecond, Write: time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.http.ReadTimeout != 300*time.Millisecond || s.http.WriteTimeout != time.Second ||
+		s.http.IdleTimeout != DefaultTimeouts.Idle || s.http.ReadHeaderTimeout != 300*time.Millisecond {
+		t.Errorf("timeouts: read %v write %v idle %v header %v", s.http.ReadTimeout, s.http.WriteTimeout,
+			s.http.IdleTimeout, s.http.ReadHeaderTimeout)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+
+	resp, err := http.Post("http://"+s.Addr()+"/v1/x", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("POST: %d", resp.StatusCode)
+	}
+
+	// A body that never finishes: the connection is cut at the read
+	// timeout, not held open.
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if _, err := io.WriteString(conn, "POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rest, _ := io.ReadAll(conn)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("a slow client held the connection for %s (read %q)", elapsed, rest)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if _, err := ListenHandler("admin.addr", "127.0.0.1:-1", h, Timeouts{}, slog.New(slog.DiscardHandler)); err == nil ||
+		!strings.Contains(err.Error(), "admin.addr") {
+		t.Errorf("ListenHandler on a bad address: %v", err)
 	}
 }
