@@ -139,7 +139,6 @@ func (c *Client) hold(ctx context.Context, ref lockRef, watchdog bool, lease tim
 		e = &entry{ref: ref, label: c.label(ref.name)}
 		e.ctx, e.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 		c.holds[ref] = e
-		c.metrics.touch(e.label)
 	}
 	e.count++
 	e.watchdog = e.watchdog || watchdog

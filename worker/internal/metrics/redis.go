@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,29 +124,35 @@ func (c *redisClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Red
 }
 
 func (c *redisClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	names := make([]string, len(multi))
-	scripts := make([]bool, len(multi))
+	ops := make([]namedOp, len(multi))
 	for i, cmd := range multi {
-		names[i], scripts[i] = op(cmd.Commands())
+		ops[i].name, ops[i].script = op(cmd.Commands())
 	}
 	start := time.Now()
 	out := c.Client.DoMulti(ctx, multi...)
-	c.observeMulti(names, scripts, time.Since(start), out)
+	c.observeMulti(ops, time.Since(start), out)
 	return out
 }
 
+// namedOp is a command's op label, read before the command is sent.
+type namedOp struct {
+	name   string
+	script bool
+}
+
 // observeMulti records a pipelined batch: its time once per script in it,
-// and each failed call.
-func (c *redisClient) observeMulti(names []string, scripts []bool, took time.Duration, out []rueidis.RedisResult) {
-	timed := make(map[string]bool)
+// and each failed call. A batch holds one or two scripts, so the scripts
+// timed are kept in a slice.
+func (c *redisClient) observeMulti(ops []namedOp, took time.Duration, out []rueidis.RedisResult) {
+	var timed []string
 	for i, res := range out {
 		err := res.Error()
-		if scripts[i] && !timed[names[i]] && !isNoScript(err) {
-			timed[names[i]] = true
-			c.m.script.WithLabelValues(names[i]).Observe(took.Seconds())
+		if ops[i].script && !slices.Contains(timed, ops[i].name) && !isNoScript(err) {
+			timed = append(timed, ops[i].name)
+			c.m.script.WithLabelValues(ops[i].name).Observe(took.Seconds())
 		}
 		if failed(err) {
-			c.m.errors.WithLabelValues(names[i]).Inc()
+			c.m.errors.WithLabelValues(ops[i].name).Inc()
 		}
 	}
 }
@@ -159,14 +166,13 @@ func (c *redisClient) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl ti
 }
 
 func (c *redisClient) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
-	names := make([]string, len(multi))
-	scripts := make([]bool, len(multi))
+	ops := make([]namedOp, len(multi))
 	for i, ct := range multi {
-		names[i], scripts[i] = op(ct.Cmd.Commands())
+		ops[i].name, ops[i].script = op(ct.Cmd.Commands())
 	}
 	start := time.Now()
 	out := c.Client.DoMultiCache(ctx, multi...)
-	c.observeMulti(names, scripts, time.Since(start), out)
+	c.observeMulti(ops, time.Since(start), out)
 	return out
 }
 

@@ -31,15 +31,17 @@ func (s *Store) Report(ctx context.Context, queue string, m Member, ttl time.Dur
 	if err != nil {
 		return err
 	}
-	for _, res := range s.c.DoMulti(ctx,
+	res := s.c.DoMulti(ctx,
 		s.c.B().Set().Key(k.Fleet+":"+m.ID).Value(string(v)).Px(ttl).Build(),
 		s.c.B().Sadd().Key(k.Fleet).Member(m.ID).Build(),
-	) {
-		if err := res.Error(); err != nil {
+		s.c.B().Smembers().Key(k.Fleet).Build(),
+	)
+	for _, r := range res[:2] {
+		if err := r.Error(); err != nil {
 			return fmt.Errorf("report to the fleet of %s: %w", queue, err)
 		}
 	}
-	_, gone, err := s.members(ctx, k)
+	_, gone, err := s.reports(ctx, k, res[2])
 	if err != nil || len(gone) == 0 {
 		return err
 	}
@@ -67,11 +69,12 @@ func (s *Store) Withdraw(ctx context.Context, queue, id string) error {
 // version, or one that has not reported yet) is returned as leaderID alone.
 func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, leaderID string, err error) {
 	k := s.Keys(queue)
-	members, _, err = s.members(ctx, k)
+	res := s.c.DoMulti(ctx, s.c.B().Smembers().Key(k.Fleet).Build(), s.c.B().Hkeys().Key(k.Leader).Build())
+	members, _, err = s.reports(ctx, k, res[0])
 	if err != nil {
 		return nil, "", err
 	}
-	fields, err := s.c.Do(ctx, s.c.B().Hkeys().Key(k.Leader).Build()).AsStrSlice()
+	fields, err := res[1].AsStrSlice()
 	if err != nil {
 		return nil, "", fmt.Errorf("read the leader of %s: %w", queue, err)
 	}
@@ -86,10 +89,10 @@ func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, lead
 	return members, leaderID, nil
 }
 
-// members reads the reports indexed in the fleet set: the live ones, and
-// the ids whose report expired.
-func (s *Store) members(ctx context.Context, k Keys) (live []Member, gone []string, err error) {
-	ids, err := s.c.Do(ctx, s.c.B().Smembers().Key(k.Fleet).Build()).AsStrSlice()
+// reports reads the reports of the ids in members, the fleet set's
+// SMEMBERS reply: the live ones, and the ids whose report expired.
+func (s *Store) reports(ctx context.Context, k Keys, members rueidis.RedisResult) (live []Member, gone []string, err error) {
+	ids, err := members.AsStrSlice()
 	if err != nil || len(ids) == 0 {
 		return nil, nil, err
 	}
