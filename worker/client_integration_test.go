@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -576,8 +576,8 @@ func TestClientQueues(t *testing.T) {
 // get no duplicates.
 func TestClientEnqueueManyRedisError(t *testing.T) {
 	t.Parallel()
-	prefix := redistest.Prefix(t)
-	broken, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redistest.SingleAddr(t)}})
+	prefix := testkit.Prefix(t)
+	broken, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{testkit.SingleAddr(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +591,7 @@ func TestClientEnqueueManyRedisError(t *testing.T) {
 		t.Fatalf("results %+v, want both ids", res)
 	}
 	// The retry with those ids writes each job once.
-	c := newClient(t, redistest.Single(t), testConfig(t, prefix))
+	c := newClient(t, testkit.Single(t), testConfig(t, prefix))
 	for i := range specs {
 		specs[i].ID = res[i].ID
 	}

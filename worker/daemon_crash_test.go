@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -75,12 +75,12 @@ func TestDaemonProcessKilled(t *testing.T) {
 		addrs func(testing.TB) []string
 		conn  func(testing.TB) rueidis.Client
 	}{
-		{"single", func(t testing.TB) []string { return []string{redistest.SingleAddr(t)} }, redistest.Single},
-		{"cluster", redistest.ClusterAddrs, redistest.Cluster},
+		{"single", func(t testing.TB) []string { return []string{testkit.SingleAddr(t)} }, testkit.Single},
+		{"cluster", testkit.ClusterAddrs, testkit.Cluster},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			rdb := b.conn(t)
 			cfg := crashConfig(prefix, testLogger(t))
 			c := newClient(t, rdb, cfg)

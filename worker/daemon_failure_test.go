@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -266,8 +266,8 @@ func TestDaemonJobTimeout(t *testing.T) {
 // handler slot.
 func TestDaemonHandlerGoexit(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
-	cfg := testConfig(t, redistest.Prefix(t))
+	rdb := testkit.Single(t)
+	cfg := testConfig(t, testkit.Prefix(t))
 	c := newClient(t, rdb, cfg)
 	rec := newRecorder()
 	h := rec.handler(func(_ context.Context, job *worker.Job) error {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -84,7 +84,7 @@ func TestDaemonConcurrency(t *testing.T) {
 		for _, concurrency := range []int{1, 4} {
 			t.Run(fmt.Sprint("concurrency ", concurrency), func(t *testing.T) {
 				t.Parallel()
-				cfg := testConfig(t, redistest.Prefix(t))
+				cfg := testConfig(t, testkit.Prefix(t))
 				c := newClient(t, rdb, cfg)
 				var cur, peak, done atomic.Int64
 				release := make(chan struct{})
@@ -270,7 +270,7 @@ func TestDaemonTwoDaemonsShareAQueue(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			cfg := testConfig(t, prefix)
 			c := newClient(t, b.connect(t), cfg)
 			rec := newRecorder()
@@ -301,8 +301,8 @@ func TestDaemonTwoDaemonsShareAQueue(t *testing.T) {
 
 func TestDaemonStartErrors(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
-	cfg := testConfig(t, redistest.Prefix(t))
+	rdb := testkit.Single(t)
+	cfg := testConfig(t, testkit.Prefix(t))
 	h := worker.HandlerFunc(succeed)
 
 	t.Run("no handlers", func(t *testing.T) {

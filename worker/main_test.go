@@ -14,18 +14,18 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// TestMain stops the Redis servers redistest starts, once every test of the
+// TestMain stops the Redis servers testkit starts, once every test of the
 // binary (package worker and package worker_test alike) is done. Started as
 // a crash test's child process, it runs that child's daemon instead.
 func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
 		os.Exit(crashChild())
 	}
-	redistest.Main(m)
+	testkit.Main(m)
 }
 
 // backends are the Redis deployments the integration tests run against.
@@ -33,8 +33,8 @@ var backends = []struct {
 	name    string
 	connect func(testing.TB) rueidis.Client
 }{
-	{"single", redistest.Single},
-	{"cluster", redistest.Cluster},
+	{"single", testkit.Single},
+	{"cluster", testkit.Cluster},
 }
 
 // forEachBackend runs f as parallel subtests "single" and "cluster", each
@@ -44,7 +44,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, rdb rueidis.Client, prefi
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			f(t, b.connect(t), redistest.Prefix(t))
+			f(t, b.connect(t), testkit.Prefix(t))
 		})
 	}
 }

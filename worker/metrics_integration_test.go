@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -23,9 +23,9 @@ import (
 // queue, leader, lock and Redis metrics, and lints the registry.
 func TestMetricsAfterKnownJobs(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	reg := prometheus.NewRegistry()
-	cfg := testConfig(t, redistest.Prefix(t))
+	cfg := testConfig(t, testkit.Prefix(t))
 	cfg.Registerer = reg
 	cfg.LeaderLease = 600 * time.Millisecond // renewed every 200ms
 	c := newClient(t, rdb, cfg)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -131,7 +131,7 @@ func TestRateLimitAcrossDaemons(t *testing.T) {
 			t.Parallel()
 			const jobs = 1000
 			limit := worker.RateLimit{N: 100, Per: time.Second}
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			cfg := testConfig(t, prefix)
 			var mu sync.Mutex
 			started := make(map[string][]time.Time)

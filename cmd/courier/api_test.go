@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/api"
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -234,7 +234,7 @@ func TestRunServesAPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	cfg := writeConfig(t, apiConfig(addr, prefix, fmt.Sprintf(`
   tokens:
     - {name: shop, token: %s, role: producer}
@@ -318,7 +318,7 @@ func TestRunAdminAddr(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	cfg := writeConfig(t, apiConfig(addr, prefix, fmt.Sprintf(`
   addr: 127.0.0.1:0
   read_timeout: 5s
@@ -350,7 +350,7 @@ func TestRunWithoutTokens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, logConfig(addr, prefix, "127.0.0.1:0")))
 	base := "http://" + daemon.waitOutput(httpAddrRE, 20*time.Second)
 	daemon.waitOutput(regexp.MustCompile(`msg="HTTP API disabled" reason="admin.tokens: no API token is configured`), 5*time.Second)
@@ -409,7 +409,7 @@ func TestDevAPI(t *testing.T) {
 // is left behind. Not parallel: TestBench checks that no bench keys exist
 // between its runs, and this bench's keys would be seen.
 func TestBenchAPI(t *testing.T) {
-	addr := redistest.SingleAddr(t)
+	addr := testkit.SingleAddr(t)
 	code, stdout, stderr := runCLI(t, t.Context(), "bench", "--redis", addr, "--mode", "api", "--n", "2500", "--batch", "100", "--clients", "4")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -31,7 +31,7 @@ type cliBundle struct {
 
 func setupCLI(t *testing.T) *cliBundle {
 	t.Helper()
-	b := &cliBundle{addr: redistest.SingleAddr(t), prefix: redistest.Prefix(t)}
+	b := &cliBundle{addr: testkit.SingleAddr(t), prefix: testkit.Prefix(t)}
 	b.client = testClient(t, b.prefix)
 	return b
 }
@@ -85,7 +85,7 @@ func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
 	if err := reg.Register(queue, worker.HandlerFunc(fail), worker.QueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := worker.NewDaemon(redistest.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler)})
+	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

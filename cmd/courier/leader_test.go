@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -86,7 +86,7 @@ type fleet struct {
 }
 
 func newFleet(t *testing.T, prefix string, config func(name string) string) *fleet {
-	return &fleet{t: t, rdb: redistest.Single(t), prefix: prefix, config: config, live: map[string]*proc{}, uuids: map[string]string{}}
+	return &fleet{t: t, rdb: testkit.Single(t), prefix: prefix, config: config, live: map[string]*proc{}, uuids: map[string]string{}}
 }
 
 // start starts a process without waiting for it.
@@ -350,7 +350,7 @@ func roundAll(ds []time.Duration, to time.Duration) []time.Duration {
 // heldPerProcess jobs per process to a, held by recv.
 func startHeldFleet(t *testing.T, recv *holdReceiver) *fleet {
 	t.Helper()
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	f := newFleet(t, prefix, func(name string) string {
 		return fleetConfig(addr, prefix, heldQueues(recv.srv.URL, name))
 	})
@@ -470,7 +470,7 @@ func TestPeriodicFiresOnceAcrossFailovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	recv := newReceiver(t, "k", 0)
 	cfg := fleetConfig(addr, prefix, fmt.Sprintf(`  p:
     handler: webhook
@@ -534,7 +534,7 @@ func TestPeriodicFiresOnceAcrossFailovers(t *testing.T) {
 		}
 	}
 	recv.mu.Unlock()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	left, err := rdb.Do(t.Context(), rdb.B().Hkeys().Key(prefix+":{p}:jobs").Build()).AsStrSlice()
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/lua"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
 type syncBuffer struct {
@@ -112,8 +112,8 @@ func number(t *testing.T, kv map[string]string, key string) float64 {
 // guarantee that delayed jobs never start early.
 func TestBench(t *testing.T) {
 	t.Parallel()
-	addr := redistest.SingleAddr(t)
-	rdb := redistest.Single(t)
+	addr := testkit.SingleAddr(t)
+	rdb := testkit.Single(t)
 	modes := []struct {
 		args []string
 		keys []string

@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seed-53d105c9/courier/dashboards"
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -273,7 +273,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	promBin := requireTool(t, "prometheus")
-	redisAddr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	redisAddr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	hook, served := flakyEndpoint(t)
 	cfg := writeConfig(t, monitoringConfig(redisAddr, prefix, hook.URL))
 

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/handlers/webhook"
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -129,7 +129,7 @@ queues:
 
 func testClient(t *testing.T, prefix string) *worker.Client {
 	t.Helper()
-	c, err := worker.NewClient(redistest.Single(t), worker.Config{Prefix: prefix})
+	c, err := worker.NewClient(testkit.Single(t), worker.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestRunDeliversEveryJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	recv := newReceiver(t, "s3cret", 0)
 	cfg := writeConfig(t, webhookConfig(addr, prefix, recv.srv.URL+"/hook", "s3cret", 32, 10*time.Second))
 	daemon := startCourier(t, nil, "run", "--config", cfg)
@@ -206,7 +206,7 @@ func TestDrainFinishesRunningJobs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	recv := newReceiver(t, "k", 2*time.Second)
 	cfg := writeConfig(t, webhookConfig(addr, prefix, recv.srv.URL, "k", 8, 5*time.Second))
 	daemon := startCourier(t, nil, "run", "--config", cfg)
@@ -255,7 +255,7 @@ func TestDrainReturnsUnfinishedJobs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	slow := newReceiver(t, "k", 30*time.Second)
 	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, webhookConfig(addr, prefix, slow.srv.URL, "k", 8, time.Second)))
 	daemon.waitOutput(httpAddrRE, 20*time.Second)
@@ -318,7 +318,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	slow := newReceiver(t, "k", 30*time.Second)
 	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, webhookConfig(addr, prefix, slow.srv.URL, "k", 2, 20*time.Second)))
 	daemon.waitOutput(httpAddrRE, 20*time.Second)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -77,7 +77,7 @@ func TestRunRefusesToStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	tests := []struct {
 		name   string
 		config string // "" for none
@@ -180,7 +180,7 @@ func TestRunWithoutRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, logConfig("127.0.0.1:1", redistest.Prefix(t), "127.0.0.1:0")))
+	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, logConfig("127.0.0.1:1", testkit.Prefix(t), "127.0.0.1:0")))
 	httpAddr := daemon.waitOutput(httpAddrRE, 20*time.Second)
 	daemon.waitOutput(retryingRE, 20*time.Second)
 
@@ -237,7 +237,7 @@ func TestRunHTTPAddr(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { taken.Close() })
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	cfg := writeConfig(t, logConfig(addr, prefix, taken.Addr().String()))
 
 	tests := []struct {
@@ -301,7 +301,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	const secret = "supersecret-xyz"
-	addr := redistest.SingleAddr(t)
+	addr := testkit.SingleAddr(t)
 	up := regexp.MustCompile(`attempt"?[=:]2\D|worker pool started`)
 	tests := []struct {
 		name     string
@@ -319,7 +319,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		for _, format := range []string{"text", "json"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
 				t.Parallel()
-				prefix := redistest.Prefix(t)
+				prefix := testkit.Prefix(t)
 				text := logConfig(tt.redis, prefix, "127.0.0.1:0")
 				if tt.password {
 					text = fmt.Sprintf("redis: {addr: [%q], prefix: %s, password: %s}\nhttp: {addr: 127.0.0.1:0}\nqueues: {q: {handler: log}}\n", tt.redis, prefix, secret)
@@ -371,7 +371,7 @@ func TestClientCommandsEnvironment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr := redistest.SingleAddr(t)
+	addr := testkit.SingleAddr(t)
 	tests := []struct {
 		name string
 		// setup returns the environment, the flags, and the prefix the job
@@ -397,7 +397,7 @@ func TestClientCommandsEnvironment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			env, flags, others := tt.setup(t, prefix)
 			// The id is the prefix, so that no other test's job can be
 			// found under the other prefixes.
@@ -433,7 +433,7 @@ func TestClientCommandsEnvironment(t *testing.T) {
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			env := append([]string{"COURIER_REDIS__PREFIX=" + prefix}, tt.env...)
 			code, stdout, stderr := courierEnv(t, env, nil, "enqueue", "--queue", "q", "--payload", "x")
 			if code != 1 || stdout != "" || !strings.Contains(stderr, tt.inErr) {
@@ -452,7 +452,7 @@ func TestEnqueueStdinOfProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	addr := redistest.SingleAddr(t)
+	addr := testkit.SingleAddr(t)
 	tests := []struct {
 		name  string
 		stdin io.Reader // nil is /dev/null
@@ -465,7 +465,7 @@ func TestEnqueueStdinOfProcess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := redistest.Prefix(t)
+			prefix := testkit.Prefix(t)
 			code, stdout, stderr := courierEnv(t, nil, tt.stdin, "enqueue", "--redis", addr, "--prefix", prefix, "--queue", "q")
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -486,7 +486,7 @@ func TestEnqueueStdinOfProcess(t *testing.T) {
 // while it waits for Redis.
 func TestRunStoppedDuringStart(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, logConfig(redistest.SingleAddr(t), redistest.Prefix(t), "127.0.0.1:0"))
+	cfg := writeConfig(t, logConfig(testkit.SingleAddr(t), testkit.Prefix(t), "127.0.0.1:0"))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	code, stdout, stderr := runCLI(t, ctx, "run", "--config", cfg)

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -45,7 +45,7 @@ func TestExampleWorker(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	addr, prefix := redistest.SingleAddr(t), redistest.Prefix(t)
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	var stderr lockedBuffer
 	cmd := exec.Command(bin, "--redis", addr, "--prefix", prefix)
 	cmd.Stderr = &stderr
@@ -56,7 +56,7 @@ func TestExampleWorker(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
-	client, err := worker.NewClient(redistest.Single(t), worker.Config{Prefix: prefix})
+	client, err := worker.NewClient(testkit.Single(t), worker.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

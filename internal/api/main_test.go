@@ -17,11 +17,11 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // Tokens of the test bundles.
 const (
@@ -47,7 +47,7 @@ type bundle struct {
 // the options first.
 func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 	t.Helper()
-	b := &bundle{t: t, rdb: redistest.Single(t), prefix: redistest.Prefix(t), logs: &syncBuffer{}}
+	b := &bundle{t: t, rdb: testkit.Single(t), prefix: testkit.Prefix(t), logs: &syncBuffer{}}
 	b.calls = &countingClient{Client: b.rdb}
 	client, err := worker.NewClient(b.calls, worker.Config{Prefix: b.prefix})
 	if err != nil {

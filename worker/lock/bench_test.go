@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // BenchmarkAcquireRelease is one uncontended Acquire and Release: two
 // script round trips.
 func BenchmarkAcquireRelease(b *testing.B) {
-	c := newClient(b, redistest.Single(b), lock.Options{})
-	name := redistest.Prefix(b)
+	c := newClient(b, testkit.Single(b), lock.Options{})
+	name := testkit.Prefix(b)
 	for b.Loop() {
 		h := acquire(b, c, name, "bench", lock.AcquireOptions{})
 		release(b, h)
@@ -26,8 +26,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // from many goroutines; rueidis pipelines them. ns/op is per pair, over all
 // goroutines.
 func BenchmarkAcquireReleaseParallel(b *testing.B) {
-	c := newClient(b, redistest.Single(b), lock.Options{})
-	prefix := redistest.Prefix(b)
+	c := newClient(b, testkit.Single(b), lock.Options{})
+	prefix := testkit.Prefix(b)
 	var n atomic.Int64
 	b.SetParallelism(8) // 8 goroutines per CPU
 	b.RunParallel(func(pb *testing.PB) {
@@ -43,8 +43,8 @@ func BenchmarkAcquireReleaseParallel(b *testing.B) {
 // costs on the test Redis; it asserts nothing about speed.
 func TestAcquireReleaseRoundTrip(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, redistest.Single(t), lock.Options{})
-	name := redistest.Prefix(t)
+	c := newClient(t, testkit.Single(t), lock.Options{})
+	name := testkit.Prefix(t)
 	const n = 200
 	took := make([]time.Duration, n)
 	for i := range took {

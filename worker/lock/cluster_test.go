@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
@@ -45,10 +45,10 @@ func (s *scriptBatches) batches() []int {
 
 func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 	t.Parallel()
-	rdb := &scriptBatches{Client: redistest.Cluster(t)}
+	rdb := &scriptBatches{Client: testkit.Cluster(t)}
 	const lease = 300 * time.Millisecond
 	c := newClient(t, rdb, lock.Options{Lease: lease})
-	prefix := redistest.Prefix(t)
+	prefix := testkit.Prefix(t)
 
 	var names []string
 	slots := make(map[int64]bool)
@@ -96,7 +96,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 	}
 
 	// A waiter on the cluster is woken by the unlock message.
-	waiter := newClient(t, redistest.Cluster(t), lock.Options{})
+	waiter := newClient(t, testkit.Cluster(t), lock.Options{})
 	done := make(chan error, 1)
 	go func() {
 		h, err := waiter.Acquire(t.Context(), names[1], "w", lock.AcquireOptions{Wait: 20 * time.Second})

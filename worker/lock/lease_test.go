@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 func TestFixedLeaseExpiresWithoutWatchdog(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	c := newClient(t, rdb, lock.Options{})
-	other := newClient(t, redistest.Single(t), lock.Options{})
-	name := redistest.Prefix(t)
+	other := newClient(t, testkit.Single(t), lock.Options{})
+	name := testkit.Prefix(t)
 	const lease = 200 * time.Millisecond
 
 	start := time.Now()
@@ -46,11 +46,11 @@ func TestFixedLeaseExpiresWithoutWatchdog(t *testing.T) {
 
 func TestWatchdogKeepsLockPastItsLease(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	m, reg := newMetrics(t)
 	const lease = 300 * time.Millisecond
 	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m})
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 
 	h := acquire(t, c, name, "a", lock.AcquireOptions{})
 	select {
@@ -79,12 +79,12 @@ func TestWatchdogKeepsLockPastItsLease(t *testing.T) {
 
 func TestDeletedLockCancelsHoldWithinOneRenewal(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	m, reg := newMetrics(t)
 	const lease = 300 * time.Millisecond
 	interval := lease / 3
 	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m})
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 
 	h := acquire(t, c, name, "leader", lock.AcquireOptions{})
 	start := time.Now()

@@ -10,11 +10,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // newClient returns a lock Client on rdb, closed at cleanup.
 func newClient(t testing.TB, rdb rueidis.Client, opts lock.Options) *lock.Client {

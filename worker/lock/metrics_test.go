@@ -10,17 +10,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 func TestMetricsAfterKnownSequence(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	m, reg := newMetrics(t)
 	const lease = 300 * time.Millisecond
 	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m, MetricLabel: func(string) string { return "job" }})
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 	job := map[string]string{"lock": "job"}
 
 	h := acquire(t, c, name, "a", lock.AcquireOptions{}) // acquired: 1
@@ -87,8 +87,8 @@ func TestNewMetricsRegistration(t *testing.T) {
 	}
 	// Both record into the same series: a Client with either counts once
 	// per contended attempt, in one series.
-	rdb := redistest.Single(t)
-	name := redistest.Prefix(t) + ":shared"
+	rdb := testkit.Single(t)
+	name := testkit.Prefix(t) + ":shared"
 	for i, m := range []*lock.Metrics{a, b} {
 		c, err := lock.NewClient(rdb, lock.Options{Metrics: m, MetricLabel: func(string) string { return "shared" }})
 		if err != nil {

@@ -8,15 +8,15 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 func TestReentrantHoldsCountInOneField(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	c := newClient(t, rdb, lock.Options{})
-	name := redistest.Prefix(t) + ":lock"
+	name := testkit.Prefix(t) + ":lock"
 	field := c.Field("worker-1")
 
 	h1 := acquire(t, c, name, "worker-1", lock.AcquireOptions{})
@@ -32,7 +32,7 @@ func TestReentrantHoldsCountInOneField(t *testing.T) {
 	}
 
 	// Another process using the same holder name is another holder.
-	other := newClient(t, redistest.Single(t), lock.Options{})
+	other := newClient(t, testkit.Single(t), lock.Options{})
 	if _, err := other.Acquire(t.Context(), name, "worker-1", lock.AcquireOptions{}); !isNotAcquired(err) {
 		t.Fatalf("same holder name from another Client: %v, want ErrNotAcquired", err)
 	}
@@ -68,9 +68,9 @@ func TestRedissonLayout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rdb := redistest.Single(t)
+			rdb := testkit.Single(t)
 			c := newClient(t, rdb, lock.Options{})
-			name := redistest.Prefix(t) + tc.suffix
+			name := testkit.Prefix(t) + tc.suffix
 			channel := tc.channel(name)
 			if got := lock.Channel(name); got != channel {
 				t.Fatalf("Channel(%q) = %q, want %q", name, got, channel)
@@ -82,7 +82,7 @@ func TestRedissonLayout(t *testing.T) {
 				t.Errorf("Field = %q, want %q", c.Field("h"), want)
 			}
 
-			msgs := subscribeRaw(t, redistest.Single(t), channel)
+			msgs := subscribeRaw(t, testkit.Single(t), channel)
 			h := acquire(t, c, name, "h", lock.AcquireOptions{})
 			typ, err := rdb.Do(t.Context(), rdb.B().Type().Key(name).Build()).ToString()
 			if err != nil || typ != "hash" {

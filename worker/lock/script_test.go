@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
@@ -26,9 +26,9 @@ func hash(t *testing.T, rdb rueidis.Client, key string) map[string]string {
 
 func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	b := redisBackend{c: rdb, renewScript: scriptRenew}
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 	const owner, stranger = "uuid-1:owner", "uuid-2:stranger"
 
 	if ok, _, err := b.acquire(t.Context(), name, owner, time.Minute); !ok || err != nil {
@@ -70,10 +70,10 @@ func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 
 func TestRenewFallsBackToEvalOnNoScript(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	// The same script with a comment no Redis has seen: its SHA-1 is not
 	// cached, so every EVALSHA answers NOSCRIPT.
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 	b := redisBackend{c: rdb, renewScript: script.New(lua.LockRenew+"\n-- "+name, true)}
 	if ok, _, err := b.acquire(t.Context(), name, "u:h", time.Second); !ok || err != nil {
 		t.Fatalf("acquire = %v, %v", ok, err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
@@ -20,9 +20,9 @@ func TestMutualExclusionAcrossClients(t *testing.T) {
 	m, reg := newMetrics(t)
 	var clients []*lock.Client
 	for range 3 { // three processes: three connections, three client ids
-		clients = append(clients, newClient(t, redistest.Single(t), lock.Options{Metrics: m}))
+		clients = append(clients, newClient(t, testkit.Single(t), lock.Options{Metrics: m}))
 	}
-	name := redistest.Prefix(t)
+	name := testkit.Prefix(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
@@ -75,9 +75,9 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 	t.Parallel()
 	const rounds = 30
 	m, reg := newMetrics(t)
-	holder := newClient(t, redistest.Single(t), lock.Options{})
-	waiter := newClient(t, redistest.Single(t), lock.Options{Metrics: m})
-	name := redistest.Prefix(t)
+	holder := newClient(t, testkit.Single(t), lock.Options{})
+	waiter := newClient(t, testkit.Single(t), lock.Options{Metrics: m})
+	name := testkit.Prefix(t)
 	contention := func() float64 {
 		return metricValue(t, reg, "courier_lock_contention_total", map[string]string{"lock": name})
 	}
@@ -107,7 +107,7 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 		}
 	}
 	// The last waiter gone, the shared connection leaves the channel.
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	waitFor(t, 10*time.Second, "UNSUBSCRIBE after the last waiter", func() bool { return numsub(t, rdb, lock.Channel(name)) == 0 })
 
 	slices.Sort(lat)
@@ -123,11 +123,11 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 // gets it when the TTL it was told runs out, without polling before.
 func TestWaiterWithoutUnlockMessageWakesAtTTL(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
+	rdb := testkit.Single(t)
 	m, reg := newMetrics(t)
 	holder := newClient(t, rdb, lock.Options{})
-	waiter := newClient(t, redistest.Single(t), lock.Options{Metrics: m})
-	name := redistest.Prefix(t)
+	waiter := newClient(t, testkit.Single(t), lock.Options{Metrics: m})
+	name := testkit.Prefix(t)
 	const ttl = 600 * time.Millisecond
 
 	acquire(t, holder, name, "holder", lock.AcquireOptions{Lease: time.Minute})

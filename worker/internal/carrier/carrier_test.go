@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -44,7 +44,7 @@ func leaderHash(t *testing.T, n *node) map[string]string {
 
 func TestTakeoverWhenTheLeaderStops(t *testing.T) {
 	t.Parallel()
-	prefix := redistest.Prefix(t)
+	prefix := testkit.Prefix(t)
 	queues := []Queue{{Name: testQueue, MaxAttempts: 3}}
 	a := startNode(t, prefix, "a", queues, Config{})
 	b := startNode(t, prefix, "b", queues, Config{})
@@ -144,7 +144,7 @@ func TestLeaderStepsDownWhenItsLockIsDeleted(t *testing.T) {
 
 	t.Run("the follower takes over", func(t *testing.T) {
 		t.Parallel()
-		prefix := redistest.Prefix(t)
+		prefix := testkit.Prefix(t)
 		// Hold a deposed leader in its OnLeader call, before it competes
 		// again, so that the follower must be the one to take over.
 		gate := make(chan struct{})
@@ -187,7 +187,7 @@ func TestLeaderStepsDownWhenItsLockIsDeleted(t *testing.T) {
 
 	t.Run("someone leads again", func(t *testing.T) {
 		t.Parallel()
-		prefix := redistest.Prefix(t)
+		prefix := testkit.Prefix(t)
 		queues := []Queue{{Name: testQueue, MaxAttempts: 3}}
 		a := startNode(t, prefix, "a", queues, Config{})
 		b := startNode(t, prefix, "b", queues, Config{})
@@ -203,7 +203,7 @@ func TestLeaderStepsDownWhenItsLockIsDeleted(t *testing.T) {
 
 func TestRecoverDuty(t *testing.T) {
 	t.Parallel()
-	prefix := redistest.Prefix(t)
+	prefix := testkit.Prefix(t)
 	const recoverEvery = 100 * time.Millisecond
 	n := startNode(t, prefix, "a", []Queue{{Name: testQueue, MaxAttempts: 3}}, Config{RecoverInterval: recoverEvery})
 	waitLeader(t, n)
@@ -245,8 +245,8 @@ func TestRecoverDuty(t *testing.T) {
 
 func TestTrimAndSampleDuties(t *testing.T) {
 	t.Parallel()
-	prefix := redistest.Prefix(t)
-	st := store.New(redistest.Single(t), prefix)
+	prefix := testkit.Prefix(t)
+	st := store.New(testkit.Single(t), prefix)
 	ctx := t.Context()
 	// Three dead jobs and one due, before anyone leads.
 	if _, err := st.Enqueue(ctx, testQueue, []store.NewJob{{ID: "d1"}, {ID: "d2"}, {ID: "d3"}}); err != nil {

@@ -8,12 +8,12 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 const (
 	// testQueue is the queue the tests elect for; every test has its own
@@ -44,7 +44,7 @@ type node struct {
 // recorded.
 func startNode(t *testing.T, prefix, name string, queues []Queue, cfg Config) *node {
 	t.Helper()
-	return startNodeOn(t, redistest.Single(t), prefix, name, queues, cfg)
+	return startNodeOn(t, testkit.Single(t), prefix, name, queues, cfg)
 }
 
 // startNodeOn is startNode on a Redis client of the test's choosing.

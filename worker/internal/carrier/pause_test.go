@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -102,8 +102,8 @@ func (p *stallProxy) pipe(dst, src net.Conn) {
 // acquires the lock; and its fenced duty calls change nothing afterwards.
 func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	t.Parallel()
-	prefix := redistest.Prefix(t)
-	proxy := newStallProxy(t, redistest.SingleAddr(t))
+	prefix := testkit.Prefix(t)
+	proxy := newStallProxy(t, testkit.SingleAddr(t))
 	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.addr()}, DisableCache: true})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -60,7 +60,7 @@ func TestFirstFire(t *testing.T) {
 func TestPeriodicAcrossLeaders(t *testing.T) {
 	t.Parallel()
 	const interval = 200 * time.Millisecond
-	prefix := redistest.Prefix(t)
+	prefix := testkit.Prefix(t)
 	queues := []Queue{{Name: testQueue, MaxAttempts: 3, Periodic: []Periodic{
 		{Name: "tick", Schedule: period(interval), Payload: []byte("x"), MaxAttempts: 2},
 	}}}

@@ -12,11 +12,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/lua"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestRedisClientCounts sends a known sequence of calls through the wrapped
 // client of a real Redis and checks what was timed and counted.
@@ -27,9 +27,9 @@ func TestRedisClientCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := s.Redis(redistest.Single(t))
+	c := s.Redis(testkit.Single(t))
 	ctx := t.Context()
-	p := redistest.Prefix(t)
+	p := testkit.Prefix(t)
 
 	// Plain commands: a nil reply is an answer, a wrong-type error counts.
 	if err := c.Do(ctx, c.B().Set().Key(p+":s").Value("x").Build()).Error(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -12,8 +12,8 @@ import (
 // fleet when its report expires, and the next report forgets its id.
 func TestFleetReportsLapse(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Single(t)
-	s := store.New(rdb, redistest.Prefix(t))
+	rdb := testkit.Single(t)
+	s := store.New(rdb, testkit.Prefix(t))
 	ctx := t.Context()
 	if err := s.Report(ctx, "q", store.Member{ID: "short", Concurrency: 1}, 100*time.Millisecond); err != nil {
 		t.Fatal(err)

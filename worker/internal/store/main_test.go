@@ -12,11 +12,11 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // queue is the queue most tests use; every test has its own key prefix.
 const queue = "q"
@@ -29,14 +29,14 @@ func forEachBackend(t *testing.T, f func(t *testing.T, s *store.Store, c rueidis
 		name    string
 		connect func(testing.TB) rueidis.Client
 	}{
-		{"single", redistest.Single},
-		{"cluster", redistest.Cluster},
+		{"single", testkit.Single},
+		{"cluster", testkit.Cluster},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			c := b.connect(t)
-			f(t, store.New(c, redistest.Prefix(t)), c)
+			f(t, store.New(c, testkit.Prefix(t)), c)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package redistest
+package testkit
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func tryStartServers(ctx context.Context, n int, clustered bool) (_ []*server, e
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "courier-redistest-*")
+	dir, err := os.MkdirTemp("", "courier-testkit-*")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}

@@ -1,4 +1,4 @@
-// Package redistest gives integration tests a real Redis: a single server
+// Package testkit is the shared kit of Courier's tests. It gives integration tests a real Redis: a single server
 // and a 3-master Redis Cluster, each started at most once per test binary,
 // lazily, and stopped by Main when the tests are done. It is imported only
 // from _test.go files.
@@ -13,7 +13,7 @@
 //
 // With go test -short, the tests that need Redis skip; nothing else does.
 // DEVELOPERS.md at the repository root explains the set-up.
-package redistest
+package testkit
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const DefaultImage = "redis:7"
 // pull its image) or a set of processes.
 const startTimeout = 2 * time.Minute
 
-const help = `redistest: the integration tests need Redis. Provide one of:
+const help = `testkit: the integration tests need Redis. Provide one of:
   - REDIS_ADDR=host:port of a running Redis (and REDIS_CLUSTER_ADDRS=host:port,... of a running Redis Cluster);
   - Docker with a Redis image: COURIER_TEST_REDIS_IMAGE (default redis:7); without a registry build one
     with .ci/redis-image and set COURIER_TEST_REDIS_IMAGE=courier-test-redis:7 TESTCONTAINERS_RYUK_DISABLED=true;
@@ -72,12 +72,12 @@ var (
 )
 
 // Main runs the package's tests (m.Run) then stops any Redis this package
-// started; use from TestMain: func TestMain(m *testing.M) { redistest.Main(m) }
+// started; use from TestMain: func TestMain(m *testing.M) { testkit.Main(m) }
 func Main(m *testing.M) {
 	mainRunning.Store(true)
 	code := m.Run()
 	if err := stopAll(); err != nil {
-		fmt.Fprintf(os.Stderr, "redistest: stopping Redis: %v\n", err)
+		fmt.Fprintf(os.Stderr, "testkit: stopping Redis: %v\n", err)
 	}
 	os.Exit(code)
 }
@@ -133,7 +133,7 @@ func ensure(t testing.TB, b *backend, start func(ctx context.Context, logf func(
 		t.Skip("needs Redis; run without -short")
 	}
 	if !mainRunning.Load() {
-		t.Fatal("redistest: the package's TestMain must call redistest.Main(m), which stops the Redis it starts")
+		t.Fatal("testkit: the package's TestMain must call testkit.Main(m), which stops the Redis it starts")
 	}
 	b.once.Do(func() {
 		// The servers outlive this test: its context may end, the start may not.
@@ -153,7 +153,7 @@ func connect(t testing.TB, addrs ...string) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs})
 	if err != nil {
-		t.Fatalf("redistest: connect to Redis at %s: %v", strings.Join(addrs, ","), err)
+		t.Fatalf("testkit: connect to Redis at %s: %v", strings.Join(addrs, ","), err)
 	}
 	t.Cleanup(c.Close)
 	return c
@@ -169,7 +169,7 @@ func Prefix(t testing.TB) string {
 	t.Helper()
 	var r [4]byte
 	if _, err := rand.Read(r[:]); err != nil {
-		t.Fatalf("redistest: random prefix: %v", err)
+		t.Fatalf("testkit: random prefix: %v", err)
 	}
 	name := []byte(t.Name())
 	for i, c := range name {

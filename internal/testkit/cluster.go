@@ -1,4 +1,4 @@
-package redistest
+package testkit
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func startCluster(ctx context.Context, logf func(string, ...any)) ([]string, err
 				addrs = append(addrs, a)
 			}
 		}
-		logf("redistest: Redis Cluster at %s (%s)", strings.Join(addrs, ","), EnvClusterAddrs)
+		logf("testkit: Redis Cluster at %s (%s)", strings.Join(addrs, ","), EnvClusterAddrs)
 		return addrs, nil
 	}
 	for _, tool := range []string{"redis-server", "redis-cli"} {
@@ -54,6 +54,6 @@ func startCluster(ctx context.Context, logf func(string, ...any)) ([]string, err
 			return nil, fmt.Errorf("cluster: node %s: %w", a, err)
 		}
 	}
-	logf("redistest: Redis Cluster: local redis-server processes at %s", strings.Join(addrs, ","))
+	logf("testkit: Redis Cluster: local redis-server processes at %s", strings.Join(addrs, ","))
 	return addrs, nil
 }

@@ -1,4 +1,4 @@
-package redistest_test
+package testkit_test
 
 import (
 	"regexp"
@@ -7,14 +7,14 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/redistest"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestSingle(t *testing.T) {
 	t.Parallel()
-	c := redistest.Single(t)
+	c := testkit.Single(t)
 	ping(t, c)
 
 	// A single server: cluster support off, or at most one node.
@@ -25,17 +25,17 @@ func TestSingle(t *testing.T) {
 	if !strings.Contains(info, "cluster_enabled:0") {
 		t.Errorf("INFO cluster = %q, want cluster_enabled:0", info)
 	}
-	if addr := redistest.SingleAddr(t); !strings.Contains(addr, ":") {
+	if addr := testkit.SingleAddr(t); !strings.Contains(addr, ":") {
 		t.Errorf("SingleAddr() = %q, want host:port", addr)
 	}
 }
 
 func TestCluster(t *testing.T) {
 	t.Parallel()
-	c := redistest.Cluster(t)
+	c := testkit.Cluster(t)
 	ping(t, c)
 
-	if addrs := redistest.ClusterAddrs(t); len(addrs) == 0 {
+	if addrs := testkit.ClusterAddrs(t); len(addrs) == 0 {
 		t.Fatal("ClusterAddrs() is empty")
 	}
 	for addr, node := range c.Nodes() {
@@ -55,7 +55,7 @@ func TestCluster(t *testing.T) {
 
 	// Keys of slots spread over the masters all work through one client.
 	for _, k := range []string{"{a}x", "{b}x", "{c}x", "{d}x"} {
-		key := redistest.Prefix(t) + k
+		key := testkit.Prefix(t) + k
 		if err := c.Do(t.Context(), c.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
 			t.Fatalf("SET %s: %v", key, err)
 		}
@@ -71,7 +71,7 @@ func TestPrefix(t *testing.T) {
 	for _, name := range []string{"plain", "with space {brace} and:colon", strings.Repeat("long", 30)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			a, b := redistest.Prefix(t), redistest.Prefix(t)
+			a, b := testkit.Prefix(t), testkit.Prefix(t)
 			if a == b {
 				t.Errorf("two prefixes are equal: %q", a)
 			}
@@ -83,7 +83,7 @@ func TestPrefix(t *testing.T) {
 			}
 		})
 	}
-	if got := redistest.Prefix(t); !strings.HasSuffix(got, "-TestPrefix") {
+	if got := testkit.Prefix(t); !strings.HasSuffix(got, "-TestPrefix") {
 		t.Errorf("Prefix() = %q, want it to end with the test name", got)
 	}
 }

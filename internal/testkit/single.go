@@ -1,4 +1,4 @@
-package redistest
+package testkit
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // when there is one, saying why.
 func startSingle(ctx context.Context, logf func(string, ...any)) ([]string, error) {
 	if addr := os.Getenv(EnvAddr); addr != "" {
-		logf("redistest: single Redis at %s (%s)", addr, EnvAddr)
+		logf("testkit: single Redis at %s (%s)", addr, EnvAddr)
 		return []string{addr}, nil
 	}
 	_, lookErr := exec.LookPath("redis-server")
@@ -35,15 +35,15 @@ func startSingle(ctx context.Context, logf func(string, ...any)) ([]string, erro
 	if dockerErr == nil {
 		addr, err := runContainer(ctx, image, logf)
 		if err == nil {
-			logf("redistest: single Redis in a container of %s at %s", image, addr)
+			logf("testkit: single Redis in a container of %s at %s", image, addr)
 			return []string{addr}, nil
 		}
 		if !haveServer {
 			return nil, fmt.Errorf("%s\nstarting a container of %s: %w", help, image, err)
 		}
-		logf("redistest: could not start a container of %s, falling back to a local redis-server: %v", image, err)
+		logf("testkit: could not start a container of %s, falling back to a local redis-server: %v", image, err)
 	} else if haveServer {
-		logf("redistest: Docker is not available (%v), using a local redis-server", dockerErr)
+		logf("testkit: Docker is not available (%v), using a local redis-server", dockerErr)
 	}
 	if !haveServer {
 		return nil, fmt.Errorf("%s\nDocker: %v\nredis-server: %v", help, dockerErr, lookErr)
@@ -52,7 +52,7 @@ func startSingle(ctx context.Context, logf func(string, ...any)) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s\nlocal redis-server: %w", help, err)
 	}
-	logf("redistest: single Redis: local redis-server at %s", srv[0].addr)
+	logf("testkit: single Redis: local redis-server at %s", srv[0].addr)
 	return []string{srv[0].addr}, nil
 }
 
@@ -94,7 +94,7 @@ func runContainer(ctx context.Context, image string, logf func(string, ...any)) 
 	)
 	if err != nil {
 		if tErr := testcontainers.TerminateContainer(ctr); tErr != nil {
-			logf("redistest: removing the failed container: %v", tErr)
+			logf("testkit: removing the failed container: %v", tErr)
 		}
 		return "", err
 	}
@@ -143,7 +143,7 @@ func reachable(ctx context.Context, ctr *tcredis.RedisContainer, logf func(strin
 		return "", fmt.Errorf("no answer to PING at %s: %w", strings.Join(candidates, " or "), err)
 	}
 	if found != guess {
-		logf("redistest: the container's Redis answers at %s, not at %s where testcontainers placed it", found, guess)
+		logf("testkit: the container's Redis answers at %s, not at %s where testcontainers placed it", found, guess)
 	}
 	return found, nil
 }
