@@ -1,4 +1,4 @@
--- fire.lua (carrier, fenced): enqueue one fire of a periodic job, once.
+-- fire.lua: (carrier, fenced) enqueue one fire of a periodic job, once.
 -- The job's id is periodic:<schedule>:<fire ms>, and the schedule's last fire
 -- time is kept in the periodic hash, so a fire is enqueued at most once even
 -- when a new leader catches up on fires an old one may have made.

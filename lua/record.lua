@@ -1,5 +1,8 @@
--- record.lua: the job record codec and helpers, prepended to every script
--- (see lua.go). Not a script of its own.
+-- record.lua: the job record codec and the helpers scripts share. Not a
+-- script of its own: the script layer (worker/internal/script) ships each
+-- script with the definitions below that it names, declared local on its
+-- first line (see doc.go). Each definition is top level: "function name(" or
+-- "NAME = ", with its comment above it.
 --
 -- A job is a record, and a claim entry while it runs:
 --   jobs[id]    = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" .. err .. payload
@@ -27,23 +30,23 @@
 -- bytes makes Redis switch to a skiplist / hash table for good. PIN holds
 -- spaces, so it is never a job id; nothing treats it as a job: recover looks
 -- below +inf, and stats subtract it.
-local PIN = 'courier pin: keeps this key in its skiplist or hash table encoding; not a job'
+PIN = 'courier pin: keeps this key in its skiplist or hash table encoding; not a job'
 
 -- pin makes sure the active zset and the claims hash hold PIN.
-local function pin(active, claims)
+function pin(active, claims)
   redis.call('ZADD', active, 'NX', 'inf', PIN)
   redis.call('HSETNX', claims, PIN, '1')
 end
 
 -- rec_ok tells whether s looks like a record (cheap; claim uses it).
-local function rec_ok(s)
+function rec_ok(s)
   local c, v, sep = string.byte(s, 1, 3)
   return c == 99 and v == 51 and sep == 59 -- 'c3;'
 end
 
 -- rec_decode returns the parsed header, or nil when s is not a record.
 -- Numeric fields are limited to 15 digits so they survive a double.
-local function rec_decode(s)
+function rec_decode(s)
   local attempts, max, timeout, enq, errlen, pos =
     string.match(s, '^c3;(%d+);(%d+);(%d+);(%d+);(%d+);()')
   if not attempts then return nil end
@@ -59,32 +62,32 @@ end
 
 -- rec_encode rebuilds a record from a decoded header h (possibly changed) and
 -- the original string s, whose payload it copies.
-local function rec_encode(h, s)
+function rec_encode(h, s)
   return 'c3;' .. string.format('%d', h.attempts) .. ';' .. string.format('%d', h.max) .. ';' ..
     h.timeout .. ';' .. h.enq .. ';' .. #h.err .. ';' .. h.err .. string.sub(s, h.body)
 end
 
 -- rec_corrupt wraps bytes that are not a record into a valid record with
 -- them as its payload, so a bad record can go to dead without losing data.
-local function rec_corrupt(s, now)
+function rec_corrupt(s, now)
   local err = 'decode: corrupt job record'
   return 'c3;0;0;0;' .. string.format('%d', now) .. ';' .. #err .. ';' .. err .. s
 end
 
 -- now_ms returns the Redis server's clock in whole milliseconds, and in µs.
-local function now_ms()
+function now_ms()
   local t = redis.call('TIME')
   local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
   return math.floor(us / 1000), us
 end
 
 -- ms_str formats a time in ms (an integer below 2^53) as a decimal string.
-local function ms_str(ms)
+function ms_str(ms)
   return string.format('%d', ms)
 end
 
 -- head_ms returns the score of the earliest due job, or nil.
-local function head_ms(due)
+function head_ms(due)
   local h = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
   if h[2] then return tonumber(h[2]) end
   return nil
@@ -92,7 +95,7 @@ end
 
 -- wake publishes score on channel when it is earlier than the previous head,
 -- so idle workers sleeping until that head wake up and re-plan.
-local function wake(channel, prev_head, score)
+function wake(channel, prev_head, score)
   if score ~= nil and (prev_head == nil or score < prev_head) then
     redis.call('PUBLISH', channel, string.format('%d', score))
   end
@@ -101,7 +104,7 @@ end
 -- pairs_from reads ARGV[from..] as (id, claim) pairs, at most limit, and
 -- returns the ids and claims as two lists, or an error reply. An id may
 -- repeat: callers count what Redis reports removed, never the pairs.
-local function pairs_from(from, limit)
+function pairs_from(from, limit)
   local n = #ARGV - from + 1
   if n % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
   if n / 2 > limit then
@@ -121,7 +124,7 @@ local function pairs_from(from, limit)
 end
 
 -- held returns, for each id, whether it is active under the given claim.
-local function held(claims, ids, toks)
+function held(claims, ids, toks)
   local cur = redis.call('HMGET', claims, unpack(ids))
   local ok = {}
   for i = 1, #ids do
@@ -130,10 +133,9 @@ local function held(claims, ids, toks)
   return ok
 end
 
-
 -- fenced tells whether field still holds the queue's leader lock, the
 -- Redisson-layout hash at key. Carrier scripts check it first, in the same
 -- call and slot as their writes, so a deposed leader changes nothing.
-local function fenced(key, field)
+function fenced(key, field)
   return field ~= '' and redis.call('HEXISTS', key, field) == 1
 end

@@ -1,4 +1,4 @@
--- trim.lua (carrier, fenced): delete dead jobs older than the age limit, then
+-- trim.lua: (carrier, fenced) delete dead jobs older than the age limit, then
 -- the oldest beyond the count limit.
 -- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] leader hash (the queue's leader lock)
 -- ARGV[1] leader field (<client-uuid>:<holder>)   ARGV[2] max jobs kept (>= 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -64,7 +65,8 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	return &Client{st: store.New(m.Redis(rdb), cfg.Prefix), metrics: m, cfg: cfg}, nil
+	m.Redis().Touch(script.Names()...)
+	return &Client{st: store.New(script.NewConn(rdb, m.Redis()), cfg.Prefix), metrics: m, cfg: cfg}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same

@@ -12,6 +12,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/carrier"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -20,9 +21,10 @@ import (
 // renews their leases, records their outcomes, and recovers jobs whose
 // worker died. Make one with NewDaemon and call Run once.
 type Daemon struct {
-	rdb     rueidis.Client // instrumented when Config.Registerer is set
-	metrics *metrics.Set   // nil without a Registerer
-	id      string         // see ID
+	rdb     rueidis.Client
+	conn    script.Conn  // rdb, recording into the metrics
+	metrics *metrics.Set // nil without a Registerer
+	id      string       // see ID
 	st      *store.Store
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
@@ -56,8 +58,9 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	rdb = m.Redis(rdb)
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	m.Redis().Touch(script.Names()...)
+	conn := script.NewConn(rdb, m.Redis())
+	return &Daemon{rdb: rdb, conn: conn, metrics: m, id: newProcessID(), st: store.New(conn, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
 }
 
 // ID names this Daemon in its queues' fleets (Client.Fleet) and is the
@@ -67,7 +70,7 @@ func (d *Daemon) ID() string { return d.id }
 // Ping checks that Redis answers, through the Daemon's client (so a
 // failure shows in courier_redis_errors_total{op="ping"}).
 func (d *Daemon) Ping(ctx context.Context) error {
-	return d.rdb.Do(ctx, d.rdb.B().Ping().Build()).Error()
+	return d.conn.Do(ctx, d.conn.B().Ping().Build()).Error()
 }
 
 // Run works until ctx ends, then stops claiming, lets running jobs finish up
@@ -123,11 +126,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		m.Serve(q.Name, q.Concurrency)
 	}
 	defer m.Stop(d.queues)
-	lockOpts := lock.Options{ID: d.id, Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger, MetricLabel: d.lockLabels()}
-	if m != nil {
-		lockOpts.Metrics = m.Lock
-	}
-	locks, err := lock.NewClient(d.rdb, lockOpts)
+	locks, err := lock.NewClient(d.rdb, lock.Options{
+		ID: d.id, Lease: d.cfg.LeaderLease, Logger: d.cfg.Logger,
+		Registerer: d.cfg.Registerer, MetricLabel: d.lockLabels(),
+	})
 	if err != nil {
 		return fmt.Errorf("worker: leader locks: %w", err)
 	}
@@ -138,8 +140,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		DeadMaxAge:      d.cfg.DeadMaxAge,
 		Logger:          d.cfg.Logger,
 		OnLeader:        m.Leader,
-		OnSample:        m.QueueJobs,
-		OnFire:          func(queue string) { m.Enqueued(queue, 1) },
+		OnSample: func(queue string, s store.Stats) {
+			m.QueueJobs(queue, metrics.QueueSizes{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead})
+		},
+		OnFire: func(queue string) { m.Enqueued(queue, 1) },
 	})
 	d.carrier.Store(c)
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 func TestDaemonGracefulStop(t *testing.T) {
@@ -222,7 +222,7 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 
 		// A worker claims both jobs with a 300ms lease and dies.
 		keys := worker.QueueKeys(prefix, "q") // jobs, due, active, dead, claims
-		vals, err := rueidis.NewLuaScript(lua.Claim).Exec(t.Context(), rdb, keys, []string{"2", "300"}).ToArray()
+		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
 		if err != nil || len(vals) != 3+2*4 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)
 		}

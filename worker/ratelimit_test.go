@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,8 +13,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -69,12 +67,10 @@ type tappedClaim struct {
 	IDs []string
 }
 
-var claimSHA = func() string { h := sha1.Sum([]byte(lua.Claim)); return hex.EncodeToString(h[:]) }()
-
 func (c *claimTap) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	// Read the command before Do: rueidis recycles it.
 	args := cmd.Commands()
-	isClaim := len(args) > 1 && (args[0] == "EVALSHA" && args[1] == claimSHA || args[0] == "EVAL" && args[1] == lua.Claim)
+	isClaim := len(args) > 1 && (args[0] == "EVALSHA" && args[1] == script.Claim.SHA() || args[0] == "EVAL" && args[1] == script.Claim.Source())
 	res := c.Client.Do(ctx, cmd)
 	if !isClaim {
 		return res

@@ -52,14 +52,14 @@ func (c *Client) Acquire(ctx context.Context, name, holder string, o AcquireOpti
 	start := time.Now()
 	// A waiter's series exist from its first attempt: when it takes over,
 	// its first acquire is an increase that rate() sees.
-	c.metrics.touch(label)
+	c.metrics.Touch(label)
 
 	h, ttl, err := c.try(ctx, ref, fixed, label)
 	if err != nil {
 		return nil, err
 	}
 	if h != nil {
-		c.metrics.acquired(label, start)
+		c.metrics.Acquired(label, start)
 		return h, nil
 	}
 	if o.Wait == 0 {
@@ -99,7 +99,7 @@ func (c *Client) Acquire(ctx context.Context, name, holder string, o AcquireOpti
 		}
 		if h != nil {
 			acquired = true
-			c.metrics.acquired(label, start)
+			c.metrics.Acquired(label, start)
 			return h, nil
 		}
 		sleep.Reset(c.sleepFor(ttl))
@@ -132,7 +132,7 @@ func (c *Client) try(ctx context.Context, ref lockRef, fixed time.Duration, labe
 		return nil, 0, fmt.Errorf("acquire lock %s: %w", ref.name, err)
 	}
 	if !ok {
-		c.metrics.contended(label)
+		c.metrics.Contended(label)
 		return nil, ttl, nil
 	}
 	h, err := c.hold(ctx, ref, fixed == 0, lease, sent)

@@ -10,7 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // Defaults and bounds of Options.
@@ -39,9 +42,13 @@ type Options struct {
 	// milliseconds; at least LeaseMin. Default: LeaseDefault (30s).
 	Lease time.Duration
 
-	// Metrics, when not nil, records acquisitions, contention and
-	// renewals. Default: nil (no metrics).
-	Metrics *Metrics
+	// Registerer, when not nil, receives the lock metrics
+	// (courier_lock_acquire_seconds, courier_lock_contention_total,
+	// courier_lock_renewals_total, labelled by lock; see MetricLabel) and
+	// the Redis metrics of the lock scripts (courier_redis_script_seconds,
+	// courier_redis_errors_total). Clients, Daemons and worker Clients on
+	// one Registerer share the series. Default: nil (no metrics).
+	Registerer prometheus.Registerer
 
 	// MetricLabel maps a lock name to the value of the metrics' "lock"
 	// label. Set it when lock names are unbounded (one per user, per job),
@@ -52,6 +59,16 @@ type Options struct {
 	// Logger receives warnings about renewals and subscriptions (nothing
 	// that is also returned as an error). Default: discard.
 	Logger *slog.Logger
+}
+
+// resolve returns o with the defaults applied, or the error of its first
+// invalid field.
+func (o Options) resolve() (Options, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, err
+	}
+	return o, o.validate()
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -105,7 +122,7 @@ type Client struct {
 	id       string
 	lease    time.Duration
 	interval time.Duration // between renewals: lease/3
-	metrics  *Metrics
+	metrics  *metrics.Lock // nil without a Registerer
 	label    func(string) string
 	log      *slog.Logger
 
@@ -131,23 +148,33 @@ func NewClient(rdb rueidis.Client, opts Options) (*Client, error) {
 	if rdb == nil {
 		return nil, errors.New("lock: nil rueidis.Client")
 	}
-	return newClient(redisBackend{c: rdb, renewScript: scriptRenew}, opts)
-}
-
-func newClient(b backend, opts Options) (*Client, error) {
-	opts, err := opts.withDefaults()
+	opts, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.validate(); err != nil {
-		return nil, err
+	var rm *metrics.Redis
+	var lm *metrics.Lock
+	if opts.Registerer != nil {
+		if rm, err = metrics.NewRedis(opts.Registerer); err != nil {
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+		rm.Touch(script.LockAcquire.Name(), script.LockRelease.Name(), script.LockRenew.Name())
+		if lm, err = metrics.NewLock(opts.Registerer); err != nil {
+			return nil, fmt.Errorf("lock: %w", err)
+		}
 	}
+	return newClient(redisBackend{c: script.NewConn(rdb, rm)}, opts, lm), nil
+}
+
+// newClient returns a Client on b with opts (resolved) recording into m,
+// and starts its watchdog.
+func newClient(b backend, opts Options, m *metrics.Lock) *Client {
 	c := &Client{
 		b:        b,
 		id:       opts.ID,
 		lease:    opts.Lease,
 		interval: opts.Lease / 3,
-		metrics:  opts.Metrics,
+		metrics:  m,
 		label:    opts.MetricLabel,
 		log:      opts.Logger,
 		holds:    make(map[lockRef]*entry),
@@ -156,7 +183,7 @@ func newClient(b backend, opts Options) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(1)
 	go c.watch()
-	return c, nil
+	return c
 }
 
 // ID returns the client id, the first half of every field.

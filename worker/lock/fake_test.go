@@ -202,7 +202,7 @@ func (f *fakeRedis) set(apply func(f *fakeRedis)) {
 // when called inside one).
 func fakeClient(t *testing.T, f *fakeRedis, opts Options) *Client {
 	t.Helper()
-	c, err := newClient(f, opts)
+	c, err := fakeClientErr(f, opts)
 	if err != nil {
 		t.Fatalf("newClient: %v", err)
 	}
@@ -211,3 +211,12 @@ func fakeClient(t *testing.T, f *fakeRedis, opts Options) *Client {
 }
 
 var errNetwork = errors.New("network unreachable")
+
+// fakeClientErr returns a Client on f, or the error opts give.
+func fakeClientErr(f *fakeRedis, opts Options) (*Client, error) {
+	opts, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return newClient(f, opts, nil), nil
+}

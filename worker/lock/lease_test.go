@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -47,9 +48,9 @@ func TestFixedLeaseExpiresWithoutWatchdog(t *testing.T) {
 func TestWatchdogKeepsLockPastItsLease(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	const lease = 300 * time.Millisecond
-	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m})
+	c := newClient(t, rdb, lock.Options{Lease: lease, Registerer: reg})
 	name := testkit.Prefix(t)
 
 	h := acquire(t, c, name, "a", lock.AcquireOptions{})
@@ -80,10 +81,10 @@ func TestWatchdogKeepsLockPastItsLease(t *testing.T) {
 func TestDeletedLockCancelsHoldWithinOneRenewal(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	const lease = 300 * time.Millisecond
 	interval := lease / 3
-	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m})
+	c := newClient(t, rdb, lock.Options{Lease: lease, Registerer: reg})
 	name := testkit.Prefix(t)
 
 	h := acquire(t, c, name, "leader", lock.AcquireOptions{})

@@ -105,17 +105,6 @@ func ended(t testing.TB, h *lock.Held, start time.Time, timeout time.Duration) (
 	}
 }
 
-// newMetrics returns lock Metrics on a fresh registry.
-func newMetrics(t testing.TB) (*lock.Metrics, *prometheus.Registry) {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	m, err := lock.NewMetrics(reg)
-	if err != nil {
-		t.Fatalf("NewMetrics: %v", err)
-	}
-	return m, reg
-}
-
 // metricValue returns the value of the counter, or the sample count of
 // the histogram, name with exactly the given labels; 0 when absent.
 func metricValue(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {

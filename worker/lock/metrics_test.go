@@ -17,9 +17,9 @@ import (
 func TestMetricsAfterKnownSequence(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	const lease = 300 * time.Millisecond
-	c := newClient(t, rdb, lock.Options{Lease: lease, Metrics: m, MetricLabel: func(string) string { return "job" }})
+	c := newClient(t, rdb, lock.Options{Lease: lease, Registerer: reg, MetricLabel: func(string) string { return "job" }})
 	name := testkit.Prefix(t)
 	job := map[string]string{"lock": "job"}
 
@@ -74,23 +74,16 @@ func lintClean(t *testing.T, reg prometheus.Gatherer) {
 	}
 }
 
-func TestNewMetricsRegistration(t *testing.T) {
+// TestClientsShareTheirRegisterer runs two Clients on one Registerer: their
+// series are shared, and lock scripts are timed by name. A Registerer that
+// holds a conflicting collector refuses the Client.
+func TestClientsShareTheirRegisterer(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	a, err := lock.NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := lock.NewMetrics(reg)
-	if err != nil {
-		t.Fatalf("second NewMetrics on the same registry: %v", err)
-	}
-	// Both record into the same series: a Client with either counts once
-	// per contended attempt, in one series.
 	rdb := testkit.Single(t)
 	name := testkit.Prefix(t) + ":shared"
-	for i, m := range []*lock.Metrics{a, b} {
-		c, err := lock.NewClient(rdb, lock.Options{Metrics: m, MetricLabel: func(string) string { return "shared" }})
+	for i := range 2 {
+		c, err := lock.NewClient(rdb, lock.Options{Registerer: reg, MetricLabel: func(string) string { return "shared" }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,30 +92,29 @@ func TestNewMetricsRegistration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "courier_lock_acquire_seconds" {
-			continue
+	for _, tc := range []struct {
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"courier_lock_acquire_seconds", map[string]string{"lock": "shared"}, 2},
+		{"courier_redis_script_seconds", map[string]string{"script": "lock_acquire"}, 2},
+		{"courier_redis_script_seconds", map[string]string{"script": "lock_release"}, 0},
+		{"courier_redis_errors_total", map[string]string{"op": "lock_acquire"}, 0},
+	} {
+		if got := metricValue(t, reg, tc.metric, tc.labels); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.metric, tc.labels, got, tc.want)
 		}
-		if len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetHistogram().GetSampleCount() != 2 {
-			t.Errorf("acquire histogram %v, want one series with both acquires", mf.GetMetric())
-		}
 	}
+	lintClean(t, reg)
 
-	// A collector of another kind under a lock metric's name is a conflict:
-	// nothing of the lock metrics stays registered.
 	other := prometheus.NewRegistry()
 	other.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "courier_lock_renewals_total", Help: "not a counter"}))
-	if _, err := lock.NewMetrics(other); err == nil {
-		t.Error("NewMetrics succeeded on a registry with a conflicting collector")
+	if c, err := lock.NewClient(rdb, lock.Options{Registerer: other}); err == nil {
+		c.Close()
+		t.Error("NewClient succeeded on a registry with a conflicting collector")
 	}
 	if n := testutil.CollectAndCount(other, "courier_lock_acquire_seconds", "courier_lock_contention_total"); n != 0 {
-		t.Errorf("%d lock series left registered after the failed NewMetrics", n)
-	}
-	if _, err := lock.NewMetrics(nil); err == nil {
-		t.Error("NewMetrics(nil) succeeded")
+		t.Errorf("%d lock series left registered after the failed NewClient", n)
 	}
 }

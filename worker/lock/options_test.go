@@ -40,7 +40,7 @@ func TestOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := newClient(newFakeRedis(), tc.opts)
+			c, err := fakeClientErr(newFakeRedis(), tc.opts)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("newClient = %v, want an error naming %s", err, tc.wantErr)

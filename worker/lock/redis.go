@@ -9,17 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
-)
-
-// The acquire and release scripts change the hold count, so rueidis must
-// not retry them after a network error. Renew only resets a TTL and may be
-// retried; all renewals of a tick go in one round trip (see renew).
-var (
-	scriptAcquire = rueidis.NewLuaScript(lua.LockAcquire)
-	scriptRelease = rueidis.NewLuaScript(lua.LockRelease)
-	scriptRenew   = script.New(lua.LockRenew, true)
 )
 
 // unlockMessage is what the release script publishes: Redisson's
@@ -40,12 +30,12 @@ func Channel(name string) string {
 	return "redisson_lock__channel:{" + name + "}"
 }
 
-// redisBackend runs the lock scripts with rueidis, on a single Redis or a
-// Redis Cluster alike: every script touches one key, and the channel
-// travels in ARGV.
+// redisBackend runs the lock scripts (lock_acquire, lock_release,
+// lock_renew, declared in the script layer) on a single Redis or a Redis
+// Cluster alike: every script touches one key, and the channel travels in
+// ARGV.
 type redisBackend struct {
-	c           rueidis.Client
-	renewScript *script.Script // scriptRenew
+	c script.Conn
 }
 
 var _ backend = redisBackend{}
@@ -53,7 +43,7 @@ var _ backend = redisBackend{}
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 func (r redisBackend) acquire(ctx context.Context, name, field string, lease time.Duration) (bool, time.Duration, error) {
-	ttl, err := scriptAcquire.Exec(ctx, r.c, []string{name}, []string{ms(lease), field}).AsInt64()
+	ttl, err := script.LockAcquire.Exec(ctx, r.c, []string{name}, []string{ms(lease), field}).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return true, 0, nil
 	}
@@ -64,7 +54,7 @@ func (r redisBackend) acquire(ctx context.Context, name, field string, lease tim
 }
 
 func (r redisBackend) release(ctx context.Context, name, channel, field string, lease time.Duration) (releaseResult, error) {
-	n, err := scriptRelease.Exec(ctx, r.c, []string{name}, []string{channel, unlockMessage, ms(lease), field}).AsInt64()
+	n, err := script.LockRelease.Exec(ctx, r.c, []string{name}, []string{channel, unlockMessage, ms(lease), field}).AsInt64()
 	switch {
 	case rueidis.IsRedisNil(err):
 		return releaseNotHeld, nil
@@ -78,8 +68,8 @@ func (r redisBackend) release(ctx context.Context, name, channel, field string, 
 	return 0, fmt.Errorf("unexpected release reply %d", n)
 }
 
-// renew sends every renewal in one round trip (package script: EVALSHA in
-// one DoMulti, EVAL for a node that has not cached the script).
+// renew sends every renewal in one round trip (EVALSHA in one DoMulti,
+// EVAL for a node that has not cached the script).
 func (r redisBackend) renew(ctx context.Context, lease time.Duration, locks []lockRef) []renewResult {
 	leaseArg := ms(lease)
 	calls := make([]script.Call, len(locks))
@@ -87,7 +77,7 @@ func (r redisBackend) renew(ctx context.Context, lease time.Duration, locks []lo
 		calls[i] = script.Call{Keys: []string{l.name}, Args: []string{leaseArg, l.field}}
 	}
 	out := make([]renewResult, len(locks))
-	for i, res := range r.renewScript.ExecMulti(ctx, r.c, calls...) {
+	for i, res := range script.LockRenew.ExecMulti(ctx, r.c, calls...) {
 		n, err := res.AsInt64()
 		out[i] = renewResult{held: err == nil && n == 1, err: err}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/lua"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
@@ -27,7 +26,7 @@ func hash(t *testing.T, rdb rueidis.Client, key string) map[string]string {
 func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	b := redisBackend{c: rdb, renewScript: scriptRenew}
+	b := redisBackend{c: script.NewConn(rdb, nil)}
 	name := testkit.Prefix(t)
 	const owner, stranger = "uuid-1:owner", "uuid-2:stranger"
 
@@ -65,24 +64,5 @@ func TestScriptsLeaveOtherFieldsAlone(t *testing.T) {
 	}
 	if got := hash(t, rdb, name); !maps.Equal(got, want) {
 		t.Errorf("HGETALL = %v after refused calls, want %v", got, want)
-	}
-}
-
-func TestRenewFallsBackToEvalOnNoScript(t *testing.T) {
-	t.Parallel()
-	rdb := testkit.Single(t)
-	// The same script with a comment no Redis has seen: its SHA-1 is not
-	// cached, so every EVALSHA answers NOSCRIPT.
-	name := testkit.Prefix(t)
-	b := redisBackend{c: rdb, renewScript: script.New(lua.LockRenew+"\n-- "+name, true)}
-	if ok, _, err := b.acquire(t.Context(), name, "u:h", time.Second); !ok || err != nil {
-		t.Fatalf("acquire = %v, %v", ok, err)
-	}
-	r := b.renew(t.Context(), time.Minute, []lockRef{{name, "u:h"}, {name, "u:other"}})
-	if !r[0].held || r[1].held || r[0].err != nil || r[1].err != nil {
-		t.Fatalf("renew = %+v, want held, not held", r)
-	}
-	if ttl, _ := rdb.Do(t.Context(), rdb.B().Pttl().Key(name).Build()).AsInt64(); ttl <= 1000 {
-		t.Errorf("PTTL %dms after renewing for a minute", ttl)
 	}
 }

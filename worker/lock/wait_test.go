@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -17,10 +18,10 @@ import (
 func TestMutualExclusionAcrossClients(t *testing.T) {
 	t.Parallel()
 	const goroutines, rounds = 50, 4
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	var clients []*lock.Client
 	for range 3 { // three processes: three connections, three client ids
-		clients = append(clients, newClient(t, testkit.Single(t), lock.Options{Metrics: m}))
+		clients = append(clients, newClient(t, testkit.Single(t), lock.Options{Registerer: reg}))
 	}
 	name := testkit.Prefix(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -74,9 +75,9 @@ func TestMutualExclusionAcrossClients(t *testing.T) {
 func TestWaiterWakesOnRelease(t *testing.T) {
 	t.Parallel()
 	const rounds = 30
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	holder := newClient(t, testkit.Single(t), lock.Options{})
-	waiter := newClient(t, testkit.Single(t), lock.Options{Metrics: m})
+	waiter := newClient(t, testkit.Single(t), lock.Options{Registerer: reg})
 	name := testkit.Prefix(t)
 	contention := func() float64 {
 		return metricValue(t, reg, "courier_lock_contention_total", map[string]string{"lock": name})
@@ -124,9 +125,9 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 func TestWaiterWithoutUnlockMessageWakesAtTTL(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	m, reg := newMetrics(t)
+	reg := prometheus.NewRegistry()
 	holder := newClient(t, rdb, lock.Options{})
-	waiter := newClient(t, testkit.Single(t), lock.Options{Metrics: m})
+	waiter := newClient(t, testkit.Single(t), lock.Options{Registerer: reg})
 	name := testkit.Prefix(t)
 	const ttl = 600 * time.Millisecond
 

@@ -57,19 +57,19 @@ func (c *Client) renewAll() {
 		r := results[i]
 		switch {
 		case r.err != nil:
-			c.metrics.renewal(e.label, "error")
+			c.metrics.Renewal(e.label, "error")
 			if firstErr == nil {
 				firstErr = r.err
 			}
 			failed++
 		case r.held:
-			c.metrics.renewal(e.label, "ok")
+			c.metrics.Renewal(e.label, "ok")
 			c.confirm(e, sent, c.lease)
 		case e.ended || e.releasing:
 			// Released (or ending) while the renewal was in flight: the
 			// key is gone because this process deleted it.
 		default:
-			c.metrics.renewal(e.label, "lost")
+			c.metrics.Renewal(e.label, "lost")
 			c.end(e, ErrLockLost)
 			lost = append(lost, e)
 		}

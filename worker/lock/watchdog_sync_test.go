@@ -144,6 +144,7 @@ func TestRenewalFindingLockGoneEndsHoldAtOnce(t *testing.T) {
 		if at != 10*time.Second || !errors.Is(cause, ErrLockLost) {
 			t.Errorf("hold ended at +%v with %v, want +10s (the next renewal) with ErrLockLost", at, cause)
 		}
+		synctest.Wait() // the hold's contexts end one after another
 		if cause := context.Cause(h2.Context()); !errors.Is(cause, ErrLockLost) {
 			t.Errorf("re-entered hold's cause %v, want ErrLockLost too", cause)
 		}
@@ -333,7 +334,7 @@ func TestCloseEndsHoldsAndWaits(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeRedis()
-		c, err := newClient(f, Options{Lease: testLease})
+		c, err := fakeClientErr(f, Options{Lease: testLease})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -246,7 +247,7 @@ func TestRecoverDuty(t *testing.T) {
 func TestTrimAndSampleDuties(t *testing.T) {
 	t.Parallel()
 	prefix := testkit.Prefix(t)
-	st := store.New(testkit.Single(t), prefix)
+	st := store.New(script.NewConn(testkit.Single(t), nil), prefix)
 	ctx := t.Context()
 	// Three dead jobs and one due, before anyone leads.
 	if _, err := st.Enqueue(ctx, testQueue, []store.NewJob{{ID: "d1"}, {ID: "d2"}, {ID: "d3"}}); err != nil {

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/seed-53d105c9/courier/worker/internal/pool"
 )
 
 // Bucket bounds, in seconds, chosen for each histogram's range.
@@ -17,10 +15,28 @@ var (
 	durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 	// scriptBuckets: 100 µs (a claim on a nearby Redis) to 10 s.
 	scriptBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	// acquireBuckets: 100 µs (an uncontended acquire on a nearby Redis) to
+	// 30 s (a waiter that outlasted a whole watchdog lease).
+	acquireBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 )
 
-// Results lists every outcome label of courier_jobs_processed_total.
-var Results = []pool.Result{pool.ResultSuccess, pool.ResultRetry, pool.ResultSnooze, pool.ResultDead, pool.ResultCancelled}
+// Outcome is how an attempt ended: the outcome label of
+// courier_jobs_processed_total.
+type Outcome string
+
+// The outcomes of an attempt.
+const (
+	OutcomeSuccess Outcome = "success" // acked
+	OutcomeRetry   Outcome = "retry"   // failed, due again after a backoff
+	OutcomeSnooze  Outcome = "snooze"  // the handler asked to run again later
+	OutcomeDead    Outcome = "dead"    // failed for good
+	// OutcomeCancelled: the process gave the job up: handed back at the
+	// shutdown timeout, never started, or its lease was lost.
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Outcomes lists every Outcome.
+var Outcomes = []Outcome{OutcomeSuccess, OutcomeRetry, OutcomeSnooze, OutcomeDead, OutcomeCancelled}
 
 // MaxQueueLabels bounds the queue label values courier_jobs_enqueued_total
 // takes for queues this process does not serve (a producer may name any
@@ -85,8 +101,8 @@ func (s *Set) Serve(queue string, concurrency int) {
 	s.jobs.duration.WithLabelValues(queue)
 	s.jobs.lag.WithLabelValues(queue)
 	s.Enqueued(queue, 0)
-	for _, r := range Results {
-		s.jobs.processed.WithLabelValues(queue, string(r))
+	for _, o := range Outcomes {
+		s.jobs.processed.WithLabelValues(queue, string(o))
 	}
 }
 
@@ -119,7 +135,8 @@ func (s *Set) Enqueued(queue string, n int) {
 	j.enqueued.WithLabelValues(queue).Add(float64(n))
 }
 
-// Started implements pool.Observer.
+// Started records the start of an attempt of a job of queue that had been
+// due for lag.
 func (s *Set) Started(queue string, lag time.Duration) {
 	if s == nil {
 		return
@@ -128,8 +145,9 @@ func (s *Set) Started(queue string, lag time.Duration) {
 	s.jobs.lag.WithLabelValues(queue).Observe(lag.Seconds())
 }
 
-// Ended implements pool.Observer.
-func (s *Set) Ended(queue string, res pool.Result, started bool, ran time.Duration) {
+// Ended records the end of an attempt: its outcome, and when it started
+// (started) how long its handler ran.
+func (s *Set) Ended(queue string, o Outcome, started bool, ran time.Duration) {
 	if s == nil {
 		return
 	}
@@ -137,7 +155,5 @@ func (s *Set) Ended(queue string, res pool.Result, started bool, ran time.Durati
 		s.jobs.running.WithLabelValues(queue).Dec()
 		s.jobs.duration.WithLabelValues(queue).Observe(ran.Seconds())
 	}
-	s.jobs.processed.WithLabelValues(queue, string(res)).Inc()
+	s.jobs.processed.WithLabelValues(queue, string(o)).Inc()
 }
-
-var _ pool.Observer = (*Set)(nil)

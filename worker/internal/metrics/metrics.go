@@ -1,25 +1,22 @@
-// Package metrics defines the daemon's Prometheus metrics (DESIGN.md,
-// "Metrics": the names are an interface that dashboards and alerts use) and
-// registers them on the registerer the program passes in.
+// Package metrics defines every Prometheus metric of Courier (DESIGN.md,
+// "Metrics": the names are an interface that dashboards and alerts use):
+// the job, queue and leader metrics of a Daemon (Set), the Redis metrics of
+// the script layer (Redis) and the lock metrics (Lock). Each registers on
+// the registerer the program passes in, sharing series with an earlier
+// registration on the same registry. It imports no other package of
+// Courier: the engine's packages hand it names and numbers.
 package metrics
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/seed-53d105c9/courier/worker/internal/store"
-	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
-// Set is the daemon's metrics. A nil *Set records nothing.
+// Set is a Daemon's or a Client's metrics. A nil *Set records nothing.
 type Set struct {
 	leader    *prometheus.GaugeVec
 	queueJobs *prometheus.GaugeVec
 	jobs      *jobMetrics
-	redis     *redisMetrics
-	// Lock is handed to the lock client of the leader elections.
-	Lock *lock.Metrics
+	redis     *Redis
 }
 
 // New registers the metrics on reg; nil reg gives a nil Set. Metrics already
@@ -37,43 +34,29 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_jobs",
 			Help: "Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead.",
 		}, []string{"queue", "state"}),
-		jobs:  newJobMetrics(),
-		redis: newRedisMetrics(),
+		jobs: newJobMetrics(),
 	}
-	j, r := s.jobs, s.redis
-	for _, err := range []error{
-		registerAs(reg, &s.leader), registerAs(reg, &s.queueJobs),
-		registerAs(reg, &j.enqueued), registerAs(reg, &j.processed),
-		registerAs(reg, &j.duration), registerAs(reg, &j.lag),
-		registerAs(reg, &j.running), registerAs(reg, &j.concurrency),
-		registerAs(reg, &r.script), registerAs(reg, &r.errors),
-	} {
-		if err != nil {
-			return nil, err
-		}
+	j := s.jobs
+	if err := register(reg, "job",
+		share(&s.leader), share(&s.queueJobs),
+		share(&j.enqueued), share(&j.processed), share(&j.duration), share(&j.lag),
+		share(&j.running), share(&j.concurrency),
+	); err != nil {
+		return nil, err
 	}
-	r.touch()
 	var err error
-	if s.Lock, err = lock.NewMetrics(reg); err != nil {
+	if s.redis, err = NewRedis(reg); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// registerAs registers *c on reg; if an equal collector is registered
-// already, *c becomes that one, so two Sets on one registry share series.
-func registerAs[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
-	if err := reg.Register(*c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				*c = existing
-				return nil
-			}
-		}
-		return err
+// Redis returns the Redis metrics of the set; nil for a nil Set.
+func (s *Set) Redis() *Redis {
+	if s == nil {
+		return nil
 	}
-	return nil
+	return s.redis
 }
 
 // Leader records whether this process leads queue.
@@ -92,15 +75,20 @@ func (s *Set) Leader(queue string, leading bool) {
 	s.leader.WithLabelValues(queue).Set(v)
 }
 
+// QueueSizes is a leader's sample of a queue's jobs by state.
+type QueueSizes struct {
+	Scheduled, Ready, Active, Dead int64
+}
+
 // QueueJobs records a leader's sample of a queue's sizes.
-func (s *Set) QueueJobs(queue string, st store.Stats) {
+func (s *Set) QueueJobs(queue string, q QueueSizes) {
 	if s == nil {
 		return
 	}
-	s.queueJobs.WithLabelValues(queue, "scheduled").Set(float64(st.Scheduled))
-	s.queueJobs.WithLabelValues(queue, "ready").Set(float64(st.Ready))
-	s.queueJobs.WithLabelValues(queue, "active").Set(float64(st.Active))
-	s.queueJobs.WithLabelValues(queue, "dead").Set(float64(st.Dead))
+	s.queueJobs.WithLabelValues(queue, "scheduled").Set(float64(q.Scheduled))
+	s.queueJobs.WithLabelValues(queue, "ready").Set(float64(q.Ready))
+	s.queueJobs.WithLabelValues(queue, "active").Set(float64(q.Active))
+	s.queueJobs.WithLabelValues(queue, "dead").Set(float64(q.Dead))
 }
 
 // LockLabel is the value of the lock label for a leader lock of queue.

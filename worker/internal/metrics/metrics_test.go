@@ -6,8 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 func TestLeaderAndQueueGauges(t *testing.T) {
@@ -18,7 +16,7 @@ func TestLeaderAndQueueGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Leader("emails", true)
-	s.QueueJobs("emails", store.Stats{Scheduled: 1, Ready: 2, Active: 3, Dead: 4})
+	s.QueueJobs("emails", QueueSizes{Scheduled: 1, Ready: 2, Active: 3, Dead: 4})
 	want := `
 # HELP courier_leader 1 while this process leads the queue (holds its leader lock and runs its carrier duties), else 0.
 # TYPE courier_leader gauge
@@ -71,5 +69,5 @@ func TestNilSetRecordsNothing(t *testing.T) {
 		t.Fatalf("New(nil) = %v, %v", s, err)
 	}
 	s.Leader("q", true) // must not panic
-	s.QueueJobs("q", store.Stats{})
+	s.QueueJobs("q", QueueSizes{})
 }

@@ -2,122 +2,82 @@ package metrics
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
-	"strconv"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/rueidis"
-
-	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/lua"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
-// TestRedisClientCounts sends a known sequence of calls through the wrapped
-// client of a real Redis and checks what was timed and counted.
-func TestRedisClientCounts(t *testing.T) {
+// TestRedisRecordsByName records a known sequence and checks what was
+// timed and what counted as a failure.
+func TestRedisRecordsByName(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	s, err := New(reg)
+	r, err := NewRedis(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := s.Redis(testkit.Single(t))
-	ctx := t.Context()
-	p := testkit.Prefix(t)
+	r.Touch("claim", "ack")
+	r.Script("claim", time.Millisecond, nil)
+	r.Script("claim", time.Millisecond, errors.New("connection reset"))
+	r.Script("ack", time.Millisecond, context.Canceled)                          // the caller's decision
+	r.Script("ack", time.Millisecond, fmt.Errorf("ack q: %w", context.Canceled)) // wrapped, too
+	r.Failed("get", rueidis.Nil)                                                 // an answer
+	r.Failed("ping", errors.New("i/o timeout"))
+	r.Failed("sadd", nil)
 
-	// Plain commands: a nil reply is an answer, a wrong-type error counts.
-	if err := c.Do(ctx, c.B().Set().Key(p+":s").Value("x").Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Do(ctx, c.B().Get().Key(p+":missing").Build()).Error(); !rueidis.IsRedisNil(err) {
-		t.Fatalf("GET missing: %v", err)
-	}
-	if err := c.Do(ctx, c.B().Incr().Key(p+":s").Build()).Error(); err == nil {
-		t.Fatal("INCR of a string succeeded")
-	}
-	// A cancelled call is the caller's decision, not a Redis failure.
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	_ = c.Do(cancelled, c.B().Ping().Build())
-
-	// Scripts: one lock_acquire call (a NOSCRIPT answer, if any, is not
-	// timed: the EVAL that follows is), then a pipeline of two more and a
-	// PING, timed once for the script; an unknown script is "other".
-	acquire := rueidis.NewLuaScript(lua.LockAcquire)
-	args := []string{"60000", "owner"}
-	if err := acquire.Exec(ctx, c, []string{p + ":lock0"}, args).Error(); !rueidis.IsRedisNil(err) {
-		t.Fatalf("lock_acquire: %v", err)
-	}
-	var multi rueidis.Commands
-	for i := 1; i <= 2; i++ {
-		multi = append(multi, c.B().Evalsha().Sha1(sha1Of(lua.LockAcquire)).Numkeys(1).Key(p+":lock"+strconv.Itoa(i)).Arg(args...).Build())
-	}
-	multi = append(multi, c.B().Ping().Build())
-	for i, res := range c.DoMulti(ctx, multi...) {
-		if err := res.Error(); err != nil && !rueidis.IsRedisNil(err) {
-			t.Fatalf("pipeline call %d: %v", i, err)
-		}
-	}
-	if err := c.Do(ctx, c.B().Eval().Script("return 1").Numkeys(0).Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Do(ctx, c.B().Eval().Script("return redis.call('INCR', KEYS[1])").Numkeys(1).Key(p+":s").Build()).Error(); err == nil {
-		t.Fatal("a failing script succeeded")
-	}
-
-	for op, want := range map[string]float64{"incr": 1, "get": 0, "ping": 0, OtherScript: 1, "lock_acquire": 0, "claim": 0} {
-		if got := testutil.ToFloat64(s.redis.errors.WithLabelValues(op)); got != want {
+	for op, want := range map[string]float64{"claim": 1, "ack": 0, "get": 0, "ping": 1, "sadd": 0} {
+		if got := testutil.ToFloat64(r.errors.WithLabelValues(op)); got != want {
 			t.Errorf(`courier_redis_errors_total{op=%q} = %v, want %v`, op, got, want)
 		}
 	}
-	for script, want := range map[string]uint64{"lock_acquire": 2, OtherScript: 2, "claim": 0} {
-		if got := histogramCount(t, s.redis.script.WithLabelValues(script)); got != want {
-			t.Errorf(`courier_redis_script_seconds_count{script=%q} = %v, want %v`, script, got, want)
-		}
+	if n := testutil.CollectAndCount(r.script); n != 2 {
+		t.Errorf("%d script series, want 2 (claim, ack: touched, then timed)", n)
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Errorf("GatherAndLint: %v %+v", err, problems)
 	}
+	var nilRedis *Redis
+	nilRedis.Touch("claim") // must not panic
+	nilRedis.Script("claim", time.Second, errors.New("x"))
+	nilRedis.Failed("ping", errors.New("x"))
 }
 
-func TestOpNames(t *testing.T) {
+func TestRegistrationIsSharedOrUndone(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		args   []string
-		name   string
-		script bool
-	}{
-		{[]string{"EVALSHA", sha1Of(lua.Claim), "6"}, "claim", true},
-		{[]string{"EVAL", lua.Recover, "6"}, "recover", true},
-		{[]string{"EVALSHA_RO", sha1Of(lua.Get), "3"}, "get", true},
-		{[]string{"EVAL", "return 1", "0"}, OtherScript, true},
-		{[]string{"HSET", "k", "f", "v"}, "hset", false},
-		{[]string{"SUBSCRIBE", "ch"}, "subscribe", false},
-		{nil, "unknown", false},
-	} {
-		name, script := op(tc.args)
-		if name != tc.name || script != tc.script {
-			t.Errorf("op(%.20q) = %q, %v; want %q, %v", tc.args, name, script, tc.name, tc.script)
-		}
-	}
-}
-
-func sha1Of(src string) string {
-	sum := sha1.Sum([]byte(src))
-	return hex.EncodeToString(sum[:])
-}
-
-func histogramCount(t *testing.T, o prometheus.Observer) uint64 {
-	t.Helper()
-	var m dto.Metric
-	if err := o.(prometheus.Metric).Write(&m); err != nil {
+	reg := prometheus.NewRegistry()
+	a, err := NewLock(reg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m.GetHistogram().GetSampleCount()
+	b, err := NewLock(reg)
+	if err != nil {
+		t.Fatalf("second NewLock on the same registry: %v", err)
+	}
+	a.Contended("l")
+	b.Contended("l")
+	if v := testutil.ToFloat64(a.contention.WithLabelValues("l")); v != 2 {
+		t.Errorf("contention = %v, want 2: the second Lock does not share the first's series", v)
+	}
+
+	// A collector of another kind under one of the names is a conflict:
+	// nothing registered by the failed call stays.
+	other := prometheus.NewRegistry()
+	other.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "courier_lock_renewals_total", Help: "not a counter"}))
+	if _, err := NewLock(other); err == nil {
+		t.Error("NewLock succeeded on a registry with a conflicting collector")
+	}
+	if n := testutil.CollectAndCount(other, "courier_lock_acquire_seconds", "courier_lock_contention_total"); n != 0 {
+		t.Errorf("%d lock series left registered after the failed NewLock", n)
+	}
+	if _, err := NewLock(nil); err == nil {
+		t.Error("NewLock(nil) succeeded")
+	}
+	if _, err := NewRedis(nil); err == nil {
+		t.Error("NewRedis(nil) succeeded")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -142,7 +143,7 @@ func assertNoCalls(t *testing.T, st *fakeStore, methods ...string) {
 type observed struct {
 	Queue   string
 	Lag     time.Duration // -1 when Started was not called
-	Res     pool.Result
+	Res     metrics.Outcome
 	Started bool
 	Ran     time.Duration
 }
@@ -161,7 +162,7 @@ func (o *observer) Started(_ string, lag time.Duration) {
 	o.lags = append(o.lags, lag)
 }
 
-func (o *observer) Ended(queue string, res pool.Result, started bool, ran time.Duration) {
+func (o *observer) Ended(queue string, res metrics.Outcome, started bool, ran time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	ob := observed{Queue: queue, Lag: -1, Res: res, Started: started, Ran: ran}

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -23,13 +24,13 @@ func TestOutcomesReachStore(t *testing.T) {
 		wantState  jobState // "" = deleted
 		wantScore  time.Duration
 		wantAttmpt int
-		wantResult pool.Result
+		wantResult metrics.Outcome
 	}{
 		{
 			name:       "ack",
 			outcome:    pool.Outcome{Kind: pool.Ack},
 			method:     "Ack",
-			wantResult: pool.ResultSuccess,
+			wantResult: metrics.OutcomeSuccess,
 		},
 		{
 			name:       "retry",
@@ -40,7 +41,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDue,
 			wantScore:  work + 30*time.Second,
 			wantAttmpt: 1,
-			wantResult: pool.ResultRetry,
+			wantResult: metrics.OutcomeRetry,
 		},
 		{
 			name:       "dead",
@@ -50,7 +51,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDead,
 			wantScore:  work,
 			wantAttmpt: 1,
-			wantResult: pool.ResultDead,
+			wantResult: metrics.OutcomeDead,
 		},
 		{
 			name:       "snooze",
@@ -60,7 +61,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			wantState:  stateDue,
 			wantScore:  work + time.Minute,
 			wantAttmpt: 0,
-			wantResult: pool.ResultSnooze,
+			wantResult: metrics.OutcomeSnooze,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,7 +136,7 @@ func TestOutcomesReachStore(t *testing.T) {
 					t.Fatalf("job ran %d times, want 2", len(runs))
 				}
 				re := runs[1]
-				if got := obs.get(); len(got) != 2 || got[1].Res != pool.ResultSuccess || got[1].Lag != 0 {
+				if got := obs.get(); len(got) != 2 || got[1].Res != metrics.OutcomeSuccess || got[1].Lag != 0 {
 					t.Errorf("observer heard %+v, want a second attempt, on time, that succeeded", got)
 				}
 				if at := re.At.Sub(t0); at != tc.wantScore {

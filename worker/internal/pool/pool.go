@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -45,16 +46,16 @@ const (
 	Snooze             // back to due after Outcome.Delay, attempt not spent
 )
 
-func (k Kind) result() Result {
+func (k Kind) result() metrics.Outcome {
 	switch k {
 	case Ack:
-		return ResultSuccess
+		return metrics.OutcomeSuccess
 	case Retry:
-		return ResultRetry
+		return metrics.OutcomeRetry
 	case Dead:
-		return ResultDead
+		return metrics.OutcomeDead
 	}
-	return ResultSnooze
+	return metrics.OutcomeSnooze
 }
 
 // Outcome is the result of running one job.
@@ -85,20 +86,6 @@ type Queue struct {
 	Abort Abort
 }
 
-// Result is how an attempt ended, as metrics count it.
-type Result string
-
-// The results of an attempt.
-const (
-	ResultSuccess Result = "success" // acked
-	ResultRetry   Result = "retry"   // failed, due again after a backoff
-	ResultSnooze  Result = "snooze"  // handler asked to run again later
-	ResultDead    Result = "dead"    // failed for good
-	// ResultCancelled: the process gave the job up: handed back at the
-	// shutdown timeout, never started, or its lease was lost.
-	ResultCancelled Result = "cancelled"
-)
-
 // Observer is told when jobs start and end. Calls come from the workers'
 // goroutines, concurrently.
 type Observer interface {
@@ -107,7 +94,7 @@ type Observer interface {
 	Started(queue string, lag time.Duration)
 	// Ended is called once per claimed job. started says whether Started
 	// was called for it; ran is how long its Exec ran.
-	Ended(queue string, res Result, started bool, ran time.Duration)
+	Ended(queue string, o metrics.Outcome, started bool, ran time.Duration)
 }
 
 // Config tunes the pool. Zero values take the defaults.

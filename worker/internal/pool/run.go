@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -39,7 +40,7 @@ func (p *Pool) execute(r *run, respawn func()) {
 		res := p.settle(r, o)
 		if obs := p.cfg.Observer; obs != nil {
 			if start.IsZero() {
-				obs.Ended(r.q.Name, ResultCancelled, false, 0)
+				obs.Ended(r.q.Name, metrics.OutcomeCancelled, false, 0)
 			} else {
 				obs.Ended(r.q.Name, res, true, time.Since(start))
 			}
@@ -67,18 +68,18 @@ func (p *Pool) execute(r *run, respawn func()) {
 // ended. Acks are batched; the rarer outcomes are written at once. The
 // writes outlive Run's context: a job that finished must not be run again
 // because the process was stopping.
-func (p *Pool) settle(r *run, o Outcome) Result {
+func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 	tok := r.rec.Token()
 	p.mu.Lock()
 	if r.returned {
 		p.mu.Unlock()
-		return ResultCancelled // already handed back at the hard stop
+		return metrics.OutcomeCancelled // already handed back at the hard stop
 	}
 	delete(p.running, tok)
 	handBack := p.hard && o.Kind != Ack
 	res := o.Kind.result()
 	if handBack || (r.lost && o.Kind != Ack) {
-		res = ResultCancelled
+		res = metrics.OutcomeCancelled
 	}
 	if handBack {
 		// Cancelled by the shutdown, not failed: give the attempt back.

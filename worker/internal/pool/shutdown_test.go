@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -70,7 +71,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 		wantReturn time.Duration // Run returns, after the cancel
 		wantSum    pool.Summary
 		wantSnooze bool // handed back: due again, attempt not spent
-		wantResult pool.Result
+		wantResult metrics.Outcome
 	}{
 		{
 			name:       "ignores its context",
@@ -79,7 +80,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout + grace,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
-			wantResult: pool.ResultCancelled,
+			wantResult: metrics.OutcomeCancelled,
 		},
 		{
 			name: "returns an error when cancelled",
@@ -91,7 +92,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
-			wantResult: pool.ResultCancelled,
+			wantResult: metrics.OutcomeCancelled,
 		},
 		{
 			name: "fails permanently when cancelled",
@@ -103,7 +104,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantReturn: timeout,
 			wantSum:    pool.Summary{Returned: 1},
 			wantSnooze: true,
-			wantResult: pool.ResultCancelled,
+			wantResult: metrics.OutcomeCancelled,
 		},
 		{
 			name: "finishes within the grace",
@@ -115,7 +116,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 			wantCancel: true,
 			wantReturn: timeout + grace/2,
 			wantSum:    pool.Summary{Finished: 1},
-			wantResult: pool.ResultSuccess,
+			wantResult: metrics.OutcomeSuccess,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

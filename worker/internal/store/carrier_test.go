@@ -11,13 +11,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/lua"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
-)
-
-var (
-	rawTrim = rueidis.NewLuaScript(lua.Trim)
-	rawFire = rueidis.NewLuaScript(lua.Fire)
 )
 
 // hgetall returns the hash at key (empty when there is none).
@@ -307,35 +302,35 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 
 		tests := []struct {
 			name   string
-			script *rueidis.Lua
+			script *script.Script
 			keys   []string
 			args   []string
 		}{
-			{"trim max jobs -1", rawTrim, trimKeys, []string{field, "-1", "1000", "10"}},
-			{"trim max jobs not a number", rawTrim, trimKeys, []string{field, "all", "1000", "10"}},
-			{"trim max age 0", rawTrim, trimKeys, []string{field, "0", "0", "10"}},
-			{"trim max age not a number", rawTrim, trimKeys, []string{field, "0", "1h", "10"}},
-			{"trim limit 0", rawTrim, trimKeys, []string{field, "0", "1000", "0"}},
-			{"trim limit 1001", rawTrim, trimKeys, []string{field, "0", "1000", "1001"}},
+			{"trim max jobs -1", script.Trim, trimKeys, []string{field, "-1", "1000", "10"}},
+			{"trim max jobs not a number", script.Trim, trimKeys, []string{field, "all", "1000", "10"}},
+			{"trim max age 0", script.Trim, trimKeys, []string{field, "0", "0", "10"}},
+			{"trim max age not a number", script.Trim, trimKeys, []string{field, "0", "1h", "10"}},
+			{"trim limit 0", script.Trim, trimKeys, []string{field, "0", "1000", "0"}},
+			{"trim limit 1001", script.Trim, trimKeys, []string{field, "0", "1000", "1001"}},
 
-			{"fire empty schedule", rawFire, fireKeys, fireArgs("", past, "0", "0")},
-			{"fire time negative", rawFire, fireKeys, fireArgs("tick", "-1", "0", "0")},
-			{"fire time fractional", rawFire, fireKeys, fireArgs("tick", past+".5", "0", "0")},
-			{"fire time not a number", rawFire, fireKeys, fireArgs("tick", "now", "0", "0")},
-			{"fire max attempts negative", rawFire, fireKeys, fireArgs("tick", past, "-1", "0")},
-			{"fire max attempts fractional", rawFire, fireKeys, fireArgs("tick", past, "1.5", "0")},
-			{"fire max attempts not a number", rawFire, fireKeys, fireArgs("tick", past, "three", "0")},
-			{"fire timeout negative", rawFire, fireKeys, fireArgs("tick", past, "0", "-5")},
-			{"fire timeout not a number", rawFire, fireKeys, fireArgs("tick", past, "0", "5s")},
-			{"fire time in exponent form", rawFire, fireKeys, fireArgs("tick", past+"e0", "0", "0")},
-			{"fire time with a leading zero", rawFire, fireKeys, fireArgs("tick", "0"+past, "0", "0")},
-			{"fire max attempts in exponent form", rawFire, fireKeys, fireArgs("tick", past, "1e1", "0")},
-			{"fire timeout in hex", rawFire, fireKeys, fireArgs("tick", past, "0", "0x10")},
-			{"fire timeout too long for a record", rawFire, fireKeys, fireArgs("tick", past, "0", "9999999999999")},
+			{"fire empty schedule", script.Fire, fireKeys, fireArgs("", past, "0", "0")},
+			{"fire time negative", script.Fire, fireKeys, fireArgs("tick", "-1", "0", "0")},
+			{"fire time fractional", script.Fire, fireKeys, fireArgs("tick", past+".5", "0", "0")},
+			{"fire time not a number", script.Fire, fireKeys, fireArgs("tick", "now", "0", "0")},
+			{"fire max attempts negative", script.Fire, fireKeys, fireArgs("tick", past, "-1", "0")},
+			{"fire max attempts fractional", script.Fire, fireKeys, fireArgs("tick", past, "1.5", "0")},
+			{"fire max attempts not a number", script.Fire, fireKeys, fireArgs("tick", past, "three", "0")},
+			{"fire timeout negative", script.Fire, fireKeys, fireArgs("tick", past, "0", "-5")},
+			{"fire timeout not a number", script.Fire, fireKeys, fireArgs("tick", past, "0", "5s")},
+			{"fire time in exponent form", script.Fire, fireKeys, fireArgs("tick", past+"e0", "0", "0")},
+			{"fire time with a leading zero", script.Fire, fireKeys, fireArgs("tick", "0"+past, "0", "0")},
+			{"fire max attempts in exponent form", script.Fire, fireKeys, fireArgs("tick", past, "1e1", "0")},
+			{"fire timeout in hex", script.Fire, fireKeys, fireArgs("tick", past, "0", "0x10")},
+			{"fire timeout too long for a record", script.Fire, fireKeys, fireArgs("tick", past, "0", "9999999999999")},
 		}
 		before := carrierStateOf(t, c, k)
 		for _, tt := range tests {
-			err := tt.script.Exec(t.Context(), c, tt.keys, tt.args).Error()
+			err := tt.script.Exec(t.Context(), script.NewConn(c, nil), tt.keys, tt.args).Error()
 			if err == nil {
 				t.Errorf("%s: no error", tt.name)
 				continue

@@ -8,16 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/seed-53d105c9/courier/lua"
-)
-
-// The dead set's scripts. The listing only reads, so rueidis may retry it;
-// like get and stats it goes as EVALSHA, not EVALSHA_RO, because the
-// embedded store of courier dev refuses TIME in a read-only script.
-var (
-	scriptDeadList = rueidis.NewLuaScriptRetryable(lua.DeadList)
-	scriptPurge    = rueidis.NewLuaScript(lua.Purge)
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // DeadPageBytes bounds the records of one page of a dead set: a page ends
@@ -96,7 +87,7 @@ func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, 
 		until = msArg(q.Until)
 	}
 	args := []string{strconv.Itoa(q.Limit), mode, cursorMs, q.After.ID, until, strconv.Itoa(cmp.Or(q.MaxBytes, DeadPageBytes))}
-	vals, err := scriptDeadList.Exec(ctx, s.c, []string{k.Jobs, k.Dead}, args).ToArray()
+	vals, err := script.DeadList.Exec(ctx, s.c, []string{k.Jobs, k.Dead}, args).ToArray()
 	if err != nil {
 		return DeadPage{}, fmt.Errorf("list dead jobs of %s: %w", queue, err)
 	}
@@ -136,27 +127,4 @@ func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, 
 		page.Next = DeadCursor{DiedAt: last.DiedAt, ID: last.Record.ID}
 	}
 	return page, nil
-}
-
-// Purge deletes dead jobs of queue. deleted[i] reports whether ids[i] was
-// in the dead set and was deleted; jobs in other sets are never touched.
-// When until is not zero, jobs that died after it are spared too.
-func (s *Store) Purge(ctx context.Context, queue string, ids []string, until time.Time) (deleted []bool, err error) {
-	k := s.Keys(queue)
-	untilArg := ""
-	if !until.IsZero() {
-		untilArg = msArg(until)
-	}
-	deleted = make([]bool, 0, len(ids))
-	for start := 0; start < len(ids); start += MaxBatch {
-		batch := ids[start:min(start+MaxBatch, len(ids))]
-		flags, err := scriptPurge.Exec(ctx, s.c, []string{k.Jobs, k.Dead}, append([]string{untilArg}, batch...)).AsIntSlice()
-		if err != nil {
-			return deleted, fmt.Errorf("purge %s: %w", queue, err)
-		}
-		for _, f := range flags {
-			deleted = append(deleted, f == 1)
-		}
-	}
-	return deleted, nil
 }

@@ -1,0 +1,59 @@
+// Package lua holds Courier's Redis scripts, one file per script, embedded
+// into the binary (Files). It has no logic: the script layer,
+// worker/internal/script, declares each script once (its name, its source
+// and whether a call may be sent again after an unknown outcome), includes
+// the shared helpers and runs it.
+//
+// # A script's file
+//
+// A script file opens with a header of comments that is its contract:
+//
+//	-- <name>.lua: what it does, in one line or a few.
+//	-- KEYS[1] … : every key it touches, all of one queue's hash tag
+//	-- ARGV[1] … : every argument, with its unit (ms, µs, bytes)
+//	-- returns: the reply, in the shape below
+//	-- bound: how much work one call may do (a LIMIT, a batch size)
+//
+// lua_test.go checks that every script has these lines.
+//
+// # Shared helpers
+//
+// record.lua is not a script: it holds the job record codec and small
+// helpers (now_ms, head_ms, wake, pairs_from, held, fenced, …), each a
+// top-level "function name(" or "NAME = " definition. A script calls them by
+// name; the script layer ships a script with only the helpers it names (and
+// theirs), declared local on the script's first line and defined after the
+// script, whose body runs as a function called at the end. A script's own
+// lines therefore keep their numbers in Redis's error messages, and a
+// script that needs no helper is sent exactly as its file reads.
+//
+// # Rules every script keeps
+//
+//   - Time comes from redis.call('TIME') (now_ms), never from an argument.
+//   - Every argument is checked before the first write: Lua does not roll
+//     back. A bad argument is an error reply "ERR courier: <what is wrong>".
+//   - Bounded work per call: at most 1,000 jobs, or a LIMIT, per call.
+//   - Safe to run twice: a reply can be lost, and the caller may not know
+//     whether the call ran. Writes that act on a running job carry its claim
+//     token and do nothing when it no longer matches.
+//   - Every key the script touches is passed in KEYS; pub/sub channels, which
+//     are not keys, travel in ARGV.
+//
+// # Replies
+//
+// One convention for all scripts:
+//
+//   - Success is an integer, or a flat array of integers and strings (never
+//     nested): counts, per-item flags (1 = done, 0 = skipped, in the order of
+//     the items asked for), or a fixed head followed by repeated groups, as
+//     the header says. Times are integers in ms since the epoch on the Redis
+//     clock (µs where the header says so).
+//   - nil means "there is no such thing" (get: no job; lock_acquire: taken;
+//     lock_release: not held).
+//   - A negative code in place of a count or flag says why nothing changed:
+//     -1 always means the caller is not the queue's leader (the fenced
+//     carrier scripts: recover, trim, fire), and the header lists the others
+//     (cancel: -1 running, -2 dead; fire: -2 too early).
+//   - An error reply is a bad call, never a state: "ERR courier: …", sent
+//     before any write.
+package lua

@@ -1,0 +1,67 @@
+package script
+
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+)
+
+// Conn is a Redis client as the store and the lock use it: scripts run
+// through it (Script.Exec), and so do the few plain commands around them,
+// each call recorded in its metrics. The zero Conn is not usable; a Conn is
+// a small value, passed by value.
+type Conn struct {
+	client  rueidis.Client
+	metrics *metrics.Redis // nil: records nothing
+}
+
+// NewConn returns a Conn on c that records its calls in m (nil: none).
+func NewConn(c rueidis.Client, m *metrics.Redis) Conn { return Conn{client: c, metrics: m} }
+
+// B returns the command builder.
+func (c Conn) B() rueidis.Builder { return c.client.B() }
+
+// Do sends one plain command and counts its failure under the command's
+// name.
+func (c Conn) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	op := opName(cmd) // read before Do: rueidis recycles the command
+	res := c.client.Do(ctx, cmd)
+	c.metrics.Failed(op, res.Error())
+	return res
+}
+
+// DoMulti sends plain commands in one round trip and counts each failure
+// under its command's name.
+func (c Conn) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	ops := make([]string, len(cmds))
+	for i, cmd := range cmds {
+		ops[i] = opName(cmd)
+	}
+	out := c.client.DoMulti(ctx, cmds...)
+	for i, res := range out {
+		c.metrics.Failed(ops[i], res.Error())
+	}
+	return out
+}
+
+// Receive runs a subscription (see rueidis.Client.Receive) and counts it
+// as failed when it ends with an error before ctx does.
+func (c Conn) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(rueidis.PubSubMessage)) error {
+	op := opName(subscribe)
+	err := c.client.Receive(ctx, subscribe, fn)
+	if ctx.Err() == nil {
+		c.metrics.Failed(op, err)
+	}
+	return err
+}
+
+// opName is a plain command's op label: its name in lower case.
+func opName(cmd rueidis.Completed) string {
+	if args := cmd.Commands(); len(args) > 0 {
+		return strings.ToLower(args[0])
+	}
+	return "unknown"
+}

@@ -1,0 +1,70 @@
+package script
+
+// The catalog: every script of package lua, declared once. A script that
+// writes is Once unless a second run provably changes nothing more; the
+// read-only ones (get, stats, deadlist) go as EVALSHA, not EVALSHA_RO,
+// because the embedded store of courier dev refuses TIME in a read-only
+// script.
+var (
+	// Enqueue adds jobs to a queue, reporting ids that already exist. Not
+	// resent: a second run would report the first run's jobs as duplicates.
+	Enqueue = declare("enqueue", Once)
+	// Claim moves due jobs to active with a lease and a fresh claim token.
+	Claim = declare("claim", Once)
+	// Ack deletes finished jobs.
+	Ack = declare("ack", Once)
+	// Retry ends a failed attempt: back to due after a delay, or to dead.
+	Retry = declare("retry", Once)
+	// Snooze returns active jobs to due without spending an attempt.
+	Snooze = declare("snooze", Once)
+	// Extend renews the leases of running jobs.
+	Extend = declare("extend", Once)
+	// Cancel deletes a job that has not started.
+	Cancel = declare("cancel", Once)
+	// Requeue moves dead jobs back to due.
+	Requeue = declare("requeue", Once)
+	// Recover returns jobs whose lease expired to due, or to dead (leader
+	// only, fenced).
+	Recover = declare("recover", Once)
+	// Trim deletes dead jobs beyond the age and count limits (leader only,
+	// fenced).
+	Trim = declare("trim", Once)
+	// Fire enqueues one fire of a periodic job, once (leader only, fenced).
+	Fire = declare("fire", Once)
+	// Purge deletes dead jobs.
+	Purge = declare("purge", Once)
+	// Get reads one job and the set it is in (read only).
+	Get = declare("get", Resend)
+	// Stats counts a queue's jobs by state (read only).
+	Stats = declare("stats", Resend)
+	// DeadList reads a page of the dead set after a cursor (read only).
+	DeadList = declare("deadlist", Resend)
+
+	// LockAcquire takes or re-enters a reentrant lock, or returns its TTL.
+	LockAcquire = declare("lock_acquire", Once)
+	// LockRelease gives up one hold of a lock; the last hold deletes it and
+	// publishes the unlock message.
+	LockRelease = declare("lock_release", Once)
+	// LockRenew resets the lease of a held lock: a second run only sets the
+	// same TTL again.
+	LockRenew = declare("lock_renew", Resend)
+)
+
+// All returns every declared script.
+func All() []*Script {
+	return []*Script{
+		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
+		Recover, Trim, Fire, Purge, Get, Stats, DeadList,
+		LockAcquire, LockRelease, LockRenew,
+	}
+}
+
+// Names returns the names of every declared script.
+func Names() []string {
+	all := All()
+	names := make([]string, len(all))
+	for i, s := range all {
+		names[i] = s.name
+	}
+	return names
+}

@@ -1,0 +1,164 @@
+package script
+
+import (
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/seed-53d105c9/courier/lua"
+)
+
+// helpersFile holds the helpers scripts share; every other .lua file is a
+// script.
+const helpersFile = "record.lua"
+
+// helper is one top-level definition of helpersFile.
+type helper struct {
+	name string
+	text string   // its comment and definition
+	uses []string // the other helpers its definition names
+}
+
+// definition matches the line that starts a helper: "function name(" or
+// "NAME = ".
+var definition = regexp.MustCompile(`^(?:function ([A-Za-z_]\w*)\(|([A-Za-z_]\w*) = )`)
+
+// parseHelpers splits the helpers file into its definitions, in file order.
+// A definition runs from the comment above it to the comment above the next.
+func parseHelpers(src string) ([]helper, error) {
+	lines := strings.Split(src, "\n")
+	var out []helper
+	start := -1 // first line of the current definition's comment block
+	commentFrom := -1
+	for i, line := range lines {
+		switch m := definition.FindStringSubmatch(line); {
+		case m != nil:
+			from := i
+			if commentFrom >= 0 {
+				from = commentFrom
+			}
+			if len(out) > 0 {
+				out[len(out)-1].text = strings.Join(lines[start:from], "\n")
+			}
+			name := m[1] + m[2]
+			if slices.ContainsFunc(out, func(h helper) bool { return h.name == name }) {
+				return nil, fmt.Errorf("%s: %s is defined twice", helpersFile, name)
+			}
+			out = append(out, helper{name: name})
+			start, commentFrom = from, -1
+		case strings.HasPrefix(line, "--"):
+			if commentFrom < 0 {
+				commentFrom = i
+			}
+		case strings.TrimSpace(line) == "":
+			commentFrom = -1 // a blank line ends a comment block
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s defines no helper", helpersFile)
+	}
+	out[len(out)-1].text = strings.TrimRight(strings.Join(lines[start:], "\n"), "\n")
+	for i := range out {
+		out[i].uses = named(out[i].text, out, out[i].name)
+	}
+	return out, nil
+}
+
+// named returns the names of the helpers that code refers to, comments left
+// out, except self.
+func named(code string, helpers []helper, self string) []string {
+	var out []string
+	words := identifiers(code)
+	for _, h := range helpers {
+		if h.name != self && words[h.name] {
+			out = append(out, h.name)
+		}
+	}
+	return out
+}
+
+// identifierRE matches a Lua name.
+var identifierRE = regexp.MustCompile(`[A-Za-z_]\w*`)
+
+// identifiers returns the names code uses outside comments (a comment runs
+// from "--" to the end of its line; no script has "--" inside a string).
+func identifiers(code string) map[string]bool {
+	words := map[string]bool{}
+	for _, line := range strings.Split(code, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		for _, w := range identifierRE.FindAllString(line, -1) {
+			words[w] = true
+		}
+	}
+	return words
+}
+
+// assemble returns what is sent to Redis for the script body: body alone
+// when it names no helper, else
+//
+//	local <helpers>; local function main() <line 1 of body>
+//	<the other lines of body>
+//	end
+//	<the helpers' definitions>
+//	return main()
+//
+// so that every line of body keeps its number. A first line starting with
+// "#!" (Redis 7 script flags) stays first; the declaration goes on line 2.
+func assemble(body string, helpers []helper) string {
+	want := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if want[name] {
+			return
+		}
+		want[name] = true
+		for _, h := range helpers {
+			if h.name == name {
+				for _, u := range h.uses {
+					visit(u)
+				}
+			}
+		}
+	}
+	for _, name := range named(body, helpers, "") {
+		visit(name)
+	}
+	if len(want) == 0 {
+		return body
+	}
+	var names, defs []string
+	for _, h := range helpers { // file order: a helper's text may rely on an earlier one's value
+		if want[h.name] {
+			names = append(names, h.name)
+			defs = append(defs, h.text)
+		}
+	}
+	shebang := ""
+	if strings.HasPrefix(body, "#!") {
+		line, rest, _ := strings.Cut(body, "\n")
+		shebang, body = line+"\n", rest
+	}
+	return shebang + "local " + strings.Join(names, ", ") + "; local function main() " +
+		strings.TrimRight(body, "\n") + "\nend\n" + strings.Join(defs, "\n") + "\nreturn main()\n"
+}
+
+// source reads the script called name from package lua and assembles it.
+func source(name string) (string, error) {
+	body, err := fs.ReadFile(lua.Files, name+".lua")
+	if err != nil {
+		return "", fmt.Errorf("script %s: %w", name, err)
+	}
+	lib, err := fs.ReadFile(lua.Files, helpersFile)
+	if err != nil {
+		return "", fmt.Errorf("script %s: %w", name, err)
+	}
+	helpers, err := parseHelpers(string(lib))
+	if err != nil {
+		return "", fmt.Errorf("script %s: %w", name, err)
+	}
+	return assemble(string(body), helpers), nil
+}

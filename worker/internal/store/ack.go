@@ -1,0 +1,24 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Ack deletes finished jobs of queue and returns how many were deleted; jobs
+// not active under the given claim are skipped.
+func (s *Store) Ack(ctx context.Context, queue string, toks []Token) (int, error) {
+	k := s.Keys(queue)
+	done := 0
+	for batch := range slices.Chunk(toks, MaxBatch) {
+		n, err := script.Ack.Exec(ctx, s.c, []string{k.Jobs, k.Active, k.Claims}, tokenArgs(nil, batch)).AsInt64()
+		if err != nil {
+			return done, fmt.Errorf("ack %s: %w", queue, err)
+		}
+		done += int(n)
+	}
+	return done, nil
+}

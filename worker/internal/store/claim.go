@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Claimed is the result of one claim.
+type Claimed struct {
+	Now time.Time // the Redis clock when the claim ran
+	// Next is when a claim may find work again: the run-at of the earliest
+	// job still due, or, when Limited, the time the rate window frees
+	// capacity. Zero when no job is due.
+	Next time.Time
+	// Limited reports that the rate limit is used up and holds back a job
+	// due by Next: claims before Next take nothing.
+	Limited bool
+	Corrupt int // records that did not decode and were moved to dead
+	Jobs    []Record
+	// Bad holds claimed jobs whose records the script accepted but Go could
+	// not decode; the caller should fail them to the dead set.
+	Bad []BadRecord
+}
+
+// BadRecord is a claimed job whose record did not decode.
+type BadRecord struct {
+	Token Token
+	Err   error
+}
+
+// Rate is a queue's rate limit: at most N jobs claimed, by every process
+// together, in any window of length Per (a sliding window). The zero Rate
+// is no limit.
+type Rate struct {
+	N   int
+	Per time.Duration // whole milliseconds
+}
+
+// Limits of a Rate, as lua/claim.lua enforces them.
+const (
+	MaxRateN   = 1_000_000
+	MaxRatePer = 366 * 24 * time.Hour
+)
+
+// Claim moves up to n due jobs of queue to active with the given lease and
+// returns them with their attempt spent. It ignores any rate limit.
+func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Duration) (Claimed, error) {
+	return s.ClaimLimited(ctx, queue, n, lease, Rate{})
+}
+
+// ClaimLimited is Claim within the queue's rate limit: it takes no more jobs
+// than limit leaves room for, counting the claims of every process.
+func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit Rate) (Claimed, error) {
+	k := s.Keys(queue)
+	rateN, rateMs := "0", "0"
+	if limit != (Rate{}) {
+		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
+	}
+	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate},
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs}).ToArray()
+	if err != nil {
+		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
+	}
+	if len(vals) < 3 || (len(vals)-3)%4 != 0 {
+		return Claimed{}, fmt.Errorf("claim %s: unexpected reply of %d values", queue, len(vals))
+	}
+	var head [3]int64
+	for i := range head {
+		if head[i], err = vals[i].AsInt64(); err != nil {
+			return Claimed{}, fmt.Errorf("claim %s: reply value %d: %w", queue, i+1, err)
+		}
+	}
+	c := Claimed{Now: time.UnixMicro(head[0]), Corrupt: int(head[2])}
+	switch next := head[1]; {
+	case next >= 0:
+		c.Next = time.UnixMilli(next)
+	case next < -1: // negated: when the rate window frees capacity
+		c.Next, c.Limited = time.UnixMilli(-next), true
+	}
+	c.Jobs = make([]Record, 0, (len(vals)-3)/4)
+	for i := 3; i < len(vals); i += 4 {
+		id, _ := vals[i].ToString()
+		runAtStr, _ := vals[i+1].ToString()
+		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
+		claim, _ := vals[i+2].AsInt64()
+		raw, _ := vals[i+3].ToString()
+		r, err := DecodeRecord(id, raw)
+		r.Claim, r.Attempt, r.RunAt = claim, r.Attempt+1, time.UnixMilli(runAt)
+		if err != nil {
+			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
+			continue
+		}
+		c.Jobs = append(c.Jobs, r)
+	}
+	return c, nil
+}

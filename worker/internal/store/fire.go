@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Fire is one fire of a periodic job.
+type Fire struct {
+	Schedule    string
+	At          time.Time // the fire time; its job is due then
+	Payload     []byte
+	MaxAttempts int           // 0 = the queue's
+	Timeout     time.Duration // 0 = the queue's
+}
+
+// FireResult says what a Fire call did.
+type FireResult struct {
+	Fired bool      // the job was enqueued
+	Early bool      // At is still ahead of the Redis clock: nothing changed
+	Now   time.Time // the Redis clock
+}
+
+// FireID is the id of the job of a schedule's fire at a time.
+func FireID(schedule string, at time.Time) string {
+	return "periodic:" + schedule + ":" + strconv.FormatInt(at.UnixMilli(), 10)
+}
+
+// Fire enqueues the fire f of a periodic job of queue, unless this fire or a
+// later one of the schedule was made already. Fenced like Recover.
+func (s *Store) Fire(ctx context.Context, queue, leader string, f Fire) (FireResult, error) {
+	k := s.Keys(queue)
+	n, err := script.Fire.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Periodic, k.Leader}, []string{
+		leader, k.Wake, f.Schedule, strconv.FormatInt(f.At.UnixMilli(), 10),
+		strconv.Itoa(f.MaxAttempts), strconv.FormatInt(f.Timeout.Milliseconds(), 10), string(f.Payload),
+	}).AsIntSlice()
+	if err != nil {
+		return FireResult{}, fmt.Errorf("fire %s/%s: %w", queue, f.Schedule, err)
+	}
+	if len(n) != 2 {
+		return FireResult{}, fmt.Errorf("fire %s/%s: unexpected reply of %d values", queue, f.Schedule, len(n))
+	}
+	now := time.UnixMilli(n[1])
+	switch n[0] {
+	case -1:
+		return FireResult{}, fmt.Errorf("fire %s/%s: %w", queue, f.Schedule, ErrNotLeader)
+	case -2:
+		return FireResult{Early: true, Now: now}, nil
+	}
+	return FireResult{Fired: n[0] == 1, Now: now}, nil
+}
+
+// LastFire returns the time of the last fire of schedule in queue, if any.
+func (s *Store) LastFire(ctx context.Context, queue, schedule string) (time.Time, bool, error) {
+	ms, err := s.c.Do(ctx, s.c.B().Hget().Key(s.Keys(queue).Periodic).Field(schedule).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("last fire of %s/%s: %w", queue, schedule, err)
+	}
+	return time.UnixMilli(ms), true, nil
+}

@@ -1,0 +1,32 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Purge deletes dead jobs of queue. deleted[i] reports whether ids[i] was
+// in the dead set and was deleted; jobs in other sets are never touched.
+// When until is not zero, jobs that died after it are spared too.
+func (s *Store) Purge(ctx context.Context, queue string, ids []string, until time.Time) (deleted []bool, err error) {
+	k := s.Keys(queue)
+	untilArg := ""
+	if !until.IsZero() {
+		untilArg = msArg(until)
+	}
+	deleted = make([]bool, 0, len(ids))
+	for batch := range slices.Chunk(ids, MaxBatch) {
+		flags, err := script.Purge.Exec(ctx, s.c, []string{k.Jobs, k.Dead}, append([]string{untilArg}, batch...)).AsIntSlice()
+		if err != nil {
+			return deleted, fmt.Errorf("purge %s: %w", queue, err)
+		}
+		for _, f := range flags {
+			deleted = append(deleted, f == 1)
+		}
+	}
+	return deleted, nil
+}

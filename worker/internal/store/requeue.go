@@ -1,0 +1,26 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Requeue moves dead jobs of queue back to due now with their attempts reset.
+// moved[i] reports whether ids[i] was in the dead set.
+func (s *Store) Requeue(ctx context.Context, queue string, ids []string) (moved []bool, err error) {
+	k := s.Keys(queue)
+	moved = make([]bool, 0, len(ids))
+	for batch := range slices.Chunk(ids, MaxBatch) {
+		flags, err := script.Requeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Dead}, append([]string{k.Wake}, batch...)).AsIntSlice()
+		if err != nil {
+			return moved, fmt.Errorf("requeue %s: %w", queue, err)
+		}
+		for _, f := range flags {
+			moved = append(moved, f == 1)
+		}
+	}
+	return moved, nil
+}

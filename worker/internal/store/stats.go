@@ -1,0 +1,29 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// Stats counts the jobs of one queue by state.
+type Stats struct {
+	Ready     int64 // due now
+	Scheduled int64 // due later
+	Active    int64
+	Dead      int64
+}
+
+// Stats counts the jobs of queue by state.
+func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
+	k := s.Keys(queue)
+	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead}, nil).AsIntSlice()
+	if err != nil {
+		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
+	}
+	if len(n) != 5 {
+		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
+	}
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3]}, nil
+}
