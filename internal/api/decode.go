@@ -2,15 +2,11 @@ package api
 
 import (
 	"bytes"
-	"cmp"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -18,67 +14,6 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker"
 )
-
-// Limits bound what one request may carry. Zero fields take defaults.
-type Limits struct {
-	// MaxPayloadBytes is the largest payload, after decoding (base64) or
-	// compacting (JSON). Default worker.MaxPayloadBytesDefault; keep it
-	// equal to the backend's worker.Config.MaxPayloadBytes.
-	MaxPayloadBytes int
-	// MaxScheduleAhead bounds delay and run_at. Default
-	// worker.MaxScheduleAheadDefault; keep it equal to the backend's.
-	MaxScheduleAhead time.Duration
-	// MaxBatch is the most jobs of a batch request, 1 to MaxBatchLimit.
-	// Default MaxBatchLimit.
-	MaxBatch int
-	// MaxBodyBytes bounds a batch request's body (a single job's body is
-	// bounded by its payload limit: SingleBodyBytes). Default 16 MiB.
-	MaxBodyBytes int
-}
-
-// Bounds of a request.
-const (
-	// MaxBatchLimit is the largest Limits.MaxBatch: a batch is one script
-	// call, and a script call holds at most 1,000 jobs.
-	MaxBatchLimit = 1000
-	// MaxAttemptsLimit is the largest max_attempts a job may ask for.
-	MaxAttemptsLimit = 1000
-	// MaxTimeout is the longest timeout a job may ask for.
-	MaxTimeout = 7 * 24 * time.Hour
-	// MaxBodyBytesDefault is the default of Limits.MaxBodyBytes.
-	MaxBodyBytesDefault = 16 << 20
-	// envelopeBytes is what a single job's body may hold beyond its
-	// payload: the other fields and white space.
-	envelopeBytes = 64 << 10
-)
-
-func (l Limits) withDefaults() (Limits, error) {
-	l.MaxPayloadBytes = cmp.Or(l.MaxPayloadBytes, worker.MaxPayloadBytesDefault)
-	l.MaxScheduleAhead = cmp.Or(l.MaxScheduleAhead, worker.MaxScheduleAheadDefault)
-	l.MaxBatch = cmp.Or(l.MaxBatch, MaxBatchLimit)
-	l.MaxBodyBytes = cmp.Or(l.MaxBodyBytes, MaxBodyBytesDefault)
-	switch {
-	case l.MaxPayloadBytes < 0 || l.MaxPayloadBytes > worker.MaxPayloadBytesLimit:
-		return l, fmt.Errorf("api: MaxPayloadBytes %d out of range", l.MaxPayloadBytes)
-	case l.MaxScheduleAhead < 0:
-		return l, errors.New("api: negative MaxScheduleAhead")
-	case l.MaxBatch < 1 || l.MaxBatch > MaxBatchLimit:
-		return l, fmt.Errorf("api: MaxBatch must be 1 to %d (got %d)", MaxBatchLimit, l.MaxBatch)
-	case l.MaxBodyBytes < 0:
-		return l, errors.New("api: negative MaxBodyBytes")
-	}
-	return l, nil
-}
-
-// SingleBodyBytes is the largest body of a single enqueue: a payload at
-// the limit in base64, plus the envelope.
-func (l Limits) SingleBodyBytes() int {
-	return base64.StdEncoding.EncodedLen(l.MaxPayloadBytes) + envelopeBytes
-}
-
-// BatchBodyBytes is the largest body of a batch: MaxBodyBytes, but never
-// less than what one job may need.
-func (l Limits) BatchBodyBytes() int { return max(l.MaxBodyBytes, l.SingleBodyBytes()) }
 
 // readBody reads the whole body, refusing more than limit bytes.
 func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, *Error) {
@@ -97,68 +32,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, *Error
 	return body, nil
 }
 
-// decodeJob decodes a single enqueue's body into a spec (without Queue).
-func decodeJob(body []byte, l Limits, now time.Time) (worker.JobSpec, *Error) {
-	if err := checkBody(body); err != nil {
-		return worker.JobSpec{}, err
-	}
-	var spec worker.JobSpec
-	err := decodeObject(body, func(dec *json.Decoder) *Error {
-		var err *Error
-		spec, err = readJob(dec, "", l, now)
-		return err
-	})
-	return spec, err
-}
-
-// decodeBatch decodes a batch's body, {"jobs": [...]}, into specs (without
-// Queue). One bad job refuses the whole batch, naming it: "jobs[3].delay".
-func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error) {
-	if err := checkBody(body); err != nil {
-		return nil, err
-	}
-	var specs []worker.JobSpec
-	err := decodeObject(body, func(dec *json.Decoder) *Error {
-		return readObject(dec, "", func(key string, dec *json.Decoder) *Error {
-			if key != "jobs" {
-				return unknownField(fieldName("", key), "jobs")
-			}
-			tok, err := dec.Token()
-			switch {
-			case err != nil:
-				return syntaxError(err)
-			case tok == nil:
-				return nil // null: as if left out
-			case tok != json.Delim('['):
-				return invalidField("jobs", "must be a list of jobs")
-			}
-			// The jobs are decoded as they stream in: one pass over the
-			// body, and no more than the limit of them.
-			for dec.More() {
-				if len(specs) == l.MaxBatch {
-					return apiError(CodeTooLarge, "jobs", fmt.Sprintf("holds more than %d jobs, the limit per request", l.MaxBatch))
-				}
-				spec, err := readJob(dec, "jobs["+strconv.Itoa(len(specs))+"].", l, now)
-				if err != nil {
-					return err
-				}
-				specs = append(specs, spec)
-			}
-			if _, err := dec.Token(); err != nil { // the closing bracket
-				return syntaxError(err)
-			}
-			return nil
-		})
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case len(specs) == 0:
-		return nil, invalidField("jobs", fmt.Sprintf("must hold 1 to %d jobs", l.MaxBatch))
-	}
-	return specs, nil
-}
-
 // checkBody refuses an empty body and one that is not UTF-8 (whose strings
 // encoding/json would silently alter).
 func checkBody(body []byte) *Error {
@@ -171,125 +44,6 @@ func checkBody(body []byte) *Error {
 	return nil
 }
 
-// jobFields are the fields of a job object, for unknown-field messages.
-const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout"
-
-// readJob reads one job object from dec; prefix starts its field names.
-func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.JobSpec, *Error) {
-	var spec worker.JobSpec
-	var hasPayload, hasBase64, hasRunAt bool
-	err := readObject(dec, prefix, rawMember(func(key string, raw json.RawMessage) *Error {
-		field := fieldName(prefix, key)
-		if isNull(raw) && key != "payload" {
-			// null is the same as leaving an optional field out.
-			if !isJobField(key) {
-				return unknownField(field, jobFields)
-			}
-			return nil
-		}
-		switch key {
-		case "id":
-			s, err := stringField(field, raw)
-			if err != nil {
-				return err
-			}
-			if err := worker.ValidateID(s); err != nil {
-				return fieldError(field, err)
-			}
-			spec.ID = s
-		case "payload":
-			if isNull(raw) {
-				return nil
-			}
-			p := []byte(raw) // a copy, valid JSON
-			if bytes.ContainsAny(p, " \t\r\n") {
-				var buf bytes.Buffer
-				if err := json.Compact(&buf, raw); err != nil {
-					return apiError(CodeInvalidJSON, field, "malformed JSON: "+err.Error())
-				}
-				p = buf.Bytes()
-			}
-			if len(p) > l.MaxPayloadBytes {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("is %d bytes as compact JSON; the limit is %d", len(p), l.MaxPayloadBytes))
-			}
-			spec.Payload, hasPayload = p, true
-		case "payload_base64":
-			s, err := stringField(field, raw)
-			if err != nil {
-				return err
-			}
-			if base64.StdEncoding.DecodedLen(len(s)) > l.MaxPayloadBytes+2 {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("decodes to more than %d bytes", l.MaxPayloadBytes))
-			}
-			p, decErr := base64.StdEncoding.Strict().DecodeString(s)
-			if decErr != nil {
-				return invalidField(field, "is not standard base64 (RFC 4648, with padding): "+decErr.Error())
-			}
-			if len(p) > l.MaxPayloadBytes {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("decodes to %d bytes; the limit is %d", len(p), l.MaxPayloadBytes))
-			}
-			spec.Payload, hasBase64 = p, true
-		case "delay":
-			d, err := durationField(field, raw)
-			if err != nil {
-				return err
-			}
-			switch {
-			case d < 0:
-				return invalidField(field, fmt.Sprintf("must not be negative (got %s)", d))
-			case d > l.MaxScheduleAhead:
-				return invalidField(field, fmt.Sprintf("%s is beyond the scheduling horizon of %s", d, l.MaxScheduleAhead))
-			}
-			spec.Delay = d
-		case "run_at":
-			s, err := stringField(field, raw)
-			if err != nil {
-				return err
-			}
-			t, parseErr := time.Parse(time.RFC3339Nano, s)
-			switch {
-			case parseErr != nil:
-				return invalidField(field, fmt.Sprintf("%q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", s))
-			case t.UnixMilli() < 0:
-				return invalidField(field, fmt.Sprintf("%s is before 1970", t.Format(time.RFC3339)))
-			case t.After(now.Add(l.MaxScheduleAhead)):
-				return invalidField(field, fmt.Sprintf("%s is beyond the scheduling horizon of %s", t.Format(time.RFC3339), l.MaxScheduleAhead))
-			}
-			spec.RunAt, hasRunAt = t, true
-		case "max_attempts":
-			n, err := intField(field, raw)
-			if err != nil {
-				return err
-			}
-			if n < 1 || n > MaxAttemptsLimit {
-				return invalidField(field, fmt.Sprintf("must be 1 to %d, or left out for the queue's default (got %s)", MaxAttemptsLimit, raw))
-			}
-			spec.MaxAttempts = n
-		case "timeout":
-			d, err := durationField(field, raw)
-			if err != nil {
-				return err
-			}
-			if d < time.Millisecond || d > MaxTimeout {
-				return invalidField(field, fmt.Sprintf("must be 1ms to %s, or left out for the queue's default (got %s)", MaxTimeout, d))
-			}
-			spec.Timeout = d
-		default:
-			return unknownField(field, jobFields)
-		}
-		return nil
-	}))
-	switch {
-	case err != nil:
-		return worker.JobSpec{}, err
-	case hasPayload && hasBase64:
-		return worker.JobSpec{}, invalidField(prefix+"payload_base64", "set payload or payload_base64, not both")
-	case hasRunAt && spec.Delay != 0:
-		return worker.JobSpec{}, invalidField(prefix+"run_at", "set delay or run_at, not both")
-	}
-	return spec, nil
-}
-
 // fieldName is how a message names the member key of the object at
 // prefix; an empty key shows as "".
 func fieldName(prefix, key string) string {
@@ -297,14 +51,6 @@ func fieldName(prefix, key string) string {
 		key = `""`
 	}
 	return prefix + key
-}
-
-func isJobField(key string) bool {
-	switch key {
-	case "id", "payload", "payload_base64", "delay", "run_at", "max_attempts", "timeout":
-		return true
-	}
-	return false
 }
 
 // decodeObject decodes data, which must hold exactly one JSON value, with
@@ -456,55 +202,4 @@ func kind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// deadQuery reads ?cursor=&limit= of GET /v1/queues/{queue}/dead.
-func deadQuery(rawQuery string) (worker.DeadQuery, *Error) {
-	var q worker.DeadQuery
-	values, err := parseQuery(rawQuery)
-	if err != nil {
-		return q, err
-	}
-	for key, vs := range values {
-		if len(vs) > 1 {
-			return q, invalidField(key, "appears more than once")
-		}
-		v := vs[0]
-		switch key {
-		case "cursor":
-			q.Cursor = v
-		case "limit":
-			n, convErr := strconv.Atoi(v)
-			if convErr != nil || n < 1 || n > worker.DeadLimitMax {
-				return q, invalidField(key, fmt.Sprintf("must be a whole number from 1 to %d (got %q)", worker.DeadLimitMax, v))
-			}
-			q.Limit = n
-		default:
-			return q, apiError(CodeUnknownField, key, "unknown query parameter "+key+" (known: cursor, limit)")
-		}
-	}
-	return q, nil
-}
-
-func parseQuery(raw string) (url.Values, *Error) {
-	values, err := url.ParseQuery(raw)
-	if err != nil {
-		return nil, invalidField("query", "malformed query string: "+err.Error())
-	}
-	return values, nil
-}
-
-// noQuery refuses query parameters on a route that takes none.
-func noQuery(rawQuery string) *Error {
-	if rawQuery == "" {
-		return nil
-	}
-	values, err := parseQuery(rawQuery)
-	if err != nil {
-		return err
-	}
-	for _, key := range slices.Sorted(maps.Keys(values)) {
-		return apiError(CodeUnknownField, key, "unknown query parameter "+key+" (this route takes none)")
-	}
-	return nil
 }

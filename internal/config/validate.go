@@ -2,11 +2,9 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,53 +178,6 @@ func validateBackoff(key string, b Backoff, ps *problems) {
 	}
 }
 
-// buildHandler builds the built-in handler b for queue name from the
-// queue's section key+"."+b.Name.
-func buildHandler(key, name string, q *Queue, b handlers.Builtin, logger *slog.Logger) (worker.Handler, error) {
-	section := key + "." + b.Name
-	decodeSettings := func(settings any) error {
-		var ps problems
-		decode(section, q.Settings[b.Name], valueOf(settings), &ps)
-		return ps.err()
-	}
-	h, err := b.New(handlers.Env{Queue: name, Logger: logger}, decodeSettings)
-	if err != nil {
-		return nil, prefixProblems(section, err)
-	}
-	return h, nil
-}
-
-// prefixProblems turns a handler's "key: message" errors into problems
-// under section; decode problems already carry their full key.
-func prefixProblems(section string, err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	var ps problems
-	for _, one := range flatten(err) {
-		k, msg, ok := strings.Cut(one.Error(), ": ")
-		if !ok || strings.ContainsAny(k, " \t") {
-			ps.add(section, "%s", one.Error())
-			continue
-		}
-		ps.add(section+"."+k, "%s", msg)
-	}
-	return ps.err()
-}
-
-// flatten undoes errors.Join.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
-
 func problemsOf(err error) problems {
 	var e *Error
 	if errors.As(err, &e) {
@@ -254,67 +205,4 @@ func checkHostPort(addr string) error {
 	}
 	_ = host // empty means every interface, which is allowed
 	return nil
-}
-
-// Registry builds the handlers the configuration names, one per queue.
-func (c *Config) Registry(logger *slog.Logger) (*worker.Registry, error) {
-	reg := worker.NewRegistry()
-	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
-		q := c.Queues[name]
-		key := "queues." + name
-		b, ok := handlers.Lookup(q.Handler)
-		if !ok {
-			return nil, &Error{Problems: []Problem{{Key: key + ".handler", Message: "unknown handler " + strconv.Quote(q.Handler)}}}
-		}
-		h, err := buildHandler(key, name, &q, b, logger)
-		if err != nil {
-			return nil, err
-		}
-		if err := reg.Register(name, h, q.options()); err != nil {
-			return nil, err
-		}
-	}
-	return reg, nil
-}
-
-// options returns the library options of a validated queue.
-func (q *Queue) options() worker.QueueOptions {
-	var policy worker.RetryPolicy = worker.ExponentialBackoff{Base: q.Backoff.Base, Cap: q.Backoff.Cap}
-	if len(q.Backoff.Steps) > 0 {
-		policy = worker.FixedSteps(slices.Clone(q.Backoff.Steps))
-	}
-	limit, _ := parseRateLimit(q.RateLimit) // validated
-	return worker.QueueOptions{
-		Concurrency: q.Concurrency,
-		MaxAttempts: q.MaxAttempts,
-		Timeout:     q.Timeout,
-		Backoff:     policy,
-		RateLimit:   limit,
-		Periodic:    q.periodic(),
-	}
-}
-
-func (q *Queue) periodic() []worker.Periodic {
-	var out []worker.Periodic
-	for _, name := range slices.Sorted(maps.Keys(q.Periodic)) {
-		out = append(out, q.Periodic[name].worker(name))
-	}
-	return out
-}
-
-// worker returns the library's form of the schedule called name.
-func (p Periodic) worker(name string) worker.Periodic {
-	return worker.Periodic{
-		Name: name, Every: p.Every, Cron: p.Cron, Payload: []byte(p.Payload),
-		MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
-	}
-}
-
-// valueOf returns the struct a handler's settings pointer points to.
-func valueOf(settings any) reflect.Value {
-	v := reflect.ValueOf(settings)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		panic(fmt.Sprintf("config: handler settings must be a pointer to a struct, not %T", settings))
-	}
-	return v.Elem()
 }
