@@ -569,6 +569,12 @@ func TestClientQueues(t *testing.T) {
 				t.Errorf("Queues = %v, %v; want %v", qs, err, want)
 			}
 		}
+		// QueuesKey names the set that Queues reads.
+		members, err := rdb.Do(t.Context(), rdb.B().Smembers().Key(worker.QueuesKey(prefix)).Build()).AsStrSlice()
+		slices.Sort(members)
+		if err != nil || !slices.Equal(members, want) {
+			t.Errorf("SMEMBERS QueuesKey = %v, %v; want %v", members, err, want)
+		}
 	})
 }
 

@@ -404,28 +404,6 @@ func TestDevAPI(t *testing.T) {
 	}
 }
 
-// TestBenchAPI runs courier bench --mode api small: the figures are all
-// there, every job went in with one Redis command per request, and no key
-// is left behind. Not parallel: TestBench checks that no bench keys exist
-// between its runs, and this bench's keys would be seen.
-func TestBenchAPI(t *testing.T) {
-	addr := testkit.SingleAddr(t)
-	code, stdout, stderr := runCLI(t, t.Context(), "bench", "--redis", addr, "--mode", "api", "--n", "2500", "--batch", "100", "--clients", "4")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %s", code, stderr)
-	}
-	kv := parseFigures(t, stdout)
-	for _, k := range []string{"n", "batch", "clients", "requests", "requests_per_s", "jobs_per_s", "latency_p50_ms", "latency_p99_ms", "latency_max_ms"} {
-		number(t, kv, k)
-	}
-	if kv["mode"] != "api" || kv["requests"] != "25" || kv["redis_cmds_per_request"] != "1.00" {
-		t.Errorf("figures %v", kv)
-	}
-	if code, _, stderr := runCLI(t, t.Context(), "bench", "--mode", "api", "--batch", "1001"); code != 2 || !strings.Contains(stderr, "--batch must be 1 to 1000") {
-		t.Errorf("--batch 1001: exit %d, %s", code, stderr)
-	}
-}
-
 // grepLines returns the lines of s that contain sub.
 func grepLines(s, sub string) string {
 	var out []string

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (b *bench) api(ctx context.Context) (string, error) {
 		requests = append(requests, specs)
 	}
 	// One small request first, so that connections and the script are warm.
-	if _, err := client.EnqueueBatch(ctx, benchQueue, []worker.JobSpec{{Payload: payload}}); err != nil {
+	if _, err := client.EnqueueBatch(ctx, queue, []worker.JobSpec{{Payload: payload}}); err != nil {
 		return "", fmt.Errorf("enqueue through the API: %w", err)
 	}
 
@@ -81,7 +81,7 @@ func (b *bench) api(ctx context.Context) (string, error) {
 		wg.Go(func() {
 			for specs := range next {
 				t0 := time.Now()
-				res, err := client.EnqueueBatch(ctx, benchQueue, specs)
+				res, err := client.EnqueueBatch(ctx, queue, specs)
 				d := time.Since(t0)
 				mu.Lock()
 				latencies = append(latencies, d)
@@ -110,7 +110,7 @@ func (b *bench) api(ctx context.Context) (string, error) {
 	if created != o.n {
 		return "", fmt.Errorf("%w: %d of %d jobs created", errIncomplete, created, o.n)
 	}
-	s, err := producer.Stats(ctx, benchQueue)
+	s, err := producer.Stats(ctx, queue)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/api"
+)
+
+// ErrUsage is returned when the arguments are wrong; Run has printed the
+// problem and the flags.
+var ErrUsage = errors.New("usage error")
+
+// options are the flags of courier bench.
+type options struct {
+	addr        string
+	mode        string
+	n           int
+	concurrency int
+	every       time.Duration
+	delay       time.Duration
+	payload     int
+	backlog     int
+	duration    time.Duration
+	timeout     time.Duration
+	metrics     bool
+	batch       int
+	clients     int
+}
+
+const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]"
+
+// parseOptions parses args; on a problem it prints it and the flags to
+// stderr and returns ErrUsage (or flag.ErrHelp for -h).
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("courier bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: courier bench %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
+	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle or api (enqueue through the HTTP API's batch endpoint)")
+	fs.IntVar(&o.n, "n", 0, "number of jobs (default: throughput 200000, latency 500, delayed 1000, api 50000)")
+	fs.IntVar(&o.concurrency, "concurrency", 64, "handler goroutines")
+	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency: time between two enqueues")
+	fs.DurationVar(&o.delay, "delay", 2*time.Second, "delayed: how far ahead the first job is due")
+	fs.IntVar(&o.payload, "payload", 100, "payload size in `bytes`")
+	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "idle: how long to watch an idle pool")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.BoolVar(&o.metrics, "metrics", true, "record the Prometheus metrics, as courier run does (--metrics=false measures their cost)")
+	fs.IntVar(&o.batch, "batch", 1000, "api: jobs per request (1 to 1000)")
+	fs.IntVar(&o.clients, "clients", 8, "api: concurrent HTTP clients")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, ErrUsage // the flag package has printed it
+	}
+	if fs.NArg() > 0 {
+		return o, usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if o.n == 0 {
+		o.n = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000}[o.mode]
+	}
+	if problems := o.problems(); len(problems) > 0 {
+		return o, usageError(fs, "%s", strings.Join(problems, "\n"))
+	}
+	return o, nil
+}
+
+// problems lists what is wrong with o, one line each.
+func (o options) problems() []string {
+	var problems []string
+	if !slices.Contains([]string{"throughput", "latency", "delayed", "idle", "api"}, o.mode) {
+		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle or api", o.mode))
+	}
+	if o.batch < 1 || o.batch > api.MaxBatchLimit || o.clients < 1 {
+		problems = append(problems, fmt.Sprintf("--batch must be 1 to %d and --clients at least 1", api.MaxBatchLimit))
+	}
+	if o.n < 1 && o.mode != "idle" {
+		problems = append(problems, "--n must be at least 1")
+	}
+	if o.concurrency < 1 {
+		problems = append(problems, "--concurrency must be at least 1")
+	}
+	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration <= 0 || o.timeout <= 0 {
+		problems = append(problems, "--every, --duration and --timeout must be positive; --delay, --payload and --backlog not negative")
+	}
+	return problems
+}
+
+// usageError prints the message and the flags, and returns ErrUsage.
+func usageError(fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(fs.Output(), format+"\n", args...)
+	fs.Usage()
+	return ErrUsage
+}

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// queue is the one queue every mode uses.
+const queue = "bench"
+
+// errIncomplete is returned when a run ends before every job ran.
+var errIncomplete = errors.New("not every job ran")
+
+// Run parses args (the flags of courier bench), runs the chosen mode against
+// Redis and prints its figures as one line to stdout. Problems with args are
+// printed to stderr and returned as ErrUsage; -h prints the flags and returns
+// flag.ErrHelp. The daemon's warnings and cleanup failures go to stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{o.addr}, DisableCache: true})
+	if err != nil {
+		return fmt.Errorf("connect to Redis at %s: %w", o.addr, err)
+	}
+	defer rdb.Close()
+
+	b := &bench{opts: o, rdb: rdb, counted: &countingClient{Client: rdb}, prefix: "courier-bench-" + randomHex(4), stderr: stderr}
+	if o.metrics {
+		b.registry = prometheus.NewRegistry()
+	}
+	// The cleanup runs after the mode has stopped its daemon, and also when
+	// the run timed out or ctx was cancelled.
+	defer b.cleanup(ctx)
+	var line string
+	switch o.mode {
+	case "throughput":
+		line, err = b.throughput(runCtx)
+	case "latency":
+		line, err = b.latency(runCtx)
+	case "delayed":
+		line, err = b.delayed(runCtx)
+	case "idle":
+		line, err = b.idle(runCtx)
+	case "api":
+		line, err = b.api(runCtx)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, line)
+	return nil
+}
+
+// bench holds one run's connections and key prefix.
+type bench struct {
+	opts    options
+	rdb     rueidis.Client  // for INFO and cleanup: not counted
+	counted *countingClient // what Courier uses: every command counted
+	prefix  string
+	stderr  io.Writer
+	// registry receives the metrics of the producer and the daemon; nil
+	// with --metrics=false.
+	registry *prometheus.Registry
+}
+
+func (b *bench) config() worker.Config {
+	cfg := worker.Config{
+		Prefix:          b.prefix,
+		Logger:          slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ShutdownTimeout: 5 * time.Second,
+	}
+	if b.registry != nil {
+		cfg.Registerer = b.registry
+	}
+	return cfg
+}
+
+// startDaemon runs a daemon with handler on the bench queue until the
+// returned stop function is called; stop waits for it to drain.
+func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() error, err error) {
+	reg := worker.NewRegistry()
+	if err := reg.Register(queue, h, worker.QueueOptions{Concurrency: b.opts.concurrency}); err != nil {
+		return nil, err
+	}
+	d, err := worker.NewDaemon(b.counted, reg, b.config())
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	return func() error { cancel(); return <-done }, nil
+}
+
+// cleanup deletes every key the run made. A stopped daemon has released
+// the queue's leader lock and withdrawn from its fleet already, so the
+// queue's job keys and the set of queue names are all that is left.
+func (b *bench) cleanup(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, key := range append(worker.QueueKeys(b.prefix, queue), worker.QueuesKey(b.prefix)) {
+		if err := b.rdb.Do(ctx, b.rdb.B().Unlink().Key(key).Build()).Error(); err != nil {
+			fmt.Fprintf(b.stderr, "courier bench: delete %s: %v\n", key, err)
+		}
+	}
+}
+
+func (b *bench) payload() []byte {
+	p := make([]byte, b.opts.payload)
+	for i := range p {
+		p[i] = 'x'
+	}
+	return p
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether it waited d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

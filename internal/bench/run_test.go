@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+)
+
+// run runs the bench with args and returns its one line of output.
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout bytes.Buffer
+	if err := Run(t.Context(), args, &stdout, t.Output()); err != nil {
+		t.Fatalf("bench %v: %v", args, err)
+	}
+	return stdout.String()
+}
+
+// parseFigures parses one line of key=value pairs.
+func parseFigures(t *testing.T, line string) map[string]string {
+	t.Helper()
+	if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
+		t.Fatalf("want exactly one line, got %q", line)
+	}
+	kv := make(map[string]string)
+	for _, f := range strings.Fields(line) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			t.Fatalf("field %q is not key=value in %q", f, line)
+		}
+		kv[k] = v
+	}
+	return kv
+}
+
+func number(t *testing.T, kv map[string]string, key string) float64 {
+	t.Helper()
+	v, ok := kv[key]
+	if !ok {
+		t.Fatalf("no %s in %v", key, kv)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("%s=%q is not a number", key, v)
+	}
+	return f
+}
+
+// noKeysLeft fails the test if any bench key exists after the run with args.
+func noKeysLeft(t *testing.T, rdb rueidis.Client, args []string) {
+	t.Helper()
+	keys, err := rdb.Do(t.Context(), rdb.B().Keys().Pattern("courier-bench-*").Build()).AsStrSlice()
+	if err != nil || len(keys) > 0 {
+		t.Errorf("bench %v left keys %v (err %v)", args, keys, err)
+	}
+}
+
+// TestRun runs every mode but api against a real Redis, small, and checks
+// the figures are all there and that the bench leaves no keys behind. The
+// figures' values are not asserted (the machines are shared), except the
+// guarantee that delayed jobs never start early.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	addr := testkit.SingleAddr(t)
+	rdb := testkit.Single(t)
+	modes := []struct {
+		args []string
+		keys []string
+	}{
+		{[]string{"--mode", "throughput", "--n", "3000", "--backlog", "500"},
+			[]string{"n", "concurrency", "enqueue_per_s", "process_per_s", "end_to_end_per_s", "redis_calls_per_job", "redis_cpu_us_per_job", "redis_bytes_per_job", "backlog"}},
+		{[]string{"--mode", "latency", "--n", "20", "--every", "5ms"},
+			[]string{"got", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"}},
+		{[]string{"--mode", "delayed", "--n", "50", "--delay", "700ms"},
+			[]string{"got", "lag_min_ms", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"}},
+		{[]string{"--mode", "idle", "--duration", "2s"},
+			[]string{"redis_cmds", "redis_cmds_per_s"}},
+	}
+	for _, m := range modes {
+		// Sequential: the key check below must see only this run's keys.
+		kv := parseFigures(t, run(t, append([]string{"--redis", addr}, m.args...)...))
+		if kv["mode"] != m.args[1] {
+			t.Errorf("mode=%q, want %q", kv["mode"], m.args[1])
+		}
+		for _, k := range m.keys {
+			number(t, kv, k)
+		}
+		if m.args[1] == "delayed" {
+			if got := number(t, kv, "lag_min_ms"); got < 0 {
+				t.Errorf("a delayed job started %.2f ms early", -got)
+			}
+		}
+		if _, ok := kv["got"]; ok && number(t, kv, "got") != number(t, kv, "n") {
+			t.Errorf("got=%s of n=%s", kv["got"], kv["n"])
+		}
+		noKeysLeft(t, rdb, m.args)
+	}
+}
+
+// TestRunAPI runs --mode api small: the figures are all there, every job
+// went in with one Redis command per request, and no key is left behind.
+// Not parallel: TestRun checks that no bench keys exist between its runs,
+// and this bench's keys would be seen.
+func TestRunAPI(t *testing.T) {
+	addr := testkit.SingleAddr(t)
+	rdb := testkit.Single(t)
+	kv := parseFigures(t, run(t, "--redis", addr, "--mode", "api", "--n", "2500", "--batch", "100", "--clients", "4"))
+	for _, k := range []string{"n", "batch", "clients", "requests", "requests_per_s", "jobs_per_s", "latency_p50_ms", "latency_p99_ms", "latency_max_ms"} {
+		number(t, kv, k)
+	}
+	if kv["mode"] != "api" || kv["requests"] != "25" || kv["redis_cmds_per_request"] != "1.00" {
+		t.Errorf("figures %v", kv)
+	}
+	noKeysLeft(t, rdb, []string{"--mode", "api"})
+}

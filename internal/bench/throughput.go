@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// throughput enqueues n jobs in batches, then starts the pool and times it
+// until every job is acked.
+func (b *bench) throughput(ctx context.Context) (string, error) {
+	o := b.opts
+	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return "", err
+	}
+	observer, err := worker.NewClient(b.rdb, b.config())
+	if err != nil {
+		return "", err
+	}
+	payload := b.payload()
+	enqueue := func(n int, delay time.Duration) error {
+		const chunk = 10000
+		specs := make([]worker.JobSpec, 0, chunk)
+		for done := 0; done < n; done += len(specs) {
+			specs = specs[:0]
+			for range min(chunk, n-done) {
+				specs = append(specs, worker.JobSpec{Queue: queue, Payload: payload, Delay: delay})
+			}
+			if _, err := producer.EnqueueMany(ctx, specs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if o.backlog > 0 {
+		if err := enqueue(o.backlog, time.Hour); err != nil {
+			return "", fmt.Errorf("enqueue the backlog: %w", err)
+		}
+	}
+	slotKey := worker.QueueKeys(b.prefix, queue)[0]
+	before, err := quietSnapshot(ctx, b.rdb, slotKey)
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	if err := enqueue(o.n, 0); err != nil {
+		return "", fmt.Errorf("enqueue: %w", err)
+	}
+	enqueueTime := time.Since(start)
+	afterEnqueue, err := snapshot(ctx, b.rdb, slotKey)
+	if err != nil {
+		return "", err
+	}
+
+	var ran atomic.Int64
+	allStarted := make(chan struct{})
+	processStart := time.Now()
+	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(context.Context, *worker.Job) error {
+		if ran.Add(1) == int64(o.n) {
+			close(allStarted)
+		}
+		return nil
+	}))
+	if err != nil {
+		return "", err
+	}
+	// Poll for the queue to drain only once every job has started, so the
+	// polling does not load Redis during the measurement.
+	var drainErr error
+	select {
+	case <-allStarted:
+		drainErr = b.waitDrained(ctx, observer)
+	case <-ctx.Done():
+		drainErr = ctx.Err()
+	}
+	processTime := time.Since(processStart)
+	if err := stop(); err != nil {
+		return "", err
+	}
+	if drainErr != nil {
+		return "", drainErr
+	}
+	after, err := snapshot(ctx, b.rdb, slotKey)
+	if err != nil {
+		return "", err
+	}
+	if ran.Load() < int64(o.n) {
+		return "", fmt.Errorf("%w: %d of %d", errIncomplete, ran.Load(), o.n)
+	}
+	n := float64(o.n)
+	line := fmt.Sprintf("mode=throughput n=%d concurrency=%d enqueue_per_s=%.0f process_per_s=%.0f end_to_end_per_s=%.0f redis_calls_per_job=%.4f redis_cpu_us_per_job=%.2f redis_bytes_per_job=%.0f",
+		o.n, o.concurrency,
+		n/enqueueTime.Seconds(), n/processTime.Seconds(), n/(enqueueTime+processTime).Seconds(),
+		float64(clientCalls(before, after))/n,
+		(after.cpuSec-before.cpuSec)*1e6/n,
+		float64(afterEnqueue.memory-before.memory)/n)
+	if o.backlog > 0 {
+		line += fmt.Sprintf(" backlog=%d", o.backlog)
+	}
+	return line, nil
+}
+
+// waitDrained waits until the bench queue has no ready or active jobs.
+func (b *bench) waitDrained(ctx context.Context, c *worker.Client) error {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		s, err := c.Stats(ctx, queue)
+		if err != nil {
+			return err
+		}
+		if s.Ready == 0 && s.Active == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the queue to drain (%d ready, %d active): %w", s.Ready, s.Active, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
