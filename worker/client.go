@@ -305,12 +305,3 @@ func validateRef(queue, id string) error {
 	}
 	return ValidateID(id)
 }
-
-// QueueKeys returns the Redis keys that hold the jobs of queue under prefix
-// (the jobs and claims hashes, the due, active and dead sets, and the rate
-// limit window), for tools that back up,
-// inspect or delete a queue. They share one hash slot.
-func QueueKeys(prefix, queue string) []string {
-	k := store.QueueKeys(prefix, queue)
-	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate}
-}

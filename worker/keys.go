@@ -2,9 +2,18 @@ package worker
 
 import "github.com/seed-53d105c9/courier/worker/internal/store"
 
+// QueueKeys returns the Redis keys that hold the jobs of queue under prefix
+// (the jobs and claims hashes, the due, active and dead sets, and the rate
+// limit window), for tools that back up, inspect or delete a queue. They
+// share one hash slot.
+func QueueKeys(prefix, queue string) []string {
+	k := store.QueueKeys(prefix, queue)
+	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate}
+}
+
 // QueuesKey returns the Redis key of the set of known queue names under
 // prefix: the queues Client.Queues lists, recorded when a Client first
 // enqueues to a queue and when a Daemon starts serving one. It is not one
-// of a queue's keys (QueueKeys), so tools that delete everything under a
-// prefix delete it too.
+// of a queue's keys (QueueKeys): a tool that deletes everything under a
+// prefix deletes it as well.
 func QueuesKey(prefix string) string { return store.QueuesKey(prefix) }

@@ -2,7 +2,9 @@ package carrier
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"time"
 )
 
 // recoverLoop returns jobs whose lease expired to due (or to dead when they
@@ -63,4 +65,21 @@ func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 		}
 		return nil
 	})
+}
+
+// every calls f now and then every interval until ctx ends or f returns
+// ErrNotLeader.
+func every(ctx context.Context, interval time.Duration, f func() error) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := f(); errors.Is(err, ErrNotLeader) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }

@@ -283,28 +283,3 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	p.log.Info("worker pool stopped", "finished", s.Finished, "returned", s.Returned)
 	return s, nil
 }
-
-// handBack returns every job still held to due without spending its attempt.
-func (p *Pool) handBack() {
-	byQueue := make(map[string][]store.Token)
-	p.mu.Lock()
-	for tok, r := range p.running {
-		r.returned = true
-		byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
-		delete(p.running, tok)
-	}
-	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
-	defer cancel()
-	for queue, toks := range byQueue {
-		n, err := p.st.Snooze(ctx, queue, toks, 0)
-		// Jobs not moved were no longer held (their lease was lost).
-		if err != nil {
-			p.log.Error("hand back jobs at shutdown; their leases will expire and recover them",
-				"queue", queue, "jobs", len(toks), "err", err)
-		}
-		p.mu.Lock()
-		p.returned += n
-		p.mu.Unlock()
-	}
-}

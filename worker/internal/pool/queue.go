@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // queue is the runtime state of one queue.
@@ -44,117 +42,6 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// wake records that a job due at runAtMs (Redis ms; 0 = now) was announced.
-func (q *queue) wake(runAtMs int64) {
-	q.mu.Lock()
-	if q.wakeAt < 0 || runAtMs < q.wakeAt {
-		q.wakeAt = runAtMs
-	}
-	q.mu.Unlock()
-	signal(q.wakeSig)
-}
-
-func (q *queue) takeWake() int64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	at := q.wakeAt
-	q.wakeAt = -1
-	return at
-}
-
-// claimLoop claims due jobs whenever there are free slots and jobs may be
-// due, and otherwise sleeps until the earliest reason to look again. When
-// the queue's rate limit holds due jobs back, it sleeps until the window
-// frees capacity; wake-ups, freed slots and polls meanwhile do not claim.
-func (p *Pool) claimLoop(ctx context.Context, q *queue) {
-	poll := time.NewTicker(p.cfg.PollInterval)
-	defer poll.Stop()
-	head := newHeadTimer()
-	defer head.stop()
-	rate := time.NewTimer(time.Hour)
-	rate.Stop()
-	defer rate.Stop()
-
-	maybeDue := true
-	backlog := false       // the last claim left due jobs behind
-	limited := false       // the rate limit is used up until rate fires
-	var skew time.Duration // Redis clock minus local clock, from the last claim
-	failures := 0
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		free := q.Concurrency - int(q.inflight.Load())
-		canClaim := maybeDue && !limited && free > 0
-		if canClaim && free < q.gather && backlog {
-			// A backlog is waiting and few slots are free: let a few more
-			// jobs finish so that one claim fills many slots, but never let
-			// a free slot idle for more than gatherWait.
-			if !q.waitFreed(ctx, gatherWait) {
-				return
-			}
-			backlog = false
-			continue
-		}
-		if canClaim {
-			// A claim is not abandoned when ctx ends: its jobs are recorded
-			// as active in Redis, so it is let finish, within a bound.
-			sent := time.Now()
-			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-			c, err := p.st.ClaimLimited(claimCtx, q.Name, free, p.cfg.Lease, q.RateLimit)
-			cancel()
-			if err != nil {
-				failures++
-				p.log.Warn("claim failed", "queue", q.Name, "err", err, "failures", failures)
-				if !sleepCtx(ctx, errorBackoff(failures)) {
-					return
-				}
-				continue
-			}
-			failures = 0
-			skew = time.Until(c.Now)
-			p.dispatch(q, c, sent.Add(p.cfg.Lease))
-			if c.Limited {
-				// Jobs are due, or will be before the window frees
-				// capacity: nothing can be claimed until then, by anyone.
-				limited, backlog = true, false
-				rate.Reset(max(time.Until(c.Next.Add(-skew)), minSleep))
-				continue
-			}
-			// More jobs are due when the new head is not in the future.
-			maybeDue = !c.Next.IsZero() && !c.Next.After(c.Now)
-			backlog = maybeDue
-			if !maybeDue && !c.Next.IsZero() {
-				head.arm(c.Next, skew)
-			}
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-q.freed:
-		case <-q.wakeSig:
-			at := q.takeWake()
-			if at <= 0 || !time.UnixMilli(at).After(time.Now().Add(skew)) {
-				maybeDue = true
-			} else {
-				head.arm(time.UnixMilli(at), skew)
-			}
-		case <-head.c():
-			head.fired()
-			maybeDue = true
-		case <-rate.C:
-			limited, maybeDue = false, true
-		case <-poll.C:
-			maybeDue = true
-		}
-	}
-}
-
-// gatherWait bounds how long a claim waits for more free slots when a
-// backlog is waiting (see claimLoop).
-const gatherWait = time.Millisecond
-
 // waitFreed waits until a worker frees a slot, or d passes; it reports false
 // when ctx ended.
 func (q *queue) waitFreed(ctx context.Context, d time.Duration) bool {
@@ -171,70 +58,6 @@ func (q *queue) waitFreed(ctx context.Context, d time.Duration) bool {
 	}
 	return true
 }
-
-// dispatch registers claimed jobs and hands them to the workers.
-// leaseUntil is the local estimate of their lease deadline.
-func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
-	if c.Corrupt > 0 {
-		p.log.Error("corrupt job records moved to the dead set", "queue", q.Name, "jobs", c.Corrupt)
-	}
-	if len(c.Bad) > 0 {
-		ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
-		for _, b := range c.Bad {
-			p.log.Error("job record does not decode; moving it to the dead set", "queue", q.Name, "job", b.Token.ID, "err", b.Err)
-			if _, err := p.st.Kill(ctx, q.Name, b.Token, "decode: "+b.Err.Error()); err != nil {
-				p.log.Error("kill undecodable job; its lease will expire", "queue", q.Name, "job", b.Token.ID, "err", err)
-			}
-		}
-		cancel()
-	}
-	if len(c.Jobs) == 0 {
-		return
-	}
-	runs := make([]*run, len(c.Jobs))
-	now := time.Now()
-	p.mu.Lock()
-	for i := range c.Jobs {
-		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
-		r.ctx, r.cancel = context.WithCancelCause(p.baseCtx)
-		p.running[r.rec.Token()] = r
-		runs[i] = r
-	}
-	p.mu.Unlock()
-	q.inflight.Add(int64(len(runs)))
-	for _, r := range runs {
-		q.jobs <- r // never blocks: at most Concurrency are in flight
-	}
-}
-
-// headTimer fires when the queue's head job becomes due.
-type headTimer struct {
-	t  *time.Timer
-	at time.Time // Redis time it is armed for; zero when idle
-}
-
-func newHeadTimer() *headTimer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &headTimer{t: t}
-}
-
-// minSleep keeps a loop from spinning when the head is due within the clock
-// skew estimate; Redis decides what is due, so waking early only costs a claim.
-const minSleep = 200 * time.Microsecond
-
-// arm makes the timer fire at Redis time at, unless it fires earlier already.
-func (h *headTimer) arm(at time.Time, skew time.Duration) {
-	if !h.at.IsZero() && !at.Before(h.at) {
-		return
-	}
-	h.at = at
-	h.t.Reset(max(time.Until(at.Add(-skew)), minSleep))
-}
-
-func (h *headTimer) c() <-chan time.Time { return h.t.C }
-func (h *headTimer) fired()              { h.at = time.Time{} }
-func (h *headTimer) stop()               { h.t.Stop() }
 
 // errorBackoff is the wait after the n-th consecutive Redis failure:
 // 100ms doubling to 5s.

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -75,35 +74,4 @@ func (p *Pool) loseLease(r *run, why string) {
 	r.lost = true
 	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
 	r.cancel(ErrLeaseLost)
-}
-
-// subscribeLoop keeps the wake-up subscription open until ctx ends. Each
-// (re)subscription makes every queue look for due jobs, since messages sent
-// while it was down are lost.
-func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
-	onWake := func(name string, at int64) {
-		if q := p.queues[name]; q != nil {
-			q.wake(at)
-		}
-	}
-	onSubscribed := func() {
-		for _, q := range p.queues {
-			q.wake(0)
-		}
-	}
-	var failures atomic.Int32
-	subscribed := func() {
-		failures.Store(0) // a working subscription resets the backoff
-		onSubscribed()
-	}
-	for {
-		err := p.st.Subscribe(ctx, names, onWake, subscribed)
-		if ctx.Err() != nil {
-			return
-		}
-		p.log.Warn("wake-up subscription broke; safety polls continue", "err", err)
-		if !sleepCtx(ctx, errorBackoff(int(failures.Add(1)))) {
-			return
-		}
-	}
 }

@@ -1,0 +1,117 @@
+package worker
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Defaults of QueueOptions.
+const (
+	ConcurrencyDefault = 10
+	MaxAttemptsDefault = 25
+	TimeoutDefault     = 30 * time.Minute
+)
+
+// QueueOptions tune how a queue's jobs run; zero values take the defaults.
+type QueueOptions struct {
+	// Concurrency is how many jobs of the queue run at once in this process.
+	// Default 10.
+	Concurrency int
+	// MaxAttempts applies to jobs enqueued without their own. Default 25.
+	MaxAttempts int
+	// Backoff decides the wait before a retry. Default ExponentialBackoff{}
+	// (full jitter, 5s base, 6h cap).
+	Backoff RetryPolicy
+	// Timeout applies to jobs enqueued without their own: the handler's
+	// context ends after it. Default 30m.
+	Timeout time.Duration
+	// RateLimit caps how many of the queue's jobs start per window, across
+	// every process serving the queue. Default: no limit.
+	RateLimit RateLimit
+	// Periodic lists jobs the queue's leader enqueues on a schedule.
+	// Default: none.
+	Periodic []Periodic
+}
+
+func (o QueueOptions) withDefaults() QueueOptions {
+	if o.Concurrency == 0 {
+		o.Concurrency = ConcurrencyDefault
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = MaxAttemptsDefault
+	}
+	if o.Backoff == nil {
+		o.Backoff = ExponentialBackoff{}
+	}
+	if o.Timeout == 0 {
+		o.Timeout = TimeoutDefault
+	}
+	return o
+}
+
+// Validate reports the first invalid field of o, defaults applied, as a
+// *ValidationError naming it (concurrency, max_attempts, timeout,
+// rate_limit).
+func (o QueueOptions) Validate() error { return o.withDefaults().validate() }
+
+func (o QueueOptions) validate() error {
+	switch {
+	case o.Concurrency < 1:
+		return invalid("concurrency", "must be at least 1 (got %d)", o.Concurrency)
+	case o.Concurrency > 10000:
+		return invalid("concurrency", "must be at most 10000 (got %d)", o.Concurrency)
+	case o.MaxAttempts < 1:
+		return invalid("max_attempts", "must be at least 1 (got %d)", o.MaxAttempts)
+	case o.Timeout < time.Millisecond:
+		return invalid("timeout", "must be at least 1ms (got %s)", o.Timeout)
+	}
+	names := map[string]bool{}
+	for _, p := range o.Periodic {
+		if _, err := p.schedule(); err != nil {
+			return err
+		}
+		if names[p.Name] {
+			return invalid("periodic.name", "%q is used twice", p.Name)
+		}
+		names[p.Name] = true
+	}
+	return o.RateLimit.validate()
+}
+
+// RateLimit caps how fast a queue's jobs start: at most N jobs are claimed,
+// by every process serving the queue together, in any window of length Per
+// (a sliding window: any Per, not calendar seconds or minutes). Jobs beyond
+// it stay due until the window allows them; the claim script enforces it
+// in Redis, on the Redis clock. The zero RateLimit means no limit.
+type RateLimit struct {
+	N   int           // 1 to 1,000,000
+	Per time.Duration // whole milliseconds, 1ms to 366 days
+}
+
+// String returns the limit as "N per Per", e.g. "100 per 1s"; "" for none.
+func (r RateLimit) String() string {
+	if r == (RateLimit{}) {
+		return ""
+	}
+	return strconv.Itoa(r.N) + " per " + r.Per.String()
+}
+
+func (r RateLimit) validate() error {
+	switch {
+	case r == (RateLimit{}):
+		return nil
+	case r.N < 1:
+		return invalid("rate_limit", "must allow at least 1 job per window (got %d)", r.N)
+	case r.N > store.MaxRateN:
+		return invalid("rate_limit", "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
+	case r.Per < time.Millisecond:
+		return invalid("rate_limit", "window must be at least 1ms (got %s)", r.Per)
+	case r.Per > store.MaxRatePer:
+		return invalid("rate_limit", "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
+	case r.Per%time.Millisecond != 0:
+		return invalid("rate_limit", "window must be whole milliseconds (got %s)", r.Per)
+	}
+	return nil
+}

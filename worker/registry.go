@@ -1,0 +1,63 @@
+package worker
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Registry maps queue names to their handlers and options. Build one in
+// main, register every handler, and pass it to NewDaemon.
+type Registry struct {
+	mu     sync.Mutex
+	queues map[string]registration
+}
+
+type registration struct {
+	handler Handler
+	opts    QueueOptions
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry { return &Registry{queues: make(map[string]registration)} }
+
+// Register sets the handler of queue. It fails on an invalid queue name or
+// options, a nil handler, or a queue registered already.
+func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
+	if err := ValidateQueueName(queue); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
+	if f, isFunc := h.(HandlerFunc); h == nil || isFunc && f == nil {
+		return fmt.Errorf("register queue %q: %w", queue, invalid("handler", "is nil"))
+	}
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.queues[queue]; dup {
+		return fmt.Errorf("register queue %q: %w", queue, invalid("queue", "%q has a handler already", queue))
+	}
+	r.queues[queue] = registration{handler: h, opts: opts}
+	return nil
+}
+
+// Queues returns the registered queue names, sorted.
+func (r *Registry) Queues() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.queues))
+	for q := range r.queues {
+		names = append(names, q)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r *Registry) lookup(queue string) (registration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reg, ok := r.queues[queue]
+	return reg, ok
+}
