@@ -100,7 +100,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		if err != nil {
 			var ve *ValidationError
 			if len(specs) > 1 && errors.As(err, &ve) {
-				ve.Field = fmt.Sprintf("jobs[%d].%s", i, ve.Field)
+				ve.Field = fmt.Sprintf("specs[%d].%s", i, ve.Field)
 			}
 			return nil, err
 		}
@@ -151,23 +151,23 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 	horizon := c.cfg.MaxScheduleAhead
 	switch {
 	case len(spec.Payload) > c.cfg.MaxPayloadBytes:
-		return store.NewJob{}, invalid("payload", "is %d bytes; the limit is %d", len(spec.Payload), c.cfg.MaxPayloadBytes)
+		return store.NewJob{}, invalid("Payload", "is %d bytes; the limit is %d", len(spec.Payload), c.cfg.MaxPayloadBytes)
 	case spec.Delay < 0:
-		return store.NewJob{}, invalid("delay", "must not be negative (got %s)", spec.Delay)
+		return store.NewJob{}, invalid("Delay", "must not be negative (got %s)", spec.Delay)
 	case spec.Delay > horizon:
-		return store.NewJob{}, invalid("delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
+		return store.NewJob{}, invalid("Delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
 	case !spec.RunAt.IsZero() && spec.Delay != 0:
-		return store.NewJob{}, invalid("run_at", "set delay or run_at, not both")
+		return store.NewJob{}, invalid("RunAt", "set delay or run_at, not both")
 	case !spec.RunAt.IsZero() && spec.RunAt.UnixMilli() < 0:
-		return store.NewJob{}, invalid("run_at", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
+		return store.NewJob{}, invalid("RunAt", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
 	case spec.RunAt.After(now.Add(horizon)):
-		return store.NewJob{}, invalid("run_at", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
+		return store.NewJob{}, invalid("RunAt", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
 	case spec.MaxAttempts < 0:
-		return store.NewJob{}, invalid("max_attempts", "must be at least 1, or 0 for the queue's default (got %d)", spec.MaxAttempts)
+		return store.NewJob{}, invalid("MaxAttempts", "must be at least 1, or 0 for the queue's default (got %d)", spec.MaxAttempts)
 	case spec.Timeout < 0:
-		return store.NewJob{}, invalid("timeout", "must not be negative (got %s)", spec.Timeout)
+		return store.NewJob{}, invalid("Timeout", "must not be negative (got %s)", spec.Timeout)
 	case spec.Timeout > 0 && spec.Timeout < time.Millisecond:
-		return store.NewJob{}, invalid("timeout", "must be at least 1ms (got %s)", spec.Timeout)
+		return store.NewJob{}, invalid("Timeout", "must be at least 1ms (got %s)", spec.Timeout)
 	}
 	return store.NewJob{
 		ID:          id,

@@ -281,16 +281,16 @@ func TestClientInvalid(t *testing.T) {
 			spec  worker.JobSpec
 			field string
 		}{
-			{"empty queue name", worker.JobSpec{}, "queue"},
-			{"queue name with a space", worker.JobSpec{Queue: "my queue"}, "queue"},
-			{"queue name with a brace", worker.JobSpec{Queue: "q}x"}, "queue"},
-			{"id with a space", worker.JobSpec{Queue: "q", ID: "a b"}, "id"},
-			{"payload over the limit", worker.JobSpec{Queue: "q", Payload: make([]byte, 1025)}, "payload"},
-			{"negative delay", worker.JobSpec{Queue: "q", Delay: -time.Second}, "delay"},
-			{"run at two years ahead", worker.JobSpec{Queue: "q", RunAt: now.AddDate(2, 0, 0)}, "run_at"},
-			{"max attempts -1", worker.JobSpec{Queue: "q", MaxAttempts: -1}, "max_attempts"},
-			{"delay and run at", worker.JobSpec{Queue: "q", Delay: time.Second, RunAt: now.Add(time.Minute)}, "run_at"},
-			{"negative timeout", worker.JobSpec{Queue: "q", Timeout: -time.Second}, "timeout"},
+			{"empty queue name", worker.JobSpec{}, "Queue"},
+			{"queue name with a space", worker.JobSpec{Queue: "my queue"}, "Queue"},
+			{"queue name with a brace", worker.JobSpec{Queue: "q}x"}, "Queue"},
+			{"id with a space", worker.JobSpec{Queue: "q", ID: "a b"}, "ID"},
+			{"payload over the limit", worker.JobSpec{Queue: "q", Payload: make([]byte, 1025)}, "Payload"},
+			{"negative delay", worker.JobSpec{Queue: "q", Delay: -time.Second}, "Delay"},
+			{"run at two years ahead", worker.JobSpec{Queue: "q", RunAt: now.AddDate(2, 0, 0)}, "RunAt"},
+			{"max attempts -1", worker.JobSpec{Queue: "q", MaxAttempts: -1}, "MaxAttempts"},
+			{"delay and run at", worker.JobSpec{Queue: "q", Delay: time.Second, RunAt: now.Add(time.Minute)}, "RunAt"},
+			{"negative timeout", worker.JobSpec{Queue: "q", Timeout: -time.Second}, "Timeout"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -301,7 +301,7 @@ func TestClientInvalid(t *testing.T) {
 				good := worker.JobSpec{Queue: "q", Payload: []byte("good")}
 				other := worker.JobSpec{Queue: "other", ID: "x"}
 				_, err = c.EnqueueMany(t.Context(), []worker.JobSpec{good, other, tt.spec, good})
-				checkInvalid(t, err, tt.field, "jobs[2]")
+				checkInvalid(t, err, tt.field, "specs[2]")
 			})
 		}
 		// Reads and moves check their arguments too.
@@ -311,13 +311,13 @@ func TestClientInvalid(t *testing.T) {
 			err   error
 			field string
 		}{
-			{"Get bad queue", second(c.Get(ctx, "bad queue", "x")), "queue"},
-			{"Get bad id", second(c.Get(ctx, "q", "bad id")), "id"},
-			{"Cancel bad queue", c.Cancel(ctx, "", "x"), "queue"},
-			{"Cancel bad id", c.Cancel(ctx, "q", "x\ty"), "id"},
-			{"Requeue bad queue", second(c.Requeue(ctx, "q{1}", "x")), "queue"},
-			{"Requeue bad id", second(c.Requeue(ctx, "q", "ok", "")), "id"},
-			{"Stats bad queue", second(c.Stats(ctx, "a:b")), "queue"},
+			{"Get bad queue", second(c.Get(ctx, "bad queue", "x")), "Queue"},
+			{"Get bad id", second(c.Get(ctx, "q", "bad id")), "ID"},
+			{"Cancel bad queue", c.Cancel(ctx, "", "x"), "Queue"},
+			{"Cancel bad id", c.Cancel(ctx, "q", "x\ty"), "ID"},
+			{"Requeue bad queue", second(c.Requeue(ctx, "q{1}", "x")), "Queue"},
+			{"Requeue bad id", second(c.Requeue(ctx, "q", "ok", "")), "ID"},
+			{"Stats bad queue", second(c.Stats(ctx, "a:b")), "Queue"},
 		}
 		for _, r := range refs {
 			t.Run(r.name, func(t *testing.T) { checkInvalid(t, r.err, r.field, "") })
@@ -353,7 +353,7 @@ func checkInvalid(t *testing.T, err error, field, where string) {
 		t.Fatalf("err = %v (%T), want a *ValidationError", err, err)
 	}
 	if where != "" {
-		field = where + "." + field // a batch names the spec: jobs[2].delay
+		field = where + "." + field // a batch names the spec: specs[2].Delay
 	}
 	if ve.Field != field {
 		t.Errorf("ValidationError.Field = %q, want %q (err: %v)", ve.Field, field, err)

@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // Defaults of Config.
@@ -16,13 +18,21 @@ const (
 	ShutdownTimeoutDefault  = 25 * time.Second
 	PollIntervalDefault     = 5 * time.Second
 	RecoverIntervalDefault  = time.Second
-	LeaderLeaseDefault      = 30 * time.Second
+	LeaderLeaseDefault      = lock.LeaseDefault
 	DeadMaxJobsDefault      = 10000
 	DeadMaxAgeDefault       = 30 * 24 * time.Hour
 
 	// MaxPayloadBytesLimit is the largest MaxPayloadBytes allowed: Redis
 	// refuses strings over 512 MiB, and a payload travels in one script call.
 	MaxPayloadBytesLimit = 256 << 20
+)
+
+// The smallest durations Config accepts.
+const (
+	leaseMin           = 30 * time.Millisecond  // renewed every 10ms
+	leaderLeaseMin     = 300 * time.Millisecond // renewed every 100ms, margin 50ms
+	pollIntervalMin    = 10 * time.Millisecond
+	recoverIntervalMin = 10 * time.Millisecond
 )
 
 // Config is shared by Client and Daemon; the zero value of each field means
@@ -100,50 +110,43 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid field of c, defaults applied, as a
-// *ValidationError naming it (prefix, max_payload_bytes, lease, ...).
-// NewClient and NewDaemon call it; configuration loaders call it to report
-// problems before connecting.
+// Validate reports every invalid field of c, defaults applied: each a
+// *ValidationError naming the Go field (Prefix, MaxPayloadBytes, Lease, …),
+// joined with errors.Join. NewClient and NewDaemon call it; configuration
+// loaders call it to report problems before connecting, and map the fields
+// to their own names.
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
+	var errs []error
 	if err := validatePrefix(c.Prefix); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.MaxPayloadBytes < 0 || c.MaxPayloadBytes > MaxPayloadBytesLimit {
-		return invalid("max_payload_bytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxPayloadBytes)
+		errs = append(errs, invalid("MaxPayloadBytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxPayloadBytes))
 	}
-	positive := []struct {
-		name string
-		v    time.Duration
+	durations := []struct {
+		field  string
+		v, min time.Duration
 	}{
-		{"max_schedule_ahead", c.MaxScheduleAhead},
-		{"lease", c.Lease},
-		{"shutdown_timeout", c.ShutdownTimeout},
-		{"poll_interval", c.PollInterval},
-		{"recover_interval", c.RecoverInterval},
-		{"leader_lease", c.LeaderLease},
-		{"dead_max_age", c.DeadMaxAge},
+		{"MaxScheduleAhead", c.MaxScheduleAhead, 0},
+		{"Lease", c.Lease, leaseMin},
+		{"ShutdownTimeout", c.ShutdownTimeout, 0},
+		{"PollInterval", c.PollInterval, pollIntervalMin},
+		{"RecoverInterval", c.RecoverInterval, recoverIntervalMin},
+		{"LeaderLease", c.LeaderLease, leaderLeaseMin},
+		{"DeadMaxAge", c.DeadMaxAge, 0},
 	}
-	for _, p := range positive {
-		if p.v < 0 {
-			return invalid(p.name, "must not be negative (got %s)", p.v)
+	for _, d := range durations {
+		switch {
+		case d.v < 0:
+			errs = append(errs, invalid(d.field, "must not be negative (got %s)", d.v))
+		case d.v < d.min:
+			errs = append(errs, invalid(d.field, "must be at least %s (got %s)", d.min, d.v))
 		}
 	}
-	if c.Lease < 30*time.Millisecond {
-		return invalid("lease", "must be at least 30ms (got %s)", c.Lease)
-	}
-	if c.LeaderLease < 300*time.Millisecond {
-		return invalid("leader_lease", "must be at least 300ms (got %s)", c.LeaderLease)
-	}
 	if c.DeadMaxJobs < 0 {
-		return invalid("dead_max_jobs", "must not be negative (got %d)", c.DeadMaxJobs)
+		errs = append(errs, invalid("DeadMaxJobs", "must not be negative (got %d)", c.DeadMaxJobs))
 	}
-	if c.PollInterval < 10*time.Millisecond {
-		return invalid("poll_interval", "must be at least 10ms (got %s)", c.PollInterval)
-	}
-	if c.RecoverInterval < 10*time.Millisecond {
-		return invalid("recover_interval", "must be at least 10ms (got %s)", c.RecoverInterval)
-	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -101,17 +101,17 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, "", nil},
 		{"namespaced prefix", func(c *Config) { c.Prefix = "app:courier" }, "", nil},
-		{"prefix with braces", func(c *Config) { c.Prefix = "{x}" }, "prefix", []string{"'{'"}},
-		{"prefix with space", func(c *Config) { c.Prefix = "a b" }, "prefix", []string{"' '"}},
-		{"prefix too long", func(c *Config) { c.Prefix = strings.Repeat("p", 129) }, "prefix", []string{"128"}},
-		{"negative max payload", func(c *Config) { c.MaxPayloadBytes = -1 }, "max_payload_bytes", []string{"max_payload_bytes", "-1"}},
-		{"negative max schedule ahead", func(c *Config) { c.MaxScheduleAhead = -time.Hour }, "max_schedule_ahead", []string{"max_schedule_ahead", "-1h"}},
-		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "lease", []string{"lease", "negative"}},
-		{"negative shutdown timeout", func(c *Config) { c.ShutdownTimeout = -time.Second }, "shutdown_timeout", []string{"shutdown_timeout"}},
-		{"negative poll interval", func(c *Config) { c.PollInterval = -time.Second }, "poll_interval", []string{"poll_interval"}},
-		{"negative recover interval", func(c *Config) { c.RecoverInterval = -time.Nanosecond }, "recover_interval", []string{"recover_interval", "-1ns"}},
-		{"lease 29ms", func(c *Config) { c.Lease = 29 * time.Millisecond }, "lease", []string{"30ms", "29ms"}},
-		{"lease 1ns", func(c *Config) { c.Lease = 1 }, "lease", []string{"30ms"}},
+		{"prefix with braces", func(c *Config) { c.Prefix = "{x}" }, "Prefix", []string{"'{'"}},
+		{"prefix with space", func(c *Config) { c.Prefix = "a b" }, "Prefix", []string{"' '"}},
+		{"prefix too long", func(c *Config) { c.Prefix = strings.Repeat("p", 129) }, "Prefix", []string{"128"}},
+		{"negative max payload", func(c *Config) { c.MaxPayloadBytes = -1 }, "MaxPayloadBytes", []string{"MaxPayloadBytes", "-1"}},
+		{"negative max schedule ahead", func(c *Config) { c.MaxScheduleAhead = -time.Hour }, "MaxScheduleAhead", []string{"MaxScheduleAhead", "-1h"}},
+		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "Lease", []string{"Lease", "negative"}},
+		{"negative shutdown timeout", func(c *Config) { c.ShutdownTimeout = -time.Second }, "ShutdownTimeout", []string{"ShutdownTimeout"}},
+		{"negative poll interval", func(c *Config) { c.PollInterval = -time.Second }, "PollInterval", []string{"PollInterval"}},
+		{"negative recover interval", func(c *Config) { c.RecoverInterval = -time.Nanosecond }, "RecoverInterval", []string{"RecoverInterval", "-1ns"}},
+		{"lease 29ms", func(c *Config) { c.Lease = 29 * time.Millisecond }, "Lease", []string{"30ms", "29ms"}},
+		{"lease 1ns", func(c *Config) { c.Lease = 1 }, "Lease", []string{"30ms"}},
 		{"lease 30ms", func(c *Config) { c.Lease = 30 * time.Millisecond }, "", nil},
 		{"max payload 1 byte", func(c *Config) { c.MaxPayloadBytes = 1 }, "", nil},
 	}
@@ -142,10 +142,10 @@ func TestConfigValidateAfterDefaults(t *testing.T) {
 		wantField string
 	}{
 		{"zero", Config{}, ""},
-		{"negative lease", Config{Lease: -1}, "lease"},
-		{"tiny lease", Config{Lease: time.Millisecond}, "lease"},
-		{"bad prefix", Config{Prefix: "a{b}"}, "prefix"},
-		{"negative payload", Config{MaxPayloadBytes: -5}, "max_payload_bytes"},
+		{"negative lease", Config{Lease: -1}, "Lease"},
+		{"tiny lease", Config{Lease: time.Millisecond}, "Lease"},
+		{"bad prefix", Config{Prefix: "a{b}"}, "Prefix"},
+		{"negative payload", Config{MaxPayloadBytes: -5}, "MaxPayloadBytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,6 +113,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Lease:           d.cfg.Lease,
 		ShutdownTimeout: d.cfg.ShutdownTimeout,
 		PollInterval:    d.cfg.PollInterval,
+		ShutdownCause:   ErrShutdown,
+		LeaseLostCause:  ErrLeaseLost,
 		Logger:          d.cfg.Logger,
 	}
 	if m != nil {
@@ -134,7 +136,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: leader locks: %w", err)
 	}
 	defer locks.Close() // after the carrier released its leaderships
-	c := carrier.New(d.st, locks, locks.Field, duties, carrier.Config{
+	c, err := carrier.New(d.st, locks, locks.Field, duties, carrier.Config{
 		RecoverInterval: d.cfg.RecoverInterval,
 		DeadMaxJobs:     d.cfg.DeadMaxJobs,
 		DeadMaxAge:      d.cfg.DeadMaxAge,
@@ -145,6 +147,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		},
 		OnFire: func(queue string) { m.Enqueued(queue, 1) },
 	})
+	if err != nil {
+		return err
+	}
 	d.carrier.Store(c)
 
 	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease, "leader_lease", d.cfg.LeaderLease)

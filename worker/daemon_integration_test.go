@@ -325,7 +325,7 @@ func TestDaemonStartErrors(t *testing.T) {
 		bad.Lease = time.Millisecond
 		_, err := worker.NewDaemon(rdb, register(t, nil, "q", h, worker.QueueOptions{}), bad)
 		var ve *worker.ValidationError
-		if !errors.As(err, &ve) || ve.Field != "lease" {
+		if !errors.As(err, &ve) || ve.Field != "Lease" {
 			t.Errorf("NewDaemon with a 1ms lease: err = %v, want a validation error of lease", err)
 		}
 	})

@@ -41,14 +41,14 @@ type DeadPage struct {
 }
 
 // Dead reads a page of the dead set of queue. A bad limit or cursor is a
-// *ValidationError naming "limit" or "cursor".
+// *ValidationError naming "Limit" or "Cursor".
 func (c *Client) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return DeadPage{}, err
 	}
 	limit := cmp.Or(q.Limit, DeadLimitDefault)
 	if limit < 1 || limit > DeadLimitMax {
-		return DeadPage{}, invalid("limit", "must be 1 to %d, or 0 for %d (got %d)", DeadLimitMax, DeadLimitDefault, q.Limit)
+		return DeadPage{}, invalid("Limit", "must be 1 to %d, or 0 for %d (got %d)", DeadLimitMax, DeadLimitDefault, q.Limit)
 	}
 	after, err := parseDeadCursor(q.Cursor)
 	if err != nil {
@@ -174,7 +174,7 @@ func parseDeadCursor(s string) (store.DeadCursor, error) {
 	if s == "" {
 		return store.DeadCursor{}, nil
 	}
-	bad := invalid("cursor", "is not a cursor from a previous page of dead jobs")
+	bad := invalid("Cursor", "is not a cursor from a previous page of dead jobs")
 	if len(s) > maxDeadCursorLen {
 		return store.DeadCursor{}, bad
 	}

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/seed-53d105c9/courier/worker/internal/pool"
-	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // Sentinel errors callers branch on with errors.Is.
@@ -14,7 +11,7 @@ var (
 	// ErrDuplicate: a job with that id exists; it was left untouched.
 	ErrDuplicate = errors.New("job id exists")
 	// ErrNotFound: no job with that id in that queue.
-	ErrNotFound = store.ErrNotFound
+	ErrNotFound = errors.New("job not found")
 	// ErrJobRunning: the job is running, so it cannot be cancelled.
 	ErrJobRunning = errors.New("job is running")
 	// ErrJobDead: the job is in the dead set (requeue it, or purge it).
@@ -28,15 +25,20 @@ var (
 	// ErrShutdown is the cause of a handler's context ending because the
 	// daemon stopped and the shutdown timeout passed. The job goes back to
 	// due without spending an attempt.
-	ErrShutdown = pool.ErrShutdown
+	ErrShutdown = errors.New("courier: shutting down")
 	// ErrLeaseLost is the cause of a handler's context ending because the
 	// job's lease could not be renewed: another worker may run it now.
-	ErrLeaseLost = pool.ErrLeaseLost
+	ErrLeaseLost = errors.New("courier: job lease lost")
 )
 
-// ValidationError reports a bad value; Field names it as the user wrote it.
+// ValidationError reports a bad value. Field names it by its Go name, a
+// path from the value validated: "Lease" (Config), "Concurrency"
+// (QueueOptions), "Periodic[0].Every", "Queue" and "ID" (JobSpec, and the
+// queue and id arguments of Client's methods), "specs[3].Delay"
+// (EnqueueMany), "Limit" (DeadQuery). Programs that take the value under
+// other names (YAML keys, JSON fields) map Field to theirs.
 type ValidationError struct {
-	Field  string // e.g. "queue", "id", "payload", "jobs[3].delay"
+	Field  string
 	Reason string
 }
 
@@ -48,6 +50,21 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// within returns err with the field of its *ValidationError put under
+// parent ("Periodic[2]" and "Name" make "Periodic[2].Name"; an empty field
+// becomes parent itself).
+func within(parent string, err error) error {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	field := parent
+	if ve.Field != "" {
+		field += "." + ve.Field
+	}
+	return &ValidationError{Field: field, Reason: ve.Reason}
 }
 
 // PermanentError wraps a handler error that retrying cannot fix.

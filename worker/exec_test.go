@@ -444,18 +444,18 @@ func TestExecutorParentCancelled(t *testing.T) {
 		wantDelay time.Duration
 		wantErr   string
 	}{
-		{"shutdown, ctx.Err", pool.ErrShutdown, func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
+		{"shutdown, ctx.Err", ErrShutdown, func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
 		{"shutdown, cause", ErrShutdown, context.Cause, 1, pool.Snooze, 0, ""},
-		{"shutdown, own error", pool.ErrShutdown, func(context.Context) error { return errBoom }, 1, pool.Snooze, 0, ""},
-		{"shutdown, permanent", pool.ErrShutdown, func(context.Context) error { return Permanent(errBoom) }, 1, pool.Snooze, 0, ""},
-		{"shutdown, snooze asks for an hour", pool.ErrShutdown, func(context.Context) error { return Snooze(time.Hour) }, 1, pool.Snooze, 0, ""},
-		{"shutdown, last attempt", pool.ErrShutdown, func(ctx context.Context) error { return ctx.Err() }, 3, pool.Snooze, 0, ""},
-		{"shutdown wrapped as cause", fmt.Errorf("drain: %w", pool.ErrShutdown), func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
-		{"shutdown, handler finished anyway", pool.ErrShutdown, func(context.Context) error { return nil }, 1, pool.Ack, 0, ""},
+		{"shutdown, own error", ErrShutdown, func(context.Context) error { return errBoom }, 1, pool.Snooze, 0, ""},
+		{"shutdown, permanent", ErrShutdown, func(context.Context) error { return Permanent(errBoom) }, 1, pool.Snooze, 0, ""},
+		{"shutdown, snooze asks for an hour", ErrShutdown, func(context.Context) error { return Snooze(time.Hour) }, 1, pool.Snooze, 0, ""},
+		{"shutdown, last attempt", ErrShutdown, func(ctx context.Context) error { return ctx.Err() }, 3, pool.Snooze, 0, ""},
+		{"shutdown wrapped as cause", fmt.Errorf("drain: %w", ErrShutdown), func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
+		{"shutdown, handler finished anyway", ErrShutdown, func(context.Context) error { return nil }, 1, pool.Ack, 0, ""},
 		// With the lease lost the job is not ours: the outcome is not this
 		// attempt's failure (its write is a stale no-op in the store).
-		{"lease lost", pool.ErrLeaseLost, func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
-		{"lease lost, handler finished anyway", pool.ErrLeaseLost, func(context.Context) error { return nil }, 1, pool.Ack, 0, ""},
+		{"lease lost", ErrLeaseLost, func(ctx context.Context) error { return ctx.Err() }, 1, pool.Snooze, 0, ""},
+		{"lease lost, handler finished anyway", ErrLeaseLost, func(context.Context) error { return nil }, 1, pool.Ack, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

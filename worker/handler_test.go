@@ -180,15 +180,15 @@ func TestRegistryRegisterErrors(t *testing.T) {
 		wantField string // "" when the error is not a *ValidationError
 		wantInErr []string
 	}{
-		{"empty queue", "", noopJobHandler, QueueOptions{}, "queue", []string{"empty"}},
-		{"queue with braces", "a{b}", noopJobHandler, QueueOptions{}, "queue", []string{"'{'"}},
-		{"queue with colon", "a:b", noopJobHandler, QueueOptions{}, "queue", nil},
-		{"nil handler", "q", nil, QueueOptions{}, "handler", []string{"nil", `"q"`}},
-		{"negative concurrency", "q", noopJobHandler, QueueOptions{Concurrency: -1}, "concurrency", []string{"concurrency", "-1", `"q"`}},
-		{"concurrency above 10000", "q", noopJobHandler, QueueOptions{Concurrency: 10001}, "concurrency", []string{"concurrency", "10001"}},
-		{"negative max attempts", "q", noopJobHandler, QueueOptions{MaxAttempts: -1}, "max_attempts", []string{"max_attempts", "-1"}},
-		{"negative timeout", "q", noopJobHandler, QueueOptions{Timeout: -time.Second}, "timeout", []string{"timeout", "-1s"}},
-		{"timeout below 1ms", "q", noopJobHandler, QueueOptions{Timeout: 500 * time.Microsecond}, "timeout", []string{"timeout", "500µs"}},
+		{"empty queue", "", noopJobHandler, QueueOptions{}, "Queue", []string{"empty"}},
+		{"queue with braces", "a{b}", noopJobHandler, QueueOptions{}, "Queue", []string{"'{'"}},
+		{"queue with colon", "a:b", noopJobHandler, QueueOptions{}, "Queue", nil},
+		{"nil handler", "q", nil, QueueOptions{}, "Handler", []string{"nil", `"q"`}},
+		{"negative concurrency", "q", noopJobHandler, QueueOptions{Concurrency: -1}, "Concurrency", []string{"Concurrency", "-1", `"q"`}},
+		{"concurrency above 10000", "q", noopJobHandler, QueueOptions{Concurrency: 10001}, "Concurrency", []string{"Concurrency", "10001"}},
+		{"negative max attempts", "q", noopJobHandler, QueueOptions{MaxAttempts: -1}, "MaxAttempts", []string{"MaxAttempts", "-1"}},
+		{"negative timeout", "q", noopJobHandler, QueueOptions{Timeout: -time.Second}, "Timeout", []string{"Timeout", "-1s"}},
+		{"timeout below 1ms", "q", noopJobHandler, QueueOptions{Timeout: 500 * time.Microsecond}, "Timeout", []string{"Timeout", "500µs"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

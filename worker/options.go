@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -51,33 +53,42 @@ func (o QueueOptions) withDefaults() QueueOptions {
 	return o
 }
 
-// Validate reports the first invalid field of o, defaults applied, as a
-// *ValidationError naming it (concurrency, max_attempts, timeout,
-// rate_limit).
+// Validate reports every invalid field of o, defaults applied: each a
+// *ValidationError naming the Go field (Concurrency, MaxAttempts, Timeout,
+// RateLimit, Periodic[i].Name, …), joined with errors.Join.
 func (o QueueOptions) Validate() error { return o.withDefaults().validate() }
 
+// maxConcurrency bounds QueueOptions.Concurrency.
+const maxConcurrency = 10000
+
 func (o QueueOptions) validate() error {
+	var errs []error
 	switch {
 	case o.Concurrency < 1:
-		return invalid("concurrency", "must be at least 1 (got %d)", o.Concurrency)
-	case o.Concurrency > 10000:
-		return invalid("concurrency", "must be at most 10000 (got %d)", o.Concurrency)
-	case o.MaxAttempts < 1:
-		return invalid("max_attempts", "must be at least 1 (got %d)", o.MaxAttempts)
-	case o.Timeout < time.Millisecond:
-		return invalid("timeout", "must be at least 1ms (got %s)", o.Timeout)
+		errs = append(errs, invalid("Concurrency", "must be at least 1 (got %d)", o.Concurrency))
+	case o.Concurrency > maxConcurrency:
+		errs = append(errs, invalid("Concurrency", "must be at most %d (got %d)", maxConcurrency, o.Concurrency))
+	}
+	if o.MaxAttempts < 1 {
+		errs = append(errs, invalid("MaxAttempts", "must be at least 1 (got %d)", o.MaxAttempts))
+	}
+	if o.Timeout < time.Millisecond {
+		errs = append(errs, invalid("Timeout", "must be at least 1ms (got %s)", o.Timeout))
 	}
 	names := map[string]bool{}
-	for _, p := range o.Periodic {
+	for i, p := range o.Periodic {
+		at := fmt.Sprintf("Periodic[%d]", i)
 		if _, err := p.schedule(); err != nil {
-			return err
-		}
-		if names[p.Name] {
-			return invalid("periodic.name", "%q is used twice", p.Name)
+			errs = append(errs, within(at, err))
+		} else if names[p.Name] {
+			errs = append(errs, invalid(at+".Name", "%q is used twice", p.Name))
 		}
 		names[p.Name] = true
 	}
-	return o.RateLimit.validate()
+	if err := o.RateLimit.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // RateLimit caps how fast a queue's jobs start: at most N jobs are claimed,
@@ -103,15 +114,15 @@ func (r RateLimit) validate() error {
 	case r == (RateLimit{}):
 		return nil
 	case r.N < 1:
-		return invalid("rate_limit", "must allow at least 1 job per window (got %d)", r.N)
+		return invalid("RateLimit", "must allow at least 1 job per window (got %d)", r.N)
 	case r.N > store.MaxRateN:
-		return invalid("rate_limit", "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
+		return invalid("RateLimit", "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
 	case r.Per < time.Millisecond:
-		return invalid("rate_limit", "window must be at least 1ms (got %s)", r.Per)
+		return invalid("RateLimit", "window must be at least 1ms (got %s)", r.Per)
 	case r.Per > store.MaxRatePer:
-		return invalid("rate_limit", "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
+		return invalid("RateLimit", "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
 	case r.Per%time.Millisecond != 0:
-		return invalid("rate_limit", "window must be whole milliseconds (got %s)", r.Per)
+		return invalid("RateLimit", "window must be whole milliseconds (got %s)", r.Per)
 	}
 	return nil
 }

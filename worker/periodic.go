@@ -43,35 +43,35 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | 
 // schedule validates p and returns its fire times.
 func (p Periodic) schedule() (interface{ Next(time.Time) time.Time }, error) {
 	if p.Name == "" || len(p.Name) > maxScheduleName {
-		return nil, invalid("periodic.name", "must be 1 to %d characters (got %q)", maxScheduleName, p.Name)
+		return nil, invalid("Name", "must be 1 to %d characters (got %q)", maxScheduleName, p.Name)
 	}
 	for i := 0; i < len(p.Name); i++ {
 		if !isNameChar(p.Name[i]) {
-			return nil, invalid("periodic.name", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", p.Name, p.Name[i], i)
+			return nil, invalid("Name", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", p.Name, p.Name[i], i)
 		}
 	}
 	if p.MaxAttempts < 0 {
-		return nil, invalid("periodic.max_attempts", "must not be negative (got %d)", p.MaxAttempts)
+		return nil, invalid("MaxAttempts", "must not be negative (got %d)", p.MaxAttempts)
 	}
 	if p.Timeout < 0 {
-		return nil, invalid("periodic.timeout", "must not be negative (got %s)", p.Timeout)
+		return nil, invalid("Timeout", "must not be negative (got %s)", p.Timeout)
 	}
 	switch {
 	case p.Every != 0 && p.Cron != "":
-		return nil, invalid("periodic", "schedule %q sets both every and cron; set one", p.Name)
+		return nil, invalid("", "schedule %q sets both every and cron; set one", p.Name)
 	case p.Every != 0:
 		if p.Every < time.Second {
-			return nil, invalid("periodic.every", "must be at least 1s (got %s)", p.Every)
+			return nil, invalid("Every", "must be at least 1s (got %s)", p.Every)
 		}
 		return interval(p.Every), nil
 	case p.Cron != "":
 		s, err := cronParser.Parse(p.Cron)
 		if err != nil {
-			return nil, invalid("periodic.cron", "%q: %v", p.Cron, err)
+			return nil, invalid("Cron", "%q: %v", p.Cron, err)
 		}
 		return s, nil
 	}
-	return nil, invalid("periodic", "schedule %q needs every or cron", p.Name)
+	return nil, invalid("", "schedule %q needs every or cron", p.Name)
 }
 
 // interval fires at each multiple of itself since the zero time.Time, the

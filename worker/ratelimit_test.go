@@ -41,7 +41,7 @@ func TestRateLimitValidate(t *testing.T) {
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v, want valid", tc.limit, err)
-		case tc.want != "" && (!errors.As(err, &v) || v.Field != "rate_limit" || !strings.Contains(v.Reason, tc.want)):
+		case tc.want != "" && (!errors.As(err, &v) || v.Field != "RateLimit" || !strings.Contains(v.Reason, tc.want)):
 			t.Errorf("%+v: %v, want an invalid rate_limit saying %q", tc.limit, err, tc.want)
 		}
 	}

@@ -28,7 +28,7 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
 	if f, isFunc := h.(HandlerFunc); h == nil || isFunc && f == nil {
-		return fmt.Errorf("register queue %q: %w", queue, invalid("handler", "is nil"))
+		return fmt.Errorf("register queue %q: %w", queue, invalid("Handler", "is nil"))
 	}
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -37,7 +37,7 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.queues[queue]; dup {
-		return fmt.Errorf("register queue %q: %w", queue, invalid("queue", "%q has a handler already", queue))
+		return fmt.Errorf("register queue %q: %w", queue, invalid("Queue", "%q has a handler already", queue))
 	}
 	r.queues[queue] = registration{handler: h, opts: opts}
 	return nil

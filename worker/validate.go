@@ -16,15 +16,15 @@ const (
 // so a name can never forge another key or hash tag.
 func ValidateQueueName(name string) error {
 	if name == "" {
-		return invalid("queue", "name is empty")
+		return invalid("Queue", "name is empty")
 	}
 	if len(name) > MaxQueueNameLen {
-		return invalid("queue", "name is %d characters long; the limit is %d", len(name), MaxQueueNameLen)
+		return invalid("Queue", "name is %d characters long; the limit is %d", len(name), MaxQueueNameLen)
 	}
 	for i := 0; i < len(name); i++ {
 		if !isNameChar(name[i]) {
 			r, _ := utf8.DecodeRuneInString(name[i:])
-			return invalid("queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, r, i)
+			return invalid("Queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, r, i)
 		}
 	}
 	return nil
@@ -38,17 +38,17 @@ func isNameChar(c byte) bool {
 // whitespace or control characters. Ids are never part of a key name.
 func ValidateID(id string) error {
 	if id == "" {
-		return invalid("id", "is empty")
+		return invalid("ID", "is empty")
 	}
 	if len(id) > MaxIDLen {
-		return invalid("id", "is %d bytes long; the limit is %d", len(id), MaxIDLen)
+		return invalid("ID", "is %d bytes long; the limit is %d", len(id), MaxIDLen)
 	}
 	if !utf8.ValidString(id) {
-		return invalid("id", "%q is not valid UTF-8", id)
+		return invalid("ID", "%q is not valid UTF-8", id)
 	}
 	for i, r := range id {
 		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return invalid("id", "%q has %q at byte %d; whitespace and control characters are not allowed", id, r, i)
+			return invalid("ID", "%q has %q at byte %d; whitespace and control characters are not allowed", id, r, i)
 		}
 	}
 	return nil
@@ -58,12 +58,12 @@ func ValidateID(id string) error {
 // so prefixes can be namespaced ("app:courier").
 func validatePrefix(p string) error {
 	if p == "" || len(p) > MaxQueueNameLen {
-		return invalid("prefix", "must be 1 to %d characters", MaxQueueNameLen)
+		return invalid("Prefix", "must be 1 to %d characters", MaxQueueNameLen)
 	}
 	for i := 0; i < len(p); i++ {
 		if c := p[i]; !isNameChar(c) && c != ':' {
 			r, _ := utf8.DecodeRuneInString(p[i:])
-			return invalid("prefix", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - :", p, r, i)
+			return invalid("Prefix", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - :", p, r, i)
 		}
 	}
 	return nil

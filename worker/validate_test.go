@@ -87,9 +87,9 @@ func TestValidateQueueNameInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := ValidateQueueName(tt.queue)
-			requireInvalidField(t, err, "queue", tt.want...)
-			if !strings.HasPrefix(err.Error(), "invalid queue: ") {
-				t.Errorf("err = %q; want it to start with %q", err, "invalid queue: ")
+			requireInvalidField(t, err, "Queue", tt.want...)
+			if !strings.HasPrefix(err.Error(), "invalid Queue: ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid Queue: ")
 			}
 		})
 	}
@@ -114,7 +114,7 @@ func TestValidateQueueNameNonASCIIMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := ValidateQueueName(tt.queue)
-			requireInvalidField(t, err, "queue", tt.want)
+			requireInvalidField(t, err, "Queue", tt.want)
 			if strings.Contains(err.Error(), tt.reject) {
 				t.Errorf("err = %q; names %s, which is not in the name", err, tt.reject)
 			}
@@ -185,9 +185,9 @@ func TestValidateIDInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := ValidateID(tt.id)
-			requireInvalidField(t, err, "id", tt.want...)
-			if !strings.HasPrefix(err.Error(), "invalid id: ") {
-				t.Errorf("err = %q; want it to start with %q", err, "invalid id: ")
+			requireInvalidField(t, err, "ID", tt.want...)
+			if !strings.HasPrefix(err.Error(), "invalid ID: ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid ID: ")
 			}
 		})
 	}
@@ -221,7 +221,7 @@ func TestValidatePrefix(t *testing.T) {
 				}
 				return
 			}
-			requireInvalidField(t, err, "prefix")
+			requireInvalidField(t, err, "Prefix")
 		})
 	}
 }
@@ -233,9 +233,9 @@ func TestValidationErrorText(t *testing.T) {
 		err  *ValidationError
 		want string
 	}{
-		{"simple", &ValidationError{Field: "queue", Reason: "name is empty"}, "invalid queue: name is empty"},
-		{"indexed field", &ValidationError{Field: "jobs[3].delay", Reason: "must not be negative"}, "invalid jobs[3].delay: must not be negative"},
-		{"built by invalid", invalid("payload", "is %d bytes", 9).(*ValidationError), "invalid payload: is 9 bytes"},
+		{"simple", &ValidationError{Field: "Queue", Reason: "name is empty"}, "invalid Queue: name is empty"},
+		{"indexed field", &ValidationError{Field: "specs[3].Delay", Reason: "must not be negative"}, "invalid specs[3].Delay: must not be negative"},
+		{"built by invalid", invalid("Payload", "is %d bytes", 9).(*ValidationError), "invalid Payload: is 9 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,7 +267,7 @@ func FuzzValidateID(f *testing.F) {
 		err := ValidateID(id)
 		if err != nil {
 			var ve *ValidationError
-			if !errors.As(err, &ve) || ve.Field != "id" || !errors.Is(err, ErrInvalid) {
+			if !errors.As(err, &ve) || ve.Field != "ID" || !errors.Is(err, ErrInvalid) {
 				t.Fatalf("ValidateID(%q) = %v (%T); want a *ValidationError for id", id, err, err)
 			}
 			return
@@ -299,28 +299,28 @@ func TestClientNewJobInvalid(t *testing.T) {
 		wantField string
 		wantInErr []string
 	}{
-		{"payload over the default limit", Config{}, JobSpec{Queue: "q", Payload: make([]byte, MaxPayloadBytesDefault+1)}, "payload", []string{"1048577", "1048576"}},
-		{"payload over a set limit", Config{MaxPayloadBytes: 10}, JobSpec{Queue: "q", Payload: make([]byte, 11)}, "payload", []string{"11", "10"}},
-		{"negative delay", Config{}, JobSpec{Queue: "q", Delay: -time.Second}, "delay", []string{"negative", "-1s"}},
-		{"delay beyond the horizon", Config{}, JobSpec{Queue: "q", Delay: horizon + time.Nanosecond}, "delay", []string{"horizon"}},
-		{"delay beyond a set horizon", Config{MaxScheduleAhead: time.Hour}, JobSpec{Queue: "q", Delay: 2 * time.Hour}, "delay", []string{"2h0m0s", "1h0m0s"}},
-		{"run_at and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(time.Minute)}, "run_at", []string{"not both"}},
-		{"run_at in the past and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(-time.Minute)}, "run_at", []string{"not both"}},
-		{"run_at beyond the horizon", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(horizon + time.Millisecond)}, "run_at", []string{"horizon"}},
-		{"run_at beyond a set horizon", Config{MaxScheduleAhead: time.Minute}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(time.Hour)}, "run_at", []string{"horizon"}},
-		{"run_at before 1970", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(-1)}, "run_at", []string{"1970"}},
-		{"negative max attempts", Config{}, JobSpec{Queue: "q", MaxAttempts: -1}, "max_attempts", []string{"-1"}},
-		{"negative timeout", Config{}, JobSpec{Queue: "q", Timeout: -time.Millisecond}, "timeout", []string{"-1ms"}},
-		{"timeout below 1ms", Config{}, JobSpec{Queue: "q", Timeout: 500 * time.Microsecond}, "timeout", []string{"1ms", "500µs"}},
-		{"timeout 1ns", Config{}, JobSpec{Queue: "q", Timeout: 1}, "timeout", []string{"1ms"}},
-		{"empty queue", Config{}, JobSpec{}, "queue", []string{"empty"}},
-		{"queue with hash tag", Config{}, JobSpec{Queue: "a{b}"}, "queue", []string{"'{'"}},
-		{"id with space", Config{}, JobSpec{Queue: "q", ID: "order 1"}, "id", []string{"' '"}},
-		{"id too long", Config{}, JobSpec{Queue: "q", ID: strings.Repeat("i", MaxIDLen+1)}, "id", []string{"257"}},
-		{"id not UTF-8", Config{}, JobSpec{Queue: "q", ID: "\xff"}, "id", []string{"UTF-8"}},
+		{"payload over the default limit", Config{}, JobSpec{Queue: "q", Payload: make([]byte, MaxPayloadBytesDefault+1)}, "Payload", []string{"1048577", "1048576"}},
+		{"payload over a set limit", Config{MaxPayloadBytes: 10}, JobSpec{Queue: "q", Payload: make([]byte, 11)}, "Payload", []string{"11", "10"}},
+		{"negative delay", Config{}, JobSpec{Queue: "q", Delay: -time.Second}, "Delay", []string{"negative", "-1s"}},
+		{"delay beyond the horizon", Config{}, JobSpec{Queue: "q", Delay: horizon + time.Nanosecond}, "Delay", []string{"horizon"}},
+		{"delay beyond a set horizon", Config{MaxScheduleAhead: time.Hour}, JobSpec{Queue: "q", Delay: 2 * time.Hour}, "Delay", []string{"2h0m0s", "1h0m0s"}},
+		{"run_at and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(time.Minute)}, "RunAt", []string{"not both"}},
+		{"run_at in the past and delay", Config{}, JobSpec{Queue: "q", Delay: time.Second, RunAt: newJobTestNow.Add(-time.Minute)}, "RunAt", []string{"not both"}},
+		{"run_at beyond the horizon", Config{}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(horizon + time.Millisecond)}, "RunAt", []string{"horizon"}},
+		{"run_at beyond a set horizon", Config{MaxScheduleAhead: time.Minute}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(time.Hour)}, "RunAt", []string{"horizon"}},
+		{"run_at before 1970", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(-1)}, "RunAt", []string{"1970"}},
+		{"negative max attempts", Config{}, JobSpec{Queue: "q", MaxAttempts: -1}, "MaxAttempts", []string{"-1"}},
+		{"negative timeout", Config{}, JobSpec{Queue: "q", Timeout: -time.Millisecond}, "Timeout", []string{"-1ms"}},
+		{"timeout below 1ms", Config{}, JobSpec{Queue: "q", Timeout: 500 * time.Microsecond}, "Timeout", []string{"1ms", "500µs"}},
+		{"timeout 1ns", Config{}, JobSpec{Queue: "q", Timeout: 1}, "Timeout", []string{"1ms"}},
+		{"empty queue", Config{}, JobSpec{}, "Queue", []string{"empty"}},
+		{"queue with hash tag", Config{}, JobSpec{Queue: "a{b}"}, "Queue", []string{"'{'"}},
+		{"id with space", Config{}, JobSpec{Queue: "q", ID: "order 1"}, "ID", []string{"' '"}},
+		{"id too long", Config{}, JobSpec{Queue: "q", ID: strings.Repeat("i", MaxIDLen+1)}, "ID", []string{"257"}},
+		{"id not UTF-8", Config{}, JobSpec{Queue: "q", ID: "\xff"}, "ID", []string{"UTF-8"}},
 		// The queue is checked first, then the id, then the rest.
-		{"bad queue and bad id", Config{}, JobSpec{Queue: "", ID: " "}, "queue", nil},
-		{"bad id and bad payload", Config{MaxPayloadBytes: 1}, JobSpec{Queue: "q", ID: " ", Payload: []byte("xx")}, "id", nil},
+		{"bad queue and bad id", Config{}, JobSpec{Queue: "", ID: " "}, "Queue", nil},
+		{"bad id and bad payload", Config{MaxPayloadBytes: 1}, JobSpec{Queue: "q", ID: " ", Payload: []byte("xx")}, "ID", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -403,7 +403,7 @@ func TestEnqueueRefuses(t *testing.T) {
 		}, 2, []string{"--at", "RFC 3339"}},
 		{"at beyond the horizon", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--at", "2999-01-01T00:00:00Z", "--payload", "x"}
-		}, 1, []string{"run_at", "horizon"}},
+		}, 1, []string{"--at", "horizon"}},
 		{"max attempts 0", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--max-attempts", "0", "--payload", "x"}
 		}, 2, []string{"--max-attempts must be at least 1 (got 0)"}},
@@ -934,7 +934,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 		},
 		{
 			name: "bad id", flags: []string{"purge", "--job", "two words"}, code: 1,
-			stderr: "invalid id", after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: "invalid --job", after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 	}
 	for _, tt := range tests {

@@ -22,6 +22,8 @@ import (
 	"runtime"
 	"sort"
 	"syscall"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
@@ -37,17 +39,43 @@ type streams struct {
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, std streams) error
+	// flags maps the Go fields the worker library names in its validation
+	// errors to the command's flags, so that an error names what the user
+	// typed (see flagError).
+	flags map[string]string
+}
+
+// Flags by the library field they set, per command.
+var (
+	enqueueFlags = map[string]string{
+		"Queue": "--queue", "ID": "--id", "Payload": "--payload", "Delay": "--delay",
+		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout",
+	}
+	jobFlags = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
+)
+
+// flagError rewrites a validation error of the library to name the flag
+// that set the field: "invalid --at: …" rather than "invalid RunAt: …".
+func flagError(err error, flags map[string]string) error {
+	var ve *worker.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	if flag, ok := flags[ve.Field]; ok {
+		return fmt.Errorf("invalid %s: %s", flag, ve.Reason)
+	}
+	return err
 }
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":     {"run the daemon: serve the queues of a config file", runRun},
-		"dev":     {"run the daemon on an embedded in-memory store (nothing persists)", runDev},
-		"enqueue": {"put a job on a queue", runEnqueue},
-		"inspect": {"show queue sizes by state, or one job", runInspect},
-		"dead":    {"list, requeue or purge dead jobs", runDead},
-		"bench":   {"measure throughput and latency against Redis", runBench},
-		"version": {"print the version", runVersion},
+		"run":     {"run the daemon: serve the queues of a config file", runRun, nil},
+		"dev":     {"run the daemon on an embedded in-memory store (nothing persists)", runDev, nil},
+		"enqueue": {"put a job on a queue", runEnqueue, enqueueFlags},
+		"inspect": {"show queue sizes by state, or one job", runInspect, jobFlags},
+		"dead":    {"list, requeue or purge dead jobs", runDead, jobFlags},
+		"bench":   {"measure throughput and latency against Redis", runBench, nil},
+		"version": {"print the version", runVersion, nil},
 	}
 }
 
@@ -97,7 +125,7 @@ func run(ctx context.Context, args []string, std streams) int {
 	case errors.Is(err, errUsage):
 		return 2
 	}
-	fmt.Fprintf(std.err, "courier %s: %v\n", args[0], err)
+	fmt.Fprintf(std.err, "courier %s: %v\n", args[0], flagError(err, cmd.flags))
 	return 1
 }
 

@@ -334,7 +334,17 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 		e.retryAfter = time.Duration(s) * time.Second
 	}
 	switch e.Code {
-	case CodeInvalidField, CodeUnknownField, CodeInvalidJSON, CodeTooLarge:
+	case CodeInvalidField:
+		e.cause = worker.ErrInvalid
+		// A field the library validates reads as the library words it, so
+		// that the two clients report a bad value alike.
+		if field, ok := goField(e.Field); ok {
+			if reason, ok := strings.CutPrefix(e.Message, "invalid "+e.Field+": "); ok {
+				ve := &worker.ValidationError{Field: field, Reason: reason}
+				e.cause, e.Message = ve, ve.Error()
+			}
+		}
+	case CodeUnknownField, CodeInvalidJSON, CodeTooLarge:
 		e.cause = worker.ErrInvalid
 	case CodeNotFound:
 		if e.Field == "id" {

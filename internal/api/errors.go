@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -90,7 +91,8 @@ func errorOf(err error) *Error {
 	var ve *worker.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		return apiError(CodeInvalidField, ve.Field, ve.Error())
+		field := jsonField(ve.Field)
+		return apiError(CodeInvalidField, field, "invalid "+field+": "+ve.Reason)
 	case errors.Is(err, worker.ErrNotFound):
 		return apiError(CodeNotFound, "id", err.Error())
 	case errors.Is(err, worker.ErrDuplicate):
@@ -101,4 +103,51 @@ func errorOf(err error) *Error {
 		return apiError(CodeConflict, "id", err.Error()+": requeue it or purge it through /dead")
 	}
 	return apiError(CodeInternal, "", "internal error; the server logged it")
+}
+
+// jsonFields maps the Go fields the worker library names in its validation
+// errors (worker.ValidationError.Field) to this API's JSON names: the one
+// table between the two vocabularies.
+var jsonFields = map[string]string{
+	"Queue":       "queue",
+	"ID":          "id",
+	"Payload":     "payload",
+	"Delay":       "delay",
+	"RunAt":       "run_at",
+	"MaxAttempts": "max_attempts",
+	"Timeout":     "timeout",
+	"Limit":       "limit",
+	"Cursor":      "cursor",
+}
+
+// jsonField names a library field as the API's JSON does: "specs[3].RunAt"
+// (a spec of a batch) is "jobs[3].run_at". A field the table lacks is
+// given as the library names it.
+func jsonField(field string) string {
+	prefix := ""
+	if rest, ok := strings.CutPrefix(field, "specs["); ok {
+		if i := strings.Index(rest, "]."); i >= 0 {
+			prefix, field = "jobs["+rest[:i]+"].", rest[i+2:]
+		}
+	}
+	if name, ok := jsonFields[field]; ok {
+		return prefix + name
+	}
+	return prefix + field
+}
+
+// goField is the inverse of jsonField, for the fields jsonFields lists.
+func goField(field string) (string, bool) {
+	prefix := ""
+	if rest, ok := strings.CutPrefix(field, "jobs["); ok {
+		if i := strings.Index(rest, "]."); i >= 0 {
+			prefix, field = "specs["+rest[:i]+"].", rest[i+2:]
+		}
+	}
+	for goName, jsonName := range jsonFields {
+		if jsonName == field {
+			return prefix + goName, true
+		}
+	}
+	return "", false
 }

@@ -38,6 +38,11 @@ func (ps *problems) add(key, format string, args ...any) {
 	*ps = append(*ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
+// has reports whether a problem with key was found already.
+func (ps problems) has(key string) bool {
+	return slices.ContainsFunc(ps, func(p Problem) bool { return p.Key == key })
+}
+
 // err returns nil or an *Error with the problems sorted by key, each once.
 func (ps problems) err() error {
 	if len(ps) == 0 {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,26 +29,11 @@ func (c *Config) validate(ps *problems) {
 	if c.Shutdown.Timeout <= 0 {
 		ps.add("shutdown.timeout", "must be positive (got %s)", c.Shutdown.Timeout)
 	}
-	// Ask the library about each of its fields alone, so that every bad
-	// one is reported, not only the first.
-	libraryFields := []struct {
-		key string
-		cfg worker.Config
-	}{
-		{"redis.prefix", worker.Config{Prefix: c.Redis.Prefix}},
-		{"jobs.max_payload_bytes", worker.Config{MaxPayloadBytes: c.Jobs.MaxPayloadBytes}},
-		{"jobs.max_schedule_ahead", worker.Config{MaxScheduleAhead: c.Jobs.MaxScheduleAhead}},
-		{"lease.duration", worker.Config{Lease: c.Lease.Duration}},
-		{"poll.interval", worker.Config{PollInterval: c.Poll.Interval}},
-		{"recover.interval", worker.Config{RecoverInterval: c.Recover.Interval}},
-		{"leader.lease", worker.Config{LeaderLease: c.Leader.Lease}},
-		{"dead.max_age", worker.Config{DeadMaxAge: c.Dead.MaxAge}},
-	}
-	for _, f := range libraryFields {
-		if err := f.cfg.Validate(); err != nil {
-			ps.add(f.key, "%s", reason(err))
-		}
-	}
+	// The library reports every bad field of its Config by Go name.
+	libraryProblems(ps, c.Worker(nil).Validate(), func(field string) (string, bool) {
+		key, ok := libraryKeys["Config."+field]
+		return key, ok && !ps.has(key) // shutdown.timeout and dead.max_jobs are checked above and below
+	})
 	if c.Dead.MaxJobs < 1 {
 		ps.add("dead.max_jobs", "must be at least 1 (got %d)", c.Dead.MaxJobs)
 	}
@@ -108,38 +94,25 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	if q.Timeout == 0 {
 		ps.add(key+".timeout", "must be positive (got 0s)")
 	}
-	type option struct {
-		key  string
-		opts worker.QueueOptions
-	}
-	options := []option{
-		{"concurrency", worker.QueueOptions{Concurrency: q.Concurrency}},
-		{"max_attempts", worker.QueueOptions{MaxAttempts: q.MaxAttempts}},
-		{"timeout", worker.QueueOptions{Timeout: q.Timeout}},
-	}
+	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic()}
 	if limit, err := parseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
-		options = append(options, option{"rate_limit", worker.QueueOptions{RateLimit: limit}})
+		opts.RateLimit = limit
 	}
-	for _, o := range options {
-		if err := o.opts.Validate(); err != nil {
-			ps.add(key+"."+o.key, "%s", reason(err))
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(q.Periodic)) {
-		p := q.Periodic[name].worker(name)
-		err := worker.QueueOptions{Periodic: []worker.Periodic{p}}.Validate()
-		var v *worker.ValidationError
-		if errors.As(err, &v) {
-			sub := strings.TrimPrefix(strings.TrimPrefix(v.Field, "periodic"), ".")
-			k := key + ".periodic." + name
-			if sub != "" && sub != "name" {
-				k += "." + sub
+	schedules := slices.Sorted(maps.Keys(q.Periodic)) // the order of q.periodic()
+	libraryProblems(ps, opts.Validate(), func(field string) (string, bool) {
+		if m := periodicField.FindStringSubmatch(field); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			sub, ok := libraryKeys["Periodic."+m[2]]
+			if i >= len(schedules) || !ok {
+				return "", false
 			}
-			ps.add(k, "%s", v.Reason)
+			return key + ".periodic." + schedules[i] + sub, true
 		}
-	}
+		sub, ok := libraryKeys["QueueOptions."+field]
+		return key + "." + sub, ok && !ps.has(key+"."+sub)
+	})
 	validateBackoff(key+".backoff", q.Backoff, ps)
 
 	b, ok := handlers.Lookup(q.Handler)
@@ -184,6 +157,59 @@ func problemsOf(err error) problems {
 		return e.Problems
 	}
 	return problems{{Key: "", Message: err.Error()}}
+}
+
+// libraryKeys maps the Go fields the worker library names in its
+// validation errors (worker.ValidationError.Field) to this configuration's
+// keys: the one table between the two vocabularies. Queue options are
+// relative to queues.<name>, a periodic schedule's to
+// queues.<name>.periodic.<schedule> ("" is the schedule itself).
+var libraryKeys = map[string]string{
+	"Config.Prefix":           "redis.prefix",
+	"Config.MaxPayloadBytes":  "jobs.max_payload_bytes",
+	"Config.MaxScheduleAhead": "jobs.max_schedule_ahead",
+	"Config.Lease":            "lease.duration",
+	"Config.ShutdownTimeout":  "shutdown.timeout",
+	"Config.PollInterval":     "poll.interval",
+	"Config.RecoverInterval":  "recover.interval",
+	"Config.LeaderLease":      "leader.lease",
+	"Config.DeadMaxJobs":      "dead.max_jobs",
+	"Config.DeadMaxAge":       "dead.max_age",
+
+	"QueueOptions.Concurrency": "concurrency",
+	"QueueOptions.MaxAttempts": "max_attempts",
+	"QueueOptions.Timeout":     "timeout",
+	"QueueOptions.RateLimit":   "rate_limit",
+
+	"Periodic.":            "",
+	"Periodic.Name":        "",
+	"Periodic.Every":       ".every",
+	"Periodic.Cron":        ".cron",
+	"Periodic.MaxAttempts": ".max_attempts",
+	"Periodic.Timeout":     ".timeout",
+}
+
+// periodicField matches the field of a periodic schedule's problem:
+// Periodic[<index>] or Periodic[<index>].<Field>.
+var periodicField = regexp.MustCompile(`^Periodic\[(\d+)\]\.?(\w*)$`)
+
+// libraryProblems adds a problem for each validation error the library
+// joined into err, under the key keyOf gives its field; a field keyOf does
+// not know (false) is left out, and any other error is reported as is.
+func libraryProblems(ps *problems, err error, keyOf func(field string) (string, bool)) {
+	if err == nil {
+		return
+	}
+	for _, e := range flatten(err) {
+		var v *worker.ValidationError
+		if !errors.As(e, &v) {
+			ps.add("", "%v", e)
+			continue
+		}
+		if key, ok := keyOf(v.Field); ok {
+			ps.add(key, "%s", v.Reason)
+		}
+	}
 }
 
 // reason is the message of a worker.ValidationError without its field.

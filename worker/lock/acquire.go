@@ -117,7 +117,7 @@ func (o AcquireOptions) validate(name, holder string) (time.Duration, error) {
 	}
 	fixed := o.Lease.Truncate(time.Millisecond)
 	if o.Lease < 0 || (o.Lease > 0 && fixed == 0) {
-		return 0, fmt.Errorf("acquire lock %s: Lease %v: must be 0 (watchdog) or at least 1ms", name, o.Lease)
+		return 0, fmt.Errorf("acquire lock %s: invalid AcquireOptions.Lease: must be 0 (watchdog) or at least 1ms (got %v)", name, o.Lease)
 	}
 	return fixed, nil
 }

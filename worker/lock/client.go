@@ -57,7 +57,8 @@ type Options struct {
 	MetricLabel func(name string) string
 
 	// Logger receives warnings about renewals and subscriptions (nothing
-	// that is also returned as an error). Default: discard.
+	// that is also returned as an error). Default: slog.Default(), as
+	// worker.Config.Logger.
 	Logger *slog.Logger
 }
 
@@ -75,7 +76,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ID == "" {
 		id, err := newUUID()
 		if err != nil {
-			return o, fmt.Errorf("lock options: ID: %w", err)
+			return o, fmt.Errorf("lock: Options.ID: %w", err)
 		}
 		o.ID = id
 	}
@@ -87,17 +88,17 @@ func (o Options) withDefaults() (Options, error) {
 		o.MetricLabel = func(name string) string { return name }
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	return o, nil
 }
 
 func (o Options) validate() error {
 	if strings.Contains(o.ID, ":") {
-		return fmt.Errorf("lock options: ID %q: may not contain ':'", o.ID)
+		return fmt.Errorf("lock: invalid Options.ID: %q may not contain ':'", o.ID)
 	}
 	if o.Lease < LeaseMin {
-		return fmt.Errorf("lock options: Lease %v: must be at least %v", o.Lease, LeaseMin)
+		return fmt.Errorf("lock: invalid Options.Lease: must be at least %v (got %v)", LeaseMin, o.Lease)
 	}
 	return nil
 }

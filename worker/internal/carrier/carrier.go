@@ -1,7 +1,9 @@
 package carrier
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -36,14 +38,15 @@ type Queue struct {
 	Periodic    []Periodic
 }
 
-// Config tunes the duties; Run fills zero fields with the defaults.
+// Config tunes the duties. RecoverInterval, DeadMaxJobs and DeadMaxAge are
+// required: their defaults are the public package's (worker.Config).
 type Config struct {
-	RecoverInterval time.Duration // default 1s
-	TrimInterval    time.Duration // default 1m
-	DeadMaxJobs     int           // default 10,000; kept per queue
-	DeadMaxAge      time.Duration // default 30 days
-	SampleInterval  time.Duration // default 5s
-	Logger          *slog.Logger
+	RecoverInterval time.Duration
+	DeadMaxJobs     int // kept per queue
+	DeadMaxAge      time.Duration
+	TrimInterval    time.Duration // 0 means 1m
+	SampleInterval  time.Duration // 0 means 5s
+	Logger          *slog.Logger  // nil discards
 	// OnLeader is told when this process gains (true) or loses (false) the
 	// lead of a queue.
 	OnLeader func(queue string, leading bool)
@@ -53,13 +56,11 @@ type Config struct {
 	OnFire func(queue string)
 }
 
-// Defaults of Config.
 const (
-	RecoverIntervalDefault = time.Second
-	TrimIntervalDefault    = time.Minute
-	DeadMaxJobsDefault     = 10000
-	DeadMaxAgeDefault      = 30 * 24 * time.Hour
-	SampleIntervalDefault  = 5 * time.Second
+	// trimInterval and sampleInterval are the defaults of Config's: how
+	// often a leader trims the dead set and samples the queue's sizes.
+	trimInterval   = time.Minute
+	sampleInterval = 5 * time.Second
 
 	// holder is the second half of the leader lock's field; the first is the
 	// process's lock client id.
@@ -92,26 +93,21 @@ type Carrier struct {
 
 // New returns a Carrier for queues. field maps the lock holder to the lock
 // field fenced scripts check (lock.Client.Field).
-func New(st Store, locks Locker, field func(holder string) string, queues []Queue, cfg Config) *Carrier {
-	if cfg.RecoverInterval <= 0 {
-		cfg.RecoverInterval = RecoverIntervalDefault
+func New(st Store, locks Locker, field func(holder string) string, queues []Queue, cfg Config) (*Carrier, error) {
+	switch {
+	case cfg.RecoverInterval <= 0:
+		return nil, fmt.Errorf("carrier: Config.RecoverInterval %v: must be positive", cfg.RecoverInterval)
+	case cfg.DeadMaxJobs <= 0:
+		return nil, fmt.Errorf("carrier: Config.DeadMaxJobs %d: must be positive", cfg.DeadMaxJobs)
+	case cfg.DeadMaxAge <= 0:
+		return nil, fmt.Errorf("carrier: Config.DeadMaxAge %v: must be positive", cfg.DeadMaxAge)
 	}
-	if cfg.TrimInterval <= 0 {
-		cfg.TrimInterval = TrimIntervalDefault
-	}
-	if cfg.DeadMaxJobs <= 0 {
-		cfg.DeadMaxJobs = DeadMaxJobsDefault
-	}
-	if cfg.DeadMaxAge <= 0 {
-		cfg.DeadMaxAge = DeadMaxAgeDefault
-	}
-	if cfg.SampleInterval <= 0 {
-		cfg.SampleInterval = SampleIntervalDefault
-	}
+	cfg.TrimInterval = cmp.Or(cfg.TrimInterval, trimInterval)
+	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, sampleInterval)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Carrier{st: st, locks: locks, field: field, queues: queues, cfg: cfg, leading: map[string]bool{}}
+	return &Carrier{st: st, locks: locks, field: field, queues: queues, cfg: cfg, leading: map[string]bool{}}, nil
 }
 
 // Run elects for every queue until ctx ends, then stops the duties, releases

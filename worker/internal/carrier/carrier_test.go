@@ -111,7 +111,7 @@ func TestTakeoverWhenTheLeaderStops(t *testing.T) {
 	}
 	// The old leader's field no longer passes the fence; the new one's does.
 	notLeader(t, follower.st, leader.field())
-	if _, err := follower.st.TrimDead(t.Context(), testQueue, follower.field(), DeadMaxJobsDefault, DeadMaxAgeDefault, 1); err != nil {
+	if _, err := follower.st.TrimDead(t.Context(), testQueue, follower.field(), 10000, 30*24*time.Hour, 1); err != nil {
 		t.Errorf("TrimDead with the new leader's field: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package carrier
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"testing"
@@ -66,7 +67,16 @@ func startNodeOn(t *testing.T, rdb rueidis.Client, prefix, name string, queues [
 			hook(queue, leading)
 		}
 	}
-	n.c = New(n.st, locks, locks.Field, queues, cfg)
+	// The daemon's defaults where the test sets none (the package cannot
+	// import worker, which imports it).
+	cfg.RecoverInterval = cmp.Or(cfg.RecoverInterval, time.Second)
+	cfg.DeadMaxJobs = cmp.Or(cfg.DeadMaxJobs, 10000)
+	cfg.DeadMaxAge = cmp.Or(cfg.DeadMaxAge, 30*24*time.Hour)
+	c, err := New(n.st, locks, locks.Field, queues, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.c = c
 	ctx, cancel := context.WithCancel(t.Context())
 	n.cancel = cancel
 	go func() {

@@ -15,9 +15,10 @@
 // Stopping (the Run context ends):
 //
 //	claim loops stop ──► running jobs finish (up to ShutdownTimeout)
-//	     └─ timeout ──► job contexts cancelled (cause ErrShutdown) ──► up to ReturnGrace
-//	                    for handlers to return ──► jobs still held go back to due
-//	                    without spending an attempt ──► acks flushed ──► Run returns nil
+//	     └─ timeout ──► job contexts cancelled (cause Config.ShutdownCause)
+//	                    ──► up to ReturnGrace for handlers to return
+//	                    ──► jobs still held go back to due without spending an attempt
+//	                    ──► acks flushed ──► Run returns nil
 //
 // Nothing claimed is lost: a job is acked, retried, snoozed, killed or handed
 // back, and if the process dies first its lease expires and it is recovered.

@@ -1,12 +1,15 @@
 package pool_test
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -25,10 +28,29 @@ type running struct {
 	ended  time.Time // when Run returned
 }
 
-// startPool runs a pool of queues on st until stop is called.
+// The causes the pool's jobs end with; the daemon passes worker.ErrShutdown
+// and worker.ErrLeaseLost.
+var (
+	errShutdown  = errors.New("test: shutting down")
+	errLeaseLost = errors.New("test: lease lost")
+)
+
+// withDefaults fills the zero fields of cfg with the daemon's defaults
+// (worker.Config's) and the test causes.
+func withDefaults(cfg pool.Config) pool.Config {
+	cfg.Lease = cmp.Or(cfg.Lease, worker.LeaseDefault)
+	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, worker.ShutdownTimeoutDefault)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, worker.PollIntervalDefault)
+	cfg.ShutdownCause = cmp.Or(cfg.ShutdownCause, errShutdown)
+	cfg.LeaseLostCause = cmp.Or(cfg.LeaseLostCause, errLeaseLost)
+	return cfg
+}
+
+// startPool runs a pool of queues on st until stop is called; zero fields
+// of cfg take the daemon's defaults.
 func startPool(t *testing.T, st pool.Store, cfg pool.Config, queues ...pool.Queue) *running {
 	t.Helper()
-	p, err := pool.New(st, queues, cfg)
+	p, err := pool.New(st, queues, withDefaults(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

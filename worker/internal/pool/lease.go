@@ -8,7 +8,7 @@ import (
 )
 
 // extendLoop renews the leases of every job the process holds, in one
-// batched call every Lease/3. It cancels (cause ErrLeaseLost) the jobs whose
+// batched call every Lease/3. It cancels (cause Config.LeaseLostCause) the jobs whose
 // lease Redis reports lost, and the jobs whose lease could not be renewed
 // before it ran out, since another process may recover them then.
 func (p *Pool) extendLoop(ctx context.Context) {
@@ -73,5 +73,5 @@ func (p *Pool) loseLease(r *run, why string) {
 	}
 	r.lost = true
 	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
-	r.cancel(ErrLeaseLost)
+	r.cancel(p.cfg.LeaseLostCause)
 }

@@ -91,7 +91,7 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 		if len(runs) != 1 {
 			t.Fatalf("job ran %d times, want 1", len(runs))
 		}
-		if !errors.Is(runs[0].Cause, pool.ErrLeaseLost) {
+		if !errors.Is(runs[0].Cause, errLeaseLost) {
 			t.Errorf("job context cause %v, want ErrLeaseLost", runs[0].Cause)
 		}
 		if at := runs[0].EndAt.Sub(t0); at != 20*time.Second {
@@ -147,10 +147,10 @@ func TestLostLeaseSparesNewerClaim(t *testing.T) {
 		if at := runs[1].At.Sub(t0); at < 41*time.Second || at >= 50*time.Second {
 			t.Errorf("claim 2 started at +%v, want between +41s and the extension at +50s", at)
 		}
-		if at := runs[0].EndAt.Sub(t0); !errors.Is(runs[0].Cause, pool.ErrLeaseLost) || at != 30*time.Second {
+		if at := runs[0].EndAt.Sub(t0); !errors.Is(runs[0].Cause, errLeaseLost) || at != 30*time.Second {
 			t.Errorf("claim 1 ended at +%v with cause %v, want +30s (its lease ran out), ErrLeaseLost", at, runs[0].Cause)
 		}
-		if at := runs[1].EndAt.Sub(t0); !errors.Is(runs[1].Cause, pool.ErrShutdown) {
+		if at := runs[1].EndAt.Sub(t0); !errors.Is(runs[1].Cause, errShutdown) {
 			t.Errorf("claim 2 ended at +%v with cause %v, want ErrShutdown at the stop: its lease was never lost", at, runs[1].Cause)
 		}
 	})

@@ -26,15 +26,6 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// Errors given as the cause when a running job's context is cancelled.
-var (
-	// ErrShutdown: the process is stopping and the shutdown timeout passed.
-	ErrShutdown = errors.New("courier: shutting down")
-	// ErrLeaseLost: the job's lease could not be renewed; another worker may
-	// run it now.
-	ErrLeaseLost = errors.New("courier: job lease lost")
-)
-
 // Kind is what happens to a job after its handler returned.
 type Kind int
 
@@ -97,42 +88,53 @@ type Observer interface {
 	Ended(queue string, o metrics.Outcome, started bool, ran time.Duration)
 }
 
-// Config tunes the pool. Zero values take the defaults.
+// Config tunes the pool. The durations and causes are required: their
+// defaults are the public package's (worker.Config), not the pool's.
 type Config struct {
-	Lease           time.Duration // lease of a claimed job; default 30s, renewed every Lease/3
-	ShutdownTimeout time.Duration // how long running jobs may finish after Run's context ends; default 25s
-	ReturnGrace     time.Duration // after cancelling, how long to wait for handlers to return; default 1s
-	PollInterval    time.Duration // safety poll of an idle queue; default 5s
-	Logger          *slog.Logger  // default: discards
-	Observer        Observer      // default: none
+	Lease           time.Duration // lease of a claimed job, renewed every Lease/3
+	ShutdownTimeout time.Duration // how long running jobs may finish after Run's context ends
+	PollInterval    time.Duration // safety poll of an idle queue
+	// ReturnGrace is how long, after cancelling jobs at the shutdown
+	// timeout, the pool waits for their handlers to return; 0 means 1s.
+	ReturnGrace time.Duration
+	// ShutdownCause and LeaseLostCause are the causes (context.Cause) a
+	// running job's context ends with at the shutdown timeout and when its
+	// lease is lost: the public package's sentinels.
+	ShutdownCause, LeaseLostCause error
+	Logger                        *slog.Logger // default: discards
+	Observer                      Observer     // default: none
 }
 
-// Defaults for Config.
 const (
-	LeaseDefault           = 30 * time.Second
-	ShutdownTimeoutDefault = 25 * time.Second
-	ReturnGraceDefault     = time.Second
-	PollIntervalDefault    = 5 * time.Second
-
+	// returnGrace is Config.ReturnGrace's default.
+	returnGrace = time.Second
 	// writeTimeout bounds the Redis writes that must happen even while
 	// stopping (outcomes, hand-backs, final acks).
 	writeTimeout = 10 * time.Second
 )
 
-func (c Config) withDefaults() Config {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
+// check returns c with ReturnGrace and Logger filled in, or the error of
+// its first missing or invalid field.
+func (c Config) check() (Config, error) {
+	switch {
+	case c.Lease < time.Millisecond:
+		return c, fmt.Errorf("pool: Config.Lease %v: must be at least 1ms", c.Lease)
+	case c.ShutdownTimeout <= 0:
+		return c, fmt.Errorf("pool: Config.ShutdownTimeout %v: must be positive", c.ShutdownTimeout)
+	case c.PollInterval <= 0:
+		return c, fmt.Errorf("pool: Config.PollInterval %v: must be positive", c.PollInterval)
+	case c.ReturnGrace < 0:
+		return c, fmt.Errorf("pool: Config.ReturnGrace %v: must not be negative", c.ReturnGrace)
+	case c.ShutdownCause == nil || c.LeaseLostCause == nil:
+		return c, errors.New("pool: Config.ShutdownCause and Config.LeaseLostCause are required")
 	}
-	def(&c.Lease, LeaseDefault)
-	def(&c.ShutdownTimeout, ShutdownTimeoutDefault)
-	def(&c.ReturnGrace, ReturnGraceDefault)
-	def(&c.PollInterval, PollIntervalDefault)
+	if c.ReturnGrace == 0 {
+		c.ReturnGrace = returnGrace
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return c
+	return c, nil
 }
 
 // Pool runs jobs of several queues. Use New, then Run once.
@@ -174,7 +176,7 @@ type run struct {
 	// clock), claimed when the claim's answer arrived (local clock).
 	lag      time.Duration
 	claimed  time.Time
-	lost     bool // cancelled with ErrLeaseLost
+	lost     bool // cancelled with Config.LeaseLostCause
 	returned bool // handed back at the hard stop: its outcome is ignored
 }
 
@@ -193,7 +195,10 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		}
 		seen[q.Name] = true
 	}
-	cfg = cfg.withDefaults()
+	cfg, err := cfg.check()
+	if err != nil {
+		return nil, err
+	}
 	p := &Pool{
 		st:      st,
 		cfg:     cfg,
@@ -259,7 +264,7 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		p.mu.Lock()
 		p.hard = true
 		for _, r := range p.running {
-			r.cancel(ErrShutdown)
+			r.cancel(p.cfg.ShutdownCause)
 		}
 		p.mu.Unlock()
 		grace := time.NewTimer(p.cfg.ReturnGrace)

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -90,7 +91,7 @@ func TestIdlePoolCallsRarely(t *testing.T) {
 				const window = time.Minute
 				every := poll
 				if every == 0 {
-					every = pool.PollIntervalDefault
+					every = worker.PollIntervalDefault
 				}
 				st := newFakeStore(t)
 				r := startPool(t, st, pool.Config{PollInterval: poll},
@@ -181,7 +182,7 @@ func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {
 		st.Add("q", "j", t0)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		p, err := pool.New(st, []pool.Queue{{Name: "q", Concurrency: 2, MaxAttempts: 3, Exec: ack}}, pool.Config{})
+		p, err := pool.New(st, []pool.Queue{{Name: "q", Concurrency: 2, MaxAttempts: 3, Exec: ack}}, withDefaults(pool.Config{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {
 
 func TestRunWithoutQueuesFails(t *testing.T) {
 	t.Parallel()
-	p, err := pool.New(newFakeStore(t), nil, pool.Config{})
+	p, err := pool.New(newFakeStore(t), nil, withDefaults(pool.Config{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,12 +225,12 @@ func TestNewRefusesBadQueues(t *testing.T) {
 			t.Parallel()
 			q := good
 			mutate(&q)
-			if _, err := pool.New(newFakeStore(t), []pool.Queue{q}, pool.Config{}); err == nil {
+			if _, err := pool.New(newFakeStore(t), []pool.Queue{q}, withDefaults(pool.Config{})); err == nil {
 				t.Errorf("New accepted %+v", q)
 			}
 		})
 	}
-	if _, err := pool.New(newFakeStore(t), []pool.Queue{good, good}, pool.Config{}); err == nil {
+	if _, err := pool.New(newFakeStore(t), []pool.Queue{good, good}, withDefaults(pool.Config{})); err == nil {
 		t.Errorf("New accepted a repeated queue name")
 	}
 }

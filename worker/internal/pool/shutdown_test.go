@@ -145,7 +145,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 					t.Fatalf("job ran %d times, want 1", len(runs))
 				}
 				if tc.wantCancel {
-					if !errors.Is(runs[0].Cause, pool.ErrShutdown) {
+					if !errors.Is(runs[0].Cause, errShutdown) {
 						t.Errorf("job context cause %v, want ErrShutdown", runs[0].Cause)
 					}
 					if at := runs[0].EndAt.Sub(t0) - cancelAt; at != timeout {
