@@ -10,7 +10,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -65,8 +64,7 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	m.Redis().Touch(script.Names()...)
-	return &Client{st: store.New(script.NewConn(rdb, m.Redis()), cfg.Prefix), metrics: m, cfg: cfg}, nil
+	return &Client{st: store.New(rdb, cfg.Prefix, m.Redis()), metrics: m, cfg: cfg}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same

@@ -14,7 +14,6 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -498,7 +497,7 @@ func TestClientStats(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c := newClient(t, rdb, testConfig(t, prefix))
-		st := store.New(script.NewConn(rdb, nil), prefix)
+		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
 
 		// Two jobs claimed as a worker would; one of them then fails for good.

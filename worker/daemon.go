@@ -12,7 +12,6 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/carrier"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -22,7 +21,6 @@ import (
 // worker died. Make one with NewDaemon and call Run once.
 type Daemon struct {
 	rdb     rueidis.Client
-	conn    script.Conn  // rdb, recording into the metrics
 	metrics *metrics.Set // nil without a Registerer
 	id      string       // see ID
 	st      *store.Store
@@ -58,9 +56,7 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	m.Redis().Touch(script.Names()...)
-	conn := script.NewConn(rdb, m.Redis())
-	return &Daemon{rdb: rdb, conn: conn, metrics: m, id: newProcessID(), st: store.New(conn, cfg.Prefix), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix, m.Redis()), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
 }
 
 // ID names this Daemon in its queues' fleets (Client.Fleet) and is the
@@ -70,7 +66,7 @@ func (d *Daemon) ID() string { return d.id }
 // Ping checks that Redis answers, through the Daemon's client (so a
 // failure shows in courier_redis_errors_total{op="ping"}).
 func (d *Daemon) Ping(ctx context.Context) error {
-	return d.conn.Do(ctx, d.conn.B().Ping().Build()).Error()
+	return d.st.Ping(ctx)
 }
 
 // Run works until ctx ends, then stops claiming, lets running jobs finish up

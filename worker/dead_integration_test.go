@@ -16,7 +16,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -104,7 +103,7 @@ func TestClientDead(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c := newClient(t, rdb, testConfig(t, prefix))
-		st := store.New(script.NewConn(rdb, nil), prefix)
+		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
 
 		// One job fails twice the way a worker fails it, the second time for good.
@@ -214,7 +213,7 @@ func TestClientPurge(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c := newClient(t, rdb, testConfig(t, prefix))
-		st := store.New(script.NewConn(rdb, nil), prefix)
+		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
 		writeDead(t, rdb, prefix, "q", []string{"d1", "d2"}, func(int) int64 { return redisMillis(t, rdb) })
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "active"})

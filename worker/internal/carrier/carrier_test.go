@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -247,7 +246,7 @@ func TestRecoverDuty(t *testing.T) {
 func TestTrimAndSampleDuties(t *testing.T) {
 	t.Parallel()
 	prefix := testkit.Prefix(t)
-	st := store.New(script.NewConn(testkit.Single(t), nil), prefix)
+	st := store.New(testkit.Single(t), prefix, nil)
 	ctx := t.Context()
 	// Three dead jobs and one due, before anyone leads.
 	if _, err := st.Enqueue(ctx, testQueue, []store.NewJob{{ID: "d1"}, {ID: "d2"}, {ID: "d3"}}); err != nil {

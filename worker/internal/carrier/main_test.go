@@ -10,7 +10,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -57,7 +56,7 @@ func startNodeOn(t *testing.T, rdb rueidis.Client, prefix, name string, queues [
 		t.Fatalf("lock.NewClient: %v", err)
 	}
 	t.Cleanup(locks.Close)
-	n := &node{name: name, rdb: rdb, st: store.New(script.NewConn(rdb, nil), prefix), locks: locks, events: make(chan bool, 64), done: make(chan struct{})}
+	n := &node{name: name, rdb: rdb, st: store.New(rdb, prefix, nil), locks: locks, events: make(chan bool, 64), done: make(chan struct{})}
 	hook := cfg.OnLeader
 	cfg.OnLeader = func(queue string, leading bool) {
 		if queue == testQueue {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -17,7 +16,7 @@ import (
 func BenchmarkScripts(b *testing.B) {
 	for _, batch := range []int{1, 64, 1000} {
 		b.Run(fmt.Sprintf("enqueue/%d", batch), func(b *testing.B) {
-			s := store.New(script.NewConn(testkit.Single(b), nil), testkit.Prefix(b))
+			s := store.New(testkit.Single(b), testkit.Prefix(b), nil)
 			ctx := context.Background()
 			payload := make([]byte, 100)
 			n := 0
@@ -34,7 +33,7 @@ func BenchmarkScripts(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/job")
 		})
 		b.Run(fmt.Sprintf("claim+ack/%d", batch), func(b *testing.B) {
-			s := store.New(script.NewConn(testkit.Single(b), nil), testkit.Prefix(b))
+			s := store.New(testkit.Single(b), testkit.Prefix(b), nil)
 			ctx := context.Background()
 			payload := make([]byte, 100)
 			total := b.N * batch

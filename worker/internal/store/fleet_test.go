@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -14,7 +13,7 @@ import (
 func TestFleetReportsLapse(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
-	s := store.New(script.NewConn(rdb, nil), testkit.Prefix(t))
+	s := store.New(rdb, testkit.Prefix(t), nil)
 	ctx := t.Context()
 	if err := s.Report(ctx, "q", store.Member{ID: "short", Concurrency: 1}, 100*time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -37,7 +36,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, s *store.Store, c rueidis
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			c := b.connect(t)
-			f(t, store.New(script.NewConn(c, nil), testkit.Prefix(t)), c)
+			f(t, store.New(c, testkit.Prefix(t), nil), c)
 		})
 	}
 }

@@ -24,3 +24,9 @@ func (s *Store) Queues(ctx context.Context) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Ping checks that Redis answers (a failure counts in the Redis metrics as
+// op "ping").
+func (s *Store) Ping(ctx context.Context) error {
+	return s.c.Do(ctx, s.c.B().Ping().Build()).Error()
+}

@@ -3,6 +3,8 @@ package store
 import (
 	"strconv"
 
+	"github.com/redis/rueidis"
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
@@ -16,8 +18,13 @@ type Store struct {
 	prefix string
 }
 
-// New returns a Store that runs the scripts through c, under key prefix.
-func New(c script.Conn, prefix string) *Store { return &Store{c: c, prefix: prefix} }
+// New returns a Store that runs the scripts on rdb under key prefix,
+// recording every call in m (nil: no metrics), whose script series it
+// creates at zero.
+func New(rdb rueidis.Client, prefix string, m *metrics.Redis) *Store {
+	m.Touch(script.Names()...)
+	return &Store{c: script.NewConn(rdb, m), prefix: prefix}
+}
 
 // Keys returns the keys of queue.
 func (s *Store) Keys(queue string) Keys { return QueueKeys(s.prefix, queue) }
