@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -17,18 +16,16 @@ func (f *Fake) Ack(_ context.Context, queue string, toks []store.Token) (int, er
 	if len(toks) == 0 {
 		f.t.Errorf("fake: Ack(%s) without tokens", queue)
 	}
-	if f.down {
-		err := fmt.Errorf("ack %s: %w", queue, errDown)
-		f.record(Call{Method: "Ack", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Err: err})
-		return 0, err
+	c := Call{Method: "Ack", Queue: queue, At: time.Now(), Toks: slices.Clone(toks)}
+	if f.downLocked(&c, "ack "+queue) {
+		return 0, c.Err
 	}
-	done := 0
 	for _, tok := range toks {
 		if f.heldLocked(queue, tok) != nil {
 			delete(f.queues[queue], tok.ID)
-			done++
+			c.Got++
 		}
 	}
-	f.record(Call{Method: "Ack", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Got: done})
-	return done, nil
+	f.record(c)
+	return c.Got, nil
 }

@@ -63,7 +63,7 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 		if j.Bad {
 			out.Bad = append(out.Bad, store.BadRecord{
 				Token: j.Rec.Token(),
-				Err:   fmt.Errorf("job %q: %w: header field 3", j.Rec.ID, store.ErrCorrupt),
+				Err:   badRecord(j.Rec.ID),
 			})
 			continue
 		}

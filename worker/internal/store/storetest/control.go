@@ -6,7 +6,8 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Add enqueues job id due at at, publishing a wake-up like enqueue.lua.
+// Add enqueues job id, with its id as payload, due at at (not the zero
+// time), publishing a wake-up like enqueue.lua.
 func (f *Fake) Add(queue, id string, at time.Time) { f.add(queue, id, at, false) }
 
 // AddBad enqueues a job whose record the pool cannot decode.
@@ -15,22 +16,12 @@ func (f *Fake) AddBad(queue, id string, at time.Time) { f.add(queue, id, at, tru
 func (f *Fake) add(queue, id string, at time.Time, bad bool) {
 	f.mu.Lock()
 	defer f.unlock()
-	if f.queues[queue] == nil {
-		f.queues[queue] = make(map[string]*Job)
-	}
 	if _, ok := f.queues[queue][id]; ok {
 		f.t.Errorf("fake: job %s/%s added twice", queue, id)
 		return
 	}
-	prev, hadPrev := f.headLocked(queue)
-	at = ms(at)
-	f.queues[queue][id] = &Job{
-		Rec:   store.Record{ID: id, EnqueuedAt: ms(f.nowLocked()), Payload: []byte(id)},
-		State: store.SetDue,
-		Score: at,
-		Bad:   bad,
-	}
-	f.publishLocked(queue, prev, hadPrev, at)
+	f.enqueueLocked(queue, []store.NewJob{{ID: id, At: at, Payload: []byte(id)}})
+	f.queues[queue][id].Bad = bad
 }
 
 // AddActive adds a job held by some worker under claim 1 whose lease ends at
@@ -38,10 +29,7 @@ func (f *Fake) add(queue, id string, at time.Time, bad bool) {
 func (f *Fake) AddActive(queue, id string, deadline time.Time, attempt, maxAttempts int) {
 	f.mu.Lock()
 	defer f.unlock()
-	if f.queues[queue] == nil {
-		f.queues[queue] = make(map[string]*Job)
-	}
-	f.queues[queue][id] = &Job{
+	f.queueLocked(queue)[id] = &Job{
 		Rec:   store.Record{ID: id, Claim: 1, Attempt: attempt, MaxAttempts: maxAttempts, EnqueuedAt: ms(f.nowLocked())},
 		State: store.SetActive,
 		Score: ms(deadline),

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -16,21 +15,18 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 	defer f.unlock()
 	now := f.nowLocked()
 	c := Call{Method: "Extend", At: time.Now(), Lease: lease, ByQueue: make(map[string][]store.Token, len(byQueue))}
-	if f.down {
-		for queue, toks := range byQueue {
-			c.ByQueue[queue] = slices.Clone(toks)
-		}
-		c.Err = fmt.Errorf("extend: %w", errDown)
-		f.record(c)
-		return map[string][]store.Token{}, c.Err
-	}
-	lost := make(map[string][]store.Token)
 	for queue, toks := range byQueue {
 		if len(toks) == 0 {
 			f.t.Errorf("fake: Extend with no tokens for queue %s", queue)
 		}
 		c.ByQueue[queue] = slices.Clone(toks)
 		c.N += len(toks)
+	}
+	if f.downLocked(&c, "extend") {
+		return map[string][]store.Token{}, c.Err
+	}
+	lost := make(map[string][]store.Token)
+	for queue, toks := range byQueue {
 		for _, tok := range toks {
 			if j := f.heldLocked(queue, tok); j != nil {
 				j.Score = ms(now.Add(lease))

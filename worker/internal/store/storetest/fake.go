@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +151,25 @@ func (f *Fake) heldLocked(queue string, tok store.Token) *Job {
 		return nil
 	}
 	return j
+}
+
+// downLocked reports whether Redis is down. When it is, it records c as
+// failed with an error that starts with what, as store's wrappers word it.
+func (f *Fake) downLocked(c *Call, what string) bool {
+	if !f.down {
+		return false
+	}
+	c.Err = fmt.Errorf("%s: %w", what, errDown)
+	f.record(*c)
+	return true
+}
+
+// queueLocked returns the jobs of queue, making the map on first use.
+func (f *Fake) queueLocked(queue string) map[string]*Job {
+	q := f.queues[queue]
+	if q == nil {
+		q = make(map[string]*Job)
+		f.queues[queue] = q
+	}
+	return q
 }

@@ -21,10 +21,9 @@ func (f *Fake) Recover(_ context.Context, queue, _ string, limit, defaultMax int
 	if limit < 1 || limit > store.MaxBatch || defaultMax < 1 {
 		f.t.Errorf("fake: Recover(%s, limit=%d, defaultMax=%d): the script rejects this", queue, limit, defaultMax)
 	}
-	if f.down {
-		err := fmt.Errorf("recover %s: %w", queue, errDown)
-		f.record(Call{Method: "Recover", Queue: queue, At: time.Now(), N: limit, Max: defaultMax, Err: err})
-		return store.Recovered{}, err
+	c := Call{Method: "Recover", Queue: queue, At: time.Now(), N: limit, Max: defaultMax}
+	if f.downLocked(&c, "recover "+queue) {
+		return store.Recovered{}, c.Err
 	}
 	nowMs := ms(now)
 	var expired []*Job
@@ -54,6 +53,7 @@ func (f *Fake) Recover(_ context.Context, queue, _ string, limit, defaultMax int
 	if r.Due > 0 {
 		f.publishLocked(queue, prev, hadPrev, nowMs)
 	}
-	f.record(Call{Method: "Recover", Queue: queue, At: time.Now(), N: limit, Max: defaultMax, Got: r.Due + r.Dead})
+	c.Got = r.Due + r.Dead
+	f.record(c)
 	return r, nil
 }

@@ -27,9 +27,7 @@ func (f *Fake) move(method, queue string, tok store.Token, to store.Set, delay t
 	if delay < 0 {
 		f.t.Errorf("fake: %s(%s, delay=%v): the script rejects this", method, queue, delay)
 	}
-	if f.down {
-		c.Err = fmt.Errorf("move %s job %q: %w", queue, tok.ID, errDown)
-		f.record(c)
+	if f.downLocked(&c, fmt.Sprintf("move %s job %q to %s", queue, tok.ID, to)) {
 		return false, c.Err
 	}
 	j := f.heldLocked(queue, tok)

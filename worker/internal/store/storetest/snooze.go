@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -18,13 +17,11 @@ func (f *Fake) Snooze(_ context.Context, queue string, toks []store.Token, delay
 	if delay < 0 || len(toks) == 0 {
 		f.t.Errorf("fake: Snooze(%s, %d tokens, delay=%v): the script rejects this", queue, len(toks), delay)
 	}
-	if f.down {
-		err := fmt.Errorf("snooze %s: %w", queue, errDown)
-		f.record(Call{Method: "Snooze", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Delay: delay, Err: err})
-		return 0, err
+	c := Call{Method: "Snooze", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Delay: delay}
+	if f.downLocked(&c, "snooze "+queue) {
+		return 0, c.Err
 	}
 	prev, hadPrev := f.headLocked(queue)
-	moved := 0
 	for _, tok := range toks {
 		j := f.heldLocked(queue, tok)
 		if j == nil {
@@ -34,11 +31,11 @@ func (f *Fake) Snooze(_ context.Context, queue string, toks []store.Token, delay
 			j.Rec.Attempt--
 		}
 		j.State, j.Score = store.SetDue, ms(now.Add(delay))
-		moved++
+		c.Got++
 	}
-	if moved > 0 {
+	if c.Got > 0 {
 		f.publishLocked(queue, prev, hadPrev, ms(now.Add(delay)))
 	}
-	f.record(Call{Method: "Snooze", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Delay: delay, Got: moved})
-	return moved, nil
+	f.record(c)
+	return c.Got, nil
 }
