@@ -17,12 +17,14 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 	defer f.unlock()
 	now := f.nowLocked()
 	c := Call{Method: "Claim", Queue: queue, At: time.Now(), N: n, Lease: lease, Rate: limit}
+	n = min(n, store.MaxBatch) // as store.ClaimLimited sends it
 	if n < 1 || lease < time.Millisecond {
 		f.t.Errorf("fake: Claim(%s, n=%d, lease=%v): the script rejects this", queue, n, lease)
 	}
-	if limit != (store.Rate{}) && (limit.N < 1 || limit.Per < time.Millisecond) {
+	if limit != (store.Rate{}) && (limit.N < 1 || limit.N > store.MaxRateN || limit.Per < time.Millisecond || limit.Per > store.MaxRatePer) {
 		f.t.Errorf("fake: Claim(%s, limit=%+v): the script rejects this", queue, limit)
 	}
+	per := wholeMs(limit.Per) // as store.ClaimLimited sends it
 	if f.failClaims > 0 || f.down {
 		f.failClaims = max(f.failClaims-1, 0)
 		c.Err = fmt.Errorf("claim %s: %w", queue, errDown)
@@ -44,7 +46,7 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 	capacity := store.MaxBatch
 	if limit.N > 0 {
 		window := f.rate[queue]
-		for len(window) > 0 && !window[0].At.After(now.Add(-limit.Per)) {
+		for len(window) > 0 && !window[0].At.After(now.Add(-per)) {
 			window = window[1:]
 		}
 		f.rate[queue] = window
@@ -55,11 +57,15 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 	}
 	due = due[:max(min(len(due), n, capacity), 0)]
 	out := store.Claimed{Now: now}
+	var tok int64
+	if len(due) > 0 {
+		tok = f.nextTokenLocked(queue) // one token for every job of the call
+	}
 	for _, j := range due {
 		runAt := j.Score
-		j.Rec.Claim++
+		j.Rec.Claim = tok
 		j.Rec.Attempt++
-		j.State, j.Score = store.SetActive, ms(now.Add(lease))
+		j.State, j.Score = store.SetActive, after(now, lease)
 		if j.Bad {
 			out.Bad = append(out.Bad, store.BadRecord{
 				Token: j.Rec.Token(),
@@ -77,12 +83,17 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 		out.Next = head
 	}
 	if limit.N > 0 && len(due) > 0 {
-		f.rate[queue] = append(f.rate[queue], rateEntry{At: now, N: len(due)})
+		// Entries never go back in time, even when the clock does.
+		at := now
+		if w := f.rate[queue]; len(w) > 0 {
+			at = maxTime(at, w[len(w)-1].At)
+		}
+		f.rate[queue] = append(f.rate[queue], rateEntry{At: at, N: len(due)})
 	}
 	if limit.N > 0 && capacity-len(due) <= 0 && ok {
 		// Capacity frees when the oldest claim leaves the window; the script
 		// rounds that up to whole ms.
-		free := f.rate[queue][0].At.Add(limit.Per)
+		free := f.rate[queue][0].At.Add(per)
 		if msFree := ms(free); msFree.Before(free) {
 			free = msFree.Add(time.Millisecond)
 		}

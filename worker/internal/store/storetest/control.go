@@ -24,13 +24,13 @@ func (f *Fake) add(queue, id string, at time.Time, bad bool) {
 	f.queues[queue][id].Bad = bad
 }
 
-// AddActive adds a job held by some worker under claim 1 whose lease ends at
-// deadline (a crashed worker's job, for Recover).
+// AddActive adds a job held by some worker, under the queue's next claim
+// token, whose lease ends at deadline (a crashed worker's job, for Recover).
 func (f *Fake) AddActive(queue, id string, deadline time.Time, attempt, maxAttempts int) {
 	f.mu.Lock()
 	defer f.unlock()
 	f.queueLocked(queue)[id] = &Job{
-		Rec:   store.Record{ID: id, Claim: 1, Attempt: attempt, MaxAttempts: maxAttempts, EnqueuedAt: ms(f.nowLocked())},
+		Rec:   store.Record{ID: id, Claim: f.nextTokenLocked(queue), Attempt: attempt, MaxAttempts: maxAttempts, EnqueuedAt: ms(f.nowLocked())},
 		State: store.SetActive,
 		Score: ms(deadline),
 	}
@@ -47,7 +47,7 @@ func (f *Fake) Steal(queue, id string) {
 		f.t.Errorf("fake: steal %s/%s: not active", queue, id)
 		return
 	}
-	j.Rec.Claim++
+	j.Rec.Claim = f.nextTokenLocked(queue)
 	j.Rec.Attempt++
 	j.Score = ms(f.nowLocked().Add(time.Hour)) // the new holder keeps extending it
 }

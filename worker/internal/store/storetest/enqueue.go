@@ -56,7 +56,7 @@ func (f *Fake) enqueueLocked(queue string, batch []store.NewJob) []bool {
 		if _, ok := q[nj.ID]; ok {
 			continue
 		}
-		score := now.Add(time.Duration(nj.Delay.Milliseconds()) * time.Millisecond)
+		score := now.Add(wholeMs(nj.Delay))
 		if !nj.At.IsZero() {
 			score = ms(nj.At)
 		}
@@ -64,7 +64,7 @@ func (f *Fake) enqueueLocked(queue string, batch []store.NewJob) []bool {
 			Rec: store.Record{
 				ID:          nj.ID,
 				MaxAttempts: nj.MaxAttempts,
-				Timeout:     time.Duration(nj.Timeout.Milliseconds()) * time.Millisecond,
+				Timeout:     wholeMs(nj.Timeout),
 				EnqueuedAt:  now,
 				Payload:     slices.Clone(nj.Payload),
 			},

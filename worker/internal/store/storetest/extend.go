@@ -29,7 +29,7 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 	for queue, toks := range byQueue {
 		for _, tok := range toks {
 			if j := f.heldLocked(queue, tok); j != nil {
-				j.Score = ms(now.Add(lease))
+				j.Score = after(now, lease)
 			} else {
 				lost[queue] = append(lost[queue], tok)
 			}

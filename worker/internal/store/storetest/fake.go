@@ -11,11 +11,13 @@ import (
 )
 
 // Fake is an in-memory store that keeps the scripts' semantics (see
-// lua/*.lua): a job is in exactly one of due / active / dead, every claim
-// bumps the claim token and the attempt, and writes carrying a stale token do
-// nothing. Its clock is time.Now plus an optional skew, so inside a synctest
-// bubble it follows the bubble's fake clock. Scores are whole milliseconds,
-// as in Redis. Recorded call times are local.
+// lua/*.lua), and RunContract holds it to them: a job is in exactly one of
+// due / active / dead, every claim call takes the queue's next claim token
+// and bumps the attempt of the jobs it takes, and writes carrying a stale
+// token do nothing. Its clock is time.Now plus an optional skew, in whole µs
+// like Redis's TIME, so inside a synctest bubble it follows the bubble's fake
+// clock. Scores are whole milliseconds, as in Redis. Recorded call times are
+// local.
 //
 // Every call is recorded, so tests can count Redis round trips.
 type Fake struct {
@@ -23,6 +25,7 @@ type Fake struct {
 
 	mu         sync.Mutex
 	queues     map[string]map[string]*Job // queue → id → job
+	seq        map[string]int64           // queue → the last claim token handed out
 	calls      []Call
 	onWake     func(queue string, runAtMs int64) // set while subscribed
 	subscribed map[string]bool
@@ -44,7 +47,7 @@ type rateEntry struct {
 
 // Job is one job of a Fake: its record and the set it is in.
 type Job struct {
-	Rec   store.Record // RunAt unused; Score holds it while due
+	Rec   store.Record // Claim only while active; RunAt unused: Score holds it while due
 	State store.Set    // SetDue, SetActive or SetDead
 	Score time.Time    // run-at (due), lease deadline (active), time of death (dead)
 	Bad   bool         // Claim reports it in Claimed.Bad instead of Jobs
@@ -82,17 +85,48 @@ func NewFake(t testing.TB) *Fake {
 	return &Fake{
 		t:          t,
 		queues:     make(map[string]map[string]*Job),
+		seq:        make(map[string]int64),
 		subscribed: make(map[string]bool),
 		latency:    make(map[string]time.Duration),
 		rate:       make(map[string][]rateEntry),
 	}
 }
 
-// nowLocked is the Redis clock.
-func (f *Fake) nowLocked() time.Time { return time.Now().Add(f.skew) }
+// nowLocked is the Redis clock, which TIME reads in whole µs.
+func (f *Fake) nowLocked() time.Time { return time.UnixMicro(time.Now().Add(f.skew).UnixMicro()) }
 
 // ms truncates t to whole milliseconds, the resolution of Redis scores.
 func ms(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()) }
+
+// wholeMs is d as store's wrappers pass it to the scripts: whole ms,
+// truncated.
+func wholeMs(d time.Duration) time.Duration {
+	return time.Duration(d.Milliseconds()) * time.Millisecond
+}
+
+// after is the score a script computes for now + d: the clock in whole ms
+// plus d in whole ms.
+func after(now time.Time, d time.Duration) time.Time { return ms(now).Add(wholeMs(d)) }
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// nextTokenLocked takes the next claim token of queue: a number never
+// handed out before in that queue, as claims[”] of lua/record.lua gives.
+func (f *Fake) nextTokenLocked(queue string) int64 {
+	f.seq[queue]++
+	return f.seq[queue]
+}
+
+// leave ends the running attempt of an active job: it moves to set s at
+// score, and its claim token is gone.
+func (j *Job) leave(s store.Set, score time.Time) {
+	j.State, j.Score, j.Rec.Claim = s, score, 0
+}
 
 // unlock releases mu and then delivers the wake-ups published under it, as
 // Redis delivers a PUBLISH after the script ends.

@@ -26,9 +26,6 @@ func (f *Fake) Get(_ context.Context, queue, id string) (store.Snapshot, error) 
 	}
 	snap := store.Snapshot{Record: j.Rec, Set: j.State, Score: j.Score, Now: ms(f.nowLocked())}
 	snap.Record.Payload = slices.Clone(j.Rec.Payload)
-	if j.State != store.SetActive {
-		snap.Record.Claim = 0
-	}
 	if j.Bad {
 		// store.Get returns what DecodeRecord left: the id, and the
 		// running attempt of an active job.

@@ -18,7 +18,7 @@ func (f *Fake) Recover(_ context.Context, queue, _ string, limit, defaultMax int
 	f.mu.Lock()
 	defer f.unlock()
 	now := f.nowLocked()
-	if limit < 1 || limit > store.MaxBatch || defaultMax < 1 {
+	if limit < 1 || defaultMax < 1 {
 		f.t.Errorf("fake: Recover(%s, limit=%d, defaultMax=%d): the script rejects this", queue, limit, defaultMax)
 	}
 	c := Call{Method: "Recover", Queue: queue, At: time.Now(), N: limit, Max: defaultMax}
@@ -35,18 +35,18 @@ func (f *Fake) Recover(_ context.Context, queue, _ string, limit, defaultMax int
 	slices.SortFunc(expired, func(a, b *Job) int {
 		return cmp.Or(a.Score.Compare(b.Score), cmp.Compare(a.Rec.ID, b.Rec.ID))
 	})
-	expired = expired[:min(len(expired), limit)]
+	expired = expired[:min(len(expired), limit, store.MaxBatch)] // store.Recover sends at most MaxBatch
 	prev, hadPrev := f.headLocked(queue)
 	var r store.Recovered
 	for _, j := range expired {
 		maxAttempts := cmp.Or(j.Rec.MaxAttempts, defaultMax)
 		if j.Rec.Attempt >= maxAttempts {
 			j.Rec.LastError = fmt.Sprintf("lease expired: the worker running attempt %d stopped responding; no attempts left", j.Rec.Attempt)
-			j.State, j.Score = store.SetDead, nowMs
+			j.leave(store.SetDead, nowMs)
 			r.Dead++
 		} else {
 			j.Rec.LastError = fmt.Sprintf("lease expired: the worker running attempt %d stopped responding", j.Rec.Attempt)
-			j.State, j.Score = store.SetDue, nowMs
+			j.leave(store.SetDue, nowMs)
 			r.Due++
 		}
 	}

@@ -24,7 +24,7 @@ func (f *Fake) move(method, queue string, tok store.Token, to store.Set, delay t
 	defer f.unlock()
 	now := f.nowLocked()
 	c := Call{Method: method, Queue: queue, At: time.Now(), Toks: []store.Token{tok}, Delay: delay, ErrText: errText}
-	if delay < 0 {
+	if delay.Milliseconds() < 0 {
 		f.t.Errorf("fake: %s(%s, delay=%v): the script rejects this", method, queue, delay)
 	}
 	if f.downLocked(&c, fmt.Sprintf("move %s job %q to %s", queue, tok.ID, to)) {
@@ -37,10 +37,10 @@ func (f *Fake) move(method, queue string, tok store.Token, to store.Set, delay t
 	}
 	j.Rec.LastError = errText
 	if to == store.SetDead {
-		j.State, j.Score = store.SetDead, ms(now)
+		j.leave(store.SetDead, ms(now))
 	} else {
 		prev, hadPrev := f.headLocked(queue)
-		j.State, j.Score = store.SetDue, ms(now.Add(delay))
+		j.leave(store.SetDue, after(now, delay))
 		f.publishLocked(queue, prev, hadPrev, j.Score)
 	}
 	c.Got = 1

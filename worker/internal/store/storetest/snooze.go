@@ -14,7 +14,7 @@ func (f *Fake) Snooze(_ context.Context, queue string, toks []store.Token, delay
 	f.mu.Lock()
 	defer f.unlock()
 	now := f.nowLocked()
-	if delay < 0 || len(toks) == 0 {
+	if delay.Milliseconds() < 0 || len(toks) == 0 {
 		f.t.Errorf("fake: Snooze(%s, %d tokens, delay=%v): the script rejects this", queue, len(toks), delay)
 	}
 	c := Call{Method: "Snooze", Queue: queue, At: time.Now(), Toks: slices.Clone(toks), Delay: delay}
@@ -30,11 +30,11 @@ func (f *Fake) Snooze(_ context.Context, queue string, toks []store.Token, delay
 		if j.Rec.Attempt > 0 {
 			j.Rec.Attempt--
 		}
-		j.State, j.Score = store.SetDue, ms(now.Add(delay))
+		j.leave(store.SetDue, after(now, delay))
 		c.Got++
 	}
 	if c.Got > 0 {
-		f.publishLocked(queue, prev, hadPrev, ms(now.Add(delay)))
+		f.publishLocked(queue, prev, hadPrev, after(now, delay))
 	}
 	f.record(c)
 	return c.Got, nil

@@ -19,7 +19,9 @@ func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue
 	f.record(Call{Method: "Subscribe", At: time.Now(), N: len(queues)})
 	brk := f.subBreak
 	f.mu.Unlock()
-	onSubscribed()
+	if onSubscribed != nil {
+		onSubscribed()
+	}
 	var broke <-chan time.Time
 	if brk > 0 {
 		broke = time.After(brk)
