@@ -6,4 +6,10 @@
 // controls for what real Redis cannot easily be made to do on cue (outages,
 // slow calls, a skewed clock, broken subscriptions), and a record of every
 // call. Tests of the worker pool run it inside testing/synctest bubbles.
+//
+// A fake is trusted only as far as it is checked: RunContract is one table
+// of cases that runs against Fake here and against the real store on single
+// Redis and Redis Cluster in package store (contract_test.go), so the fake
+// cannot drift from the scripts without a test failing. A change to a
+// script or to the fake comes with a case.
 package storetest

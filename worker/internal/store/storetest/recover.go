@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -57,3 +58,7 @@ func (f *Fake) Recover(_ context.Context, queue, _ string, limit, defaultMax int
 	f.record(c)
 	return r, nil
 }
+
+// Lead returns a leader field for Recover, which the fake does not check:
+// every caller leads.
+func (f *Fake) Lead(*testing.T, string) string { return "fake-leader" }
