@@ -139,16 +139,7 @@ func testAck(k *kit) {
 // and enqueued again under its id, the old tokens change nothing.
 func testStaleToken(k *kit) {
 	t := k.t
-	k.enqueue(store.NewJob{ID: "j", Payload: []byte("p")})
-	first := k.claimOne(long)
-	if n := k.snooze(0, first.Token()); n != 1 {
-		t.Fatalf("Snooze = %d, want 1", n)
-	}
-	second := k.claimOne(long)
-	claimed(t, second, "j", 1, "")
-	if second.Claim == first.Claim {
-		t.Fatalf("the second claim reused token %d", first.Claim)
-	}
+	first, second := k.claimTwice()
 	before := k.get("j")
 	touchStale(k, first)
 	k.unchanged("j", before)

@@ -11,13 +11,7 @@ import (
 // spending its attempt.
 func testSnooze(k *kit) {
 	t := k.t
-	k.enqueue(store.NewJob{ID: "j", Payload: []byte("p")})
-	first := k.claimOne(long)
-	if n := k.snooze(0, first.Token()); n != 1 {
-		t.Fatalf("Snooze = %d, want 1", n)
-	}
-	second := k.claimOne(long)
-	claimed(t, second, "j", 1, "") // the attempt was not spent
+	_, second := k.claimTwice()
 	before := k.get("j").Now
 	if n := k.snooze(long, second.Token(), second.Token()); n != 1 {
 		t.Errorf("Snooze of a repeated token = %d, want 1", n)

@@ -64,6 +64,24 @@ func (k *kit) claimOne(lease time.Duration) store.Record {
 	return c.Jobs[0]
 }
 
+// claimTwice enqueues job j (payload "p"), claims it, hands it back with a
+// snooze of 0 and claims it again; it fails unless the second claim is in
+// attempt 1 still, under a new token.
+func (k *kit) claimTwice() (first, second store.Record) {
+	k.t.Helper()
+	k.enqueue(store.NewJob{ID: "j", Payload: []byte("p")})
+	first = k.claimOne(long)
+	if n := k.snooze(0, first.Token()); n != 1 {
+		k.t.Fatalf("Snooze = %d, want 1", n)
+	}
+	second = k.claimOne(long)
+	claimed(k.t, second, "j", 1, "")
+	if second.Claim == first.Claim {
+		k.t.Fatalf("the second claim reused token %d", first.Claim)
+	}
+	return first, second
+}
+
 // clock reads the backend's clock, in whole ms, through a claim of q that
 // must find nothing due.
 func (k *kit) clock() time.Time {
