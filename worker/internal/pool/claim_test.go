@@ -9,12 +9,13 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestClaimAsksForFreeSlots(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		now := time.Now()
 		for i := range 160 {
 			st.Add("q", jobID(i), now)
@@ -67,7 +68,7 @@ func TestClaimBatchesInstantJobs(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const jobs, concurrency = 160, 16
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		// A claim takes a round trip. While it is on the wire the jobs that
 		// run meanwhile finish, so the next claim asks for all their slots:
 		// two claims in a row always ask for at least Concurrency jobs
@@ -110,7 +111,7 @@ func TestClaimBatchesInstantJobs(t *testing.T) {
 func TestClaimErrorsBackOff(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "j", t0)
 		st.FailClaims(3)
@@ -147,7 +148,7 @@ func TestClaimErrorsBackOff(t *testing.T) {
 func TestUndecodableRecordsAreKilled(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.AddBad("q", "bad", t0)
 		st.Add("q", "good", t0)
@@ -169,7 +170,7 @@ func TestUndecodableRecordsAreKilled(t *testing.T) {
 		if want := "decode"; !strings.Contains(k.ErrText, want) {
 			t.Errorf("Kill error text %q does not mention %q", k.ErrText, want)
 		}
-		if j, _ := st.Job("q", "bad"); j.State != stateDead {
+		if j, _ := st.Job("q", "bad"); j.State != store.SetDead {
 			t.Errorf("bad job is %s, want dead", j.State)
 		}
 		if runs := log.get("bad"); len(runs) != 0 {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,11 +15,14 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 // Every test runs inside a synctest bubble: the clock is fake, starts at
 // midnight UTC 2000-01-01 and advances only when every goroutine of the
 // bubble is blocked, so times below are exact.
+
+var _ pool.Store = (*storetest.Fake)(nil)
 
 // running is a pool started in the background.
 type running struct {
@@ -152,7 +157,7 @@ func sleepThenAck(d time.Duration) pool.Exec {
 func jobID(i int) string { return fmt.Sprintf("job-%03d", i) }
 
 // assertNoCalls fails when st recorded any call of the given methods.
-func assertNoCalls(t *testing.T, st *fakeStore, methods ...string) {
+func assertNoCalls(t *testing.T, st *storetest.Fake, methods ...string) {
 	t.Helper()
 	for _, m := range methods {
 		if n := st.Count(m, ""); n != 0 {
@@ -198,4 +203,9 @@ func (o *observer) get() []observed {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]observed(nil), o.ended...)
+}
+
+// sortedKeys returns the keys of m in order, for stable messages.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

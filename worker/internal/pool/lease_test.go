@@ -9,13 +9,14 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestLeasesExtendedInOneCall(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const lease, work = 30 * time.Second, 100 * time.Second
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("a", "ja", t0)
 		st.Add("b", "jb", t0)
@@ -55,7 +56,7 @@ func TestLeasesExtendedInOneCall(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"a", "b"} {
-			if n := st.Len(q, stateActive) + st.Len(q, stateDue); n != 0 {
+			if n := st.Len(q, store.SetActive) + st.Len(q, store.SetDue); n != 0 {
 				t.Errorf("queue %s: %d jobs left, want all acked", q, n)
 			}
 		}
@@ -66,7 +67,7 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const lease = 30 * time.Second
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "j", t0)
 		st.Add("q", "other", t0)
@@ -98,7 +99,7 @@ func TestLostLeaseCancelsJob(t *testing.T) {
 			t.Errorf("job cancelled at +%v, want +20s, at the first extension after the loss", at)
 		}
 		// The stale worker's Retry must not touch the job the other worker holds.
-		if j, _ := st.Job("q", "j"); j.State != stateActive || j.Rec.Claim != 2 || j.Rec.LastError != "" {
+		if j, _ := st.Job("q", "j"); j.State != store.SetActive || j.Rec.Claim != 2 || j.Rec.LastError != "" {
 			t.Errorf("stolen job %+v, want still active under claim 2, untouched", j)
 		}
 		if runs := log.get("other"); len(runs) != 1 || runs[0].Cause != nil {
@@ -116,7 +117,7 @@ func TestLostLeaseSparesNewerClaim(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const lease = 30 * time.Second
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "j", t0)
 		log := newExecLog()

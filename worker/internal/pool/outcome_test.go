@@ -10,6 +10,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestOutcomesReachStore(t *testing.T) {
@@ -21,7 +22,7 @@ func TestOutcomesReachStore(t *testing.T) {
 		method     string // the one call that settles the job
 		wantDelay  time.Duration
 		wantErr    string
-		wantState  jobState // "" = deleted
+		wantState  store.Set // "" = deleted
 		wantScore  time.Duration
 		wantAttmpt int
 		wantResult metrics.Outcome
@@ -38,7 +39,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			method:     "Retry",
 			wantDelay:  30 * time.Second,
 			wantErr:    "boom: upstream 503",
-			wantState:  stateDue,
+			wantState:  store.SetDue,
 			wantScore:  work + 30*time.Second,
 			wantAttmpt: 1,
 			wantResult: metrics.OutcomeRetry,
@@ -48,7 +49,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			outcome:    pool.Outcome{Kind: pool.Dead, Err: "permanent: bad payload"},
 			method:     "Kill",
 			wantErr:    "permanent: bad payload",
-			wantState:  stateDead,
+			wantState:  store.SetDead,
 			wantScore:  work,
 			wantAttmpt: 1,
 			wantResult: metrics.OutcomeDead,
@@ -58,7 +59,7 @@ func TestOutcomesReachStore(t *testing.T) {
 			outcome:    pool.Outcome{Kind: pool.Snooze, Delay: time.Minute},
 			method:     "Snooze",
 			wantDelay:  time.Minute,
-			wantState:  stateDue,
+			wantState:  store.SetDue,
 			wantScore:  work + time.Minute,
 			wantAttmpt: 0,
 			wantResult: metrics.OutcomeSnooze,
@@ -67,7 +68,7 @@ func TestOutcomesReachStore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				t0 := time.Now()
 				const late = 7 * time.Second // the job was due before the pool started
 				st.Add("q", "j", t0.Add(-late))
@@ -126,7 +127,7 @@ func TestOutcomesReachStore(t *testing.T) {
 					t.Fatalf("Run: %v", err)
 				}
 				runs := log.get("j")
-				if tc.wantState != stateDue {
+				if tc.wantState != store.SetDue {
 					if len(runs) != 1 {
 						t.Errorf("job ran %d times, want 1", len(runs))
 					}

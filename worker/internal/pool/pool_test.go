@@ -10,6 +10,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestRunsEveryJobOnceWithinConcurrency(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRunsEveryJobOnceWithinConcurrency(t *testing.T) {
 		t.Run(fmt.Sprintf("concurrency=%d/jobs=%d", tc.concurrency, tc.jobs), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				now := time.Now()
 				for i := range tc.jobs {
 					st.Add("q", jobID(i), now)
@@ -68,7 +69,7 @@ func TestRunsEveryJobOnceWithinConcurrency(t *testing.T) {
 				if acked != tc.jobs {
 					t.Errorf("Ack deleted %d jobs, want %d", acked, tc.jobs)
 				}
-				if left := st.Len("q", stateDue) + st.Len("q", stateActive) + st.Len("q", stateDead); left != 0 {
+				if left := st.Len("q", store.SetDue) + st.Len("q", store.SetActive) + st.Len("q", store.SetDead); left != 0 {
 					t.Errorf("%d jobs left in the store, want 0", left)
 				}
 				for _, c := range st.Calls("Claim") {
@@ -93,7 +94,7 @@ func TestIdlePoolCallsRarely(t *testing.T) {
 				if every == 0 {
 					every = worker.PollIntervalDefault
 				}
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				r := startPool(t, st, pool.Config{PollInterval: poll},
 					pool.Queue{Name: "a", Concurrency: 4, MaxAttempts: 3, Exec: ack},
 					pool.Queue{Name: "b", Concurrency: 1, MaxAttempts: 5, Exec: ack})
@@ -125,7 +126,7 @@ func TestDelayedJobsStartAtRunAt(t *testing.T) {
 		t.Run(fmt.Sprintf("redis clock %+v", skew), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				st.SetSkew(skew)
 				t0 := time.Now()
 				r0 := t0.Add(skew) // the Redis clock at the start
@@ -177,7 +178,7 @@ func TestDelayedJobsStartAtRunAt(t *testing.T) {
 func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "j", t0)
 		ctx, cancel := context.WithCancel(t.Context())
@@ -194,7 +195,7 @@ func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {
 			t.Errorf("Run took %v, want no time", d)
 		}
 		assertNoCalls(t, st, "Claim", "Ack", "Extend")
-		if j, _ := st.Job("q", "j"); j.State != stateDue || j.Rec.Claim != 0 {
+		if j, _ := st.Job("q", "j"); j.State != store.SetDue || j.Rec.Claim != 0 {
 			t.Errorf("job %+v, want untouched in due", j)
 		}
 	})
@@ -202,7 +203,7 @@ func TestRunWithCancelledContextReturnsAtOnce(t *testing.T) {
 
 func TestRunWithoutQueuesFails(t *testing.T) {
 	t.Parallel()
-	p, err := pool.New(newFakeStore(t), nil, withDefaults(pool.Config{}))
+	p, err := pool.New(storetest.NewFake(t), nil, withDefaults(pool.Config{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,12 +226,12 @@ func TestNewRefusesBadQueues(t *testing.T) {
 			t.Parallel()
 			q := good
 			mutate(&q)
-			if _, err := pool.New(newFakeStore(t), []pool.Queue{q}, withDefaults(pool.Config{})); err == nil {
+			if _, err := pool.New(storetest.NewFake(t), []pool.Queue{q}, withDefaults(pool.Config{})); err == nil {
 				t.Errorf("New accepted %+v", q)
 			}
 		})
 	}
-	if _, err := pool.New(newFakeStore(t), []pool.Queue{good, good}, withDefaults(pool.Config{})); err == nil {
+	if _, err := pool.New(storetest.NewFake(t), []pool.Queue{good, good}, withDefaults(pool.Config{})); err == nil {
 		t.Errorf("New accepted a repeated queue name")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 // TestRateLimitSleepsUntilTheWindowFrees: with 3 jobs per second allowed and
@@ -24,7 +25,7 @@ func TestRateLimitSleepsUntilTheWindowFrees(t *testing.T) {
 		t.Run(fmt.Sprint("redis clock ", skew), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				st.SetSkew(skew)
 				st.BreakSubscriptions(150 * time.Millisecond)
 				t0 := time.Now()
@@ -99,7 +100,7 @@ func TestRateLimitAndHead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				t0 := time.Now()
 				st.Add("q", "first", t0)
 				st.Add("q", "second", t0.Add(tc.due))
@@ -142,7 +143,7 @@ func maxInWindow(times []time.Time, d time.Duration) int {
 }
 
 // claimSummary describes claims briefly: "+1s took 3 (limited)" each.
-func claimSummary(t0 time.Time, claims []fakeCall) string {
+func claimSummary(t0 time.Time, claims []storetest.Call) string {
 	var parts []string
 	for _, c := range claims {
 		s := fmt.Sprintf("+%v took %d", c.At.Sub(t0), c.Got)

@@ -10,12 +10,13 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestGracefulShutdownLetsJobsFinish(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "slow", t0)
 		st.Add("q", "later", t0.Add(3*time.Second)) // due after the stop
@@ -49,7 +50,7 @@ func TestGracefulShutdownLetsJobsFinish(t *testing.T) {
 			}
 		}
 		for _, id := range []string{"later", "after"} {
-			if j, _ := st.Job("q", id); j.State != stateDue || j.Rec.Claim != 0 {
+			if j, _ := st.Job("q", id); j.State != store.SetDue || j.Rec.Claim != 0 {
 				t.Errorf("job %s %+v, want left due, never claimed", id, j)
 			}
 		}
@@ -122,7 +123,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				t0 := time.Now()
 				st.Add("q", "j", t0)
 				log := newExecLog()
@@ -159,7 +160,7 @@ func TestHardStopHandsJobsBack(t *testing.T) {
 						snoozes[0].Toks[0] != (store.Token{ID: "j", Claim: 1}) {
 						t.Errorf("Snooze calls %+v, want one handing back {j 1} with delay 0", snoozes)
 					}
-					if j.State != stateDue || j.Rec.Attempt != 0 || j.Score.After(r.ended) {
+					if j.State != store.SetDue || j.Rec.Attempt != 0 || j.Score.After(r.ended) {
 						t.Errorf("job %+v, want due by %v with its attempt given back", j, r.ended.Sub(t0))
 					}
 				} else if ok {
@@ -188,7 +189,7 @@ func TestLeasesExtendedWhileDraining(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const lease = 30 * time.Second
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		t0 := time.Now()
 		st.Add("q", "j", t0)
 		r := startPool(t, st, pool.Config{Lease: lease, ShutdownTimeout: 2 * time.Minute},
@@ -224,7 +225,7 @@ func TestLeasesExtendedWhileDraining(t *testing.T) {
 func TestHardStopWaitsForOutcomeWrites(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		st.SetLatency("Snooze", 2*time.Second) // a slow Redis
 		t0 := time.Now()
 		st.Add("q", "j", t0)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestWakeUpStartsJob(t *testing.T) {
@@ -30,7 +31,7 @@ func TestWakeUpStartsJob(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				st := newFakeStore(t)
+				st := storetest.NewFake(t)
 				st.SetSkew(tc.skew)
 				t0 := time.Now()
 				r0 := t0.Add(tc.skew) // the Redis clock at the start
@@ -70,7 +71,7 @@ func TestWakeUpStartsJob(t *testing.T) {
 func TestSubscriptionBackoffResets(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := newFakeStore(t)
+		st := storetest.NewFake(t)
 		st.BreakSubscriptions(time.Hour)
 		r := startPool(t, st, pool.Config{PollInterval: time.Hour},
 			pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: ack})

@@ -1,0 +1,33 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Cancel is cancel.lua: a due job is deleted; a running or dead one is
+// left as it is.
+func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, error) {
+	f.sleep("Cancel")
+	f.mu.Lock()
+	defer f.unlock()
+	c := Call{Method: "Cancel", Queue: queue, At: time.Now()}
+	if f.downLocked(&c, fmt.Sprintf("cancel %s job %q", queue, id)) {
+		return store.CancelNotFound, c.Err
+	}
+	f.record(c)
+	j := f.queues[queue][id]
+	switch {
+	case j == nil:
+		return store.CancelNotFound, nil
+	case j.State == store.SetActive:
+		return store.CancelRunning, nil
+	case j.State == store.SetDead:
+		return store.CancelDead, nil
+	}
+	delete(f.queues[queue], id)
+	return store.Cancelled, nil
+}

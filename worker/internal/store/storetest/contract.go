@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Scripts is what the contract drives: the job scripts as *store.Store runs
+// them on Redis and Fake imitates them.
+type Scripts interface {
+	Enqueue(ctx context.Context, queue string, jobs []store.NewJob) ([]bool, error)
+	ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit store.Rate) (store.Claimed, error)
+	Ack(ctx context.Context, queue string, toks []store.Token) (int, error)
+	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
+	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
+	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error)
+	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
+	Cancel(ctx context.Context, queue, id string) (store.CancelResult, error)
+	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)
+	Get(ctx context.Context, queue, id string) (store.Snapshot, error)
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
+}
+
+// Backend is one store the contract runs against.
+type Backend interface {
+	Scripts
+	// Lead makes the test the leader of queue and returns the leader field
+	// that the fenced Recover checks.
+	Lead(t *testing.T, queue string) (field string)
+}
+
+var _ Backend = (*Fake)(nil)
+
+// contractCase is one case of the contract: it gets an empty backend of its
+// own.
+type contractCase struct {
+	name string
+	run  func(k *kit)
+}
+
+// contract is the one table of cases every Backend must pass.
+func contract() []contractCase {
+	return []contractCase{
+		{"enqueue", testEnqueue},
+		{"claim", testClaim},
+		{"rate limit", testRateLimit},
+		{"ack", testAck},
+		{"stale token", testStaleToken},
+		{"snooze", testSnooze},
+		{"retry", testRetry},
+		{"extend", testExtend},
+		{"lease lost", testLeaseLost},
+		{"cancel", testCancel},
+		{"dead", testDead},
+		{"requeue", testRequeue},
+		{"wake", testWake},
+	}
+}
+
+// RunContract runs the contract's cases as parallel subtests of t, each on
+// a backend of its own from newBackend (on Redis: a key prefix of its own).
+//
+// Times come from the backend's clock (Claimed.Now, Snapshot.Now), which
+// for Redis is the server's, and are asserted as bounds or orderings, so one
+// table passes on every backend. The lease-lost cases wait out a 50ms lease
+// in real time.
+func RunContract(t *testing.T, newBackend func(t *testing.T) Backend) {
+	for _, c := range contract() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(&kit{t: t, b: newBackend(t)})
+		})
+	}
+}

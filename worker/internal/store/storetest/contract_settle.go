@@ -1,0 +1,150 @@
+package storetest
+
+import (
+	"slices"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// testSnooze: a snooze puts a held job back to due at now+delay without
+// spending its attempt.
+func testSnooze(k *kit) {
+	t := k.t
+	_, second := k.claimTwice()
+	before := k.get("j").Now
+	if n := k.snooze(long, second.Token(), second.Token()); n != 1 {
+		t.Errorf("Snooze of a repeated token = %d, want 1", n)
+	}
+	snap := k.is("j", facts{Set: store.SetDue, Payload: "p"})
+	within(t, "the snoozed run-at", snap.Score, before.Add(long), snap.Now.Add(long))
+	if c := k.claim(1, long); len(c.Jobs) != 0 || !c.Next.Equal(snap.Score) {
+		t.Errorf("claim before the snoozed run-at = %v, next %v; want nothing, next %v", ids(c.Jobs), c.Next, snap.Score)
+	}
+}
+
+// testRetry: a retry spends the attempt, keeps the error and puts the job
+// back to due after the delay.
+func testRetry(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "j", Payload: []byte("p")})
+	first := k.claimOne(long)
+	if !k.retry(first.Token(), 0, "first failure") {
+		t.Fatalf("Retry did not move the job")
+	}
+	second := k.claimOne(long)
+	claimed(t, second, "j", 2, "first failure")
+	// Delays count in whole ms.
+	before := k.get("j").Now
+	if !k.retry(second.Token(), long+1500*time.Microsecond, "second failure") {
+		t.Fatalf("Retry did not move the job")
+	}
+	snap := k.is("j", facts{Set: store.SetDue, Attempt: 2, LastError: "second failure", Payload: "p"})
+	within(t, "the retry's run-at", snap.Score, before.Add(long+time.Millisecond), snap.Now.Add(long+time.Millisecond))
+	if c := k.claim(1, long); len(c.Jobs) != 0 || !c.Next.Equal(snap.Score) {
+		t.Errorf("claim before the retry's run-at = %v, next %v; want nothing, next %v", ids(c.Jobs), c.Next, snap.Score)
+	}
+	if k.retry(second.Token(), 0, "again") {
+		t.Errorf("a second Retry of the same attempt moved the job")
+	}
+}
+
+// testCancel: a cancel deletes a job that has not started and leaves a
+// running or dead one alone.
+func testCancel(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "dead"}, store.NewJob{ID: "running"})
+	held := tokensByID(k.claim(2, long).Jobs)
+	if !k.kill(held["dead"], "gone") {
+		t.Fatalf("Kill did not move the job")
+	}
+	k.enqueue(store.NewJob{ID: "due", Delay: long})
+	running, dead := k.get("running"), k.get("dead")
+	for _, c := range []struct {
+		id   string
+		want store.CancelResult
+	}{
+		{"due", store.Cancelled},
+		{"due", store.CancelNotFound},
+		{"running", store.CancelRunning},
+		{"dead", store.CancelDead},
+		{"missing", store.CancelNotFound},
+	} {
+		if got := k.cancel(c.id); got != c.want {
+			t.Errorf("Cancel(%s) = %v, want %v", c.id, got, c.want)
+		}
+	}
+	k.gone("due")
+	k.unchanged("running", running)
+	k.unchanged("dead", dead)
+	if n := k.ack(held["running"]); n != 1 {
+		t.Errorf("Ack of the running job after Cancel = %d, want 1: its worker still holds it", n)
+	}
+}
+
+// testDead: a job goes to dead when its handler gives up (Kill) and when its
+// lease expires with no attempts left.
+func testDead(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "killed", Payload: []byte("p")})
+	r := k.claimOne(long)
+	before := k.get("killed").Now
+	if !k.kill(r.Token(), "permanent: bad payload") {
+		t.Fatalf("Kill did not move the job")
+	}
+	snap := k.is("killed", facts{Set: store.SetDead, Attempt: 1, LastError: "permanent: bad payload", Payload: "p"})
+	within(t, "time of death", snap.Score, before, snap.Now)
+	if c := k.claim(1, long); len(c.Jobs) != 0 || !c.Next.IsZero() {
+		t.Errorf("claim with only a dead job = %v, next %v; want nothing", ids(c.Jobs), c.Next)
+	}
+	if k.kill(r.Token(), "again") || k.retry(r.Token(), 0, "again") {
+		t.Errorf("the dead job's token still moves it")
+	}
+
+	// Recover: the job's own max attempts, else the queue's default.
+	k.enqueue(
+		store.NewJob{ID: "own-max-1", MaxAttempts: 1},
+		store.NewJob{ID: "default-max"},
+		store.NewJob{ID: "own-max-3", MaxAttempts: 3},
+	)
+	expired := k.claim(3, shortLease)
+	before = k.waitExpired(ids(expired.Jobs)...)
+	if got := k.recover(1); got != (store.Recovered{Due: 1, Dead: 2}) {
+		t.Fatalf("Recover = %+v, want 1 due, 2 dead", got)
+	}
+	const noneLeft = "lease expired: the worker running attempt 1 stopped responding; no attempts left"
+	for _, id := range []string{"own-max-1", "default-max"} {
+		snap := k.is(id, facts{Set: store.SetDead, Attempt: 1, MaxAttempts: map[string]int{"own-max-1": 1}[id], LastError: noneLeft})
+		within(t, id+"'s time of death", snap.Score, before, snap.Now)
+	}
+	k.is("own-max-3", facts{Set: store.SetDue, Attempt: 1, MaxAttempts: 3, LastError: "lease expired: the worker running attempt 1 stopped responding"})
+}
+
+// testRequeue: a requeue moves dead jobs to due now with their attempts
+// reset and their last error kept, and skips every other id.
+func testRequeue(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "a", Payload: []byte("pa")}, store.NewJob{ID: "b"})
+	held := tokensByID(k.claim(2, long).Jobs)
+	if !k.kill(held["a"], "why") || !k.retry(held["b"], long, "b failed") {
+		t.Fatalf("Kill or Retry did not move its job")
+	}
+	b := k.get("b")
+	before := k.get("a").Now
+	if moved := k.requeue("a", "b", "missing", "a"); !slices.Equal(moved, []bool{true, false, false, false}) {
+		t.Errorf("Requeue = %v, want [true false false false]: only a, and once", moved)
+	}
+	snap := k.is("a", facts{Set: store.SetDue, LastError: "why", Payload: "pa"})
+	within(t, "the requeued run-at", snap.Score, before, snap.Now)
+	k.unchanged("b", b)
+	claimed(t, k.claimOne(long), "a", 1, "why")
+}
+
+// tokensByID returns the tokens of recs by job id.
+func tokensByID(recs []store.Record) map[string]store.Token {
+	m := make(map[string]store.Token, len(recs))
+	for _, r := range recs {
+		m[r.ID] = r.Token()
+	}
+	return m
+}

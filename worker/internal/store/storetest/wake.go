@@ -1,0 +1,41 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Subscribe delivers wake-ups of queues until ctx ends.
+func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error {
+	f.mu.Lock()
+	if f.onWake != nil {
+		f.t.Errorf("fake: two subscriptions at once")
+	}
+	f.onWake = onWake
+	for _, q := range queues {
+		f.subscribed[q] = true
+	}
+	f.record(Call{Method: "Subscribe", At: time.Now(), N: len(queues)})
+	brk := f.subBreak
+	f.mu.Unlock()
+	if onSubscribed != nil {
+		onSubscribed()
+	}
+	var broke <-chan time.Time
+	if brk > 0 {
+		broke = time.After(brk)
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-broke:
+		err = fmt.Errorf("subscribe to wake-ups: %w", errDown)
+	}
+	f.mu.Lock()
+	f.onWake = nil
+	clear(f.subscribed)
+	f.mu.Unlock()
+	return err
+}
