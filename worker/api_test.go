@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -52,22 +51,17 @@ func TestPublicAPI(t *testing.T) {
 	}
 }
 
-// goTool returns the go command that runs the tests.
+// goTool returns the go command on PATH, else $GOROOT/bin/go.
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	p, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command: %v", err)
+	p := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("no go command on PATH or in $GOROOT: %v", err)
 	}
 	return p
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // lineDiff lists the lines only in want (-) and only in got (+), in order.

@@ -181,7 +181,8 @@ func newClient(b backend, opts Options, m *metrics.Lock) *Client {
 		holds:    make(map[lockRef]*entry),
 		groups:   make(map[string]*group),
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	// The Client's own lifetime, ended by Close: no caller's context lasts as long.
+	c.ctx, c.cancel = context.WithCancel(context.Background()) //nolint:forbidigo // see above
 	c.wg.Add(1)
 	go c.watch()
 	return c

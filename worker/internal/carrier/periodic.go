@@ -46,7 +46,7 @@ func (c *Carrier) periodicLoop(ctx context.Context, queue, field string, p Perio
 			break
 		}
 		if ctx.Err() != nil {
-			return nil
+			return ctx.Err() // stopped, not failed: the leadership ended
 		}
 		log.Warn("periodic: read the last fire time; retrying", "err", err)
 		if !sleep(ctx, retryWait) {
@@ -70,7 +70,7 @@ func (c *Carrier) periodicLoop(ctx context.Context, queue, field string, p Perio
 			return err
 		case err != nil:
 			if ctx.Err() != nil {
-				return nil
+				return ctx.Err() // stopped, not failed: the leadership ended
 			}
 			log.Warn("periodic: fire; retrying", "at", next, "err", err)
 			if !sleep(ctx, retryWait) {
