@@ -80,7 +80,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		if i == 0 {
 			want = "2"
 		}
-		if got := hgetall(t, rdb, name); got[c.Field("h")] != want {
+		if got := testkit.HGetAll(t, rdb, name); got[c.Field("h")] != want {
 			t.Errorf("%s: HGETALL = %v after %v, want the hold (%s) kept", name, got, 4*lease, want)
 		}
 	}
@@ -105,7 +105,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "the waiter's subscription", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
 		return numsubCluster(t, rdb, lock.Channel(names[1])) >= 1
 	})
 	start := time.Now()
@@ -117,7 +117,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 	}
 	t.Logf("cluster waiter acquired %v after the releases began", time.Since(start))
 	for _, name := range names {
-		if exists(t, rdb, name) {
+		if testkit.Exists(t, rdb, name) {
 			t.Errorf("%s left after the releases", name)
 		}
 	}
