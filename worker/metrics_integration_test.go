@@ -81,7 +81,9 @@ func TestMetricsAfterKnownJobs(t *testing.T) {
 		return value("courier_queue_jobs", "queue", "m", "state", "scheduled") == 1 &&
 			value("courier_queue_jobs", "queue", "m", "state", "dead") == 1
 	})
-	time.Sleep(300 * time.Millisecond) // one lock renewal at least
+	testkit.Eventually(t, 5*time.Second, "a renewal of the leader lock", func() bool {
+		return value("courier_lock_renewals_total", "lock", "m:leader", "result", "ok") >= 1
+	})
 
 	want := map[string]float64{
 		`courier_jobs_enqueued_total{queue="m"}`:                        9, // the duplicate is not counted
