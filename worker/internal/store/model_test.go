@@ -256,10 +256,8 @@ func (m *storeModel) step() string {
 			t.Fatal(err)
 		}
 		var want store.Recovered
-		for _, j := range m.jobs {
-			if j.set != store.SetActive || !j.short {
-				continue
-			}
+		for _, id := range short {
+			j := m.jobs[id]
 			j.attempts++
 			j.lastErr = "lease expired"
 			max := cmp.Or(j.max, modelDefaultMax)
