@@ -19,7 +19,6 @@ func TestFleetReportsLapse(t *testing.T) {
 	if err := s.Report(ctx, "q", store.Member{ID: "short", Concurrency: 1}, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	lapsed := testkit.RedisNow(t, rdb) + 100 // the short report's end on the Redis clock, or later
 	if err := s.Report(ctx, "q", store.Member{ID: "long", Concurrency: 2, RateN: 5, RatePerMs: 1000}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +29,7 @@ func TestFleetReportsLapse(t *testing.T) {
 	if m := members[0]; m.ID != "long" || m.Concurrency != 2 || m.RateN != 5 || m.RatePerMs != 1000 {
 		t.Errorf("first member %+v, want long's report", m)
 	}
+	lapsed := testkit.RedisNow(t, rdb) + 100 // the short report's end on the Redis clock, or later
 	testkit.Eventually(t, 5*time.Second, "the short report to lapse", func() bool { return testkit.RedisNow(t, rdb) > lapsed })
 	members, _, err = s.Fleet(ctx, "q")
 	if err != nil || len(members) != 1 || members[0].ID != "long" {
