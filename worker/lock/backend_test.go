@@ -25,20 +25,21 @@ func TestBackendContract(t *testing.T) {
 	}{
 		{"fake", func(*testing.T) contractTarget {
 			f := newFakeRedis()
-			return contractTarget{f, func(name, field string) {
+			return contractTarget{f, func(_ *testing.T, name, field string) {
 				f.set(func(f *fakeRedis) { f.locks[name] = &fakeLock{fields: map[string]int{field: 1}} })
 			}}
 		}},
-		{"single", func(t *testing.T) contractTarget { return redisTarget(t, testkit.Single(t)) }},
-		{"cluster", func(t *testing.T) contractTarget { return redisTarget(t, testkit.Cluster(t)) }},
+		{"single", func(t *testing.T) contractTarget { return redisTarget(testkit.Single(t)) }},
+		{"cluster", func(t *testing.T) contractTarget { return redisTarget(testkit.Cluster(t)) }},
 	}
 	for _, target := range targets {
 		t.Run(target.name, func(t *testing.T) {
 			t.Parallel()
+			b := target.open(t) // one client for all cases, as one process has
 			for _, tc := range contractCases() {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
-					tc.run(t, target.open(t), testkit.Prefix(t)+":lock")
+					tc.run(t, b, testkit.Prefix(t)+":lock")
 				})
 			}
 		})
@@ -50,12 +51,12 @@ func TestBackendContract(t *testing.T) {
 // client that set no lease (or a PERSIST) leaves it.
 type contractTarget struct {
 	backend
-	holdForever func(name, field string)
+	holdForever func(t *testing.T, name, field string)
 }
 
 // redisTarget is redisBackend on rdb.
-func redisTarget(t *testing.T, rdb rueidis.Client) contractTarget {
-	return contractTarget{redisBackend{c: script.NewConn(rdb, nil)}, func(name, field string) {
+func redisTarget(rdb rueidis.Client) contractTarget {
+	return contractTarget{redisBackend{c: script.NewConn(rdb, nil)}, func(t *testing.T, name, field string) {
 		testkit.Do(t, rdb, rdb.B().Hset().Key(name).FieldValue().FieldValue(field, "1").Build())
 	}}
 }
@@ -97,7 +98,7 @@ func contractCases() []contractCase {
 			expectRelease(t, b, name, holderField, releaseDeleted) // the refusal left the count at 1
 		}},
 		{"a lock without TTL reports a negative TTL", func(t *testing.T, b contractTarget, name string) {
-			b.holdForever(name, holderField)
+			b.holdForever(t, name, holderField)
 			ok, ttl, err := b.acquire(t.Context(), name, strangerField, contractLease)
 			if ok || ttl >= 0 || err != nil {
 				t.Fatalf("acquire by another field = %v, ttl %v, %v; want refused with a negative TTL", ok, ttl, err)
