@@ -392,7 +392,7 @@ func TestClientCancel(t *testing.T) {
 		running := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("block")})
 		receive(t, started, 10*time.Second, "the blocking job to start")
 		dead := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("die")})
-		eventually(t, 10*time.Second, "the failing job to die", func() bool { return inState(t, c, "q", dead, worker.StateDead) })
+		testkit.Eventually(t, 10*time.Second, "the failing job to die", func() bool { return inState(t, c, "q", dead, worker.StateDead) })
 
 		tests := []struct {
 			name      string
@@ -429,7 +429,7 @@ func TestClientCancel(t *testing.T) {
 			t.Errorf("Stats(idle) = %+v, want all zero", s)
 		}
 		close(release)
-		eventually(t, 10*time.Second, "the released job to be acked", func() bool { return isGone(t, c, "q", running) })
+		testkit.Eventually(t, 10*time.Second, "the released job to be acked", func() bool { return isGone(t, c, "q", running) })
 	})
 }
 
@@ -449,7 +449,7 @@ func TestClientRequeue(t *testing.T) {
 		d := startDaemon(t, rdb, register(t, nil, "q", failing, opts), cfg)
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "d1", Payload: []byte("permanent")})
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "d2", MaxAttempts: 1})
-		eventually(t, 10*time.Second, "both jobs to die", func() bool {
+		testkit.Eventually(t, 10*time.Second, "both jobs to die", func() bool {
 			return inState(t, c, "q", "d1", worker.StateDead) && inState(t, c, "q", "d2", worker.StateDead)
 		})
 		if err := d.stop(t, 10*time.Second); err != nil {
@@ -486,7 +486,7 @@ func TestClientRequeue(t *testing.T) {
 		if calls[0].Attempt != 1 || calls[0].LastError != "permanent: nope" {
 			t.Errorf("handler saw attempt %d last error %q; want 1, %q", calls[0].Attempt, calls[0].LastError, "permanent: nope")
 		}
-		eventually(t, 10*time.Second, "the requeued job to be acked", func() bool { return isGone(t, c, "q", "d1") })
+		testkit.Eventually(t, 10*time.Second, "the requeued job to be acked", func() bool { return isGone(t, c, "q", "d1") })
 		if !inState(t, c, "q", "d2", worker.StateDead) {
 			t.Error("the job not requeued left the dead set")
 		}

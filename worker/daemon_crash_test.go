@@ -135,7 +135,7 @@ func TestDaemonProcessKilled(t *testing.T) {
 					t.Errorf("job %s ran as attempt %d, want %d", id, calls[0].Attempt, wantAttempt)
 				}
 			}
-			eventually(t, 10*time.Second, "every job to be acked", func() bool {
+			testkit.Eventually(t, 10*time.Second, "every job to be acked", func() bool {
 				st, err := c.Stats(t.Context(), "q")
 				return err == nil && st == (worker.QueueStats{})
 			})

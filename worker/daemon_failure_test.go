@@ -34,7 +34,7 @@ func TestDaemonRetry(t *testing.T) {
 
 		id := enqueue(t, c, worker.JobSpec{Queue: "q"})
 		calls := rec.waitCalls(t, id, 3, 10*time.Second)
-		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 		if len(rec.of(id)) != 3 {
 			t.Fatalf("the job ran %d times, want 3", len(rec.of(id)))
 		}
@@ -91,7 +91,7 @@ func TestDaemonFailures(t *testing.T) {
 				t.Parallel()
 				tt.spec.Queue = "q"
 				id := enqueue(t, c, tt.spec)
-				eventually(t, 10*time.Second, "the job to die", func() bool { return inState(t, c, "q", id, worker.StateDead) })
+				testkit.Eventually(t, 10*time.Second, "the job to die", func() bool { return inState(t, c, "q", id, worker.StateDead) })
 				job := getJob(t, c, "q", id)
 				if job.Attempt != tt.wantAttempts || job.LastError != tt.wantErr {
 					t.Errorf("dead job: attempt %d last error %q; want %d %q", job.Attempt, job.LastError, tt.wantAttempts, tt.wantErr)
@@ -138,7 +138,7 @@ func TestDaemonSnooze(t *testing.T) {
 			t.Parallel()
 			id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("once")})
 			calls := rec.waitCalls(t, id, 2, 10*time.Second)
-			eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+			testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 			first, second := calls[0], calls[1]
 			if first.Attempt != 1 || second.Attempt != 1 {
 				t.Errorf("attempts %d then %d, want 1 both times (a snooze does not spend one)", first.Attempt, second.Attempt)
@@ -162,7 +162,7 @@ func TestDaemonSnooze(t *testing.T) {
 			t.Parallel()
 			id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("five")})
 			calls := rec.waitCalls(t, id, 6, 10*time.Second)
-			eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+			testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 			for i, cl := range calls {
 				if cl.Attempt != 1 {
 					t.Errorf("run %d: attempt %d, want 1", i+1, cl.Attempt)
@@ -202,7 +202,7 @@ func TestDaemonPanic(t *testing.T) {
 		// The daemon keeps working after the panic.
 		after := specs("q", "after", 3)
 		enqueueAll(t, c, after)
-		eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == worker.QueueStats{} && rec.count() == 2+len(others)+len(after) })
+		testkit.Eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == worker.QueueStats{} && rec.count() == 2+len(others)+len(after) })
 		for _, s := range append(others, after...) {
 			if n := len(rec.of(s.ID)); n != 1 {
 				t.Errorf("job %s ran %d times, want once", s.ID, n)
@@ -241,7 +241,7 @@ func TestDaemonJobTimeout(t *testing.T) {
 				t.Parallel()
 				id := enqueue(t, c, spec)
 				calls := rec.waitCalls(t, id, 2, 10*time.Second)
-				eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, spec.Queue, id) })
+				testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, spec.Queue, id) })
 				first, second := calls[0], calls[1]
 				if !errors.Is(first.Cause, worker.ErrJobTimeout) {
 					t.Errorf("context cause = %v, want ErrJobTimeout", first.Cause)
@@ -284,7 +284,7 @@ func TestDaemonHandlerGoexit(t *testing.T) {
 	next := enqueue(t, c, worker.JobSpec{Queue: "q"})
 
 	// Wait a few leases: long enough for a retry, a recovery or the next job.
-	waitUntil(t, 10*cfg.Lease, func() bool { return len(rec.of(id)) >= 2 && len(rec.of(next)) > 0 })
+	testkit.WaitUntil(t, 10*cfg.Lease, func() bool { return len(rec.of(id)) >= 2 && len(rec.of(next)) > 0 })
 	if len(rec.of(next)) == 0 {
 		t.Errorf("the next job did not run within %s: the handler's Goexit cost the queue its only slot (next job %s)",
 			10*cfg.Lease, getJob(t, c, "q", next).State)

@@ -68,7 +68,7 @@ func TestDaemonRunsEveryJobOnce(t *testing.T) {
 
 		jobs := specs("q", "j", 500)
 		enqueueAll(t, c, jobs)
-		eventually(t, 20*time.Second, "500 jobs to run and be acked", func() bool {
+		testkit.Eventually(t, 20*time.Second, "500 jobs to run and be acked", func() bool {
 			return rec.count() >= len(jobs) && stats(t, c, "q") == worker.QueueStats{}
 		})
 		checkRanOnce(t, c, rec, jobs)
@@ -107,12 +107,12 @@ func TestDaemonConcurrency(t *testing.T) {
 				// Handlers block until released: the pool fills its slots and
 				// claims no more than it has.
 				want := int64(concurrency)
-				eventually(t, 10*time.Second, "every slot to be busy", func() bool {
+				testkit.Eventually(t, 10*time.Second, "every slot to be busy", func() bool {
 					s := stats(t, c, "q")
 					return cur.Load() == want && s.Active == want && s.Ready == jobs-want
 				})
 				close(release)
-				eventually(t, 10*time.Second, "every job to run", func() bool {
+				testkit.Eventually(t, 10*time.Second, "every job to run", func() bool {
 					return done.Load() == jobs && stats(t, c, "q") == worker.QueueStats{}
 				})
 				if p := peak.Load(); p != want {
@@ -145,10 +145,10 @@ func TestDaemonJSONHandler(t *testing.T) {
 		if o := receive(t, got, 10*time.Second, "the good job"); o.ID != 7 || !slices.Equal(o.Items, []string{"book", "pen"}) {
 			t.Errorf("handler got %+v", o)
 		}
-		eventually(t, 10*time.Second, "the good job to be acked", func() bool { return isGone(t, c, "q", good) })
+		testkit.Eventually(t, 10*time.Second, "the good job to be acked", func() bool { return isGone(t, c, "q", good) })
 
 		bad := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte(`{"id":`)})
-		eventually(t, 10*time.Second, "the bad job to die", func() bool { return inState(t, c, "q", bad, worker.StateDead) })
+		testkit.Eventually(t, 10*time.Second, "the bad job to die", func() bool { return inState(t, c, "q", bad, worker.StateDead) })
 		job := getJob(t, c, "q", bad)
 		if job.Attempt != 1 || !strings.Contains(job.LastError, "decode") {
 			t.Errorf("bad job: attempt %d last error %q; want 1 and a decode error", job.Attempt, job.LastError)
@@ -208,7 +208,7 @@ func TestDaemonDelayedJob(t *testing.T) {
 			t.Parallel()
 			warm := enqueue(t, c, worker.JobSpec{Queue: "now"})
 			rec.waitCalls(t, warm, 1, 5*time.Second)
-			eventually(t, 5*time.Second, "the warm-up job to be acked", func() bool { return isGone(t, c, "now", warm) })
+			testkit.Eventually(t, 5*time.Second, "the warm-up job to be acked", func() bool { return isGone(t, c, "now", warm) })
 
 			sent := time.Now()
 			id := enqueue(t, c, worker.JobSpec{Queue: "now"})
@@ -247,7 +247,7 @@ func TestDaemonCorruptRecord(t *testing.T) {
 		startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{}), cfg)
 		rec.waitCalls(t, good, 1, 10*time.Second)
 		for id, raw := range corrupt {
-			eventually(t, 10*time.Second, id+" to be dead", func() bool { return inState(t, c, "q", id, worker.StateDead) })
+			testkit.Eventually(t, 10*time.Second, id+" to be dead", func() bool { return inState(t, c, "q", id, worker.StateDead) })
 			job := getJob(t, c, "q", id)
 			if !strings.Contains(job.LastError, "decode") || string(job.Payload) != raw {
 				t.Errorf("%s: last error %q payload %q; want a decode error and payload %q", id, job.LastError, job.Payload, raw)
@@ -259,7 +259,7 @@ func TestDaemonCorruptRecord(t *testing.T) {
 		// The daemon keeps working.
 		after := enqueue(t, c, worker.JobSpec{Queue: "q"})
 		rec.waitCalls(t, after, 1, 10*time.Second)
-		eventually(t, 10*time.Second, "the good jobs to be acked", func() bool {
+		testkit.Eventually(t, 10*time.Second, "the good jobs to be acked", func() bool {
 			return stats(t, c, "q") == worker.QueueStats{Dead: int64(len(corrupt))}
 		})
 	})
@@ -288,7 +288,7 @@ func TestDaemonTwoDaemonsShareAQueue(t *testing.T) {
 			}
 			jobs := specs("q", "j", 1000)
 			enqueueAll(t, c, jobs)
-			eventually(t, 20*time.Second, "1,000 jobs to run and be acked", func() bool {
+			testkit.Eventually(t, 20*time.Second, "1,000 jobs to run and be acked", func() bool {
 				return rec.count() >= len(jobs) && stats(t, c, "q") == worker.QueueStats{}
 			})
 			checkRanOnce(t, c, rec, jobs)
@@ -334,7 +334,7 @@ func TestDaemonStartErrors(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
 		d := startDaemon(t, rdb, register(t, nil, "twice", rec.handler(succeed), worker.QueueOptions{}), cfg)
-		eventually(t, 5*time.Second, "Run to start", d.Running)
+		testkit.Eventually(t, 5*time.Second, "Run to start", d.Running)
 		errc := make(chan error, 1)
 		go func() { errc <- d.Run(t.Context()) }()
 		if err := receive(t, errc, 5*time.Second, "the second Run to return"); err == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
@@ -124,7 +125,7 @@ func TestDaemonHardStop(t *testing.T) {
 				if cl := rec2.waitCalls(t, id, 1, 10*time.Second)[0]; cl.Attempt != 1 {
 					t.Errorf("second daemon saw attempt %d, want 1", cl.Attempt)
 				}
-				eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+				testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 			})
 		})
 	}
@@ -157,7 +158,7 @@ func TestDaemonExtendsLeases(t *testing.T) {
 		if first.State != worker.StateActive || first.LeaseUntil.IsZero() {
 			t.Fatalf("running job: state %s lease until %s", first.State, first.LeaseUntil)
 		}
-		eventually(t, 2*time.Second, "the lease to be renewed", func() bool {
+		testkit.Eventually(t, 2*time.Second, "the lease to be renewed", func() bool {
 			j, err := c.Get(t.Context(), "q", id)
 			return err == nil && j.LeaseUntil.After(first.LeaseUntil.Add(cfg.Lease/3))
 		})
@@ -165,7 +166,7 @@ func TestDaemonExtendsLeases(t *testing.T) {
 		if calls[0].Err != nil || calls[0].Cause != nil {
 			t.Errorf("a job running %s under a %s lease ended with %v (cause %v), want success", runFor, cfg.Lease, calls[0].Err, calls[0].Cause)
 		}
-		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 		if n := len(rec.of(id)); n != 1 {
 			t.Errorf("the job ran %d times, want once", n)
 		}
@@ -208,7 +209,7 @@ func TestDaemonLeaseLost(t *testing.T) {
 			t.Errorf("recovered run: attempt %d last error %q; want 2 (the expired attempt counted) and lease expired",
 				calls[1].Attempt, calls[1].LastError)
 		}
-		eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
+		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 	})
 }
 
@@ -239,9 +240,9 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		if cl.Attempt != 2 || !strings.Contains(cl.LastError, "lease expired") {
 			t.Errorf("recovered job: attempt %d last error %q; want 2 and lease expired", cl.Attempt, cl.LastError)
 		}
-		eventually(t, 10*time.Second, "the recovered job to be acked", func() bool { return isGone(t, c, "q", retried) })
+		testkit.Eventually(t, 10*time.Second, "the recovered job to be acked", func() bool { return isGone(t, c, "q", retried) })
 
-		eventually(t, 10*time.Second, "the job without attempts left to die", func() bool { return inState(t, c, "q", lastTry, worker.StateDead) })
+		testkit.Eventually(t, 10*time.Second, "the job without attempts left to die", func() bool { return inState(t, c, "q", lastTry, worker.StateDead) })
 		job := getJob(t, c, "q", lastTry)
 		if job.Attempt != 1 || !strings.Contains(job.LastError, "lease expired") || !strings.Contains(job.LastError, "no attempts left") {
 			t.Errorf("dead job: attempt %d last error %q", job.Attempt, job.LastError)

@@ -15,21 +15,10 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
-
-// redisMillis returns the Redis clock in ms, as the scripts read it.
-func redisMillis(t testing.TB, rdb rueidis.Client) int64 {
-	t.Helper()
-	v, err := rdb.Do(t.Context(), rdb.B().Time().Build()).AsStrSlice()
-	if err != nil || len(v) != 2 {
-		t.Fatalf("TIME = %v, %v", v, err)
-	}
-	sec, _ := strconv.ParseInt(v[0], 10, 64)
-	usec, _ := strconv.ParseInt(v[1], 10, 64)
-	return sec*1000 + usec/1000
-}
 
 // writeDead puts jobs straight into the dead set of queue, as a worker that
 // used up their only attempt leaves them: ids[i] died at died(i) ms.
@@ -126,7 +115,7 @@ func TestClientDead(t *testing.T) {
 		after := time.Now()
 		// 24 more that died an hour ago, three per ms.
 		earlier := numbered("early", 24)
-		ms := redisMillis(t, rdb) - time.Hour.Milliseconds()
+		ms := testkit.RedisNow(t, rdb) - time.Hour.Milliseconds()
 		writeDead(t, rdb, prefix, "q", earlier, func(i int) int64 { return ms + int64(i/3) })
 
 		ids, sizes := walkDead(t, c, "q", 7)
@@ -167,7 +156,7 @@ func TestClientDeadInvalid(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c := newClient(t, rdb, testConfig(t, prefix))
-		writeDead(t, rdb, prefix, "q", numbered("d", 3), func(int) int64 { return redisMillis(t, rdb) })
+		writeDead(t, rdb, prefix, "q", numbered("d", 3), func(int) int64 { return testkit.RedisNow(t, rdb) })
 		raw := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 		ctx := t.Context()
 		tests := []struct {
@@ -215,7 +204,7 @@ func TestClientPurge(t *testing.T) {
 		c := newClient(t, rdb, testConfig(t, prefix))
 		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
-		writeDead(t, rdb, prefix, "q", []string{"d1", "d2"}, func(int) int64 { return redisMillis(t, rdb) })
+		writeDead(t, rdb, prefix, "q", []string{"d1", "d2"}, func(int) int64 { return testkit.RedisNow(t, rdb) })
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "active"})
 		if got, err := st.Claim(ctx, "q", 1, time.Minute); err != nil || len(got.Jobs) != 1 {
 			t.Fatalf("Claim = %+v, %v", got, err)
@@ -253,7 +242,7 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 		c := newClient(t, rdb, testConfig(t, prefix))
 		ctx := t.Context()
 		const n = 2500
-		ms := redisMillis(t, rdb)
+		ms := testkit.RedisNow(t, rdb)
 		for _, q := range []string{"requeue", "purge"} {
 			writeDead(t, rdb, prefix, q, numbered("d", n), func(i int) int64 { return ms - int64(n-i/4) })
 			writeDead(t, rdb, prefix, q, numbered("later", 3), func(int) int64 { return ms + time.Hour.Milliseconds() })
@@ -310,7 +299,7 @@ func TestClientRequeueAllWhileJobsDie(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		const n = 1500
 		ids := numbered("d", n)
-		ms := redisMillis(t, rdb) - time.Hour.Milliseconds()
+		ms := testkit.RedisNow(t, rdb) - time.Hour.Milliseconds()
 		writeDead(t, rdb, prefix, "q", ids, func(int) int64 { return ms })
 		rec := newRecorder()
 		failing := rec.handler(func(context.Context, *worker.Job) error { return worker.Permanent(errors.New("again")) })
@@ -321,7 +310,7 @@ func TestClientRequeueAllWhileJobsDie(t *testing.T) {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}
 		t.Logf("%d jobs had run again when RequeueAll returned", rec.count())
-		eventually(t, 30*time.Second, "every requeued job to die again", func() bool { return stats(t, c, "q").Dead == n })
+		testkit.Eventually(t, 30*time.Second, "every requeued job to die again", func() bool { return stats(t, c, "q").Dead == n })
 		for _, id := range ids {
 			if calls := rec.of(id); len(calls) != 1 {
 				t.Fatalf("job %s ran %d times, want once", id, len(calls))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -22,7 +23,7 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 		}
 
 		var f worker.Fleet
-		eventually(t, 5*time.Second, "both daemons and a leader in the fleet", func() bool {
+		testkit.Eventually(t, 5*time.Second, "both daemons and a leader in the fleet", func() bool {
 			var err error
 			f, err = c.Fleet(t.Context(), "f")
 			return err == nil && len(f.Processes) == 2 && f.Leader != ""
@@ -56,7 +57,7 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 		if err := a.stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "the stopped daemon to leave and the other to lead", func() bool {
+		testkit.Eventually(t, 5*time.Second, "the stopped daemon to leave and the other to lead", func() bool {
 			f, err := c.Fleet(t.Context(), "f")
 			return err == nil && len(f.Processes) == 1 && f.Processes[0].ID == b.ID() && f.Leader == b.ID() && f.Processes[0].Leader
 		})

@@ -49,35 +49,6 @@ func forEachBackend(t *testing.T, f func(t *testing.T, rdb rueidis.Client, prefi
 	}
 }
 
-// eventually polls cond until it holds, and fails the test when it still
-// does not after within.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if !waitUntil(t, within, cond) {
-		t.Fatalf("waited %s for %s", within, what)
-	}
-}
-
-// waitUntil polls cond until it holds or within passes, and reports whether
-// it held.
-func waitUntil(t testing.TB, within time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-t.Context().Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
 // receive waits up to within for a value on ch.
 func receive[T any](t testing.TB, ch <-chan T, within time.Duration, what string) T {
 	t.Helper()
@@ -285,7 +256,7 @@ func (r *recorder) count() int {
 // waitCalls waits until id has run n attempts and returns them.
 func (r *recorder) waitCalls(t testing.TB, id string, n int, within time.Duration) []call {
 	t.Helper()
-	eventually(t, within, "job "+id+" to run "+strconv.Itoa(n)+" attempt(s)", func() bool { return len(r.of(id)) >= n })
+	testkit.Eventually(t, within, "job "+id+" to run "+strconv.Itoa(n)+" attempt(s)", func() bool { return len(r.of(id)) >= n })
 	return r.of(id)
 }
 

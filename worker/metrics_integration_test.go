@@ -3,16 +3,12 @@ package worker_test
 import (
 	"context"
 	"errors"
-	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
@@ -73,19 +69,21 @@ func TestMetricsAfterKnownJobs(t *testing.T) {
 
 	value := func(name string, labels ...string) float64 {
 		t.Helper()
-		return gathered(t, reg, name, labels...)
+		return testkit.Metric(t, reg, name, labels...)
 	}
 	// 8 jobs run: 5 ok + flaky (retry, success) + bad (dead) + later
 	// (snooze, success) = 7 successes.
-	eventually(t, 15*time.Second, "every job to end", func() bool {
+	testkit.Eventually(t, 15*time.Second, "every job to end", func() bool {
 		return value("courier_jobs_processed_total", "queue", "m", "outcome", "success") == 7 &&
 			value("courier_jobs_processed_total", "queue", "m", "outcome", "dead") == 1
 	})
-	eventually(t, 5*time.Second, "the leader to sample the queue", func() bool {
+	testkit.Eventually(t, 5*time.Second, "the leader to sample the queue", func() bool {
 		return value("courier_queue_jobs", "queue", "m", "state", "scheduled") == 1 &&
 			value("courier_queue_jobs", "queue", "m", "state", "dead") == 1
 	})
-	time.Sleep(300 * time.Millisecond) // one lock renewal at least
+	testkit.Eventually(t, 5*time.Second, "a renewal of the leader lock", func() bool {
+		return value("courier_lock_renewals_total", "lock", "m:leader", "result", "ok") >= 1
+	})
 
 	want := map[string]float64{
 		`courier_jobs_enqueued_total{queue="m"}`:                        9, // the duplicate is not counted
@@ -118,7 +116,7 @@ func TestMetricsAfterKnownJobs(t *testing.T) {
 		`courier_job_duration_seconds_bucket{le="0.025",queue="m"}`:     -1,
 		`courier_redis_script_seconds_bucket{le="0.0001",script="get"}`: 0,
 	}
-	got := flatten(t, reg)
+	got := testkit.Series(t, reg)
 	for series, w := range want {
 		g, ok := got[series]
 		switch {
@@ -143,74 +141,11 @@ func TestMetricsAfterKnownJobs(t *testing.T) {
 	if err := d.stop(t, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	got = flatten(t, reg)
+	got = testkit.Series(t, reg)
 	if _, ok := got[`courier_queue_concurrency{queue="m"}`]; ok {
 		t.Error("courier_queue_concurrency still reported after the daemon stopped")
 	}
 	if v := got[`courier_leader{queue="m"}`]; v != 0 {
 		t.Errorf("courier_leader = %v after the daemon stopped", v)
 	}
-}
-
-// gathered returns the value of the one series of name with labels.
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	key := name + "{"
-	for i := 0; i+1 < len(labels); i += 2 {
-		if i > 0 {
-			key += ","
-		}
-		key += labels[i] + "=" + `"` + labels[i+1] + `"`
-	}
-	return flatten(t, reg)[sortLabels(key+"}")]
-}
-
-// flatten gathers reg into series strings such as
-// `name{a="x",b="y"}` (labels sorted) → value; histograms give their
-// _count, _sum and _bucket series.
-func flatten(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
-	out := make(map[string]float64)
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			key := func(suffix string, extra ...string) string {
-				var ls []string
-				for _, l := range m.GetLabel() {
-					ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
-				}
-				ls = append(ls, extra...)
-				return sortLabels(mf.GetName() + suffix + "{" + strings.Join(ls, ",") + "}")
-			}
-			switch mf.GetType() {
-			case dto.MetricType_COUNTER:
-				out[key("")] = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				out[key("")] = m.GetGauge().GetValue()
-			case dto.MetricType_HISTOGRAM:
-				h := m.GetHistogram()
-				out[key("_count")] = float64(h.GetSampleCount())
-				out[key("_sum")] = h.GetSampleSum()
-				for _, b := range h.GetBucket() {
-					out[key("_bucket", `le="`+strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)+`"`)] = float64(b.GetCumulativeCount())
-				}
-			}
-		}
-	}
-	return out
-}
-
-// sortLabels puts the labels of a series string in name order.
-func sortLabels(s string) string {
-	i := strings.IndexByte(s, '{')
-	body := strings.TrimSuffix(s[i+1:], "}")
-	if body == "" {
-		return s
-	}
-	ls := strings.Split(body, ",")
-	slices.Sort(ls)
-	return s[:i+1] + strings.Join(ls, ",") + "}"
 }

@@ -146,7 +146,7 @@ func TestRateLimitAcrossDaemons(t *testing.T) {
 			producer := b.connect(t)
 			enqueueAll(t, newClient(t, producer, cfg), specs("q", "r", jobs))
 			count := func() int { mu.Lock(); defer mu.Unlock(); return len(started) }
-			eventually(t, 60*time.Second, "every job to start", func() bool { return count() == jobs })
+			testkit.Eventually(t, 60*time.Second, "every job to start", func() bool { return count() == jobs })
 
 			// The guarantee, on the Redis clock: the claims of all three
 			// daemons together, every window [t, t+1s) opening at a claim.
@@ -214,13 +214,7 @@ func TestRateLimitAcrossDaemons(t *testing.T) {
 
 			// Idle, the queue's rate window expires.
 			rateKey := store.QueueKeys(prefix, "q").Rate
-			eventually(t, 5*time.Second, "the rate key to expire", func() bool {
-				n, err := producer.Do(t.Context(), producer.B().Exists().Key(rateKey).Build()).AsInt64()
-				if err != nil {
-					t.Fatalf("EXISTS %s: %v", rateKey, err)
-				}
-				return n == 0
-			})
+			testkit.Eventually(t, 5*time.Second, "the rate key to expire", func() bool { return !testkit.Exists(t, producer, rateKey) })
 		})
 	}
 }

@@ -276,17 +276,13 @@ func TestRunServesAPI(t *testing.T) {
 		RateLimit   *string `json:"rate_limit"`
 		Workers     []struct{ ID string }
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	_ = testkit.Poll{Every: httpPollEvery}.Until(t, 20*time.Second, func() bool {
 		code, body = apiRequest(t, "GET", base+"/v1/queues/q", testAdminToken, "")
 		if err := json.Unmarshal([]byte(body), &q); code != 200 || err != nil {
 			t.Fatalf("queue: %d %s", code, body)
 		}
-		if q.Leader != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return q.Leader != nil
+	}) // a queue still without a leader fails below
 	if q.Leader == nil || q.Concurrency != 3 || q.RateLimit == nil || *q.RateLimit != "50 per 1s" || len(q.Workers) != 1 || q.Workers[0].ID != *q.Leader {
 		t.Errorf("queue: %s", body)
 	}

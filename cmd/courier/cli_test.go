@@ -109,29 +109,10 @@ func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
 		}
 	}()
 	want := before.Dead + int64(len(ids))
-	var s worker.QueueStats
-	poll(t, 30*time.Second, stopped, func() bool {
-		s, err = b.client.Stats(t.Context(), queue)
-		return err == nil && s.Dead == want
-	}, func() string { return fmt.Sprintf("queue %s: %+v (err %v), want %d dead", queue, s, err, want) })
-}
-
-// poll calls cond every 10ms until it holds; it fails the test after d or
-// when stop is closed first, with what() as the reason.
-func poll(t *testing.T, d time.Duration, stop <-chan struct{}, cond func() bool, what func() string) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-stop:
-			t.Fatalf("stopped before the wait was over: %s", what())
-		case <-deadline:
-			t.Fatalf("not within %s: %s", d, what())
-		}
-	}
+	testkit.Poll{Stop: stopped}.EventuallyState(t, 30*time.Second, func() (bool, string) {
+		s, err := b.client.Stats(t.Context(), queue)
+		return err == nil && s.Dead == want, fmt.Sprintf("queue %s: %+v (err %v), want %d dead", queue, s, err, want)
+	})
 }
 
 // stats returns the counts of queue.

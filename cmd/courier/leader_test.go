@@ -119,12 +119,7 @@ func (f *fleet) names() []string {
 // fields returns the fields of queue's leader lock.
 func (f *fleet) fields(queue string) map[string]string {
 	f.t.Helper()
-	key := f.prefix + ":{" + queue + "}:leader"
-	m, err := f.rdb.Do(f.t.Context(), f.rdb.B().Hgetall().Key(key).Build()).AsStrMap()
-	if err != nil {
-		f.t.Fatalf("HGETALL %s: %v", key, err)
-	}
-	return m
+	return testkit.HGetAll(f.t, f.rdb, f.prefix+":{"+queue+"}:leader")
 }
 
 // leadsByLog reports whether p's log says it leads queue now: it logged
@@ -146,8 +141,7 @@ func leadsByLog(p *proc, queue string) bool {
 // process says it leads the queue, and returns both.
 func (f *fleet) leader(queue string) (field, name string) {
 	f.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Poll{Every: logPollEvery}.EventuallyState(f.t, 20*time.Second, func() (bool, string) {
 		fields := f.fields(queue)
 		var leaders []string
 		for n, p := range f.live {
@@ -162,14 +156,11 @@ func (f *fleet) leader(queue string) (field, name string) {
 			// The field did not change while the logs were read.
 			if again := f.fields(queue); len(again) == 1 && again[field] != "" {
 				name = leaders[0]
-				break
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("queue %s: no settled leader within 20s: lock fields %v, leaders by their logs %v", queue, fields, leaders)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("queue %s: no settled leader: lock fields %v, leaders by their logs %v", queue, fields, leaders)
+	})
 	uuid, holder, ok := strings.Cut(field, ":")
 	if !ok || holder != "leader" {
 		f.t.Errorf("queue %s: leader field %q, want <uuid>:leader", queue, field)
@@ -185,23 +176,18 @@ func (f *fleet) leader(queue string) (field, name string) {
 // other than old, and returns the time since t0.
 func (f *fleet) waitNewLeader(queue, old string, t0 time.Time, poll, limit time.Duration) time.Duration {
 	f.t.Helper()
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		for k := range f.fields(queue) {
+	var took time.Duration
+	testkit.Poll{Every: poll}.EventuallyState(f.t, limit-time.Since(t0), func() (bool, string) {
+		fields := f.fields(queue)
+		for k := range fields {
 			if k != old {
-				return time.Since(t0)
+				took = time.Since(t0)
+				return true, ""
 			}
 		}
-		if time.Since(t0) > limit {
-			f.t.Fatalf("queue %s: the leader lock still held %v (or nothing) %s after the leader was stopped", queue, f.fields(queue), limit)
-		}
-		select {
-		case <-tick.C:
-		case <-f.t.Context().Done():
-			f.t.Fatal(f.t.Context().Err())
-		}
-	}
+		return false, fmt.Sprintf("queue %s: the leader lock still held %v (or nothing) %s after the leader was stopped", queue, fields, limit)
+	})
+	return took
 }
 
 // holdReceiver is a webhook endpoint that holds every request until its
@@ -269,24 +255,17 @@ func (r *holdReceiver) heldBy(proc string) map[string]int {
 // waitSpread waits until each of procs holds n jobs.
 func (r *holdReceiver) waitSpread(procs []string, n int, d time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	testkit.EventuallyState(r.t, d, func() (bool, string) {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		counts := map[string]int{}
 		ok := true
 		for _, p := range procs {
 			counts[p] = len(r.held[p])
 			ok = ok && counts[p] == n
 		}
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("jobs held per process after %s: %v, want %d each", d, counts, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ok, fmt.Sprintf("jobs held per process: %v, want %d each", counts, n)
+	})
 }
 
 // waitRedelivered waits until every job of jobs (id → the attempt victim
@@ -294,10 +273,12 @@ func (r *holdReceiver) waitSpread(procs []string, n int, d time.Duration) {
 // the next attempt, and returns the time from t0 to the last arrival.
 func (r *holdReceiver) waitRedelivered(jobs map[string]int, victim string, t0 time.Time, d time.Duration) time.Duration {
 	r.t.Helper()
-	for {
-		var last time.Duration
+	var last time.Duration
+	testkit.EventuallyState(r.t, d-time.Since(t0), func() (bool, string) {
+		last = 0
 		missing := 0
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		for id, attempt := range jobs {
 			i := slices.IndexFunc(r.arrivals[id], func(a arrival) bool { return a.at.After(t0) && a.proc != victim })
 			if i < 0 {
@@ -311,15 +292,9 @@ func (r *holdReceiver) waitRedelivered(jobs map[string]int, victim string, t0 ti
 				jobs[id] = a.attempt - 1 // report it once
 			}
 		}
-		r.mu.Unlock()
-		if missing == 0 {
-			return last
-		}
-		if time.Since(t0) > d {
-			r.t.Fatalf("%d of the %d jobs of the killed process %s did not come back within %s", missing, len(jobs), victim, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return missing == 0, fmt.Sprintf("%d of the %d jobs of the killed process %s did not come back within %s of its kill", missing, len(jobs), victim, d)
+	})
+	return last
 }
 
 // pause waits d, or fails when the test's context ends.

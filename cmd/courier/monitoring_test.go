@@ -302,7 +302,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	if code := p1.wait(20 * time.Second); code != 0 {
 		t.Fatalf("p1 exited with %d after SIGTERM, want 0", code)
 	}
-	waitFor(t, 10*time.Second, func() (bool, string) {
+	testkit.Poll{Every: logPollEvery}.EventuallyState(t, 10*time.Second, func() (bool, string) {
 		return leadsByLog(p2, monQueueA) && leadsByLog(p2, monQueueB), "p2 does not lead both queues after p1 stopped"
 	})
 	p1 = startCourier(t, nil, "run", "--config", cfg, "--http-addr", addr1)
@@ -310,16 +310,12 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	waitServed(t, served, served.Load()+600, 30*time.Second)
 
 	// Queries need a few scrapes of the new state: try until every check
-	// passes, and report the last attempt.
+	// passes, and report the last attempt (its problems are the failure).
 	var r *monitoringReport
-	deadline := time.Now().Add(45 * time.Second)
-	for {
+	_ = testkit.Poll{Every: 2 * time.Second}.Until(t, 45*time.Second, func() bool {
 		r = checkMonitoring(t, prom, instances)
-		if len(r.problems) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(2 * time.Second)
-	}
+		return len(r.problems) == 0
+	})
 	for _, l := range r.log {
 		t.Log(l)
 	}
@@ -566,26 +562,10 @@ func get(t *testing.T, u string) (string, error) {
 
 func waitServed(t *testing.T, served *atomic.Int64, n int64, d time.Duration) {
 	t.Helper()
-	waitFor(t, d, func() (bool, string) {
+	testkit.EventuallyState(t, d, func() (bool, string) {
 		got := served.Load()
 		return got >= n, fmt.Sprintf("the endpoint answered %d webhooks, want %d", got, n)
 	})
-}
-
-// waitFor waits up to d for cond, which also says where things stand.
-func waitFor(t *testing.T, d time.Duration, cond func() (ok bool, status string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, status := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %s: %s", d, status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // dashboardQueries are the queries of one dashboard.

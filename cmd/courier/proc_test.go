@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
 // The tests in this file run the courier binary as users do: built once
@@ -46,6 +48,13 @@ func courierBinary(t *testing.T) string {
 	}
 	return buildPath
 }
+
+// How often a wait on a courier process looks again: each look reads its
+// whole log, or sends it an HTTP request.
+const (
+	logPollEvery  = 10 * time.Millisecond
+	httpPollEvery = 20 * time.Millisecond
+)
 
 // proc is a running courier process.
 type proc struct {
@@ -128,23 +137,23 @@ func (p *proc) wait(d time.Duration) int {
 // and returns the first submatch, or the whole match.
 func (p *proc) waitOutput(re *regexp.Regexp, d time.Duration) string {
 	p.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	var match string
+	err := testkit.Poll{Every: logPollEvery, Stop: p.done}.Until(p.t, d, func() bool {
 		for _, s := range []string{p.stderr.String(), p.stdout.String()} {
 			if m := re.FindStringSubmatch(s); m != nil {
-				return m[len(m)-1]
+				match = m[len(m)-1]
+				return true
 			}
 		}
-		select {
-		case <-p.done:
-			p.t.Fatalf("courier exited (%v) before its output matched %s; stderr:\n%s", p.err, re, p.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("output did not match %s within %s; stderr:\n%s", re, d, p.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	})
+	switch {
+	case errors.Is(err, testkit.ErrStopped):
+		p.t.Fatalf("courier exited (%v) before its output matched %s; stderr:\n%s", p.err, re, p.stderr.String())
+	case err != nil:
+		p.t.Fatalf("output did not match %s within %s; stderr:\n%s", re, d, p.stderr.String())
 	}
+	return match
 }
 
 var httpAddrRE = regexp.MustCompile(`"http listening" addr=(127\.0\.0\.1:\d+)`)

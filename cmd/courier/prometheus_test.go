@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
 // requireTool returns the path of promtool or prometheus. Only -short runs
@@ -45,6 +48,10 @@ func promtool(t *testing.T, args ...string) {
 	}
 	t.Logf("promtool %s:\n%s", strings.Join(args, " "), strings.TrimSpace(string(out)))
 }
+
+// prometheusPollEvery is how often the tests ask Prometheus again while
+// they wait: each look is an HTTP request to it.
+const prometheusPollEvery = 50 * time.Millisecond
 
 // prometheusServer is a prometheus process with its own storage.
 type prometheusServer struct {
@@ -129,20 +136,17 @@ func launchPrometheus(t *testing.T, bin, configPath, dataDir string) (*prometheu
 			t.Logf("prometheus output:\n%s", p.out.String())
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := get(t, p.url+"/-/ready"); err == nil {
-			return p, nil
-		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("prometheus on %s exited: %s", addr, p.out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("prometheus on %s not ready after 20s: %s", addr, p.out.String())
-		}
+	err = testkit.Poll{Every: prometheusPollEvery, Stop: p.done}.Until(t, 20*time.Second, func() bool {
+		_, err := get(t, p.url+"/-/ready")
+		return err == nil
+	})
+	switch {
+	case errors.Is(err, testkit.ErrStopped):
+		return nil, fmt.Errorf("prometheus on %s exited: %s", addr, p.out.String())
+	case err != nil:
+		return nil, fmt.Errorf("prometheus on %s not ready after 20s: %s", addr, p.out.String())
 	}
+	return p, nil
 }
 
 // api calls a Prometheus HTTP API endpoint and decodes its data.
@@ -248,7 +252,7 @@ func (p *prometheusServer) alertRules(t *testing.T) []alertRule {
 // waitTargetsUp waits until n targets are scraped successfully.
 func (p *prometheusServer) waitTargetsUp(t *testing.T, n int, d time.Duration) {
 	t.Helper()
-	waitFor(t, d, func() (bool, string) {
+	testkit.Poll{Every: prometheusPollEvery}.EventuallyState(t, d, func() (bool, string) {
 		var data struct {
 			ActiveTargets []struct {
 				ScrapeURL string `json:"scrapeUrl"`

@@ -80,28 +80,18 @@ func (r *receiver) counts() (distinct, total, badSig int) {
 
 func (r *receiver) waitDistinct(n int, d time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if got, _, _ := r.counts(); got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			got, _, _ := r.counts()
-			r.t.Fatalf("the receiver saw %d distinct jobs within %s, want %d", got, d, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.EventuallyState(r.t, d, func() (bool, string) {
+		got, _, _ := r.counts()
+		return got >= n, fmt.Sprintf("the receiver saw %d distinct jobs, want %d", got, n)
+	})
 }
 
 func (r *receiver) waitInFlight(n int64, d time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for r.inFlight.Load() < n {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d requests in flight after %s, want %d", r.inFlight.Load(), d, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.EventuallyState(r.t, d, func() (bool, string) {
+		got := r.inFlight.Load()
+		return got >= n, fmt.Sprintf("%d requests in flight, want %d", got, n)
+	})
 }
 
 // webhookConfig is a configuration with one webhook queue "hooks".

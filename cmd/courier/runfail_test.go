@@ -272,17 +272,10 @@ func TestRunHTTPAddr(t *testing.T) {
 			// started, and a SIGTERM then fails the start (see
 			// TestRunStoppedDuringStart); this test is about addresses.
 			daemon.waitOutput(poolStartedRE, 20*time.Second)
-			deadline := time.Now().Add(20 * time.Second)
-			for {
+			testkit.Poll{Every: httpPollEvery}.EventuallyState(t, 20*time.Second, func() (bool, string) {
 				code, body := httpGet(t, "http://"+httpAddr+"/readyz")
-				if code == http.StatusOK {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("GET /readyz on %s: %d %s after 20s, want 200", httpAddr, code, body)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return code == http.StatusOK, fmt.Sprintf("GET /readyz on %s: %d %s, want 200", httpAddr, code, body)
+			})
 			daemon.signal(syscall.SIGTERM)
 			if code := daemon.wait(30 * time.Second); code != 0 {
 				t.Errorf("exit code %d after SIGTERM, want 0", code)
@@ -328,16 +321,10 @@ func TestPasswordNeverPrinted(t *testing.T) {
 				outputs := map[string]string{}
 
 				daemon := startCourier(t, tt.env, "run", "--config", cfg, "--log-level", "debug", "--log-format", format)
-				exited := false
-				for deadline := time.Now().Add(20 * time.Second); !exited && !up.MatchString(daemon.stderr.String()); {
-					select {
-					case <-daemon.done:
-						exited = true // it refused its configuration
-					case <-time.After(10 * time.Millisecond):
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("courier neither retried nor started within 20s:\n%s", daemon.stderr.String())
-					}
+				err := testkit.Poll{Every: logPollEvery, Stop: daemon.done}.Until(t, 20*time.Second, func() bool { return up.MatchString(daemon.stderr.String()) })
+				exited := errors.Is(err, testkit.ErrStopped) // it refused its configuration
+				if err != nil && !exited {
+					t.Fatalf("courier neither retried nor started within 20s:\n%s", daemon.stderr.String())
 				}
 				if !exited {
 					daemon.signal(syscall.SIGTERM)

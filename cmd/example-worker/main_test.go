@@ -68,17 +68,11 @@ func TestExampleWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.EventuallyState(t, 20*time.Second, func() (bool, string) {
 		j, err := client.Get(t.Context(), "signups", bad)
-		if strings.Contains(stderr.String(), "job="+good) && err == nil && j.State == worker.StateDead {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs not handled; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(stderr.String(), "job="+good) && err == nil && j.State == worker.StateDead,
+			"jobs not handled; stderr:\n" + stderr.String()
+	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -247,7 +248,7 @@ func TestQueues(t *testing.T) {
 
 	var q queueView
 	var r reply
-	b.eventually(func() bool {
+	testkit.Eventually(t, 10*time.Second, "a leader and both workers of emails", func() bool {
 		r = b.want(b.do("GET", "/v1/queues/emails", adminSecret, ""), 200)
 		r.json(t, &q)
 		return q.Leader != nil && len(q.Workers) == 2

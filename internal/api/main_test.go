@@ -186,7 +186,7 @@ func (b *bundle) kill(queue string, ids ...string) {
 	ctx, cancel := context.WithCancel(b.t.Context())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	b.eventually(func() bool {
+	testkit.Eventually(b.t, 10*time.Second, "every job dead", func() bool {
 		for _, id := range ids {
 			if j, err := b.client.Get(b.t.Context(), queue, id); err != nil || j.State != worker.StateDead {
 				return false
@@ -197,18 +197,6 @@ func (b *bundle) kill(queue string, ids ...string) {
 	cancel()
 	if err := <-done; err != nil {
 		b.t.Fatal(err)
-	}
-}
-
-// eventually waits up to 10s for cond.
-func (b *bundle) eventually(cond func() bool) {
-	b.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

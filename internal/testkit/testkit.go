@@ -1,7 +1,19 @@
-// Package testkit is the shared kit of Courier's tests. It gives integration tests a real Redis: a single server
-// and a 3-master Redis Cluster, each started at most once per test binary,
-// lazily, and stopped by Main when the tests are done. It is imported only
-// from _test.go files.
+// Package testkit is the shared kit of Courier's tests, imported only from
+// _test.go files. It offers:
+//
+//   - Backends: a real single Redis (Single, SingleAddr) and a 3-master
+//     Redis Cluster (Cluster, ClusterAddrs), each started at most once per
+//     test binary, lazily, and stopped by Main; Prefix gives each test a
+//     key prefix of its own.
+//   - Waits on the real clock (wait.go): WaitUntil, Eventually and
+//     EventuallyState look at a condition every few milliseconds until it
+//     holds; a Poll sets how often, and a channel that ends the wait early.
+//     Tests on a fake clock (testing/synctest) use synctest.Wait instead.
+//   - Raw Redis readers (raw.go): Do, HGetAll, HGet, ZScore, PTTL, Exists,
+//     Del and RedisNow look at Redis behind the code under test, and fail
+//     the test when Redis does not answer.
+//   - Metric readers (metric.go): Metric reads one series of a Prometheus
+//     Gatherer, Series all of them as `name{label="value",...}` strings.
 //
 // Where the Redis comes from, in order:
 //

@@ -15,7 +15,10 @@ import (
 )
 
 // scriptBatches wraps a rueidis.Client and records the size of every
-// DoMulti that runs scripts: the watchdog's renewal rounds.
+// DoMulti that runs scripts by EVALSHA: the watchdog's renewal rounds. The
+// EVAL a round resends to a node that had not cached the script yet is not
+// a round of its own: which nodes have it depends on what else ran on the
+// cluster before (the lock contract test, a shared REDIS_CLUSTER_ADDRS).
 type scriptBatches struct {
 	rueidis.Client
 	mu    sync.Mutex
@@ -25,7 +28,7 @@ type scriptBatches struct {
 func (s *scriptBatches) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	n := 0
 	for _, c := range cmds { // read before sending: rueidis recycles commands
-		if name := c.Commands()[0]; name == "EVALSHA" || name == "EVAL" {
+		if c.Commands()[0] == "EVALSHA" {
 			n++
 		}
 	}
@@ -70,6 +73,10 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		held = append(held, acquire(t, c, name, "h", lock.AcquireOptions{}))
 	}
 	held = append(held, acquire(t, c, names[0], "h", lock.AcquireOptions{})) // re-entered: no extra renewal
+	// Rounds sent while the locks were being taken carry fewer of them:
+	// look at the rounds from here, past one the watchdog may have put
+	// together just before the last lock was held.
+	from := len(rdb.batches()) + 1
 	select {
 	case <-held[0].Context().Done():
 		t.Fatalf("hold ended: %v", context.Cause(held[0].Context()))
@@ -80,11 +87,12 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		if i == 0 {
 			want = "2"
 		}
-		if got := hgetall(t, rdb, name); got[c.Field("h")] != want {
+		if got := testkit.HGetAll(t, rdb, name); got[c.Field("h")] != want {
 			t.Errorf("%s: HGETALL = %v after %v, want the hold (%s) kept", name, got, 4*lease, want)
 		}
 	}
 	batches := rdb.batches()
+	batches = batches[min(from, len(batches)):]
 	t.Logf("%d locks in %d slots: renewal batches %v", len(names), len(slots), batches)
 	if len(batches) < 3 {
 		t.Errorf("%d renewal rounds in %v, want one per %v", len(batches), 4*lease, lease/3)
@@ -105,7 +113,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "the waiter's subscription", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
 		return numsubCluster(t, rdb, lock.Channel(names[1])) >= 1
 	})
 	start := time.Now()
@@ -117,7 +125,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 	}
 	t.Logf("cluster waiter acquired %v after the releases began", time.Since(start))
 	for _, name := range names {
-		if exists(t, rdb, name) {
+		if testkit.Exists(t, rdb, name) {
 			t.Errorf("%s left after the releases", name)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // fakeRedis is an in-memory backend with the lock scripts' semantics, for
 // driving the watchdog and waiter timing inside synctest bubbles, where time
 // is fake and no network I/O may run. It is not an oracle of the scripts:
-// those are tested on real Redis.
+// TestBackendContract holds it to the scripts' answers on real Redis.
 type fakeRedis struct {
 	mu     sync.Mutex
 	locks  map[string]*fakeLock
@@ -73,6 +73,9 @@ func (f *fakeRedis) acquire(ctx context.Context, name, field string, lease time.
 	delay := f.acquireDelay
 	f.mu.Unlock()
 	time.Sleep(delay)
+	if err := checkLease(lease); err != nil {
+		return false, 0, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l := f.get(name)
@@ -92,6 +95,9 @@ func (f *fakeRedis) acquire(ctx context.Context, name, field string, lease time.
 
 func (f *fakeRedis) release(ctx context.Context, name, channel, field string, lease time.Duration) (releaseResult, error) {
 	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := checkLease(lease); err != nil {
 		return 0, err
 	}
 	f.mu.Lock()
@@ -124,20 +130,23 @@ func (f *fakeRedis) renew(ctx context.Context, lease time.Duration, locks []lock
 	hang, fail := f.renewHang, f.renewErr
 	f.mu.Unlock()
 	out := make([]renewResult, len(locks))
-	if hang {
-		<-ctx.Done()
+	failAll := func(err error) []renewResult {
 		for i := range out {
-			out[i].err = ctx.Err()
+			out[i].err = err
 		}
 		return out
 	}
+	if hang {
+		<-ctx.Done()
+		return failAll(ctx.Err())
+	}
 	if fail != nil {
 		if err := fail(now); err != nil {
-			for i := range out {
-				out[i].err = err
-			}
-			return out
+			return failAll(err)
 		}
+	}
+	if err := checkLease(lease); err != nil {
+		return failAll(err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -161,6 +170,18 @@ func (f *fakeRedis) subscribe(ctx context.Context, channel string, onSubscribed,
 	f.subs[channel] = slices.DeleteFunc(f.subs[channel], func(x *fakeSub) bool { return x == s })
 	f.mu.Unlock()
 	return ctx.Err()
+}
+
+// errLeaseNotPositive is the scripts' answer to a lease under 1ms (sent
+// as whole milliseconds, it would be PEXPIRE 0 and delete the lock).
+var errLeaseNotPositive = errors.New("ERR courier: lease_ms must be positive")
+
+// checkLease refuses what the scripts refuse before their first write.
+func checkLease(lease time.Duration) error {
+	if lease < time.Millisecond {
+		return errLeaseNotPositive
+	}
+	return nil
 }
 
 // del deletes a lock behind its holders' backs, publishing nothing.

@@ -21,14 +21,14 @@ func TestFixedLeaseExpiresWithoutWatchdog(t *testing.T) {
 
 	start := time.Now()
 	h := acquire(t, c, name, "a", lock.AcquireOptions{Lease: lease})
-	if ttl := pttl(t, rdb, name); ttl <= 0 || ttl > lease {
+	if ttl := testkit.PTTL(t, rdb, name); ttl <= 0 || ttl > lease {
 		t.Fatalf("PTTL = %v, want in (0, %v]", ttl, lease)
 	}
 	at, cause := ended(t, h, start, 5*time.Second)
 	if !errors.Is(cause, lock.ErrLockExpired) || at > lease {
 		t.Errorf("hold ended after %v with %v, want ErrLockExpired before the lease (%v) ran out", at, cause, lease)
 	}
-	waitFor(t, 5*time.Second, "the key to expire", func() bool { return !exists(t, rdb, name) })
+	testkit.Eventually(t, 5*time.Second, "the key to expire", func() bool { return !testkit.Exists(t, rdb, name) })
 	gone := time.Since(start)
 	t.Logf("fixed lease %v: hold ended after %v, key gone after %v", lease, at, gone)
 	if gone < lease-lock.Margin(lease) {
@@ -39,7 +39,7 @@ func TestFixedLeaseExpiresWithoutWatchdog(t *testing.T) {
 	if err := h.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("Release of the expired hold = %v, want ErrNotHeld", err)
 	}
-	if got, want := hgetall(t, rdb, name), map[string]string{other.Field("b"): "1"}; !maps.Equal(got, want) {
+	if got, want := testkit.HGetAll(t, rdb, name), map[string]string{other.Field("b"): "1"}; !maps.Equal(got, want) {
 		t.Errorf("HGETALL = %v after the expired holder's Release, want the new holder's alone: %v", got, want)
 	}
 	release(t, h2)
@@ -59,21 +59,21 @@ func TestWatchdogKeepsLockPastItsLease(t *testing.T) {
 		t.Fatalf("hold ended while the watchdog ran: %v", h.Context().Err())
 	case <-time.After(4 * lease):
 	}
-	if got := hgetall(t, rdb, name); got[c.Field("a")] != "1" {
+	if got := testkit.HGetAll(t, rdb, name); got[c.Field("a")] != "1" {
 		t.Fatalf("after %v: HGETALL = %v, want the hold kept", 4*lease, got)
 	}
-	if ttl := pttl(t, rdb, name); ttl <= 0 || ttl > lease {
+	if ttl := testkit.PTTL(t, rdb, name); ttl <= 0 || ttl > lease {
 		t.Errorf("PTTL = %v, want in (0, %v]", ttl, lease)
 	}
-	ok := metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": name, "result": "ok"})
-	bad := metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": name, "result": "lost"}) +
-		metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": name, "result": "error"})
+	ok := testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", name, "result", "ok")
+	bad := testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", name, "result", "lost") +
+		testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", name, "result", "error")
 	t.Logf("%v held for %v: %v renewals ok (one per %v)", lease, 4*lease, ok, lease/3)
 	if ok < 3 || bad != 0 {
 		t.Errorf("renewals ok=%v, lost+error=%v; want at least 3 ok and no others", ok, bad)
 	}
 	release(t, h)
-	if exists(t, rdb, name) {
+	if testkit.Exists(t, rdb, name) {
 		t.Error("key left after release")
 	}
 }
@@ -89,7 +89,7 @@ func TestDeletedLockCancelsHoldWithinOneRenewal(t *testing.T) {
 
 	h := acquire(t, c, name, "leader", lock.AcquireOptions{})
 	start := time.Now()
-	del(t, rdb, name)
+	testkit.Del(t, rdb, name)
 	at, cause := ended(t, h, start, 10*time.Second)
 	t.Logf("lock deleted behind its back: hold ended after %v (renewal interval %v)", at, interval)
 	if !errors.Is(cause, lock.ErrLockLost) {
@@ -99,7 +99,7 @@ func TestDeletedLockCancelsHoldWithinOneRenewal(t *testing.T) {
 	if at > interval+200*time.Millisecond {
 		t.Errorf("hold ended %v after the key was deleted, want within about one renewal interval (%v)", at, interval)
 	}
-	if n := metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": name, "result": "lost"}); n != 1 {
+	if n := testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", name, "result", "lost"); n != 1 {
 		t.Errorf("renewals lost = %v, want 1", n)
 	}
 	if err := h.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) || !errors.Is(err, lock.ErrLockLost) {

@@ -21,7 +21,7 @@ func TestMetricsAfterKnownSequence(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	c := newClient(t, rdb, lock.Options{Lease: lease, Registerer: reg, MetricLabel: func(string) string { return "job" }})
 	name := testkit.Prefix(t)
-	job := map[string]string{"lock": "job"}
+	job := []string{"lock", "job"}
 
 	h := acquire(t, c, name, "a", lock.AcquireOptions{}) // acquired: 1
 	if _, err := c.Acquire(t.Context(), name, "b", lock.AcquireOptions{}); !isNotAcquired(err) {
@@ -30,26 +30,26 @@ func TestMetricsAfterKnownSequence(t *testing.T) {
 	release(t, h)
 	h = acquire(t, c, name, "b", lock.AcquireOptions{}) // acquired: 2
 	renewedOK := func() float64 {
-		return metricValue(t, reg, "courier_lock_renewals_total", map[string]string{"lock": "job", "result": "ok"})
+		return testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", "job", "result", "ok")
 	}
-	waitFor(t, 5*time.Second, "a renewal", func() bool { return renewedOK() >= 1 })
+	testkit.Eventually(t, 5*time.Second, "a renewal", func() bool { return renewedOK() >= 1 })
 	start := time.Now()
-	del(t, rdb, name)
+	testkit.Del(t, rdb, name)
 	if _, cause := ended(t, h, start, 5*time.Second); !errors.Is(cause, lock.ErrLockLost) {
 		t.Fatalf("cause %v, want ErrLockLost", cause) // lost: 1
 	}
 
 	for _, tc := range []struct {
 		metric string
-		labels map[string]string
+		labels []string
 		want   float64
 	}{
 		{"courier_lock_acquire_seconds", job, 2}, // sample count
 		{"courier_lock_contention_total", job, 1},
-		{"courier_lock_renewals_total", map[string]string{"lock": "job", "result": "lost"}, 1},
-		{"courier_lock_renewals_total", map[string]string{"lock": "job", "result": "error"}, 0},
+		{"courier_lock_renewals_total", []string{"lock", "job", "result", "lost"}, 1},
+		{"courier_lock_renewals_total", []string{"lock", "job", "result", "error"}, 0},
 	} {
-		if got := metricValue(t, reg, tc.metric, tc.labels); got != tc.want {
+		if got := testkit.Metric(t, reg, tc.metric, tc.labels...); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.metric, tc.labels, got, tc.want)
 		}
 	}
@@ -94,15 +94,15 @@ func TestClientsShareTheirRegisterer(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		metric string
-		labels map[string]string
+		labels []string
 		want   float64
 	}{
-		{"courier_lock_acquire_seconds", map[string]string{"lock": "shared"}, 2},
-		{"courier_redis_script_seconds", map[string]string{"script": "lock_acquire"}, 2},
-		{"courier_redis_script_seconds", map[string]string{"script": "lock_release"}, 0},
-		{"courier_redis_errors_total", map[string]string{"op": "lock_acquire"}, 0},
+		{"courier_lock_acquire_seconds", []string{"lock", "shared"}, 2},
+		{"courier_redis_script_seconds", []string{"script", "lock_acquire"}, 2},
+		{"courier_redis_script_seconds", []string{"script", "lock_release"}, 0},
+		{"courier_redis_errors_total", []string{"op", "lock_acquire"}, 0},
 	} {
-		if got := metricValue(t, reg, tc.metric, tc.labels); got != tc.want {
+		if got := testkit.Metric(t, reg, tc.metric, tc.labels...); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.metric, tc.labels, got, tc.want)
 		}
 	}

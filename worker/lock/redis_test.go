@@ -21,10 +21,10 @@ func TestReentrantHoldsCountInOneField(t *testing.T) {
 
 	h1 := acquire(t, c, name, "worker-1", lock.AcquireOptions{})
 	h2 := acquire(t, c, name, "worker-1", lock.AcquireOptions{})
-	if got := hgetall(t, rdb, name); !maps.Equal(got, map[string]string{field: "2"}) {
+	if got := testkit.HGetAll(t, rdb, name); !maps.Equal(got, map[string]string{field: "2"}) {
 		t.Fatalf("after two acquires: HGETALL = %v, want %s = 2", got, field)
 	}
-	if ttl := pttl(t, rdb, name); ttl <= 0 || ttl > lock.LeaseDefault {
+	if ttl := testkit.PTTL(t, rdb, name); ttl <= 0 || ttl > lock.LeaseDefault {
 		t.Errorf("PTTL = %v, want in (0, %v]", ttl, lock.LeaseDefault)
 	}
 	if h1.Field() != field || h1.Name() != name {
@@ -38,18 +38,18 @@ func TestReentrantHoldsCountInOneField(t *testing.T) {
 	}
 
 	release(t, h2)
-	if got := hgetall(t, rdb, name); !maps.Equal(got, map[string]string{field: "1"}) {
+	if got := testkit.HGetAll(t, rdb, name); !maps.Equal(got, map[string]string{field: "1"}) {
 		t.Fatalf("after one release: HGETALL = %v, want %s = 1", got, field)
 	}
-	if ttl := pttl(t, rdb, name); ttl <= 0 {
+	if ttl := testkit.PTTL(t, rdb, name); ttl <= 0 {
 		t.Errorf("PTTL after one release = %v, want the lease kept", ttl)
 	}
 	if h1.Context().Err() != nil {
 		t.Fatal("the first hold ended with the second")
 	}
 	release(t, h1)
-	if exists(t, rdb, name) {
-		t.Fatalf("after the last release the key still exists: %v", hgetall(t, rdb, name))
+	if testkit.Exists(t, rdb, name) {
+		t.Fatalf("after the last release the key still exists: %v", testkit.HGetAll(t, rdb, name))
 	}
 }
 
@@ -88,7 +88,7 @@ func TestRedissonLayout(t *testing.T) {
 			if err != nil || typ != "hash" {
 				t.Fatalf("TYPE %s = %q (%v), want hash", name, typ, err)
 			}
-			if got := hgetall(t, rdb, name); !maps.Equal(got, map[string]string{c.ID() + ":h": "1"}) {
+			if got := testkit.HGetAll(t, rdb, name); !maps.Equal(got, map[string]string{c.ID() + ":h": "1"}) {
 				t.Fatalf("HGETALL = %v, want %s:h = 1", got, c.ID())
 			}
 			release(t, h)
@@ -125,7 +125,7 @@ func TestRedissonLayout(t *testing.T) {
 				}
 				got <- err
 			}()
-			waitFor(t, 10*time.Second, "our waiter's subscription", func() bool { return numsub(t, rdb, channel) >= 2 })
+			testkit.Eventually(t, 10*time.Second, "our waiter's subscription", func() bool { return numsub(t, rdb, channel) >= 2 })
 			cmds = rueidis.Commands{
 				rdb.B().Del().Key(name).Build(),
 				rdb.B().Publish().Channel(channel).Message("0").Build(),

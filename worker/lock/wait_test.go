@@ -58,7 +58,7 @@ func TestMutualExclusionAcrossClients(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	contended := metricValue(t, reg, "courier_lock_contention_total", map[string]string{"lock": name})
+	contended := testkit.Metric(t, reg, "courier_lock_contention_total", "lock", name)
 	t.Logf("%d goroutines on 3 clients, %d rounds each: %v; %v contended attempts",
 		goroutines, rounds, time.Since(start).Round(time.Millisecond), contended)
 	if most.Load() != 1 {
@@ -80,7 +80,7 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 	waiter := newClient(t, testkit.Single(t), lock.Options{Registerer: reg})
 	name := testkit.Prefix(t)
 	contention := func() float64 {
-		return metricValue(t, reg, "courier_lock_contention_total", map[string]string{"lock": name})
+		return testkit.Metric(t, reg, "courier_lock_contention_total", "lock", name)
 	}
 
 	var lat []time.Duration
@@ -99,7 +99,7 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 		}()
 		// Two contended attempts: the first, and the one made once the
 		// subscription is live; then the waiter sleeps.
-		waitFor(t, 10*time.Second, "the waiter to sleep", func() bool { return contention() >= before+2 })
+		testkit.Eventually(t, 10*time.Second, "the waiter to sleep", func() bool { return contention() >= before+2 })
 		released := time.Now()
 		release(t, h)
 		lat = append(lat, (<-got).Sub(released))
@@ -109,7 +109,7 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 	}
 	// The last waiter gone, the shared connection leaves the channel.
 	rdb := testkit.Single(t)
-	waitFor(t, 10*time.Second, "UNSUBSCRIBE after the last waiter", func() bool { return numsub(t, rdb, lock.Channel(name)) == 0 })
+	testkit.Eventually(t, 10*time.Second, "UNSUBSCRIBE after the last waiter", func() bool { return numsub(t, rdb, lock.Channel(name)) == 0 })
 
 	slices.Sort(lat)
 	median, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
@@ -145,10 +145,10 @@ func TestWaiterWithoutUnlockMessageWakesAtTTL(t *testing.T) {
 		got <- err
 	}()
 	contention := func() float64 {
-		return metricValue(t, reg, "courier_lock_contention_total", map[string]string{"lock": name})
+		return testkit.Metric(t, reg, "courier_lock_contention_total", "lock", name)
 	}
-	waitFor(t, 5*time.Second, "the waiter to sleep", func() bool { return contention() >= 2 })
-	del(t, rdb, name) // no unlock message
+	testkit.Eventually(t, 5*time.Second, "the waiter to sleep", func() bool { return contention() >= 2 })
+	testkit.Del(t, rdb, name) // no unlock message
 	if err := <-got; err != nil {
 		t.Fatalf("waiter: %v", err)
 	}

@@ -35,11 +35,7 @@ func notLeader(t *testing.T, st *store.Store, field string) {
 // leaderHash returns the fields of testQueue's leader lock.
 func leaderHash(t *testing.T, n *node) map[string]string {
 	t.Helper()
-	m, err := n.rdb.Do(t.Context(), n.rdb.B().Hgetall().Key(n.st.Keys(testQueue).Leader).Build()).AsStrMap()
-	if err != nil {
-		t.Fatalf("HGETALL leader: %v", err)
-	}
-	return m
+	return testkit.HGetAll(t, n.rdb, n.st.Keys(testQueue).Leader)
 }
 
 func TestTakeoverWhenTheLeaderStops(t *testing.T) {
@@ -128,9 +124,7 @@ func TestLeaderStepsDownWhenItsLockIsDeleted(t *testing.T) {
 			t.Fatalf("%s leads, but its first event is not a gain", leader.name)
 		}
 		start := time.Now()
-		if err := leader.rdb.Do(t.Context(), leader.rdb.B().Del().Key(leader.st.Keys(testQueue).Leader).Build()).Error(); err != nil {
-			t.Fatalf("DEL leader: %v", err)
-		}
+		testkit.Del(t, leader.rdb, leader.st.Keys(testQueue).Leader)
 		if leader.nextEvent(t, 5*time.Second) {
 			t.Fatalf("%s: gained the lead again without losing it", leader.name)
 		}
@@ -226,7 +220,7 @@ func TestRecoverDuty(t *testing.T) {
 	}
 	deadline := get("retried").Score // the lease's end, on the Redis clock
 
-	eventually(t, 10*time.Second, "recovery", func() bool {
+	testkit.Eventually(t, 10*time.Second, "recovery", func() bool {
 		return get("retried").Set == store.SetDue && get("last-attempt").Set == store.SetDead
 	})
 	retried := get("retried")
@@ -288,12 +282,12 @@ func TestTrimAndSampleDuties(t *testing.T) {
 	leader, _ := waitLeader(t, a, b)
 
 	// Trim runs at once on a new leader: one dead job is kept.
-	eventually(t, 10*time.Second, "trim", func() bool {
+	testkit.Eventually(t, 10*time.Second, "trim", func() bool {
 		s, err := st.Stats(ctx, testQueue)
 		return err == nil && s.Dead == 1
 	})
 	// Only the leader samples, and it sees the trimmed queue.
-	eventually(t, 10*time.Second, "a sample after the trim", func() bool {
+	testkit.Eventually(t, 10*time.Second, "a sample after the trim", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return last.Dead == 1

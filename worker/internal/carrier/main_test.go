@@ -130,7 +130,7 @@ func (n *node) quiet(t *testing.T, d time.Duration) {
 func waitLeader(t *testing.T, nodes ...*node) (*node, []*node) {
 	t.Helper()
 	var leader *node
-	eventually(t, 10*time.Second, "one leader", func() bool {
+	testkit.Eventually(t, 10*time.Second, "one leader", func() bool {
 		leader = nil
 		for _, n := range nodes {
 			if n.c.Leading(testQueue) {
@@ -149,22 +149,6 @@ func waitLeader(t *testing.T, nodes ...*node) (*node, []*node) {
 		}
 	}
 	return leader, others
-}
-
-// eventually polls cond every 5ms until it holds, failing after timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no %s within %v", what, timeout)
-		case <-tick.C:
-		}
-	}
 }
 
 // period is a Schedule firing at each multiple of itself since the zero

@@ -145,7 +145,7 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	// The node's event channel hears of a change just before the recording
 	// hook does: wait for the record.
 	var aDown, bUp time.Time
-	eventually(t, 5*time.Second, "both changes recorded", func() bool {
+	testkit.Eventually(t, 5*time.Second, "both changes recorded", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		aDown, bUp = time.Time{}, time.Time{}

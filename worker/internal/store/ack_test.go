@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -136,12 +137,12 @@ func TestExtend(t *testing.T) {
 		oldLease := mustScore(t, c, k.Active, "a")
 		recoveredLease := mustScore(t, c, k.Active, "recovered")
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		lost, err := s.Extend(t.Context(), map[string][]store.Token{queue: {
 			byID["a"], byID["b"], byID["acked"], byID["recovered"],
 			{ID: "due", Claim: 0}, {ID: "missing", Claim: 1},
 		}}, time.Hour)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestExtend(t *testing.T) {
 			t.Errorf("lease of recovered moved %d → %d on a stale token", recoveredLease, lease)
 		}
 		for _, id := range []string{"acked", "missing", "due"} {
-			if _, ok := zscore(t, c, k.Active, id); ok {
+			if _, ok := testkit.ZScore(t, c, k.Active, id); ok {
 				t.Errorf("%s was added to active", id)
 			}
 		}
@@ -191,7 +192,7 @@ func TestExtendManyQueues(t *testing.T) {
 			}
 		}
 		byQueue["q2"][1].Claim = 9 // one stale token
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		lost, err := s.Extend(t.Context(), byQueue, time.Hour)
 		if err != nil {
 			t.Fatal(err)

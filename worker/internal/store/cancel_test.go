@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -67,9 +68,9 @@ func TestRequeue(t *testing.T) {
 			t.Fatalf("killed at %+v, want attempt 2", r)
 		}
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		moved, err := s.Requeue(t.Context(), queue, []string{"a", "seed-due", "seed-active", "missing", "a"})
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestRequeue(t *testing.T) {
 		if snap.Set != store.SetDue || snap.Record.Attempt != 0 || snap.Record.Claim != 0 || snap.Record.LastError != "gave up" || snap.Record.MaxAttempts != 3 {
 			t.Errorf("after Requeue: %+v", snap)
 		}
-		if _, ok := zscore(t, c, k.Dead, "a"); ok {
+		if _, ok := testkit.ZScore(t, c, k.Dead, "a"); ok {
 			t.Error("a is still dead")
 		}
 		if r2 := claimOne(t, s, time.Hour); r2.ID != "a" || r2.Attempt != 1 || r2.Claim <= r.Claim {

@@ -11,19 +11,10 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
-
-// hgetall returns the hash at key (empty when there is none).
-func hgetall(t *testing.T, c rueidis.Client, key string) map[string]string {
-	t.Helper()
-	m, err := c.Do(t.Context(), c.B().Hgetall().Key(key).Build()).AsStrMap()
-	if err != nil {
-		t.Fatalf("HGETALL %s: %v", key, err)
-	}
-	return m
-}
 
 // carrierState is a queue's state plus the keys only the carrier writes.
 type carrierState struct {
@@ -33,7 +24,7 @@ type carrierState struct {
 
 func carrierStateOf(t *testing.T, c rueidis.Client, k store.Keys) carrierState {
 	t.Helper()
-	return carrierState{queue: state(t, c, k), periodic: hgetall(t, c, k.Periodic)}
+	return carrierState{queue: state(t, c, k), periodic: testkit.HGetAll(t, c, k.Periodic)}
 }
 
 // carrierUnchanged fails when the queue or its periodic hash differ from
@@ -41,7 +32,7 @@ func carrierStateOf(t *testing.T, c rueidis.Client, k store.Keys) carrierState {
 func carrierUnchanged(t *testing.T, c rueidis.Client, k store.Keys, before carrierState) {
 	t.Helper()
 	unchanged(t, c, k, before.queue)
-	if after := hgetall(t, c, k.Periodic); !maps.Equal(after, before.periodic) {
+	if after := testkit.HGetAll(t, c, k.Periodic); !maps.Equal(after, before.periodic) {
 		t.Errorf("periodic hash changed: before %v, after %v", before.periodic, after)
 	}
 }
@@ -59,7 +50,7 @@ func TestCarrierScriptsAreFenced(t *testing.T) {
 			t.Fatalf("claimed %s, want expired", r.ID)
 		}
 		waitLeasesExpired(t, c, k, "expired")
-		now := redisNow(t, c)
+		now := testkit.RedisNow(t, c)
 		writeDead(t, c, k, dead("old-1", now-time.Hour.Milliseconds()), dead("old-2", now-time.Hour.Milliseconds()+1))
 		const mine = "test-client-uuid:leader"
 		fire := store.Fire{Schedule: "tick", At: time.UnixMilli(now - 1000), Payload: []byte("p")}
@@ -91,7 +82,7 @@ func TestCarrierScriptsAreFenced(t *testing.T) {
 					t.Errorf("Fire = %+v, %v; want ErrNotLeader", r, err)
 				}
 				carrierUnchanged(t, c, k, before)
-				if got := hgetall(t, c, k.Leader); !maps.Equal(got, tt.leader) {
+				if got := testkit.HGetAll(t, c, k.Leader); !maps.Equal(got, tt.leader) {
 					t.Errorf("leader hash = %v, want %v", got, tt.leader)
 				}
 			})
@@ -126,7 +117,7 @@ func TestTrimDead(t *testing.T) {
 		claimOne(t, s, time.Hour)
 		enqueue(t, s, store.NewJob{ID: "later", Delay: time.Hour})
 
-		now := redisNow(t, c)
+		now := testkit.RedisNow(t, c)
 		ago := func(d time.Duration) int64 { return now - d.Milliseconds() }
 		writeDead(t, c, k,
 			dead("old-1", ago(10*time.Hour)), dead("old-2", ago(9*time.Hour)), dead("old-3", ago(8*time.Hour)),
@@ -196,11 +187,11 @@ func TestFire(t *testing.T) {
 			t.Fatalf("LastFire of a new schedule = %v, %v; want none", ok, err)
 		}
 
-		at := time.UnixMilli(redisNow(t, c) - 1000)
+		at := time.UnixMilli(testkit.RedisNow(t, c) - 1000)
 		f := store.Fire{Schedule: "tick", At: at, Payload: []byte("p"), MaxAttempts: 3, Timeout: 5 * time.Second}
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		res, err := s.Fire(t.Context(), queue, field, f)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if err != nil || !res.Fired || res.Early {
 			t.Fatalf("Fire = %+v, %v; want fired", res, err)
 		}
@@ -236,10 +227,10 @@ func TestFire(t *testing.T) {
 		// A fire ahead of the Redis clock: Early, with the Redis clock, and
 		// nothing written.
 		g := f
-		g.At = time.UnixMilli(redisNow(t, c) + time.Hour.Milliseconds())
-		before = redisNow(t, c)
+		g.At = time.UnixMilli(testkit.RedisNow(t, c) + time.Hour.Milliseconds())
+		before = testkit.RedisNow(t, c)
 		res, err = s.Fire(t.Context(), queue, field, g)
-		after = redisNow(t, c)
+		after = testkit.RedisNow(t, c)
 		if err != nil || !res.Early || res.Fired {
 			t.Errorf("Fire an hour ahead = %+v, %v; want early", res, err)
 		}
@@ -291,7 +282,7 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 		k := s.Keys(queue)
 		seed(t, s)
 		field := leaderField(t, s, c, queue)
-		now := redisNow(t, c)
+		now := testkit.RedisNow(t, c)
 		writeDead(t, c, k, dead("old", now-time.Hour.Milliseconds()))
 		past := strconv.FormatInt(now-1000, 10)
 		trimKeys := []string{k.Jobs, k.Dead, k.Leader}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 func TestClaimOrder(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
-		base := redisNow(t, c) - 10_000
+		base := testkit.RedisNow(t, c) - 10_000
 		at := func(ms int64) time.Time { return time.UnixMilli(base + ms) }
 		// Enqueued out of order; equal run-ats are ordered by id.
 		enqueue(t, s,
@@ -76,9 +77,9 @@ func TestClaimSpendsAnAttempt(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
 		enqueue(t, s, store.NewJob{ID: "a", MaxAttempts: 2, Timeout: time.Minute, Payload: []byte("p")})
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		got := claim(t, s, 10, 45*time.Second)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if len(got.Jobs) != 1 {
 			t.Fatalf("claimed %d jobs, want 1", len(got.Jobs))
 		}
@@ -91,10 +92,10 @@ func TestClaimSpendsAnAttempt(t *testing.T) {
 		if lease := mustScore(t, c, k.Active, "a"); lease != got.Now.UnixMilli()+45_000 {
 			t.Errorf("lease deadline = %d, want Now+45s = %d", lease, got.Now.UnixMilli()+45_000)
 		}
-		if _, ok := zscore(t, c, k.Due, "a"); ok {
+		if _, ok := testkit.ZScore(t, c, k.Due, "a"); ok {
 			t.Error("a is still in due")
 		}
-		if n, _ := hget(t, c, k.Claims, "a"); n != "1" {
+		if n, _ := testkit.HGet(t, c, k.Claims, "a"); n != "1" {
 			t.Errorf("claims[a] = %q, want 1", n)
 		}
 		if snap := get(t, s, "a"); snap.Set != store.SetActive || snap.Record.Attempt != 1 || snap.Record.Claim != 1 {
@@ -117,12 +118,12 @@ func TestClaimCorruptRecords(t *testing.T) {
 		// In due without a record: dropped.
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "ghost").Build())
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		got, err := s.Claim(t.Context(), queue, 10, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if ids := ids(got.Jobs); !slices.Equal(ids, []string{"good-1", "good-2"}) {
 			t.Errorf("claimed %v, want the good jobs", ids)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -139,7 +140,7 @@ func TestDeadPages(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
 		const n = 2500
-		base := redisNow(t, c) - time.Hour.Milliseconds()
+		base := testkit.RedisNow(t, c) - time.Hour.Milliseconds()
 		rng := rand.New(rand.NewPCG(1, 2))
 		entries := make([]deadEntry, n)
 		byID := make(map[string]store.Record, n)
@@ -202,7 +203,7 @@ func TestDeadSameMillisecond(t *testing.T) {
 
 		// Written directly: 60 jobs at one ms between two others.
 		direct := s.Keys("direct")
-		ms := redisNow(t, c) - 5000
+		ms := testkit.RedisNow(t, c) - 5000
 		entries := []deadEntry{dead("before", ms-1), dead("after", ms+1)}
 		for i := range 60 {
 			entries = append(entries, dead(trickyIDs[i%len(trickyIDs)]+strconv.Itoa(i/len(trickyIDs)), ms))
@@ -229,7 +230,7 @@ func TestDeadSameMillisecond(t *testing.T) {
 func TestDeadCursorStable(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
-		ms := redisNow(t, c) - time.Hour.Milliseconds()
+		ms := testkit.RedisNow(t, c) - time.Hour.Milliseconds()
 		initial := []deadEntry{dead("early1", ms-1), dead("early2", ms-1), dead("late1", ms+1), dead("late2", ms+1)}
 		for i := 1; i <= 6; i++ {
 			initial = append(initial, dead(fmt.Sprint("m", i), ms))
@@ -301,8 +302,8 @@ func TestDeadUntil(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
-		ms := redisNow(t, c) - time.Hour.Milliseconds()
-		future := redisNow(t, c) + time.Hour.Milliseconds() // as if dead after the walk began
+		ms := testkit.RedisNow(t, c) - time.Hour.Milliseconds()
+		future := testkit.RedisNow(t, c) + time.Hour.Milliseconds() // as if dead after the walk began
 		writeDead(t, c, k, dead("a", ms-1), dead("b", ms), dead("c", ms), dead("d", ms+1), dead("later", future))
 
 		until := time.UnixMilli(ms)
@@ -314,9 +315,9 @@ func TestDeadUntil(t *testing.T) {
 			t.Errorf("the page up to the bound: %v, next %+v", positions(page.Jobs), page.Next)
 		}
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		page := deadPage(t, s, queue, store.DeadQuery{Limit: 10, UntilNow: true, IDsOnly: true})
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		inRange(t, "Now", page.Now.UnixMilli(), before, after)
 		if got := positions(page.Jobs); len(got) != 4 || got[3].ID != "d" || !page.Next.IsZero() {
 			t.Errorf("until now: %v, next %+v; want a b c d and no more", got, page.Next)
@@ -336,7 +337,7 @@ func TestDeadLargeRecords(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
-		ms := redisNow(t, c)
+		ms := testkit.RedisNow(t, c)
 		var entries []deadEntry
 		for i := range 5 {
 			e := dead(fmt.Sprint("big", i), ms)
@@ -424,7 +425,7 @@ func TestPurge(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
 		seed(t, s)
-		ms := redisNow(t, c) - time.Hour.Milliseconds()
+		ms := testkit.RedisNow(t, c) - time.Hour.Milliseconds()
 		writeDead(t, c, k, dead("d1", ms-1), dead("d2", ms), dead("d3", ms+1))
 		before := state(t, c, k)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -15,9 +16,9 @@ func TestEnqueueOne(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		enqueue(t, s, store.NewJob{ID: "a", MaxAttempts: 4, Timeout: 90 * time.Second, Payload: []byte("hello")})
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 
 		snap := get(t, s, "a")
 		if snap.Set != store.SetDue {
@@ -30,7 +31,7 @@ func TestEnqueueOne(t *testing.T) {
 			t.Errorf("record = %+v", r)
 		}
 		inRange(t, "enqueued at", r.EnqueuedAt.UnixMilli(), before, after)
-		if _, ok := hget(t, c, k.Claims, "a"); ok {
+		if _, ok := testkit.HGet(t, c, k.Claims, "a"); ok {
 			t.Error("a claim count exists before the first claim")
 		}
 	})
@@ -135,9 +136,9 @@ func TestEnqueueRunAt(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k := s.Keys(queue)
-		at := time.UnixMilli(redisNow(t, c) + 3_600_123)
-		past := time.UnixMilli(redisNow(t, c) - 60_000)
-		before := redisNow(t, c)
+		at := time.UnixMilli(testkit.RedisNow(t, c) + 3_600_123)
+		past := time.UnixMilli(testkit.RedisNow(t, c) - 60_000)
+		before := testkit.RedisNow(t, c)
 		enqueue(t, s,
 			store.NewJob{ID: "at", At: at},
 			store.NewJob{ID: "at-wins", At: at, Delay: 5 * time.Second},
@@ -146,7 +147,7 @@ func TestEnqueueRunAt(t *testing.T) {
 			store.NewJob{ID: "delay-sub-ms", Delay: 90*time.Second + 999*time.Microsecond},
 			store.NewJob{ID: "now"},
 		)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 
 		for _, id := range []string{"at", "at-wins"} {
 			if got := mustScore(t, c, k.Due, id); got != at.UnixMilli() {

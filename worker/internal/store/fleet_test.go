@@ -28,7 +28,8 @@ func TestFleetReportsLapse(t *testing.T) {
 	if m := members[0]; m.ID != "long" || m.Concurrency != 2 || m.RateN != 5 || m.RatePerMs != 1000 {
 		t.Errorf("first member %+v, want long's report", m)
 	}
-	time.Sleep(200 * time.Millisecond)
+	lapsed := testkit.RedisNow(t, rdb) + 100 // the short report's end on the Redis clock, or later
+	testkit.Eventually(t, 5*time.Second, "the short report to lapse", func() bool { return testkit.RedisNow(t, rdb) > lapsed })
 	members, _, err = s.Fleet(ctx, "q")
 	if err != nil || len(members) != 1 || members[0].ID != "long" {
 		t.Fatalf("Fleet after the short report lapsed = %+v, %v", members, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -37,9 +38,9 @@ func TestGet(t *testing.T) {
 		k := s.Keys(queue)
 		seed(t, s)
 		for id, set := range map[string]store.Set{"seed-due": store.SetDue, "seed-active": store.SetActive, "seed-dead": store.SetDead} {
-			before := redisNow(t, c)
+			before := testkit.RedisNow(t, c)
 			snap := get(t, s, id)
-			after := redisNow(t, c)
+			after := testkit.RedisNow(t, c)
 			key := map[store.Set]string{store.SetDue: k.Due, store.SetActive: k.Active, store.SetDead: k.Dead}[set]
 			if snap.Set != set || snap.Score.UnixMilli() != mustScore(t, c, key, id) || snap.Record.ID != id {
 				t.Errorf("Get(%s) = %+v, want set %s with the score in %s", id, snap, set, key)

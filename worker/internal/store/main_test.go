@@ -1,12 +1,10 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -122,39 +120,10 @@ func get(t *testing.T, s *store.Store, id string) store.Snapshot {
 	return snap
 }
 
-// redisNow returns the Redis clock (TIME) in whole milliseconds, as the
-// scripts read it.
-func redisNow(t *testing.T, c rueidis.Client) int64 {
-	t.Helper()
-	v, err := c.Do(t.Context(), c.B().Time().Build()).AsStrSlice()
-	if err != nil || len(v) != 2 {
-		t.Fatalf("TIME = %v, %v", v, err)
-	}
-	sec, err1 := strconv.ParseInt(v[0], 10, 64)
-	usec, err2 := strconv.ParseInt(v[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("TIME = %v", v)
-	}
-	return (sec*1_000_000 + usec) / 1000
-}
-
-// zscore returns the score of member in the sorted set key, in ms.
-func zscore(t *testing.T, c rueidis.Client, key, member string) (int64, bool) {
-	t.Helper()
-	f, err := c.Do(t.Context(), c.B().Zscore().Key(key).Member(member).Build()).AsFloat64()
-	if rueidis.IsRedisNil(err) {
-		return 0, false
-	}
-	if err != nil {
-		t.Fatalf("ZSCORE %s %s: %v", key, member, err)
-	}
-	return int64(f), true
-}
-
 // mustScore returns the score of member in key and fails when it is absent.
 func mustScore(t *testing.T, c rueidis.Client, key, member string) int64 {
 	t.Helper()
-	v, ok := zscore(t, c, key, member)
+	v, ok := testkit.ZScore(t, c, key, member)
 	if !ok {
 		t.Fatalf("%s is not in %s", member, key)
 	}
@@ -167,19 +136,6 @@ func inRange(t *testing.T, what string, got, lo, hi int64) {
 	if got < lo || got > hi {
 		t.Errorf("%s = %d, want in [%d, %d]", what, got, lo, hi)
 	}
-}
-
-// hget returns the raw record of id, or "" and false.
-func hget(t *testing.T, c rueidis.Client, key, field string) (string, bool) {
-	t.Helper()
-	v, err := c.Do(t.Context(), c.B().Hget().Key(key).Field(field).Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatalf("HGET %s %s: %v", key, field, err)
-	}
-	return v, true
 }
 
 func do(t *testing.T, c rueidis.Client, cmd rueidis.Completed) {
@@ -261,23 +217,7 @@ func waitLeasesExpired(t *testing.T, c rueidis.Client, k store.Keys, ids ...stri
 	for _, id := range ids {
 		last = max(last, mustScore(t, c, k.Active, id))
 	}
-	eventually(t, 5*time.Second, func() bool { return redisNow(t, c) > last })
-}
-
-// eventually polls cond every 10 ms until it holds, failing after timeout.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("condition not met within %v", timeout)
-		case <-tick.C:
-		}
-	}
+	testkit.Eventually(t, 5*time.Second, "the leases to expire", func() bool { return testkit.RedisNow(t, c) > last })
 }
 
 // seed puts one job in each of due, active and dead, so that tests which

@@ -243,17 +243,21 @@ func (m *storeModel) step() string {
 		return m.deadPage()
 	case 12, 13:
 		return m.kill()
-	default: // recover, after the short leases have run out
-		time.Sleep(3 * time.Millisecond)
+	default: // recover, once the short leases have run out
+		var short []string
+		for id, j := range m.jobs {
+			if j.set == store.SetActive && j.short {
+				short = append(short, id)
+			}
+		}
+		waitLeasesExpired(t, m.c, m.s.Keys(queue), short...)
 		got, err := m.s.Recover(ctx, queue, leaderField(t, m.s, m.c, queue), 100, modelDefaultMax)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var want store.Recovered
-		for _, j := range m.jobs {
-			if j.set != store.SetActive || !j.short {
-				continue
-			}
+		for _, id := range short {
+			j := m.jobs[id]
 			j.attempts++
 			j.lastErr = "lease expired"
 			max := cmp.Or(j.max, modelDefaultMax)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -149,11 +150,11 @@ func TestClaimRateLimitNext(t *testing.T) {
 			t.Errorf("claim before the window frees: %d jobs, limited %v, next %v; want none, limited until %v",
 				len(third.Jobs), third.Limited, third.Next, free)
 		}
-		if ttl := pttl(t, c, k.Rate); ttl <= 0 || ttl > limit.Per+2*time.Millisecond {
+		if ttl := testkit.PTTL(t, c, k.Rate); ttl <= 0 || ttl > limit.Per+2*time.Millisecond {
 			t.Errorf("rate key TTL %v, want about %v", ttl, limit.Per)
 		}
 
-		eventually(t, 5*time.Second, func() bool { return !time.UnixMilli(redisNow(t, c)).Before(free) })
+		testkit.Eventually(t, 5*time.Second, "the rate window to free a slot", func() bool { return !time.UnixMilli(testkit.RedisNow(t, c)).Before(free) })
 		fourth := claimLimited(t, s, 10, limit)
 		if len(fourth.Jobs) != 2 {
 			t.Errorf("claim once the window freed 2: took %d jobs", len(fourth.Jobs))
@@ -162,7 +163,7 @@ func TestClaimRateLimitNext(t *testing.T) {
 			t.Errorf("the rate window holds %d entries, want the 2 claims still in it", n)
 		}
 		// Idle: the key expires with the window.
-		eventually(t, 5*time.Second, func() bool { return !exists(t, c, k.Rate) })
+		testkit.Eventually(t, 5*time.Second, "the rate key to expire", func() bool { return !testkit.Exists(t, c, k.Rate) })
 	})
 }
 
@@ -208,7 +209,7 @@ func TestClaimRateKeyNotOurs(t *testing.T) {
 		k := s.Keys(queue)
 		enqueue(t, s, job("a", ""))
 		limit := store.Rate{N: 5, Per: time.Hour}
-		do(t, c, c.B().Zadd().Key(k.Rate).ScoreMember().ScoreMember(float64(redisNow(t, c)*1000), "garbage").Build())
+		do(t, c, c.B().Zadd().Key(k.Rate).ScoreMember().ScoreMember(float64(testkit.RedisNow(t, c)*1000), "garbage").Build())
 		before := state(t, c, k)
 		if _, err := s.ClaimLimited(t.Context(), queue, 5, time.Hour, limit); err == nil || !strings.Contains(err.Error(), "not a rate entry") {
 			t.Errorf("claim with a foreign rate entry: %v, want an error", err)
@@ -230,15 +231,6 @@ func TestClaimRateKeyNotOurs(t *testing.T) {
 	})
 }
 
-func pttl(t *testing.T, c rueidis.Client, key string) time.Duration {
-	t.Helper()
-	ms, err := c.Do(t.Context(), c.B().Pttl().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("PTTL %s: %v", key, err)
-	}
-	return time.Duration(ms) * time.Millisecond
-}
-
 func zcard(t *testing.T, c rueidis.Client, key string) int64 {
 	t.Helper()
 	n, err := c.Do(t.Context(), c.B().Zcard().Key(key).Build()).AsInt64()
@@ -246,13 +238,4 @@ func zcard(t *testing.T, c rueidis.Client, key string) int64 {
 		t.Fatalf("ZCARD %s: %v", key, err)
 	}
 	return n
-}
-
-func exists(t *testing.T, c rueidis.Client, key string) bool {
-	t.Helper()
-	n, err := c.Do(t.Context(), c.B().Exists().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("EXISTS %s: %v", key, err)
-	}
-	return n == 1
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -30,9 +31,9 @@ func TestRecover(t *testing.T) {
 		nextWake(t, wakes) // enqueue of a
 
 		waitLeasesExpired(t, c, k, "a")
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		got, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 100, 3)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if err != nil || got != (store.Recovered{Due: 1}) {
 			t.Fatalf("Recover = %+v, %v; want 1 due", got, err)
 		}

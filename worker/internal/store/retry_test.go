@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -17,9 +18,9 @@ func TestRetry(t *testing.T) {
 		enqueue(t, s, store.NewJob{ID: "a", MaxAttempts: 5, Payload: []byte("p")})
 		r := claimOne(t, s, time.Hour)
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		ok, err := s.Retry(t.Context(), queue, r.Token(), 30*time.Second, "boom: 503")
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if !ok || err != nil {
 			t.Fatalf("Retry = %v, %v", ok, err)
 		}
@@ -32,23 +33,23 @@ func TestRetry(t *testing.T) {
 		if got := snap.Record; got.Attempt != 1 || got.Claim != 0 || got.LastError != "boom: 503" || string(got.Payload) != "p" || got.MaxAttempts != 5 {
 			t.Errorf("record after retry = %+v", got)
 		}
-		if _, ok := zscore(t, c, k.Active, "a"); ok {
+		if _, ok := testkit.ZScore(t, c, k.Active, "a"); ok {
 			t.Error("a is still active")
 		}
 
 		// A retry with no delay is due at once; the next claim is the
 		// second attempt and keeps the last error until it fails again.
-		before = redisNow(t, c)
+		before = testkit.RedisNow(t, c)
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(float64(before), "a").Build())
 		r = claimOne(t, s, time.Hour)
 		if r.Attempt != 2 || r.Claim != 2 || r.LastError != "boom: 503" {
 			t.Errorf("second claim = %+v", r)
 		}
-		before = redisNow(t, c)
+		before = testkit.RedisNow(t, c)
 		if ok, err := s.Retry(t.Context(), queue, r.Token(), 0, "again"); !ok || err != nil {
 			t.Fatalf("Retry = %v, %v", ok, err)
 		}
-		inRange(t, "run-at", mustScore(t, c, k.Due, "a"), before, redisNow(t, c))
+		inRange(t, "run-at", mustScore(t, c, k.Due, "a"), before, testkit.RedisNow(t, c))
 	})
 }
 
@@ -58,18 +59,18 @@ func TestKill(t *testing.T) {
 		k := s.Keys(queue)
 		enqueue(t, s, job("a", "p"))
 		r := claimOne(t, s, time.Hour)
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		if ok, err := s.Kill(t.Context(), queue, r.Token(), "permanent: bad input"); !ok || err != nil {
 			t.Fatalf("Kill = %v, %v", ok, err)
 		}
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		snap := get(t, s, "a")
 		if snap.Set != store.SetDead || snap.Record.LastError != "permanent: bad input" || snap.Record.Attempt != 1 || string(snap.Record.Payload) != "p" {
 			t.Errorf("after Kill: %+v", snap)
 		}
 		inRange(t, "time of death", snap.Score.UnixMilli(), before, after)
 		for _, key := range []string{k.Due, k.Active} {
-			if _, ok := zscore(t, c, key, "a"); ok {
+			if _, ok := testkit.ZScore(t, c, key, "a"); ok {
 				t.Errorf("a is still in %s", key)
 			}
 		}
@@ -135,9 +136,9 @@ func TestSnooze(t *testing.T) {
 			t.Fatalf("second claim = %+v", r)
 		}
 
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		n, err := s.Snooze(t.Context(), queue, []store.Token{r.Token()}, 2*time.Minute)
-		after := redisNow(t, c)
+		after := testkit.RedisNow(t, c)
 		if n != 1 || err != nil {
 			t.Fatalf("Snooze = %d, %v", n, err)
 		}
@@ -147,7 +148,7 @@ func TestSnooze(t *testing.T) {
 		if snap.Set != store.SetDue || snap.Record.Attempt != 1 || snap.Record.Claim != 0 || snap.Record.LastError != "first failure" {
 			t.Errorf("after Snooze: %+v", snap)
 		}
-		if _, ok := zscore(t, c, k.Active, "a"); ok {
+		if _, ok := testkit.ZScore(t, c, k.Active, "a"); ok {
 			t.Error("a is still active")
 		}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -132,11 +133,11 @@ func TestScriptsWakeWhenDueEarlier(t *testing.T) {
 		}
 
 		// retry to due sooner than the head: wakes
-		before := redisNow(t, c)
+		before := testkit.RedisNow(t, c)
 		if ok, err := s.Retry(t.Context(), queue, got.Jobs[0].Token(), 0, "e"); !ok || err != nil {
 			t.Fatalf("Retry = %v, %v", ok, err)
 		}
-		inRange(t, "retry wake-up", nextWake(t, wakes), before, redisNow(t, c))
+		inRange(t, "retry wake-up", nextWake(t, wakes), before, testkit.RedisNow(t, c))
 
 		// snooze to later than the head: silent
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{got.Jobs[1].Token()}, 2*time.Hour); n != 1 || err != nil {
@@ -149,20 +150,20 @@ func TestScriptsWakeWhenDueEarlier(t *testing.T) {
 		if res, err := s.Cancel(t.Context(), queue, got.Jobs[0].ID); res != store.Cancelled || err != nil {
 			t.Fatalf("Cancel = %v, %v", res, err)
 		}
-		before = redisNow(t, c)
+		before = testkit.RedisNow(t, c)
 		if moved, err := s.Requeue(t.Context(), queue, []string{got.Jobs[2].ID}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		// In order: had the snooze published, its message would come first.
-		inRange(t, "requeue wake-up", nextWake(t, wakes), before, redisNow(t, c))
+		inRange(t, "requeue wake-up", nextWake(t, wakes), before, testkit.RedisNow(t, c))
 
 		// snooze sooner than the head: wakes
 		r := claimOne(t, s, time.Hour)
-		before = redisNow(t, c)
+		before = testkit.RedisNow(t, c)
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{r.Token()}, 0); n != 1 || err != nil {
 			t.Fatalf("Snooze = %d, %v", n, err)
 		}
-		inRange(t, "snooze wake-up", nextWake(t, wakes), before, redisNow(t, c))
+		inRange(t, "snooze wake-up", nextWake(t, wakes), before, testkit.RedisNow(t, c))
 		noWake(t, wakes)
 	})
 }
