@@ -37,7 +37,7 @@ func TestHandlerFunc(t *testing.T) {
 				gotCtx, gotJob = ctx, j
 				return tt.ret
 			})
-			if err := h.Handle(ctx, job); err != tt.ret {
+			if err := h.Handle(ctx, job); err != tt.ret { //nolint:errorlint // the very error the handler returned
 				t.Fatalf("Handle = %v; want %v", err, tt.ret)
 			}
 			if gotJob != job {
@@ -367,7 +367,7 @@ func TestPermanent(t *testing.T) {
 				t.Fatalf("errors.Is(Permanent(err), inner) = false; want true")
 			}
 			var perm *PermanentError
-			if !errors.As(got, &perm) || perm.Err != tt.err {
+			if !errors.As(got, &perm) || perm.Err != tt.err { //nolint:errorlint // the very error given
 				t.Fatalf("Permanent(err) = %#v; want a *PermanentError wrapping err", got)
 			}
 			if got.Error() != tt.wantText {

@@ -235,7 +235,7 @@ func TestValidationErrorText(t *testing.T) {
 	}{
 		{"simple", &ValidationError{Field: "Queue", Reason: "name is empty"}, "invalid Queue: name is empty"},
 		{"indexed field", &ValidationError{Field: "specs[3].Delay", Reason: "must not be negative"}, "invalid specs[3].Delay: must not be negative"},
-		{"built by invalid", invalid("Payload", "is %d bytes", 9).(*ValidationError), "invalid Payload: is 9 bytes"},
+		{"built by invalid", invalid("Payload", "is %d bytes", 9).(*ValidationError), "invalid Payload: is 9 bytes"}, //nolint:errorlint // invalid returns this type
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -319,7 +319,7 @@ func TestEnqueue(t *testing.T) {
 	}
 }
 
-func TestEnqueueDuplicateID(t *testing.T) {
+func TestEnqueueDuplicateID(t *testing.T) { //nolint:tparallel // "again" waits for every attempt before the checks below
 	t.Parallel()
 	b := setupCLI(t)
 	if code, stdout, stderr := b.run(t, "", "enqueue", "--queue", "q", "--id", "once", "--payload", "first"); code != 0 || stdout != "once\n" {

@@ -24,7 +24,7 @@ import (
 var (
 	buildOnce sync.Once
 	buildPath string
-	buildErr  error
+	errBuild  error
 )
 
 // courierBinary builds cmd/courier once per test run and returns its path.
@@ -33,18 +33,18 @@ func courierBinary(t *testing.T) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "courier-bin-")
 		if err != nil {
-			buildErr = err
+			errBuild = err
 			return
 		}
 		buildPath = filepath.Join(dir, "courier")
 		// go test puts its own GOROOT/bin first on PATH.
 		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			errBuild = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if errBuild != nil {
+		t.Fatal(errBuild)
 	}
 	return buildPath
 }

@@ -414,7 +414,7 @@ func TestClientCommandsEnvironment(t *testing.T) {
 		inErr string
 	}{
 		{"bad value", []string{"COURIER_JOBS__MAX_PAYLOAD_BYTES=lots"}, "jobs.max_payload_bytes"},
-		{"unknown key", []string{"COURIER_REDIS__ADRESS=" + addr}, "redis.adress"},
+		{"unknown key", []string{"COURIER_REDIS__ADRESS=" + addr}, "redis.adress"}, //nolint:misspell // the typo is the case
 		{"unreachable Redis", []string{"COURIER_REDIS__ADDR=127.0.0.1:1"}, "127.0.0.1:1"},
 	}
 	for _, tt := range refused {

@@ -60,7 +60,7 @@ func TestEnqueueAndGet(t *testing.T) {
 	}
 }
 
-func TestEnqueueForms(t *testing.T) {
+func TestEnqueueForms(t *testing.T) { //nolint:tparallel // the cases share the parent's bundle and run one after another
 	t.Parallel()
 	b := setup(t)
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
@@ -416,7 +416,7 @@ func TestDisabled(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 404 || e.Error.Code != CodeNotFound || !strings.Contains(e.Error.Message, "admin.tokens") {
+	if resp.StatusCode != http.StatusNotFound || e.Error.Code != CodeNotFound || !strings.Contains(e.Error.Message, "admin.tokens") {
 		t.Errorf("%d %+v", resp.StatusCode, e)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // TestBadRequests: every refused request gets its status, code and field,
 // and leaves Redis exactly as it was.
-func TestBadRequests(t *testing.T) {
+func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the parent's bundle and run one after another
 	t.Parallel()
 	const payloadLimit = 1024
 	b := setup(t, func(o *Options) { o.Limits.MaxPayloadBytes = payloadLimit })

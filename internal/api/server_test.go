@@ -17,7 +17,7 @@ func newTestServer(t *testing.T, h http.Handler) *httptest.Server {
 // the status.
 func newGet(t *testing.T, url, authorization string) (int, error) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
 	}

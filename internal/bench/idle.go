@@ -14,7 +14,7 @@ func (b *bench) idle(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer stop()
+	defer func() { _ = stop() }() // on an early return; the result checks its error
 	if !sleep(ctx, time.Second) { // start-up traffic is not idle traffic
 		return "", ctx.Err()
 	}
@@ -23,6 +23,9 @@ func (b *bench) idle(ctx context.Context) (string, error) {
 		return "", ctx.Err()
 	}
 	cmds := b.counted.n.Load() - startCount
+	if err := stop(); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("mode=idle queues=1 seconds=%.0f redis_cmds=%d redis_cmds_per_s=%.2f",
 		b.opts.duration.Seconds(), cmds, float64(cmds)/b.opts.duration.Seconds()), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,7 +106,8 @@ func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() 
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(runCtx) }()
-	return func() error { cancel(); return <-done }, nil
+	// Stop may be called again (a deferred call after the checked one).
+	return sync.OnceValue(func() error { cancel(); return <-done }), nil
 }
 
 // cleanup deletes every key the run made. A stopped daemon has released

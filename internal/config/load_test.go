@@ -201,7 +201,7 @@ func TestBadConfigs(t *testing.T) {
 		{"periodic bad name", minimal + "    periodic:\n      'a b':\n        every: 1m\n", nil, "queues.emails.periodic.a b", "allowed are"},
 		{"periodic unknown key", minimal + "    periodic:\n      t:\n        evry: 1m\n", nil, "queues.emails.periodic.t.evry", "did you mean every"},
 		{"env: wrong type", "", []string{"COURIER_REDIS__DB=x"}, "redis.db", "expected a whole number"},
-		{"env: unknown key", "", []string{"COURIER_REDIS__ADRESS=x:1"}, "redis.adress", "unknown key"},
+		{"env: unknown key", "", []string{"COURIER_REDIS__ADRESS=x:1"}, "redis.adress", "unknown key"}, //nolint:misspell // the typo is the case
 		{"env: bad bool", "", []string{"COURIER_REDIS__TLS__ENABLED=yes please"}, "redis.tls.enabled", "true or false"},
 		{"rate limit without a window", minimal + "    rate_limit: '100'\n", nil, "queues.emails.rate_limit", `expected "N per DURATION" such as "100 per 1s"`},
 		{"rate limit without a count", minimal + "    rate_limit: per 1s\n", nil, "queues.emails.rate_limit", `expected "N per DURATION"`},

@@ -108,7 +108,8 @@ func TestRunStopsWhenContextEnds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	if _, err := http.Get("http://" + s.Addr() + "/healthz"); err == nil {
+	if resp, err := http.Get("http://" + s.Addr() + "/healthz"); err == nil {
+		resp.Body.Close()
 		t.Error("still serving after Run returned")
 	}
 }

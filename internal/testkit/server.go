@@ -95,7 +95,9 @@ func spawn(dir string, port int, clustered bool) (*server, error) {
 		args = append(args, "--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+p+".conf"))
 	}
-	cmd := exec.Command("redis-server", args...)
+	// The server outlives the test that starts it (Main stops it): no
+	// test's context may end it.
+	cmd := exec.Command("redis-server", args...) //nolint:noctx // see above
 	cmd.Dir = dir
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {

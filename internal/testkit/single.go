@@ -62,7 +62,7 @@ func pingDocker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }() // a failed close of a client that only pinged changes nothing
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )

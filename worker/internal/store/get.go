@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 

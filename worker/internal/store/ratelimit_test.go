@@ -97,7 +97,7 @@ func TestClaimRateLimitEveryWindow(t *testing.T) {
 					case got.Limited:
 						// Come back a little before the window frees, to
 						// race the other claimers for it.
-						time.Sleep(time.Until(got.Next) - 5*time.Millisecond)
+						time.Sleep(time.Until(got.Next) - 5*time.Millisecond) //nolint:forbidigo // the contention under test, not a wait for a condition
 					}
 				}
 			})
