@@ -185,8 +185,8 @@ func freePorts(n int, bus bool) ([]int, error) {
 	return ports, nil
 }
 
-// command sends one command on a fresh connection and returns a simple or
-// bulk string reply. It is enough to probe servers during start-up.
+// command sends one command on a fresh connection and returns a simple,
+// integer or bulk string reply. It is enough to probe servers during start-up.
 func command(ctx context.Context, addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -214,7 +214,7 @@ func command(ctx context.Context, addr string, args ...string) (string, error) {
 	}
 	line = strings.TrimSuffix(line, "\r\n")
 	switch {
-	case strings.HasPrefix(line, "+"):
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
 		return line[1:], nil
 	case strings.HasPrefix(line, "-"):
 		return "", errors.New(line[1:])
