@@ -125,6 +125,11 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	for i := range c.Jobs {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
 		r.ctx, r.cancel = context.WithCancelCause(p.baseCtx)
+		if old := p.running[r.rec.Token()]; old != nil {
+			// Claim tokens never repeat in Redis; if one did (a Redis restored
+			// from an old copy), two runs must not share one entry.
+			p.loseLease(old, "the same claim was handed out twice")
+		}
 		p.running[r.rec.Token()] = r
 		runs[i] = r
 	}

@@ -65,17 +65,17 @@ func (p *Pool) execute(r *run, respawn func()) {
 }
 
 // settle writes the outcome of a job to Redis and says how the attempt
-// ended. Acks are batched; the rarer outcomes are written at once. The
-// writes outlive Run's context: a job that finished must not be run again
-// because the process was stopping.
+// ended. Acks are batched by the queue's ack loop; the rarer outcomes are
+// written at once. Until its outcome is stored the job stays held and its
+// lease renewed, so a Redis blip does not make it run again. The writes
+// outlive Run's context: a job that finished must not be run again because
+// the process was stopping.
 func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
-	tok := r.rec.Token()
 	p.mu.Lock()
 	if r.returned {
 		p.mu.Unlock()
 		return metrics.OutcomeCancelled // already handed back at the hard stop
 	}
-	delete(p.running, tok)
 	handBack := p.hard && o.Kind != Ack
 	res := o.Kind.result()
 	if handBack || (r.lost && o.Kind != Ack) {
@@ -87,37 +87,71 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 	} else if p.stopping.Load() {
 		p.finished.Add(1)
 	}
+	r.settling = true
 	if o.Kind == Ack {
-		p.acks[r.q.Name] = append(p.acks[r.q.Name], tok)
+		r.q.acks = append(r.q.acks, r)
 		p.mu.Unlock()
-		signal(p.ackSig)
+		signal(r.q.ackSig)
 		return res
 	}
 	p.writes.Add(1) // under mu, so the hard stop waits for it
 	p.mu.Unlock()
 	defer p.writes.Done()
 
-	ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
-	defer cancel()
-	var err error
-	switch o.Kind {
-	case Retry:
-		_, err = p.st.Retry(ctx, r.q.Name, tok, o.Delay, o.Err)
-	case Dead:
-		_, err = p.st.Kill(ctx, r.q.Name, tok, o.Err)
-	case Snooze:
-		var n int
-		n, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
-		if handBack && n == 1 {
-			p.mu.Lock()
-			p.returned++
-			p.mu.Unlock()
+	n, err := p.persist(r, func(ctx context.Context) (int, error) {
+		tok := r.rec.Token()
+		var ok bool
+		var err error
+		switch o.Kind {
+		case Retry:
+			ok, err = p.st.Retry(ctx, r.q.Name, tok, o.Delay, o.Err)
+		case Dead:
+			ok, err = p.st.Kill(ctx, r.q.Name, tok, o.Err)
+		case Snooze:
+			var n int
+			n, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+			ok = n == 1
 		}
+		if ok {
+			return 1, err
+		}
+		return 0, err
+	})
+	p.mu.Lock()
+	p.forget(r)
+	if handBack && n == 1 {
+		p.returned++
 	}
+	p.mu.Unlock()
 	if err != nil {
 		// The job stays active; its lease expires and recovery returns it.
 		p.log.Error("record job outcome; the job will be recovered when its lease expires",
-			"queue", r.q.Name, "job", tok.ID, "err", err)
+			"queue", r.q.Name, "job", r.rec.ID, "err", err)
 	}
 	return res
+}
+
+// persist calls write until it succeeds, Redis refuses it as a bad call,
+// or Redis reports the run's lease lost (another process may hold the job,
+// and recovery settles it). Each try is bounded by writeTimeout; while it
+// tries, the run stays held and its lease renewed. Writes carry the claim
+// token, so a try whose outcome was unknown is harmless to send again.
+func (p *Pool) persist(r *run, write func(ctx context.Context) (int, error)) (int, error) {
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
+		n, err := write(ctx)
+		cancel()
+		if err == nil || refused(err) {
+			return n, err
+		}
+		p.mu.Lock()
+		gone := r.lost || p.giveUp
+		p.mu.Unlock()
+		if gone {
+			return n, err
+		}
+		p.log.Warn("record job outcome; trying again, the lease is kept meanwhile",
+			"queue", r.q.Name, "job", r.rec.ID, "failures", attempt, "err", err)
+		sleepCtx(p.baseCtx, errorBackoff(attempt))
+	}
 }

@@ -5,12 +5,16 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // extendLoop renews the leases of every job the process holds, in one
-// batched call every Lease/3. It cancels (cause Config.LeaseLostCause) the jobs whose
-// lease Redis reports lost, and the jobs whose lease could not be renewed
-// before it ran out, since another process may recover them then.
+// batched call every Lease/3: the jobs that run and the jobs whose outcome
+// is still being written, so a finished job is not recovered and run again
+// while its ack waits for Redis. A queue whose call fails keeps its old
+// deadlines; the other queues' leases move on. It cancels (cause
+// Config.LeaseLostCause) the jobs whose lease Redis reports lost;
+// leaseWatch cancels those whose lease runs out unrenewed.
 func (p *Pool) extendLoop(ctx context.Context) {
 	every := p.cfg.Lease / 3
 	t := time.NewTicker(every)
@@ -39,39 +43,77 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			p.log.Warn("extend job leases", "err", err)
 		}
+		failed, all := store.FailedQueues(err)
 		p.mu.Lock()
-		for _, toks := range lost {
+		for queue, toks := range lost {
 			for _, tok := range toks {
-				if r := p.running[tok]; r != nil {
+				if r := p.running[tok]; r != nil && r.q.Name == queue {
 					p.loseLease(r, "lease lost: the job was recovered or claimed again")
 				}
 			}
 		}
-		if err == nil {
-			for _, toks := range byQueue {
-				for _, tok := range toks {
-					if r := p.running[tok]; r != nil && !r.lost {
-						r.leaseUntil = sent.Add(p.cfg.Lease)
-					}
-				}
+		for queue, toks := range byQueue {
+			if all || failed[queue] {
+				continue
 			}
-		}
-		now := time.Now()
-		for _, r := range p.running {
-			if !r.lost && !now.Before(r.leaseUntil) {
-				p.loseLease(r, "lease ran out: it could not be renewed in time")
+			for _, tok := range toks {
+				if r := p.running[tok]; r != nil && !r.lost {
+					r.leaseUntil = sent.Add(p.cfg.Lease)
+				}
 			}
 		}
 		p.mu.Unlock()
 	}
 }
 
-// loseLease cancels a run whose lease is lost, once. p.mu must be held.
+// leaseWatch cancels every running job whose lease was not renewed in time,
+// on its own timer: a job ends margin (lock.Margin(Lease)) before the
+// earliest moment its lease may end in Redis, where another process may
+// recover and start it. The deadline is local and conservative: the time
+// the claim or last confirmed renewal was sent, plus the lease. A job whose
+// handler already returned is not cancelled: its outcome write goes on, and
+// only Redis saying the lease is lost ends it.
+func (p *Pool) leaseWatch(ctx context.Context) {
+	margin := lock.Margin(p.cfg.Lease)
+	t := time.NewTimer(p.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next := p.cfg.Lease / 3
+		now := time.Now()
+		p.mu.Lock()
+		for _, r := range p.running {
+			if r.lost || r.settling {
+				continue
+			}
+			end := r.leaseUntil.Add(-margin)
+			if !now.Before(end) {
+				p.loseLease(r, "lease ran out: it could not be renewed in time")
+				continue
+			}
+			next = min(next, end.Sub(now))
+		}
+		p.mu.Unlock()
+		t.Reset(next)
+	}
+}
+
+// loseLease marks a run's lease lost, once, and cancels its handler if it
+// still runs. p.mu must be held.
 func (p *Pool) loseLease(r *run, why string) {
 	if r.lost {
 		return
 	}
 	r.lost = true
+	if r.settling {
+		p.log.Warn(why+"; its outcome may not be stored and it may run again",
+			"queue", r.q.Name, "job", r.rec.ID)
+		return
+	}
 	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
 	r.cancel(p.cfg.LeaseLostCause)
 }

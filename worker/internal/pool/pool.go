@@ -152,9 +152,8 @@ type Pool struct {
 
 	mu       sync.Mutex
 	running  map[store.Token]*run
-	hard     bool // past ShutdownTimeout: failures are handed back, not retried
-	acks     map[string][]store.Token
-	ackSig   chan struct{}
+	hard     bool         // past ShutdownTimeout: failures are handed back, not retried
+	giveUp   bool         // past the hard stop's grace: outcome writes are not tried again
 	finished atomic.Int64 // jobs that ended (any outcome) after the stop began
 	stopping atomic.Bool
 	returned int            // jobs handed back at the hard stop
@@ -176,8 +175,11 @@ type run struct {
 	// clock), claimed when the claim's answer arrived (local clock).
 	lag      time.Duration
 	claimed  time.Time
-	lost     bool // cancelled with Config.LeaseLostCause
+	lost     bool // Redis reported the lease lost, or it ran out before the handler returned
 	returned bool // handed back at the hard stop: its outcome is ignored
+	// settling: the handler returned and the outcome is being written; the
+	// run stays in Pool.running, its lease renewed, until it is stored.
+	settling bool
 }
 
 // New returns a pool for queues. Queue names must be unique, and each queue
@@ -205,8 +207,6 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		log:     cfg.Logger,
 		queues:  make(map[string]*queue, len(queues)),
 		running: make(map[store.Token]*run),
-		acks:    make(map[string][]store.Token),
-		ackSig:  make(chan struct{}, 1),
 	}
 	for _, q := range queues {
 		p.queues[q.Name] = newQueue(q)
@@ -238,12 +238,14 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		}
 	}
 	background.Go(func() { p.subscribeLoop(ctx, names) })
-	extCtx, stopExtender := context.WithCancel(context.WithoutCancel(ctx))
-	extenderDone := make(chan struct{})
-	go func() { defer close(extenderDone); p.extendLoop(extCtx) }()
-	ackerDone := make(chan struct{})
+	var leases, ackers sync.WaitGroup
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	leases.Go(func() { p.extendLoop(leaseCtx) })
+	leases.Go(func() { p.leaseWatch(leaseCtx) })
 	ackerStop := make(chan struct{})
-	go func() { defer close(ackerDone); p.ackLoop(ackerStop) }()
+	for _, q := range p.queues {
+		ackers.Go(func() { p.ackLoop(q, ackerStop) })
+	}
 
 	<-ctx.Done()
 	p.stopping.Store(true)
@@ -274,14 +276,18 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 		}
 		grace.Stop()
 		p.handBack()
+		p.mu.Lock()
+		p.giveUp = true // a write still failing now is settled by recovery
+		p.mu.Unlock()
 		p.writes.Wait() // outcomes of the handlers that returned in time
 	}
-	// 4. Stop the lease extender and background loops; flush acks.
-	stopExtender()
-	<-extenderDone
-	background.Wait()
+	// 4. Flush the acks while the leases are still renewed, then stop the
+	// lease loops and the background loops.
 	close(ackerStop)
-	<-ackerDone
+	ackers.Wait()
+	stopLeases()
+	leases.Wait()
+	background.Wait()
 	p.mu.Lock()
 	s := Summary{Finished: int(p.finished.Load()), Returned: p.returned}
 	p.mu.Unlock()

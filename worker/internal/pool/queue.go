@@ -14,6 +14,11 @@ type queue struct {
 	inflight atomic.Int64  // claimed and not yet finished
 	freed    chan struct{} // a worker finished a job
 	wakeSig  chan struct{} // a wake-up message or a (re)subscription arrived
+	ackSig   chan struct{} // acks are pending
+
+	// acks are the runs whose handler returned Ack and whose ack is not
+	// stored yet; guarded by Pool.mu.
+	acks []*run
 
 	// gather is how many free slots a claim waits for while a backlog is
 	// waiting: half the slots.
@@ -29,6 +34,7 @@ func newQueue(q Queue) *queue {
 		jobs:    make(chan *run, q.Concurrency),
 		freed:   make(chan struct{}, 1),
 		wakeSig: make(chan struct{}, 1),
+		ackSig:  make(chan struct{}, 1),
 		wakeAt:  -1,
 		gather:  max(q.Concurrency/2, 1),
 	}

@@ -6,11 +6,15 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// handBack returns every job still held to due without spending its attempt.
+// handBack returns every job still running to due without spending its
+// attempt. Jobs whose handler returned are left to their outcome writes.
 func (p *Pool) handBack() {
 	byQueue := make(map[string][]store.Token)
 	p.mu.Lock()
 	for tok, r := range p.running {
+		if r.settling {
+			continue
+		}
 		r.returned = true
 		byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
 		delete(p.running, tok)

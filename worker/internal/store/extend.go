@@ -14,7 +14,9 @@ import (
 // Extend renews the leases of running jobs, grouped by queue, in one round
 // trip. It returns, per queue, the tokens whose lease could not be renewed
 // because the job is no longer held under that claim. A failed call does not
-// stop the others: their results are returned with the joined errors.
+// stop the others: their results are returned with the joined errors, one
+// *QueueError per failed queue, so the caller knows which leases were not
+// renewed (FailedQueues).
 func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Token, err error) {
 	var queues []string
 	var calls []script.Call
@@ -34,7 +36,7 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 			err = fmt.Errorf("unexpected reply of %d values", len(vals))
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("extend %s: %w", queues[i], err))
+			errs = append(errs, &QueueError{Queue: queues[i], Op: "extend", Err: err})
 			continue
 		}
 		for j := 0; j < len(vals); j += 2 {
@@ -43,4 +45,40 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 		}
 	}
 	return lost, errors.Join(errs...)
+}
+
+// QueueError is the failure of one queue's call in a call that spans queues.
+type QueueError struct {
+	Queue string
+	Op    string // what failed: "extend"
+	Err   error
+}
+
+func (e *QueueError) Error() string { return e.Op + " " + e.Queue + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *QueueError) Unwrap() error { return e.Err }
+
+// FailedQueues returns the queues named by the *QueueError values in err, a
+// single error or a join of them; an error that names no queue fails them
+// all, reported as all = true.
+func FailedQueues(err error) (queues map[string]bool, all bool) {
+	if err == nil {
+		return nil, false
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	queues = make(map[string]bool, len(errs))
+	for _, e := range errs {
+		var qe *QueueError
+		if !errors.As(e, &qe) {
+			return nil, true
+		}
+		queues[qe.Queue] = true
+	}
+	return queues, false
 }

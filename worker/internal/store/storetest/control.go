@@ -66,6 +66,18 @@ func (f *Fake) SetDown(down bool) {
 	f.mu.Unlock()
 }
 
+// SetQueueDown makes Ack and Extend of queue fail while down is true, as
+// when the Cluster node that serves the queue is unreachable; the other
+// queues' calls go on.
+func (f *Fake) SetQueueDown(queue string, down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.downQueues == nil {
+		f.downQueues = make(map[string]bool)
+	}
+	f.downQueues[queue] = down
+}
+
 // SetSkew sets the Redis clock to the local clock plus d.
 func (f *Fake) SetSkew(d time.Duration) {
 	f.mu.Lock()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -26,7 +27,12 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 		return map[string][]store.Token{}, c.Err
 	}
 	lost := make(map[string][]store.Token)
+	var errs []error
 	for queue, toks := range byQueue {
+		if f.downQueues[queue] {
+			errs = append(errs, &store.QueueError{Queue: queue, Op: "extend", Err: errDown})
+			continue
+		}
 		for _, tok := range toks {
 			if j := f.heldLocked(queue, tok); j != nil {
 				j.Score = after(now, lease)
@@ -35,6 +41,7 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 			}
 		}
 	}
+	c.Err = errors.Join(errs...)
 	f.record(c)
-	return lost, nil
+	return lost, c.Err
 }

@@ -29,9 +29,10 @@ type Fake struct {
 	calls      []Call
 	onWake     func(queue string, runAtMs int64) // set while subscribed
 	subscribed map[string]bool
-	outbox     []wakeMsg // published under mu, delivered after unlocking
-	failClaims int       // fail this many of the next claims
-	down       bool      // every call but Subscribe fails, as in a Redis outage
+	outbox     []wakeMsg       // published under mu, delivered after unlocking
+	failClaims int             // fail this many of the next claims
+	down       bool            // every call but Subscribe fails, as in a Redis outage
+	downQueues map[string]bool // Ack and Extend of these queues fail (their node is down)
 	subBreak   time.Duration
 	skew       time.Duration // Redis clock minus the local clock
 	latency    map[string]time.Duration
@@ -190,7 +191,7 @@ func (f *Fake) heldLocked(queue string, tok store.Token) *Job {
 // downLocked reports whether Redis is down. When it is, it records c as
 // failed with an error that starts with what, as store's wrappers word it.
 func (f *Fake) downLocked(c *Call, what string) bool {
-	if !f.down {
+	if !f.down && !f.downQueues[c.Queue] {
 		return false
 	}
 	c.Err = fmt.Errorf("%s: %w", what, errDown)
