@@ -157,3 +157,70 @@ func activeDeadline(t *testing.T, c rueidis.Client, active, id string) time.Time
 	}
 	return time.UnixMilli(int64(ms))
 }
+
+// TestDaemonOneNodeDownSparesOtherQueues: on a Cluster, the node that serves
+// queue "bad" refuses the daemon's user for longer than the lease, while a
+// job of queue "good", on another node, runs longer than the lease. The
+// good queue's leases are still renewed and its job is not cancelled; the
+// bad queue's job is cancelled before its lease can end.
+func TestDaemonOneNodeDownSparesOtherQueues(t *testing.T) {
+	t.Parallel()
+	cl := testkit.StartPrivateCluster(t, 3, 0)
+	for _, n := range cl.Nodes {
+		n.MustDo(t, "ACL", "SETUSER", "courier", "on", ">pw", "~*", "&*", "+@all")
+	}
+	cfg := testConfig(t, testkit.Prefix(t))
+	cfg.Lease = time.Second
+	// Two queues served by different masters.
+	good, bad := "good", ""
+	goodNode := cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, good)[0])
+	for i := range 100 {
+		q := fmt.Sprintf("bad%d", i)
+		if cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, q)[0]) != goodNode {
+			bad = q
+			break
+		}
+	}
+	badNode := cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, bad)[0])
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: cl.Addrs(), Username: "courier", Password: "pw", DisableCache: true,
+		ConnWriteTimeout: time.Second, Dialer: net.Dialer{Timeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rdb.Close)
+
+	c := newClient(t, rdb, cfg)
+	type end struct{ cause error }
+	started := make(chan string, 2)
+	ended := make(chan end, 2)
+	h := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
+		started <- job.ID
+		select {
+		case <-ctx.Done():
+			ended <- end{context.Cause(ctx)}
+			return ctx.Err()
+		case <-time.After(4 * cfg.Lease):
+			ended <- end{}
+			return nil
+		}
+	})
+	reg := register(t, nil, good, h, worker.QueueOptions{})
+	register(t, reg, bad, h, worker.QueueOptions{})
+	startDaemon(t, rdb, reg, cfg)
+	enqueue(t, c, worker.JobSpec{Queue: good, ID: "g"})
+	enqueue(t, c, worker.JobSpec{Queue: bad, ID: "b"})
+	receive(t, started, 10*time.Second, "a job to start")
+	receive(t, started, 10*time.Second, "a job to start")
+	badNode.MustDo(t, "ACL", "SETUSER", "courier", "-@all")
+	defer badNode.MustDo(t, "ACL", "SETUSER", "courier", "+@all")
+	first := receive(t, ended, 4*cfg.Lease, "the bad queue's job to be cancelled")
+	if !errors.Is(first.cause, worker.ErrLeaseLost) {
+		t.Fatalf("first job to end: cause %v, want the bad queue's, ErrLeaseLost", first.cause)
+	}
+	second := receive(t, ended, 6*cfg.Lease, "the good queue's job to end")
+	if second.cause != nil {
+		t.Errorf("the good queue's job was cancelled (%v): its leases were not renewed because another queue failed", second.cause)
+	}
+}
