@@ -68,10 +68,16 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same
-// queue is left untouched and the error wraps ErrDuplicate.
+// queue is left untouched and the error wraps ErrDuplicate. On a Redis error
+// the job may or may not have been added; the id (a generated one too) is
+// still returned with the error: enqueue the spec again with that ID to
+// retry safely (ErrDuplicate then means the first call had added it).
 func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (string, error) {
 	res, err := c.EnqueueMany(ctx, []JobSpec{spec})
 	if err != nil {
+		if len(res) == 1 {
+			return res[0].ID, err
+		}
 		return "", err
 	}
 	return res[0].ID, res[0].Err
