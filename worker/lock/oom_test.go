@@ -69,7 +69,9 @@ func TestLocksWorkWhileRedisIsFull(t *testing.T) {
 	fillRedis(t, r)
 
 	held := acquire(t, a, renewing, "leader", lock.AcquireOptions{})
-	renewed := func() float64 { return testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", renewing, "result", "ok") }
+	renewed := func() float64 {
+		return testkit.Metric(t, reg, "courier_lock_renewals_total", "lock", renewing, "result", "ok")
+	}
 	testkit.Eventually(t, 10*time.Second, "five renewals (more than a lease)", func() bool { return renewed() >= 5 })
 	if err := held.Context().Err(); err != nil {
 		t.Fatalf("the hold ended while Redis is full: %v", context.Cause(held.Context()))
