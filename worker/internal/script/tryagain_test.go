@@ -86,6 +86,7 @@ func TestExecWaitsOutAMigratingSlot(t *testing.T) {
 	source.MustDo(t, "MIGRATE", host, port, "", "0", "5000", "KEYS", k.jobs, moving.Keys[0])
 
 	claimed := make(chan rueidis.RedisResult, 1)
+	start := time.Now()
 	go func() { claimed <- claimRaw(c, k, t, 10) }()
 	multi := make(chan []rueidis.RedisResult, 1)
 	go func() { multi <- count.ExecMulti(t.Context(), c, moving, still) }()
@@ -121,6 +122,7 @@ func TestExecWaitsOutAMigratingSlot(t *testing.T) {
 	}
 
 	res := receive(t, claimed, 10*time.Second, "the claim to end")
+	t.Logf("the claim waited %s for the migration, through %v TRYAGAIN replies", time.Since(start).Round(time.Millisecond), refused("claim"))
 	vals, err := res.ToArray()
 	if err != nil {
 		t.Fatalf("claim after the migration: %v", err)
