@@ -1,8 +1,9 @@
 // Package lua holds Courier's Redis scripts, one file per script, embedded
 // into the binary (Files). It has no logic: the script layer,
-// worker/internal/script, declares each script once (its name, its source
-// and whether a call may be sent again after an unknown outcome), includes
-// the shared helpers and runs it.
+// worker/internal/script, declares each script once (its name, its source,
+// whether a call may be sent again after an unknown outcome, and whether it
+// runs when Redis is out of memory), includes the shared helpers, adds the
+// flags line and runs it.
 //
 // # A script's file
 //
@@ -14,7 +15,10 @@
 //	-- returns: the reply, in the shape below
 //	-- bound: how much work one call may do (a LIMIT, a batch size)
 //
-// lua_test.go checks that every script has these lines.
+// lua_test.go checks that every script has these lines. A file has no
+// "#!lua" flags line of its own: the script layer puts one in place of the
+// header's first line for the scripts its catalog declares AllowOOM, so
+// line numbers stay true.
 //
 // # Shared helpers
 //
@@ -25,7 +29,8 @@
 // theirs), declared local on the script's first line and defined after the
 // script, whose body runs as a function called at the end. A script's own
 // lines therefore keep their numbers in Redis's error messages, and a
-// script that needs no helper is sent exactly as its file reads.
+// script that needs no helper is sent as its file reads (behind its flags
+// line, if it has one).
 //
 // # Rules every script keeps
 //
@@ -37,7 +42,20 @@
 //     whether the call ran. Writes that act on a running job carry its claim
 //     token and do nothing when it no longer matches.
 //   - Every key the script touches is passed in KEYS; pub/sub channels, which
-//     are not keys, travel in ARGV.
+//     are not keys, travel in ARGV. A script sent with a flags line may
+//     touch nothing else: Redis 7 holds it to its declared keys' slot.
+//   - Out of memory: a script that only moves, renews or deletes what
+//     exists is declared AllowOOM and sent with "#!lua flags=allow-oom": it
+//     runs whole when Redis has reached maxmemory (noeviction), so leases,
+//     outcomes and locks are still written. A script that adds data
+//     (enqueue, fire) is declared DenyOOM and sent without flags: Redis
+//     refuses it at its first write if that write may grow memory (HSET,
+//     ZADD), before anything changed; so its first write must be one, since
+//     after a first delete Redis lets the whole script run.
+//   - Refusals: Redis answers TRYAGAIN, LOADING, BUSY, MASTERDOWN or
+//     CLUSTERDOWN without running the script; the script layer sends the
+//     call again, whatever the script's Repeat (a refused call did not
+//     run), until it runs or its context ends.
 //
 // # Replies
 //

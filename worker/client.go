@@ -89,7 +89,8 @@ func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (string, error) {
 // was added or its id existed (ErrDuplicate, also for an id repeated within
 // jobs). On a Redis error some jobs may have been added; the results then
 // still carry every job's id (generated ones included) and no Err: enqueue
-// the specs again with those ids to retry safely.
+// the specs again with those ids to retry safely. When Redis is out of
+// memory the error wraps ErrRedisOOM and says which jobs were stored.
 func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
 	type group struct {
 		index []int
@@ -119,13 +120,16 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		g.jobs = append(g.jobs, job)
 	}
 	if err := c.recordQueues(ctx, queues); err != nil {
+		if metrics.Refusal(err) == metrics.RefusedOOM {
+			return results, fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
+		}
 		return results, err
 	}
 	for _, q := range queues {
 		g := groups[q]
 		added, err := c.st.Enqueue(ctx, q, g.jobs)
 		if err != nil {
-			return results, fmt.Errorf("enqueue to queue %q: %w", q, err)
+			return results, enqueueError(q, len(g.jobs), len(added), err)
 		}
 		n := 0
 		for k, ok := range added {
@@ -139,6 +143,19 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		c.metrics.Enqueued(q, n)
 	}
 	return results, nil
+}
+
+// enqueueError is the error of an enqueue of jobs jobs to queue that
+// failed after the first handled of them were handled (the batches before
+// the failed one). A batch refused out of memory stored nothing.
+func enqueueError(queue string, jobs, handled int, err error) error {
+	switch {
+	case metrics.Refusal(err) != metrics.RefusedOOM:
+		return fmt.Errorf("enqueue to queue %q: %w", queue, err)
+	case handled == 0 && jobs <= store.MaxBatch:
+		return fmt.Errorf("enqueue to queue %q refused, nothing stored: %w: %w", queue, ErrRedisOOM, err)
+	}
+	return fmt.Errorf("enqueue to queue %q refused from job %d on: %w: %w", queue, handled+1, ErrRedisOOM, err)
 }
 
 // newJob validates spec and turns it into a store job, generating its id.

@@ -29,6 +29,13 @@ var (
 	// ErrLeaseLost is the cause of a handler's context ending because the
 	// job's lease could not be renewed: another worker may run it now.
 	ErrLeaseLost = errors.New("courier: job lease lost")
+	// ErrRedisOOM: Redis refused an enqueue because it is out of memory
+	// (maxmemory reached, and the noeviction policy Courier asks for
+	// evicts nothing), and the refused jobs were not stored. Running jobs
+	// are not affected: leases, outcomes and leader locks are still
+	// written. Free memory in Redis or raise maxmemory, then enqueue
+	// again.
+	ErrRedisOOM = errors.New("redis is out of memory (maxmemory reached)")
 )
 
 // ValidationError reports a bad value. Field names it by its Go name, a

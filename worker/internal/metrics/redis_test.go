@@ -41,7 +41,26 @@ func TestRedisRecordsByName(t *testing.T) {
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Errorf("GatherAndLint: %v %+v", err, problems)
 	}
+	// Refusals count by op and reason; an empty reason is no refusal.
+	r.Refused("enqueue", RefusedOOM)
+	r.Refused("claim", RefusedTryAgain)
+	r.Refused("claim", RefusedTryAgain)
+	r.Refused("ack", "")
+	for _, tc := range []struct {
+		op, reason string
+		want       float64
+	}{{"enqueue", RefusedOOM, 1}, {"claim", RefusedTryAgain, 2}, {"claim", RefusedOOM, 0}, {"ack", RefusedOOM, 0}} {
+		if got := testutil.ToFloat64(r.refused.WithLabelValues(tc.op, tc.reason)); got != tc.want {
+			t.Errorf(`courier_redis_refused_total{op=%q,reason=%q} = %v, want %v`, tc.op, tc.reason, got, tc.want)
+		}
+	}
+	// Touched scripts have their oom series from the start; nothing else
+	// was created at zero.
+	if n := testutil.CollectAndCount(r.refused); n != 4 {
+		t.Errorf("%d refused series, want 4 (claim and ack at oom, enqueue at oom, claim at tryagain)", n)
+	}
 	var nilRedis *Redis
+	nilRedis.Refused("claim", RefusedOOM)
 	nilRedis.Touch("claim") // must not panic
 	nilRedis.Script("claim", time.Second, errors.New("x"))
 	nilRedis.Failed("ping", errors.New("x"))

@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
@@ -12,29 +13,37 @@ import (
 // Conn is a Redis client as the store and the lock use it: scripts run
 // through it (Script.Exec), and so do the few plain commands around them,
 // each call recorded in its metrics. The zero Conn is not usable; a Conn is
-// a small value, passed by value.
+// a small value, passed by value, and its copies share what it learned of
+// the server.
 type Conn struct {
 	client  rueidis.Client
 	metrics *metrics.Redis // nil: records nothing
+	// flagless is set once the server refused a script's flags line: it
+	// gets the scripts without flags from then on.
+	flagless *atomic.Bool
 }
 
 // NewConn returns a Conn on c that records its calls in m (nil: none).
-func NewConn(c rueidis.Client, m *metrics.Redis) Conn { return Conn{client: c, metrics: m} }
+func NewConn(c rueidis.Client, m *metrics.Redis) Conn {
+	return Conn{client: c, metrics: m, flagless: new(atomic.Bool)}
+}
 
 // B returns the command builder.
 func (c Conn) B() rueidis.Builder { return c.client.B() }
 
-// Do sends one plain command and counts its failure under the command's
-// name.
+// Do sends one plain command and counts its failure, and its refusal (see
+// retry.go), under the command's name. A plain command is not resent here:
+// its caller decides.
 func (c Conn) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	op := opName(cmd) // read before Do: rueidis recycles the command
 	res := c.client.Do(ctx, cmd)
 	c.metrics.Failed(op, res.Error())
+	c.refused(op, res.Error())
 	return res
 }
 
 // DoMulti sends plain commands in one round trip and counts each failure
-// under its command's name.
+// and refusal under its command's name.
 func (c Conn) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	ops := make([]string, len(cmds))
 	for i, cmd := range cmds {
@@ -43,6 +52,7 @@ func (c Conn) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.
 	out := c.client.DoMulti(ctx, cmds...)
 	for i, res := range out {
 		c.metrics.Failed(ops[i], res.Error())
+		c.refused(ops[i], res.Error())
 	}
 	return out
 }

@@ -1,9 +1,9 @@
 // Package script is Courier's one script layer: every Lua script of package
-// lua is declared here once — its name, its source, and whether a call may
-// be sent again when its outcome is unknown — and that declaration is how
-// the script runs, is timed and is retried. Package store (the job scripts)
-// and package worker/lock (the lock scripts) are its only users; no other
-// package imports lua.
+// lua is declared here once — its name, its source, whether a call may be
+// sent again when its outcome is unknown, and whether it runs when Redis
+// is out of memory — and that declaration is how the script runs, is timed
+// and is retried. Package store (the job scripts) and package worker/lock
+// (the lock scripts) are its only users; no other package imports lua.
 //
 // # Running a script
 //
@@ -17,29 +17,68 @@
 //
 // # Retries
 //
-// A script's Repeat is the one place where Courier decides whether a call
-// may be sent again after a network error, when Redis may or may not have
-// run it. Once scripts (every script that writes and is not idempotent)
-// are never resent by the client: the caller learns that the outcome is
-// unknown, and the scripts are written so that the caller's own next step
-// (a recovery, a retried ack carrying the same claim token) is safe.
-// Resend scripts (the read-only ones, and lock_renew, which only resets a
-// TTL) are marked retryable for rueidis.
+// This package is the one place where Courier decides whether a script
+// call is sent again. There are two cases.
+//
+// After a network error Redis may or may not have run the call. A
+// script's Repeat decides: Once scripts (every script that writes and is
+// not idempotent) are never resent by the client: the caller learns that
+// the outcome is unknown, and the scripts are written so that the caller's
+// own next step (a recovery, a retried ack carrying the same claim token)
+// is safe. Resend scripts (the read-only ones, and lock_renew, which only
+// resets a TTL) are marked retryable for rueidis.
+//
+// When Redis refuses a call with an error reply that says it did not run
+// it, for a cause that passes by itself — TRYAGAIN (the keys' slot is
+// migrating), LOADING (the server loads its data set), BUSY (another
+// script runs long), MASTERDOWN, CLUSTERDOWN — Exec sends the call again,
+// whatever its Repeat, after 10 ms, doubling up to 250 ms, until Redis
+// runs it or the caller's context ends (the caller then gets the last
+// refusal). ExecMulti sends again only the calls that were refused.
+// rueidis itself resends these only for retryable commands, and follows
+// MOVED and ASK for every command. Refusals that last until an operator
+// acts (OOM, READONLY, NOREPLICAS, MISCONF) are returned at once.
+//
+// # Out of memory
+//
+// With maxmemory and the noeviction policy Courier asks for, a full Redis
+// refuses a script without flags at its first write that may grow memory
+// (ZADD, HSET, HINCRBY…), but not one whose first write deletes: renewing
+// a lease (extend) was refused while claims and acks went on, so running
+// jobs lost their leases and ran again, and leaders could not be elected.
+// A script declared AllowOOM is sent behind the Redis 7 flags line
+// "#!lua flags=allow-oom" and runs whole: every script that only moves,
+// renews or deletes what exists (claim, ack, retry, snooze, extend, cancel,
+// requeue, recover, trim, purge and the lock scripts). DenyOOM scripts go
+// without flags: enqueue and fire, which add jobs, are refused before they
+// write anything, and the read-only ones never write. A flags line also
+// makes Redis hold a script to its declared keys (all of one hash slot in
+// a cluster); TIME and PUBLISH are allowed as before.
+//
+// A server that does not know script flags (the embedded store of courier
+// dev, Redis before 7.0) refuses the flags line as a Lua syntax error. The
+// first such refusal on a Conn makes it send the scripts without their
+// flags line from then on.
 //
 // # Metrics
 //
 // Every Exec and ExecMulti is timed once, as courier_redis_script_seconds
-// {script=<name>} (the NOSCRIPT fallback included), and a failed call
-// counts in courier_redis_errors_total{op=<name>}. Conn's plain commands
-// (Do, DoMulti, Receive) count their failures under the lower-case command
-// name. Names come from the declarations, never from hashing what is sent.
+// {script=<name>} (the NOSCRIPT fallback and the resends included), and a
+// call that failed in the end counts in courier_redis_errors_total
+// {op=<name>}. Each refusing reply counts in courier_redis_refused_total
+// {op=<name>,reason=<oom|loading|tryagain|…>}, resent or not. Conn's plain
+// commands (Do, DoMulti, Receive) count their failures and refusals under
+// the lower-case command name; they are not resent here. Names come from
+// the declarations, never from hashing what is sent.
 //
 // # Sources
 //
 // lua/record.lua holds the helpers scripts share. A script is sent with the
 // helpers it names (and the helpers those name), declared local on its
-// first line (its second, after a "#!lua" line) and defined after its body,
-// which runs as a function called at the end: the script's own lines keep
-// their numbers in Redis's error messages, and a script that needs no
-// helper is sent as its file reads.
+// first line (its second, after a flags line) and defined after its body,
+// which runs as a function called at the end. A flags line takes the
+// place of the file's first line, a comment, since Redis counts it as
+// line 1: the script's own lines keep their numbers in Redis's error
+// messages, and a script that needs no helper is sent as its file reads
+// (behind its flags line).
 package script

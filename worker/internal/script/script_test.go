@@ -39,8 +39,22 @@ func TestCatalogMatchesFiles(t *testing.T) {
 	}
 	for _, s := range All() {
 		body, _ := fs.ReadFile(lua.Files, s.Name()+".lua")
-		if !strings.Contains(s.Source(), string(body[:min(len(body), 200)])) {
-			t.Errorf("%s: the source does not hold its file", s.Name())
+		if !strings.Contains(s.plain.src, string(body[:min(len(body), 200)])) {
+			t.Errorf("%s: the plain source does not hold its file", s.Name())
+		}
+		if n, m := strings.Count(s.Source(), "\n"), strings.Count(s.plain.src, "\n"); n != m {
+			t.Errorf("%s: %d lines with flags, %d without: line numbers differ", s.Name(), n, m)
+		}
+		switch s.OOM() {
+		case AllowOOM:
+			_, rest, _ := strings.Cut(string(body), "\n")
+			if !strings.HasPrefix(s.Source(), allowOOMLine+"\n") || !strings.Contains(s.Source(), rest[:min(len(rest), 100)]) {
+				t.Errorf("%s: declared AllowOOM, but the source is not its file behind %q", s.Name(), allowOOMLine)
+			}
+		default:
+			if s.Source() != s.plain.src {
+				t.Errorf("%s: declared DenyOOM, but sent with flags", s.Name())
+			}
 		}
 	}
 }
@@ -51,8 +65,9 @@ func TestSourcesShipWhatTheyUse(t *testing.T) {
 	t.Parallel()
 	for _, s := range []*Script{LockAcquire, LockRelease, LockRenew} {
 		body, _ := fs.ReadFile(lua.Files, s.Name()+".lua")
-		if s.Source() != string(body) {
-			t.Errorf("%s uses no helper but is not sent as its file reads", s.Name())
+		_, rest, _ := strings.Cut(string(body), "\n")
+		if s.plain.src != string(body) || s.Source() != allowOOMLine+"\n"+rest {
+			t.Errorf("%s uses no helper but is not sent as its file reads (behind its flags line)", s.Name())
 		}
 	}
 	// ack names pairs_from and held only.
@@ -94,8 +109,15 @@ func TestLineNumbersStayTrue(t *testing.T) {
 				{"helpers", "-- " + prefix + "\nlocal now = now_ms()\nlocal x = nil\nreturn x.y + now\n", "user_script:4:"},
 				{"shebang", "#!lua flags=no-writes\n-- " + prefix + "\nlocal h = head_ms(KEYS[1])\nreturn nil + 1\n", "user_script:4:"},
 				{"plain", "-- " + prefix + "\n\nreturn nil + 1\n", "user_script:3:"},
+				{"flags", "-- header\n-- " + prefix + "\nlocal now = now_ms()\nlocal x = nil\nreturn x.y + now\n", "user_script:5:"},
 			} {
-				s := newScript(tc.name, assemble(tc.body, helpers), Once)
+				body := tc.body
+				if tc.name == "flags" {
+					if body, err = withFlags(body, allowOOMLine); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s := newScript(tc.name, assemble(body, helpers), Once)
 				err := s.Exec(t.Context(), c, []string{prefix + ":{k}"}, nil).Error()
 				if err == nil || !strings.Contains(err.Error(), tc.line) {
 					t.Errorf("%s: error %v, want it to name %s\nsent:\n%s", tc.name, err, tc.line, s.Source())

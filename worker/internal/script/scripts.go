@@ -1,53 +1,62 @@
 package script
 
-// The catalog: every script of package lua, declared once. A script that
-// writes is Once unless a second run provably changes nothing more; the
-// read-only ones (get, stats, deadlist) go as EVALSHA, not EVALSHA_RO,
-// because the embedded store of courier dev refuses TIME in a read-only
-// script.
+// The catalog: every script of package lua, declared once.
+//
+// Repeat: a script that writes is Once unless a second run provably
+// changes nothing more.
+//
+// OOM: a script that only moves, renews or deletes what exists is
+// AllowOOM, so that running jobs keep their leases, outcomes are stored
+// and leaders are elected while Redis is out of memory; a script that adds
+// new data (a job) is DenyOOM, so that Redis refuses it whole and the
+// producer learns it (worker.ErrRedisOOM). The read-only ones (get, stats,
+// deadlist) are DenyOOM too: they never write, so Redis never refuses
+// them. They go as EVALSHA, not EVALSHA_RO, because the embedded store of
+// courier dev refuses TIME in a read-only script.
 var (
 	// Enqueue adds jobs to a queue, reporting ids that already exist. Not
 	// resent: a second run would report the first run's jobs as duplicates.
-	Enqueue = declare("enqueue", Once)
+	Enqueue = declare("enqueue", Once, DenyOOM)
 	// Claim moves due jobs to active with a lease and a fresh claim token.
-	Claim = declare("claim", Once)
+	Claim = declare("claim", Once, AllowOOM)
 	// Ack deletes finished jobs.
-	Ack = declare("ack", Once)
+	Ack = declare("ack", Once, AllowOOM)
 	// Retry ends a failed attempt: back to due after a delay, or to dead.
-	Retry = declare("retry", Once)
+	Retry = declare("retry", Once, AllowOOM)
 	// Snooze returns active jobs to due without spending an attempt.
-	Snooze = declare("snooze", Once)
+	Snooze = declare("snooze", Once, AllowOOM)
 	// Extend renews the leases of running jobs.
-	Extend = declare("extend", Once)
+	Extend = declare("extend", Once, AllowOOM)
 	// Cancel deletes a job that has not started.
-	Cancel = declare("cancel", Once)
+	Cancel = declare("cancel", Once, AllowOOM)
 	// Requeue moves dead jobs back to due.
-	Requeue = declare("requeue", Once)
+	Requeue = declare("requeue", Once, AllowOOM)
 	// Recover returns jobs whose lease expired to due, or to dead (leader
 	// only, fenced).
-	Recover = declare("recover", Once)
+	Recover = declare("recover", Once, AllowOOM)
 	// Trim deletes dead jobs beyond the age and count limits (leader only,
 	// fenced).
-	Trim = declare("trim", Once)
+	Trim = declare("trim", Once, AllowOOM)
 	// Fire enqueues one fire of a periodic job, once (leader only, fenced).
-	Fire = declare("fire", Once)
+	// It adds a job, so it is refused out of memory like Enqueue.
+	Fire = declare("fire", Once, DenyOOM)
 	// Purge deletes dead jobs.
-	Purge = declare("purge", Once)
+	Purge = declare("purge", Once, AllowOOM)
 	// Get reads one job and the set it is in (read only).
-	Get = declare("get", Resend)
+	Get = declare("get", Resend, DenyOOM)
 	// Stats counts a queue's jobs by state (read only).
-	Stats = declare("stats", Resend)
+	Stats = declare("stats", Resend, DenyOOM)
 	// DeadList reads a page of the dead set after a cursor (read only).
-	DeadList = declare("deadlist", Resend)
+	DeadList = declare("deadlist", Resend, DenyOOM)
 
 	// LockAcquire takes or re-enters a reentrant lock, or returns its TTL.
-	LockAcquire = declare("lock_acquire", Once)
+	LockAcquire = declare("lock_acquire", Once, AllowOOM)
 	// LockRelease gives up one hold of a lock; the last hold deletes it and
 	// publishes the unlock message.
-	LockRelease = declare("lock_release", Once)
+	LockRelease = declare("lock_release", Once, AllowOOM)
 	// LockRenew resets the lease of a held lock: a second run only sets the
 	// same TTL again.
-	LockRenew = declare("lock_renew", Resend)
+	LockRenew = declare("lock_renew", Resend, AllowOOM)
 )
 
 // All returns every declared script.

@@ -146,19 +146,48 @@ func assemble(body string, helpers []helper) string {
 		strings.TrimRight(body, "\n") + "\nend\n" + strings.Join(defs, "\n") + "\nreturn main()\n"
 }
 
-// source reads the script called name from package lua and assembles it.
-func source(name string) (string, error) {
+// allowOOMLine is the flags line of AllowOOM scripts: Redis 7 runs them
+// when it is out of memory.
+const allowOOMLine = "#!lua flags=allow-oom"
+
+// withFlags returns body with flags on its first line. The flags line
+// takes the place of the file's first line, the start of its header
+// comment, so that every line of code keeps its number (Redis counts the
+// flags line as line 1).
+func withFlags(body, flags string) (string, error) {
+	first, rest, _ := strings.Cut(body, "\n")
+	if !strings.HasPrefix(first, "--") {
+		return "", fmt.Errorf("line 1 is %q, not the header's first comment line, which the flags line replaces", first)
+	}
+	return flags + "\n" + rest, nil
+}
+
+// sources reads the script called name from package lua and assembles it
+// twice: flagged is what Redis gets (behind the flags line when oom is
+// AllowOOM), plain the same without flags.
+func sources(name string, oom OOM) (flagged, plain string, err error) {
 	body, err := fs.ReadFile(lua.Files, name+".lua")
 	if err != nil {
-		return "", fmt.Errorf("script %s: %w", name, err)
+		return "", "", fmt.Errorf("script %s: %w", name, err)
+	}
+	if strings.HasPrefix(string(body), "#!") {
+		return "", "", fmt.Errorf("script %s: the file has a flags line; the catalog (scripts.go) sets flags", name)
 	}
 	lib, err := fs.ReadFile(lua.Files, helpersFile)
 	if err != nil {
-		return "", fmt.Errorf("script %s: %w", name, err)
+		return "", "", fmt.Errorf("script %s: %w", name, err)
 	}
 	helpers, err := parseHelpers(string(lib))
 	if err != nil {
-		return "", fmt.Errorf("script %s: %w", name, err)
+		return "", "", fmt.Errorf("script %s: %w", name, err)
 	}
-	return assemble(string(body), helpers), nil
+	plain = assemble(string(body), helpers)
+	if oom != AllowOOM {
+		return plain, plain, nil
+	}
+	flaggedBody, err := withFlags(string(body), allowOOMLine)
+	if err != nil {
+		return "", "", fmt.Errorf("script %s: %w", name, err)
+	}
+	return assemble(flaggedBody, helpers), plain, nil
 }

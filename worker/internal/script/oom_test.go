@@ -1,0 +1,181 @@
+package script
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+)
+
+// fillUp makes r full the way a production Redis gets full: policy
+// noeviction, maxmemory just above the memory in use, then writes until
+// Redis refuses one. maxmemory then goes 512 KiB below the memory in use,
+// so that the state holds while the test runs: a client connection alone
+// takes some 20 KiB, freed when it closes.
+func fillUp(t *testing.T, r *testkit.Private) {
+	t.Helper()
+	used := func() int64 {
+		info := r.MustDo(t, "INFO", "memory")
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("used_memory %q: %v", v, err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no used_memory in INFO memory:\n%s", info)
+		return 0
+	}
+	r.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()+256<<10, 10))
+	filler := strings.Repeat("x", 16<<10)
+	for i := 0; ; i++ {
+		_, err := r.Do("SET", fmt.Sprintf("filler:%d", i), filler)
+		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
+			break
+		}
+		if err != nil || i == 1000 {
+			t.Fatalf("filling Redis up: write %d: %v", i, err)
+		}
+	}
+	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()-512<<10, 10))
+}
+
+// TestScriptsUnderOOM runs every script on a Redis that is out of memory
+// (maxmemory reached, noeviction): the scripts declared AllowOOM run, the
+// ones that add data (enqueue, fire) are refused before they change
+// anything, with a refusal counted as reason oom, and the read-only ones
+// run. The script cache is flushed first, so each call goes as EVAL.
+func TestScriptsUnderOOM(t *testing.T) {
+	t.Parallel()
+	r := testkit.StartPrivate(t)
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewRedis(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(r.Client(t), m)
+	ctx := t.Context()
+	prefix := testkit.Prefix(t)
+	k := keysOf(prefix, "q")
+	leader, lockKey := prefix+":{q}:leader", prefix+":{q}:lock"
+	periodic := prefix + ":{q}:periodic"
+
+	// Before: six jobs, four claimed, one of them dead; the test leads the
+	// queue.
+	enqueueRaw(t, c, k, "j1", "j2", "j3", "j4", "j5", "j6")
+	vals, err := claimRaw(c, k, t, 4).ToArray()
+	if err != nil || len(vals) != 3+4*4 {
+		t.Fatalf("claim before: %d values, %v", len(vals), err)
+	}
+	tokN, err := vals[5].AsInt64() // every job of one claim gets the same token
+	if err != nil {
+		t.Fatalf("claim token: %v", err)
+	}
+	tok := strconv.FormatInt(tokN, 10)
+	run := func(s *Script, keys []string, args ...string) rueidis.RedisResult {
+		return s.Exec(ctx, c, keys, args)
+	}
+	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
+		t.Fatalf("retry to dead before: %v", err)
+	}
+	if err := run(LockAcquire, []string{leader}, "60000", "me:leader").Error(); !rueidis.IsRedisNil(err) {
+		t.Fatalf("lock_acquire of the leader lock before: %v", err)
+	}
+	nowMs := testkit.RedisNow(t, c.client)
+
+	r.MustDo(t, "SCRIPT", "FLUSH")
+	fillUp(t, r)
+	if _, err := r.Do("SET", "probe", "x"); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
+		t.Fatalf("SET after filling up: %v, want an OOM refusal", err)
+	}
+
+	// Replies that show the script did its work, for the scripts whose
+	// refusal would re-run jobs or leave a queue without a leader.
+	none := func(res rueidis.RedisResult) bool { a, err := res.ToArray(); return err == nil && len(a) == 0 }
+	one := func(res rueidis.RedisResult) bool { n, err := res.AsInt64(); return err == nil && n == 1 }
+	taken := func(res rueidis.RedisResult) bool { return rueidis.IsRedisNil(res.Error()) }
+	led := func(res rueidis.RedisResult) bool { // fenced: -1 = not the leader
+		a, err := res.AsIntSlice()
+		return err == nil && len(a) == 2 && a[0] >= 0
+	}
+	cases := []struct {
+		s    *Script
+		keys []string
+		args []string
+		done func(rueidis.RedisResult) bool // nil: any reply
+	}{
+		{Extend, []string{k.active, k.claims}, []string{"60000", "j1", tok}, none},
+		{Ack, []string{k.jobs, k.active, k.claims}, []string{"j1", tok}, one},
+		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
+		{Snooze, []string{k.due, k.active, k.claims}, []string{k.wake, "0", "j3", tok}, one},
+		{Cancel, []string{k.jobs, k.due, k.active, k.dead}, []string{"j6"}, nil},
+		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.rate}, []string{"10", "60000"}, nil},
+		{Requeue, []string{k.jobs, k.due, k.dead}, []string{k.wake, "j4"}, nil},
+		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, leader}, []string{k.wake, "100", "3", "me:leader"}, led},
+		{Trim, []string{k.jobs, k.dead, leader}, []string{"me:leader", "10", "1000", "100"}, led},
+		{Purge, []string{k.jobs, k.dead}, []string{"", "j4"}, nil},
+		{Enqueue, []string{k.jobs, k.due}, []string{k.wake, "1", "new", "-1", "0", "0", "0", "payload"}, nil},
+		{Fire, []string{k.jobs, k.due, periodic, leader}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
+		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims}, []string{"j5"}, nil},
+		{Stats, []string{k.due, k.active, k.dead}, nil, nil},
+		{DeadList, []string{k.jobs, k.dead}, []string{"10", "ids", "", "", "", ""}, nil},
+		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},
+		{LockRenew, []string{lockKey}, []string{"60000", "other:h"}, one},
+		{LockRelease, []string{lockKey}, []string{prefix + ":unlock", "0", "60000", "other:h"}, one},
+	}
+	covered := map[*Script]bool{}
+	for _, tc := range cases {
+		covered[tc.s] = true
+		res := run(tc.s, tc.keys, tc.args...)
+		err := res.Error()
+		if rueidis.IsRedisNil(err) {
+			err = nil // lock_acquire: taken
+		}
+		if err == nil && tc.done != nil && !tc.done(res) {
+			t.Errorf("%s ran out of memory but did not do its work: %v", tc.s.Name(), res)
+		}
+		refused := metrics.Refusal(err) == metrics.RefusedOOM
+		switch writes := tc.s != Get && tc.s != Stats && tc.s != DeadList; {
+		case tc.s.OOM() == AllowOOM && err != nil:
+			t.Errorf("%s, declared AllowOOM, failed out of memory: %v", tc.s.Name(), err)
+		case tc.s.OOM() == DenyOOM && writes && !refused:
+			t.Errorf("%s, declared DenyOOM, was not refused out of memory: %v", tc.s.Name(), err)
+		case tc.s.OOM() == DenyOOM && !writes && err != nil:
+			t.Errorf("%s (read only) failed out of memory: %v", tc.s.Name(), err)
+		}
+	}
+	for _, s := range All() {
+		if !covered[s] {
+			t.Errorf("%s has no case here", s.Name())
+		}
+	}
+	// The refused scripts changed nothing.
+	if _, err := c.Do(ctx, c.B().Hget().Key(k.jobs).Field("new").Build()).ToString(); !rueidis.IsRedisNil(err) {
+		t.Errorf("the refused enqueue stored its job (HGET: %v)", err)
+	}
+	if _, err := c.Do(ctx, c.B().Hget().Key(periodic).Field("tick").Build()).ToString(); !rueidis.IsRedisNil(err) {
+		t.Errorf("the refused fire stored its time (HGET: %v)", err)
+	}
+	for op, want := range map[string]float64{"enqueue": 1, "fire": 1, "extend": 0, "claim": 0, "lock_acquire": 0} {
+		if got := testkit.Metric(t, reg, "courier_redis_refused_total", "op", op, "reason", metrics.RefusedOOM); got != want {
+			t.Errorf("courier_redis_refused_total{op=%s,reason=oom} = %v, want %v", op, got, want)
+		}
+	}
+	if c.flagless.Load() {
+		t.Error("Redis 7 refused a script's flags line: the scripts went without flags")
+	}
+	// A plain command is counted too.
+	_ = c.Do(ctx, c.B().Sadd().Key(prefix+":queues").Member("q").Build())
+	if got := testkit.Metric(t, reg, "courier_redis_refused_total", "op", "sadd", "reason", metrics.RefusedOOM); got != 1 {
+		t.Errorf("courier_redis_refused_total{op=sadd,reason=oom} = %v, want 1", got)
+	}
+}
