@@ -3,8 +3,6 @@ package worker_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,46 +13,11 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// fillRedis makes r full as a production Redis gets full: policy
-// noeviction, maxmemory just above the memory in use, then writes until
-// Redis refuses one. maxmemory then goes 512 KiB below the memory in use,
-// so that the state holds while the test runs (a client connection alone
-// takes some 20 KiB, freed when it closes).
-func fillRedis(t *testing.T, r *testkit.Private) {
-	t.Helper()
-	used := func() int64 {
-		info := r.MustDo(t, "INFO", "memory")
-		for line := range strings.SplitSeq(info, "\r\n") {
-			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					t.Fatalf("used_memory %q: %v", v, err)
-				}
-				return n
-			}
-		}
-		t.Fatalf("no used_memory in INFO memory:\n%s", info)
-		return 0
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()+256<<10, 10))
-	filler := strings.Repeat("x", 16<<10)
-	for i := 0; ; i++ {
-		_, err := r.Do("SET", fmt.Sprintf("filler:%d", i), filler)
-		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
-			break
-		}
-		if err != nil || i == 1000 {
-			t.Fatalf("filling Redis up: write %d: %v", i, err)
-		}
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()-512<<10, 10))
-}
-
 // TestDaemonRunsJobsOnceWhileRedisIsFull fills Redis up (maxmemory
 // reached, noeviction) while a job runs, and keeps it full: the job runs
 // for many leases, its lease is renewed all along, it is not recovered and
-// run again, and its ack is stored, so it finishes once. A producer is
+// run again, and its ack is stored, so it finishes once. A second daemon
+// starts meanwhile. A producer is
 // refused meanwhile with ErrRedisOOM, and the refusal is counted in
 // courier_redis_refused_total.
 func TestDaemonRunsJobsOnceWhileRedisIsFull(t *testing.T) {
@@ -81,13 +44,17 @@ func TestDaemonRunsJobsOnceWhileRedisIsFull(t *testing.T) {
 	id := enqueue(t, c, worker.JobSpec{Queue: "q"})
 	receive(t, started, 10*time.Second, "the job to start")
 
-	fillRedis(t, r)
+	r.Fill(t)
 	// The job outlives its lease (300 ms) several times: ten renewals
 	// every lease/3 take a second, while the leader looks for expired
 	// leases every 100 ms.
 	extends := func() float64 { return testkit.Metric(t, reg, "courier_redis_script_seconds", "script", "extend") }
 	before := extends()
 	testkit.Eventually(t, 10*time.Second, "ten lease renewals while Redis is full", func() bool { return extends() >= before+10 })
+
+	// A daemon that starts while Redis is full starts: its queue names are
+	// recorded already (the cleanup fails the test if its Run failed).
+	startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
 
 	_, err := c.Enqueue(t.Context(), worker.JobSpec{Queue: "q"})
 	if !errors.Is(err, worker.ErrRedisOOM) {

@@ -344,7 +344,7 @@ func (r *monitoringReport) errorf(format string, args ...any) {
 // kills jobs with 400s on purpose, so its condition must hold.
 var quietAlerts = []string{
 	"CourierQueueLagHigh", "CourierNoLeader", "CourierLeaderFlapping", "CourierLockRenewalFailures",
-	"CourierRedisErrors", "CourierNoWorkers", "CourierQueueStalled",
+	"CourierRedisErrors", "CourierNoWorkers", "CourierQueueStalled", "CourierRedisRefusingWrites",
 }
 
 // checkMonitoring runs every dashboard and alert query once.

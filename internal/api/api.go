@@ -201,6 +201,8 @@ func (h *Handler) wrap(rt route) http.Handler {
 				e = apiError(CodeUnavailable, "", "Redis did not answer within the API's write timeout; retry")
 				e.retryAfter = time.Second
 				h.log.Warn("api request timed out", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
+			case errors.Is(err, worker.ErrRedisOOM):
+				h.log.Warn("api request refused: Redis is out of memory", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
 			case e.Code == CodeInternal:
 				h.log.Error("api request failed", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
 			}

@@ -447,3 +447,35 @@ func TestWriteTimeout(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
+
+// fullRedis is a backend whose Redis refuses enqueues: out of memory.
+type fullRedis struct{ *worker.Client }
+
+func (fullRedis) EnqueueMany(context.Context, []worker.JobSpec) ([]worker.EnqueueResult, error) {
+	return nil, fmt.Errorf("enqueue to queue \"q\" refused, nothing stored: %w: OOM command not allowed", worker.ErrRedisOOM)
+}
+
+// TestEnqueueWhileRedisIsFull: an enqueue Redis refuses for lack of memory
+// is a 503 that says so, with Retry-After, logged as a warning; the API's Go
+// client returns an error that wraps worker.ErrRedisOOM.
+func TestEnqueueWhileRedisIsFull(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *Options) {
+		backend := o.Backend
+		o.Backend = func() Backend { return fullRedis{backend().(*worker.Client)} }
+	})
+	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"payload":"x"}`), 503)
+	if e := r.apiErr(t); e.Code != CodeUnavailable || !strings.Contains(e.Message, "out of memory") {
+		t.Errorf("error %+v, want unavailable naming the cause", e)
+	}
+	if got := r.header.Get("Retry-After"); got != "10" {
+		t.Errorf("Retry-After %q, want 10", got)
+	}
+	if !strings.Contains(b.logs.String(), "out of memory") {
+		t.Errorf("the refusal was not logged:\n%s", b.logs.String())
+	}
+	_, err := newClient(t, b, producerSecret).Enqueue(t.Context(), worker.JobSpec{Queue: "q"})
+	if !errors.Is(err, worker.ErrRedisOOM) {
+		t.Errorf("client error %v, want one that wraps worker.ErrRedisOOM", err)
+	}
+}

@@ -25,7 +25,7 @@ const (
 	CodeConflict         Code = "conflict"           // 409: the id exists, or the job's state forbids it
 	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit; see Retry-After
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
-	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet; see Retry-After
+	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet, or out of memory; see Retry-After
 	CodeInternal         Code = "internal"           // 500: see the server's log
 )
 
@@ -101,9 +101,17 @@ func errorOf(err error) *Error {
 		return apiError(CodeConflict, "id", err.Error()+": it has started, so it cannot be cancelled")
 	case errors.Is(err, worker.ErrJobDead):
 		return apiError(CodeConflict, "id", err.Error()+": requeue it or purge it through /dead")
+	case errors.Is(err, worker.ErrRedisOOM):
+		e := apiError(CodeUnavailable, "", err.Error())
+		e.retryAfter = oomRetryAfter
+		return e
 	}
 	return apiError(CodeInternal, "", "internal error; the server logged it")
 }
+
+// oomRetryAfter is the Retry-After of an enqueue refused because Redis is
+// out of memory: long enough for workers to drain some jobs.
+const oomRetryAfter = 10 * time.Second
 
 // jsonFields maps the Go fields the worker library names in its validation
 // errors (worker.ValidationError.Field) to this API's JSON names: the one

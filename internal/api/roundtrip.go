@@ -98,6 +98,11 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 		default:
 			e.cause = worker.ErrDuplicate
 		}
+	case CodeUnavailable:
+		if strings.Contains(e.Message, worker.ErrRedisOOM.Error()) {
+			e.cause = worker.ErrRedisOOM
+		}
+		e.Message = fmt.Sprintf("courier API at %s: %s (%s)", c.base, e.Message, e.Code)
 	default:
 		e.Message = fmt.Sprintf("courier API at %s: %s (%s)", c.base, e.Message, e.Code)
 	}

@@ -312,3 +312,48 @@ func (c *PrivateCluster) isMaster(n *Private) bool {
 	info, err := n.Do("INFO", "replication")
 	return err == nil && strings.Contains(info, "role:master")
 }
+
+// Fill makes the server full the way a production Redis gets full: policy
+// noeviction, maxmemory just above the memory in use, then writes until
+// Redis refuses one with OOM. maxmemory then goes 512 KiB below the memory
+// in use, so that the state holds while the test runs (a client connection
+// alone takes some 20 KiB, freed when it closes). Unfill ends it.
+func (p *Private) Fill(t testing.TB) {
+	t.Helper()
+	p.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+	p.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(p.usedMemory(t)+256<<10, 10))
+	filler := strings.Repeat("x", 16<<10)
+	for i := 0; ; i++ {
+		_, err := p.Do("SET", fmt.Sprintf("testkit:filler:%d", i), filler)
+		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
+			break
+		}
+		if err != nil || i == 1000 {
+			t.Fatalf("testkit: filling Redis up: write %d: %v", i, err)
+		}
+	}
+	p.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(p.usedMemory(t)-512<<10, 10))
+}
+
+// Unfill lifts the memory limit that Fill set.
+func (p *Private) Unfill(t testing.TB) {
+	t.Helper()
+	p.MustDo(t, "CONFIG", "SET", "maxmemory", "0")
+}
+
+// usedMemory returns INFO memory's used_memory.
+func (p *Private) usedMemory(t testing.TB) int64 {
+	t.Helper()
+	info := p.MustDo(t, "INFO", "memory")
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("testkit: used_memory %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("testkit: no used_memory in INFO memory:\n%s", info)
+	return 0
+}

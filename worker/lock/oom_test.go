@@ -2,9 +2,6 @@ package lock_test
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,42 +10,6 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
-
-// fillRedis makes r full as a production Redis gets full: policy
-// noeviction, maxmemory just above the memory in use, then writes until
-// Redis refuses one. maxmemory then goes 512 KiB below the memory in use,
-// so that the state holds while the test runs (a client connection alone
-// takes some 20 KiB, freed when it closes).
-func fillRedis(t *testing.T, r *testkit.Private) {
-	t.Helper()
-	used := func() int64 {
-		info := r.MustDo(t, "INFO", "memory")
-		for line := range strings.SplitSeq(info, "\r\n") {
-			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					t.Fatalf("used_memory %q: %v", v, err)
-				}
-				return n
-			}
-		}
-		t.Fatalf("no used_memory in INFO memory:\n%s", info)
-		return 0
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()+256<<10, 10))
-	filler := strings.Repeat("x", 16<<10)
-	for i := 0; ; i++ {
-		_, err := r.Do("SET", fmt.Sprintf("filler:%d", i), filler)
-		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
-			break
-		}
-		if err != nil || i == 1000 {
-			t.Fatalf("filling Redis up: write %d: %v", i, err)
-		}
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()-512<<10, 10))
-}
 
 // TestLocksWorkWhileRedisIsFull elects leaders the way queues do, on a
 // Redis that is out of memory (maxmemory reached, noeviction): a lock is
@@ -66,7 +27,7 @@ func TestLocksWorkWhileRedisIsFull(t *testing.T) {
 	waiter := newClient(t, rdb, lock.Options{Registerer: waiterReg})
 	prefix := testkit.Prefix(t)
 	renewing, handed := prefix+":{a}:leader", prefix+":{b}:leader"
-	fillRedis(t, r)
+	r.Fill(t)
 
 	held := acquire(t, a, renewing, "leader", lock.AcquireOptions{})
 	renewed := func() float64 {

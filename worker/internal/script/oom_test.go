@@ -1,7 +1,6 @@
 package script
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,42 +11,6 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
-
-// fillUp makes r full the way a production Redis gets full: policy
-// noeviction, maxmemory just above the memory in use, then writes until
-// Redis refuses one. maxmemory then goes 512 KiB below the memory in use,
-// so that the state holds while the test runs: a client connection alone
-// takes some 20 KiB, freed when it closes.
-func fillUp(t *testing.T, r *testkit.Private) {
-	t.Helper()
-	used := func() int64 {
-		info := r.MustDo(t, "INFO", "memory")
-		for line := range strings.SplitSeq(info, "\r\n") {
-			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					t.Fatalf("used_memory %q: %v", v, err)
-				}
-				return n
-			}
-		}
-		t.Fatalf("no used_memory in INFO memory:\n%s", info)
-		return 0
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()+256<<10, 10))
-	filler := strings.Repeat("x", 16<<10)
-	for i := 0; ; i++ {
-		_, err := r.Do("SET", fmt.Sprintf("filler:%d", i), filler)
-		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
-			break
-		}
-		if err != nil || i == 1000 {
-			t.Fatalf("filling Redis up: write %d: %v", i, err)
-		}
-	}
-	r.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used()-512<<10, 10))
-}
 
 // TestScriptsUnderOOM runs every script on a Redis that is out of memory
 // (maxmemory reached, noeviction): the scripts declared AllowOOM run, the
@@ -93,7 +56,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 	nowMs := testkit.RedisNow(t, c.client)
 
 	r.MustDo(t, "SCRIPT", "FLUSH")
-	fillUp(t, r)
+	r.Fill(t)
 	if _, err := r.Do("SET", "probe", "x"); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
 		t.Fatalf("SET after filling up: %v, want an OOM refusal", err)
 	}

@@ -3,14 +3,27 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
 
-// AddQueues records queue names in the set of known queues.
+// AddQueues records queue names in the set of known queues. When Redis is
+// out of memory and refuses the write, names already recorded are not an
+// error: a daemon restarting while Redis is full still starts.
 func (s *Store) AddQueues(ctx context.Context, queues ...string) error {
 	if len(queues) == 0 {
 		return nil
 	}
-	if err := s.c.Do(ctx, s.c.B().Sadd().Key(QueuesKey(s.prefix)).Member(queues...).Build()).Error(); err != nil {
+	key := QueuesKey(s.prefix)
+	err := s.c.Do(ctx, s.c.B().Sadd().Key(key).Member(queues...).Build()).Error()
+	if err != nil && metrics.Refusal(err) == metrics.RefusedOOM {
+		known, kerr := s.c.Do(ctx, s.c.B().Smismember().Key(key).Member(queues...).Build()).AsIntSlice()
+		if kerr == nil && !slices.Contains(known, 0) {
+			return nil
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("record queue names: %w", err)
 	}
 	return nil
