@@ -134,9 +134,11 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // guards closed and holds
+	mu     sync.Mutex // guards closed, holds, gates, stale and the entries
 	closed bool
-	holds  map[lockRef]*entry // the live hold of each field on each lock
+	holds  map[lockRef]*entry    // the live hold of each field on each lock
+	gates  map[lockRef]*gate     // the writes of each field on each lock, one at a time
+	stale  map[lockRef]staleHold // holds Redis may count that no Held stands for
 
 	subMu     sync.Mutex // guards groups and subClosed
 	groups    map[string]*group
@@ -180,6 +182,8 @@ func newClient(b backend, opts Options, m *metrics.Lock) *Client {
 		label:    opts.MetricLabel,
 		log:      opts.Logger,
 		holds:    make(map[lockRef]*entry),
+		gates:    make(map[lockRef]*gate),
+		stale:    make(map[lockRef]staleHold),
 		groups:   make(map[string]*group),
 	}
 	// The Client's own lifetime, ended by Close: no caller's context lasts as long.

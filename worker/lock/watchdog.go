@@ -29,10 +29,12 @@ func (c *Client) watch() {
 // depend on it returning.
 func (c *Client) renewAll() {
 	c.mu.Lock()
+	sent := time.Now()
 	var batch []*entry
 	for _, e := range c.holds {
 		if e.watchdog && !e.releasing {
 			batch = append(batch, e)
+			e.written = sent
 		}
 	}
 	c.mu.Unlock()
@@ -45,7 +47,6 @@ func (c *Client) renewAll() {
 	}
 
 	ctx, cancel := context.WithTimeout(c.ctx, c.interval)
-	sent := time.Now()
 	results := c.b.renew(ctx, c.lease, refs)
 	cancel()
 
