@@ -36,6 +36,11 @@ type AcquireOptions struct {
 // error wrapping ErrNotAcquired when the wait elapses, the cause of ctx
 // when ctx ends, and ErrClosed when the Client is closed.
 //
+// When holder's earlier hold on name ended here without Redis confirming
+// it gone (see Held.Release), Acquire first gives back what Redis may
+// still count of it: the new hold is one hold, never a re-entry of a stale
+// one.
+//
 // If ctx ends while an attempt is in flight, Acquire returns at once; the
 // attempt's answer is still awaited, and a lock it took is released again
 // rather than left taken until its lease runs out.

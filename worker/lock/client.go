@@ -203,9 +203,11 @@ func (c *Client) Field(holder string) string { return c.id + ":" + holder }
 
 // Close stops the watchdog and the subscriptions, makes waiting Acquire
 // calls return ErrClosed, and ends every hold with ErrClosed. Held locks
-// are not released in Redis: they expire after their lease. Release the
-// locks first for a prompt hand-over. Close waits for the Client's
-// goroutines and may be called more than once.
+// are not released in Redis: they expire after their lease, unless a later
+// Client with the same ID gives them back at its holder's last Release.
+// Release the locks first for a prompt hand-over. Close waits for the
+// Client's goroutines (not for a release or acquire whose caller left; it
+// ends within a lease) and may be called more than once.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if !c.closed {
