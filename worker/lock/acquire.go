@@ -155,6 +155,9 @@ type tried struct {
 // takes one hold rather than re-entering them, then runs the acquire
 // script and records a hold it took. It runs in ref's gate.
 func (c *Client) tryGated(ctx context.Context, ref lockRef, fixed time.Duration, label string) (tried, error) {
+	if c.ctx.Err() != nil {
+		return tried{}, ErrClosed
+	}
 	if err := c.giveBackStale(ctx, ref); err != nil {
 		return tried{}, err
 	}

@@ -60,9 +60,9 @@ func (c *Client) markStale(ref lockRef, lease time.Duration, sent time.Time) {
 func (c *Client) giveBackStale(ctx context.Context, ref lockRef) error {
 	c.mu.Lock()
 	s, ok := c.stale[ref]
-	live := c.holds[ref] != nil
+	skip := !ok || c.holds[ref] != nil || c.closed // a closed Client leaves Redis alone
 	c.mu.Unlock()
-	if !ok || live {
+	if skip {
 		return nil
 	}
 	given := 0
