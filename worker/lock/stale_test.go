@@ -16,29 +16,73 @@ import (
 // every second, and the hold ends here 2.7s after the last confirmed one.
 const staleLease = 3 * time.Second
 
-// staleHold makes a hold end here while Redis still counts it, as renewals
-// that reach Redis but whose replies are lost do: the holder's connection
-// stalls until the hold ends locally (ErrLockExpired) while the test
-// renews the key in Redis in the renewals' stead. It returns the lock
-// Client behind the proxy and the ended hold; rdb reads Redis directly.
-func staleHold(t *testing.T, rdb rueidis.Client, name, holder string) (*lock.Client, *lock.Held) {
-	t.Helper()
-	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
-	via, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connect through the proxy: %v", err)
+// cutOff is a holder's connection to Redis that a test can cut: the lock
+// Client's calls go through via, the test reads Redis through direct, and
+// between cut and heal the Client's scripts get no confirmation.
+type cutOff struct {
+	via, direct rueidis.Client
+	cut, heal   func()
+}
+
+// cutOffs are the ways to cut a holder off: on single Redis its connection
+// stalls behind a proxy (nothing gets through either way); on a private
+// Redis Cluster the user loses the right to run scripts on every node
+// (each call fails with NOPERM), so renewals fail while the test's own
+// PEXPIREs still get through.
+var cutOffs = []struct {
+	name string
+	open func(t *testing.T) cutOff
+}{
+	{"single", func(t *testing.T) cutOff {
+		proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
+		via, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
+		if err != nil {
+			t.Fatalf("connect through the proxy: %v", err)
+		}
+		t.Cleanup(via.Close)
+		return cutOff{via: via, direct: testkit.Single(t), cut: proxy.Stall, heal: proxy.Resume}
+	}},
+	{"cluster", func(t *testing.T) cutOff {
+		pc := testkit.StartPrivateCluster(t, 3, 0)
+		acl := func(rule string) func() {
+			return func() {
+				for _, n := range pc.Nodes {
+					n.MustDo(t, "ACL", "SETUSER", "default", rule)
+				}
+			}
+		}
+		return cutOff{via: pc.Client(t), direct: pc.Client(t), cut: acl("-@scripting"), heal: acl("+@all")}
+	}},
+}
+
+// forEachCutOff runs f as parallel subtests, one per way of cutting a
+// holder off.
+func forEachCutOff(t *testing.T, f func(t *testing.T, co cutOff)) {
+	for _, c := range cutOffs {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, c.open(t))
+		})
 	}
-	t.Cleanup(via.Close)
-	c := newClient(t, via, lock.Options{Lease: staleLease})
+}
+
+// staleHold makes a hold end here while Redis still counts it, as renewals
+// that reach Redis but whose replies are lost do: the holder is cut off
+// until its hold ends locally (ErrLockExpired) while the test renews the
+// key in Redis in the renewals' stead. It returns the holder's lock Client
+// and the ended hold.
+func staleHold(t *testing.T, co cutOff, name, holder string) (*lock.Client, *lock.Held) {
+	t.Helper()
+	c := newClient(t, co.via, lock.Options{Lease: staleLease})
 	h := acquire(t, c, name, holder, lock.AcquireOptions{})
 
-	proxy.Stall()
-	stop := renewBehindTheBack(t, rdb, name, staleLease)
+	co.cut()
+	stop := renewBehindTheBack(t, co.direct, name, staleLease)
 	at, cause := ended(t, h, time.Now(), 2*staleLease)
-	counted, ok := testkit.HGet(t, rdb, name, c.Field(holder))
+	counted, ok := testkit.HGet(t, co.direct, name, c.Field(holder))
 	stop()
-	proxy.Resume()
-	t.Logf("connection stalled: the hold ended here after %v with %v; Redis counted %q", at, cause, counted)
+	co.heal()
+	t.Logf("cut off: the hold ended here after %v with %v; Redis counted %q", at, cause, counted)
 	if !errors.Is(cause, lock.ErrLockExpired) {
 		t.Fatalf("hold ended with %v, want ErrLockExpired", cause)
 	}
@@ -80,20 +124,21 @@ func renewBehindTheBack(t *testing.T, rdb rueidis.Client, name string, lease tim
 // one, so that the one Release gives the lock back and wakes the waiters.
 func TestReacquireAfterLocalExpiryTakesNoSecondHold(t *testing.T) {
 	t.Parallel()
-	rdb := testkit.Single(t)
-	name := testkit.Prefix(t)
-	c, _ := staleHold(t, rdb, name, "leader")
+	forEachCutOff(t, func(t *testing.T, co cutOff) {
+		name := testkit.Prefix(t)
+		c, _ := staleHold(t, co, name, "leader")
 
-	h := acquire(t, c, name, "leader", lock.AcquireOptions{})
-	if got, want := testkit.HGetAll(t, rdb, name), map[string]string{c.Field("leader"): "1"}; !maps.Equal(got, want) {
-		t.Errorf("after acquiring again: HGETALL = %v, want %v", got, want)
-	}
-	waiter := newClient(t, testkit.Single(t), lock.Options{Lease: staleLease})
-	took := releaseToWaiter(t, rdb, waiter, h)
-	t.Logf("release → waiter acquired: %v", took)
-	if took > staleLease/3 {
-		t.Errorf("the waiter acquired %v after the release, want at once (woken by the unlock message), long before the %v lease", took, staleLease)
-	}
+		h := acquire(t, c, name, "leader", lock.AcquireOptions{})
+		if got, want := testkit.HGetAll(t, co.direct, name), map[string]string{c.Field("leader"): "1"}; !maps.Equal(got, want) {
+			t.Errorf("after acquiring again: HGETALL = %v, want %v", got, want)
+		}
+		waiter := newClient(t, co.direct, lock.Options{Lease: staleLease})
+		took := releaseToWaiter(t, co.direct, waiter, h)
+		t.Logf("release → waiter acquired: %v", took)
+		if took > staleLease/3 {
+			t.Errorf("the waiter acquired %v after the release, want at once (woken by the unlock message), long before the %v lease", took, staleLease)
+		}
+	})
 }
 
 // TestReleaseOfExpiredHoldGivesBackWhatRedisCounts: Release of a hold that
@@ -101,21 +146,22 @@ func TestReacquireAfterLocalExpiryTakesNoSecondHold(t *testing.T) {
 // waiters of other processes are woken at once instead of at the TTL.
 func TestReleaseOfExpiredHoldGivesBackWhatRedisCounts(t *testing.T) {
 	t.Parallel()
-	rdb := testkit.Single(t)
-	name := testkit.Prefix(t)
-	_, h := staleHold(t, rdb, name, "job")
+	forEachCutOff(t, func(t *testing.T, co cutOff) {
+		name := testkit.Prefix(t)
+		_, h := staleHold(t, co, name, "job")
 
-	waiter := newClient(t, testkit.Single(t), lock.Options{Lease: staleLease})
-	done := waitFor(t, rdb, waiter, name)
-	start := time.Now()
-	if err := h.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) || !errors.Is(err, lock.ErrLockExpired) {
-		t.Errorf("Release of the expired hold = %v, want ErrNotHeld wrapping ErrLockExpired", err)
-	}
-	took := receive(t, done)
-	t.Logf("release of the expired hold → waiter acquired: %v", took.Sub(start))
-	if took.Sub(start) > staleLease/3 {
-		t.Errorf("the waiter acquired %v after the release, want at once, long before the %v lease", took.Sub(start), staleLease)
-	}
+		waiter := newClient(t, co.direct, lock.Options{Lease: staleLease})
+		done := waitFor(t, co.direct, waiter, name)
+		start := time.Now()
+		if err := h.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) || !errors.Is(err, lock.ErrLockExpired) {
+			t.Errorf("Release of the expired hold = %v, want ErrNotHeld wrapping ErrLockExpired", err)
+		}
+		took := receive(t, done).Sub(start)
+		t.Logf("release of the expired hold → waiter acquired: %v", took)
+		if took > staleLease/3 {
+			t.Errorf("the waiter acquired %v after the release, want at once, long before the %v lease", took, staleLease)
+		}
+	})
 }
 
 // TestLastReleaseGivesBackHoldsAClosedClientLeft: a Client with the ID of
