@@ -24,6 +24,9 @@ type fakeRedis struct {
 	renewErr func(at time.Time) error
 	// renewHang makes renewal calls block until their context ends.
 	renewHang bool
+	// renewSlow delays a renewal's answer (not its effect) by this long,
+	// or until its context ends.
+	renewSlow time.Duration
 	// silent drops unlock messages: a release publishes nothing.
 	silent bool
 	// acquireDelay and releaseDelay are how long an acquire or a release
@@ -185,11 +188,21 @@ func (f *fakeRedis) renew(ctx context.Context, lease time.Duration, locks []lock
 		return failAll(err)
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i, r := range locks {
 		if l := f.get(r.name); l != nil && l.fields[r.field] > 0 {
 			l.expires = now.Add(lease)
 			out[i].held = true
+		}
+	}
+	slow := f.renewSlow
+	f.mu.Unlock()
+	if slow > 0 {
+		t := time.NewTimer(slow)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return failAll(ctx.Err())
 		}
 	}
 	return out

@@ -130,6 +130,30 @@ func TestStepDownAtSentPlusLeaseMinusMargin(t *testing.T) {
 	}
 }
 
+// TestSlowRenewalAnswersStillCount: renewals reach Redis at once but
+// answer after longer than the renewal interval (12s for 10s). Each answer
+// still confirms the renewal it answers, from its send, so the hold lives
+// on; taken for lost, they would end it here at +27s while Redis kept it.
+func TestSlowRenewalAnswersStillCount(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeRedis()
+		f.set(func(f *fakeRedis) { f.renewSlow = 12 * time.Second })
+		c := fakeClient(t, f, Options{Lease: testLease})
+		h := mustAcquire(t, c, "L", "leader", AcquireOptions{})
+		time.Sleep(2 * time.Minute)
+		if err := h.Context().Err(); err != nil {
+			t.Fatalf("hold ended (%v) while every renewal reached Redis and answered within %v", context.Cause(h.Context()), testLease-Margin(testLease))
+		}
+		if n := f.count("L", c.Field("leader")); n != 1 {
+			t.Errorf("hold count %d, want 1", n)
+		}
+		if err := h.Release(t.Context()); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+	})
+}
+
 func TestRenewalFindingLockGoneEndsHoldAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
