@@ -77,7 +77,9 @@
 // ErrLockExpired before Redis can let another process in — as long as the
 // clocks of this host and Redis run at the same rate. A renewal that finds
 // the holder's field gone ends the hold at once with ErrLockLost; one that
-// gets no answer is tried again at the next tick.
+// gets no answer is tried again at the next tick, which is sent on time
+// whatever the last round is doing. A late answer still counts, from its
+// send, as long as it can move the deadline.
 //
 // # Waiting
 //
