@@ -165,9 +165,9 @@ func (c *Client) release(ctx context.Context, e *entry) error {
 		delete(c.stale, ref)
 		err = ErrNotHeld
 	case res == releaseDeleted:
-		// Not the last hold here: Redis counted fewer holds than this
-		// process (the key was rewritten behind its back), so the other
-		// Helds no longer hold the lock.
+		// The lock is deleted and announced. If holds remained here,
+		// Redis counted fewer than this process (the key was rewritten
+		// behind its back): the other Helds no longer hold the lock.
 		cause := ErrReleased
 		if !last {
 			cause = ErrLockLost
