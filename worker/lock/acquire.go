@@ -36,6 +36,11 @@ type AcquireOptions struct {
 // error wrapping ErrNotAcquired when the wait elapses, the cause of ctx
 // when ctx ends, and ErrClosed when the Client is closed.
 //
+// When holder's earlier hold on name ended here without Redis confirming
+// it gone (see Held.Release), Acquire first gives back what Redis may
+// still count of it: the new hold is one hold, never a re-entry of a stale
+// one.
+//
 // If ctx ends while an attempt is in flight, Acquire returns at once; the
 // attempt's answer is still awaited, and a lock it took is released again
 // rather than left taken until its lease runs out.
@@ -122,78 +127,69 @@ func (o AcquireOptions) validate(name, holder string) (time.Duration, error) {
 	return fixed, nil
 }
 
-// try runs one acquire attempt. It returns the Held when the lock was
-// taken, else the lock's remaining TTL.
+// try runs one acquire attempt in ref's gate. It returns the Held when
+// the lock was taken, else the lock's remaining TTL. If ctx ends while the
+// attempt is in flight, try returns at once; the attempt's answer is still
+// awaited, and a lock it took is released again.
 func (c *Client) try(ctx context.Context, ref lockRef, fixed time.Duration, label string) (*Held, time.Duration, error) {
-	lease := c.leaseFor(ref, fixed)
-	sent := time.Now()
-	ok, ttl, err := c.attempt(ctx, ref, lease, sent)
+	if err := c.enter(ctx, ref); err != nil {
+		return nil, 0, fmt.Errorf("acquire lock %s: %w", ref.name, err)
+	}
+	a, err := gated(ctx, c, ref, func(ctx context.Context) (tried, error) {
+		return c.tryGated(ctx, ref, fixed, label)
+	}, c.undo)
 	if err != nil {
 		return nil, 0, fmt.Errorf("acquire lock %s: %w", ref.name, err)
 	}
+	return a.h, a.ttl, nil
+}
+
+// tried is the outcome of an acquire attempt: the Held when it took the
+// lock, else the lock's remaining TTL.
+type tried struct {
+	h   *Held
+	ttl time.Duration
+}
+
+// tryGated gives back the stale holds of ref, if any, so that the attempt
+// takes one hold rather than re-entering them, then runs the acquire
+// script and records a hold it took. It runs in ref's gate.
+func (c *Client) tryGated(ctx context.Context, ref lockRef, fixed time.Duration, label string) (tried, error) {
+	if c.ctx.Err() != nil {
+		return tried{}, ErrClosed
+	}
+	if err := c.giveBackStale(ctx, ref); err != nil {
+		return tried{}, err
+	}
+	lease := c.leaseFor(ref, fixed)
+	sent := time.Now()
+	ok, ttl, err := c.sendAcquire(ctx, ref, lease)
+	if err != nil {
+		// The script may have run: Redis may count a hold no Held stands for.
+		c.mu.Lock()
+		c.markStale(ref, lease, sent)
+		c.mu.Unlock()
+		return tried{}, err
+	}
 	if !ok {
 		c.metrics.Contended(label)
-		return nil, ttl, nil
+		return tried{ttl: ttl}, nil
 	}
 	h, err := c.hold(ctx, ref, fixed == 0, lease, sent)
-	return h, 0, err
+	return tried{h: h}, err
 }
 
-// acquireAnswer is the acquire script's answer.
-type acquireAnswer struct {
-	ok  bool
-	ttl time.Duration
-	err error
-}
-
-// attempt runs the acquire script. Once sent, a script runs whether or not
-// its caller still waits, so it runs under a context detached from ctx and
-// bounded by the lease; when ctx ends first, attempt returns ctx's cause at
-// once and leaves undo to await the answer.
-func (c *Client) attempt(ctx context.Context, ref lockRef, lease time.Duration, sent time.Time) (bool, time.Duration, error) {
-	if ctx.Done() == nil { // ctx cannot end: nothing is ever abandoned
-		return c.b.acquire(ctx, ref.name, ref.field, lease)
-	}
-	if ctx.Err() != nil {
-		return false, 0, context.Cause(ctx)
-	}
-	detached := context.WithoutCancel(ctx)
-	answers := make(chan acquireAnswer, 1)
-	go func() {
-		actx, cancel := context.WithTimeout(detached, lease)
-		defer cancel()
-		ok, ttl, err := c.b.acquire(actx, ref.name, ref.field, lease)
-		answers <- acquireAnswer{ok, ttl, err}
-	}()
-	select {
-	case a := <-answers:
-		return a.ok, a.ttl, a.err
-	case <-ctx.Done():
-		go c.undo(detached, ref, lease, sent, answers)
-		return false, 0, context.Cause(ctx)
-	}
-}
-
-// undo awaits the answer of an acquire its caller abandoned and, if it took
-// the lock, releases it: that decrements exactly the increment the answer
-// reports, so it is safe whatever else this process holds, and waiters
-// need not wait out the lease.
-func (c *Client) undo(ctx context.Context, ref lockRef, lease time.Duration, sent time.Time, answers <-chan acquireAnswer) {
-	if a := <-answers; !a.ok {
+// undo releases a hold taken by an attempt whose caller is gone, so that
+// waiters need not wait out the lease. That decrements exactly the
+// increment the attempt made, whatever else this process holds. It runs
+// in the attempt's gate.
+func (c *Client) undo(ctx context.Context, a tried) {
+	if a.h == nil || a.h.finish() != nil {
 		return
 	}
-	// The acquire also reset the key's TTL, which a live hold of the same
-	// holder (a re-entry) must take into account.
-	c.mu.Lock()
-	if e := c.holds[ref]; e != nil {
-		c.confirm(e, sent, lease)
-	}
-	c.mu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, lease)
-	defer cancel()
-	if _, err := c.b.release(rctx, ref.name, Channel(ref.name), ref.field, lease); err != nil {
+	if err := c.release(ctx, a.h.e); err != nil {
 		c.log.Warn("lock: an abandoned acquire took the lock and releasing it failed; it expires after its lease",
-			"lock", ref.name, "field", ref.field, "lease", lease, "err", err)
+			"lock", a.h.e.ref.name, "field", a.h.e.ref.field, "err", err)
 	}
 }
 

@@ -134,9 +134,11 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // guards closed and holds
+	mu     sync.Mutex // guards closed, holds, gates, stale and the entries
 	closed bool
-	holds  map[lockRef]*entry // the live hold of each field on each lock
+	holds  map[lockRef]*entry    // the live hold of each field on each lock
+	gates  map[lockRef]*gate     // the writes of each field on each lock, one at a time
+	stale  map[lockRef]staleHold // holds Redis may count that no Held stands for
 
 	subMu     sync.Mutex // guards groups and subClosed
 	groups    map[string]*group
@@ -180,6 +182,8 @@ func newClient(b backend, opts Options, m *metrics.Lock) *Client {
 		label:    opts.MetricLabel,
 		log:      opts.Logger,
 		holds:    make(map[lockRef]*entry),
+		gates:    make(map[lockRef]*gate),
+		stale:    make(map[lockRef]staleHold),
 		groups:   make(map[string]*group),
 	}
 	// The Client's own lifetime, ended by Close: no caller's context lasts as long.
@@ -199,9 +203,11 @@ func (c *Client) Field(holder string) string { return c.id + ":" + holder }
 
 // Close stops the watchdog and the subscriptions, makes waiting Acquire
 // calls return ErrClosed, and ends every hold with ErrClosed. Held locks
-// are not released in Redis: they expire after their lease. Release the
-// locks first for a prompt hand-over. Close waits for the Client's
-// goroutines and may be called more than once.
+// are not released in Redis: they expire after their lease, unless a later
+// Client with the same ID gives them back at its holder's last Release.
+// Release the locks first for a prompt hand-over. Close waits for the
+// Client's goroutines (not for a release or acquire whose caller left; it
+// ends within a lease) and may be called more than once.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if !c.closed {

@@ -26,15 +26,42 @@
 //	 │ └──── released: Release at n = 1 (DEL, PUBLISH "0") ─────┤ └──┘ Acquire by the same holder: n+1
 //	 │                                                           │      Release at n > 1: n−1
 //	 │ Acquire: another field holds it                           ├──► lost:    a renewal or release found the field gone
-//	 ▼                                                           ├──► expired: no lease write confirmed for lease − margin
-//	waiting ── unlock message or the TTL ran out: try again      └──► closed:  Client.Close (the key is left to expire)
-//	 │ ├──► taken: held (n = 1)
-//	 │ └──► gave up: Wait elapsed (ErrNotAcquired) or ctx ended
+//	 ▼                                                           ├──► expired: no lease write confirmed for lease − margin;
+//	waiting ── unlock message or the TTL ran out: try again      │             Release or the next Acquire gives back
+//	 ├──► taken: held (n = 1)                                    │             what Redis still counts
+//	 └──► gave up: Wait elapsed (ErrNotAcquired) or ctx ended    └──► closed:  Client.Close (the key is left to expire)
 //
 // A Held's Context ends when its hold leaves the held state, with cause
 // ErrReleased, ErrLockLost, ErrLockExpired or ErrClosed; Release ends that
 // Held's context at once. The holds of one holder on one lock share one
 // fate: a lost or expired lock ends all of them.
+//
+// # Holds Redis counts and this process does not
+//
+// Redis counts a holder's holds, and so does the Client; a lost reply or
+// a hold that ended here first can make them differ. A hold that expired
+// here is often still counted in Redis (its renewals arrived, their
+// replies did not), as is one whose release failed or an acquire whose
+// reply was lost. Were such a hold re-entered by the holder's next
+// Acquire, its one Release would leave the lock counted and unannounced,
+// and waiters would wait out the lease. So the Client keeps one write of
+// each holder's holds on a lock in flight at a time, in the order it
+// learns their outcome, and gives back what Redis may still count beyond
+// its own holds (a release per stale hold; the last one deletes the lock
+// and publishes the unlock message):
+//
+//   - Release of a hold that ended here without Redis confirming it gone
+//     gives back what Redis still counts of it;
+//   - the holder's next Acquire first gives back what Redis may still
+//     count, so it takes one hold, never a second on a stale one;
+//   - the last Release of a holder gives back whatever Redis counts beyond
+//     it (for example the hold of a closed Client with the same ID), so a
+//     released lock is always deleted and announced.
+//
+// A holder's fields are its own (Options.ID is unique), so nothing given
+// back was anyone else's. A Release or Acquire whose ctx ends while its
+// call is in flight returns at once; the call's outcome is still awaited,
+// and the holder's next write waits for it.
 //
 // # Leases and the watchdog
 //
@@ -50,7 +77,9 @@
 // ErrLockExpired before Redis can let another process in — as long as the
 // clocks of this host and Redis run at the same rate. A renewal that finds
 // the holder's field gone ends the hold at once with ErrLockLost; one that
-// gets no answer is tried again at the next tick.
+// gets no answer is tried again at the next tick, which is sent on time
+// whatever the last round is doing. A late answer still counts, from its
+// send, as long as it can move the deadline.
 //
 // # Waiting
 //

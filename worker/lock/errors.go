@@ -12,8 +12,9 @@ var (
 
 	// ErrNotHeld reports a Release by a holder that no longer holds the
 	// lock: its hold ended before (lost, expired, closed, or this Held was
-	// already released) or Redis no longer has its field. Nothing was
-	// changed in Redis.
+	// already released) or Redis no longer has its field. Nothing of
+	// another holder was changed in Redis; what Redis still counted of a
+	// hold that had ended here was given back (see Held.Release).
 	ErrNotHeld = errors.New("lock not held")
 
 	// ErrLockLost ends a hold when Redis showed the lock gone: a renewal or

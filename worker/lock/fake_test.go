@@ -24,12 +24,39 @@ type fakeRedis struct {
 	renewErr func(at time.Time) error
 	// renewHang makes renewal calls block until their context ends.
 	renewHang bool
+	// renewSlow delays a renewal's answer (not its effect) by this long,
+	// or until its context ends.
+	renewSlow time.Duration
 	// silent drops unlock messages: a release publishes nothing.
 	silent bool
-	// acquireDelay is how long an acquire takes to reach the fake and
-	// answer; it runs even if its context ends meanwhile, as a script on
-	// the wire does.
-	acquireDelay time.Duration
+	// acquireDelay and releaseDelay are how long an acquire or a release
+	// takes to reach the fake and answer; it runs even if its context ends
+	// meanwhile, as a script on the wire does.
+	acquireDelay, releaseDelay time.Duration
+	// lose, when set, is asked before each acquire ("acquire") and release
+	// ("release"): errLostReply makes the call run in full and its reply
+	// get lost; any other error fails the call before it runs.
+	lose func(op string) error
+}
+
+// errLostReply is the error of a call whose reply was lost after it ran.
+var errLostReply = errors.New("connection reset: reply lost")
+
+// fate asks f.lose what happens to a call of op: an error before it runs,
+// or errLostReply to return once it ran.
+func (f *fakeRedis) fate(op string) (before, after error) {
+	f.mu.Lock()
+	lose := f.lose
+	f.mu.Unlock()
+	if lose == nil {
+		return nil, nil
+	}
+	switch err := lose(op); {
+	case errors.Is(err, errLostReply):
+		return nil, err
+	default:
+		return err, nil
+	}
 }
 
 type fakeLock struct {
@@ -76,6 +103,10 @@ func (f *fakeRedis) acquire(ctx context.Context, name, field string, lease time.
 	if err := checkLease(lease); err != nil {
 		return false, 0, err
 	}
+	before, after := f.fate("acquire")
+	if before != nil {
+		return false, 0, before
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l := f.get(name)
@@ -84,32 +115,40 @@ func (f *fakeRedis) acquire(ctx context.Context, name, field string, lease time.
 		f.locks[name] = l
 	} else if l.fields[field] == 0 {
 		if l.expires.IsZero() {
-			return false, -time.Millisecond, nil
+			return false, -time.Millisecond, after
 		}
-		return false, time.Until(l.expires), nil
+		return false, time.Until(l.expires), after
 	}
 	l.fields[field]++
 	l.expires = time.Now().Add(lease)
-	return true, 0, nil
+	return after == nil, 0, after
 }
 
 func (f *fakeRedis) release(ctx context.Context, name, channel, field string, lease time.Duration) (releaseResult, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	f.mu.Lock()
+	delay := f.releaseDelay
+	f.mu.Unlock()
+	time.Sleep(delay)
 	if err := checkLease(lease); err != nil {
 		return 0, err
+	}
+	before, after := f.fate("release")
+	if before != nil {
+		return 0, before
 	}
 	f.mu.Lock()
 	l := f.get(name)
 	if l == nil || l.fields[field] == 0 {
 		f.mu.Unlock()
-		return releaseNotHeld, nil
+		return releaseNotHeld, after
 	}
 	if l.fields[field]--; l.fields[field] > 0 {
 		l.expires = time.Now().Add(lease)
 		f.mu.Unlock()
-		return releaseDecremented, nil
+		return releaseDecremented, after
 	}
 	delete(f.locks, name)
 	var subs []*fakeSub
@@ -120,7 +159,7 @@ func (f *fakeRedis) release(ctx context.Context, name, channel, field string, le
 	for _, s := range subs {
 		s.onMessage()
 	}
-	return releaseDeleted, nil
+	return releaseDeleted, after
 }
 
 func (f *fakeRedis) renew(ctx context.Context, lease time.Duration, locks []lockRef) []renewResult {
@@ -149,11 +188,21 @@ func (f *fakeRedis) renew(ctx context.Context, lease time.Duration, locks []lock
 		return failAll(err)
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i, r := range locks {
 		if l := f.get(r.name); l != nil && l.fields[r.field] > 0 {
 			l.expires = now.Add(lease)
 			out[i].held = true
+		}
+	}
+	slow := f.renewSlow
+	f.mu.Unlock()
+	if slow > 0 {
+		t := time.NewTimer(slow)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return failAll(ctx.Err())
 		}
 	}
 	return out

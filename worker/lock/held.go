@@ -27,6 +27,9 @@ type entry struct {
 	lease    time.Duration
 	deadline time.Time
 	timer    *time.Timer
+	// written is when the last write of the lease was sent, confirmed or
+	// not: with the lease, when Redis expires the key at the latest.
+	written time.Time
 
 	ctx    context.Context // cancelled with the cause when the hold ends
 	cancel context.CancelCauseFunc
@@ -63,67 +66,136 @@ func (h *Held) Context() context.Context { return h.ctx }
 // unlock message that wakes waiters. The Held's context ends with
 // ErrReleased either way.
 //
-// Release returns ErrNotHeld, touching nothing in Redis, when the hold had
-// already ended (lost, expired, closed, or released before), and ErrNotHeld
-// when Redis no longer had the holder's field. When the call fails
-// (ctx ended, network), the hold still ends: if it was the holder's last,
-// the lock is no longer renewed and Redis expires it after its lease.
+// Release returns ErrNotHeld when the hold had already ended (lost,
+// expired, closed, or released before) or Redis no longer had the holder's
+// field. A hold that ended here without Redis confirming it gone (its
+// lease ran out here first, or its release failed) may still be counted
+// in Redis: Release then gives that count back, so waiters are woken now
+// rather than when the lease runs out, and still returns ErrNotHeld. The
+// last Release of a holder likewise gives back whatever Redis counts
+// beyond this process's holds (an acquire whose reply was lost, a Client
+// with the same ID closed while holding): a released lock is always
+// deleted and announced. When the call fails (ctx ended, network), the
+// hold still ends: if it was the holder's last, the lock is no longer
+// renewed and Redis expires it after its lease, or the holder's next
+// Acquire or Release gives it back.
 func (h *Held) Release(ctx context.Context) error {
 	c, e := h.c, h.e
-	c.mu.Lock()
-	if h.done {
-		c.mu.Unlock()
-		return fmt.Errorf("release lock %s: %w: already released", e.ref.name, ErrNotHeld)
+	if err := h.finish(); err != nil {
+		return fmt.Errorf("release lock %s: %w", e.ref.name, err)
 	}
+	if err := c.enter(ctx, e.ref); err != nil {
+		c.mu.Lock()
+		ended, cause := e.ended, context.Cause(e.ctx)
+		c.unsent(e)
+		c.mu.Unlock()
+		if ended {
+			return fmt.Errorf("release lock %s: %w: %w", e.ref.name, ErrNotHeld, cause)
+		}
+		return fmt.Errorf("release lock %s: %w", e.ref.name, err)
+	}
+	_, err := gated(ctx, c, e.ref, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.release(ctx, e)
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("release lock %s: %w", e.ref.name, err)
+	}
+	return nil
+}
+
+// finish marks h released and ends its context, or reports that it was
+// released before.
+func (h *Held) finish() error {
+	h.c.mu.Lock()
+	done := h.done
 	h.done = true
+	h.c.mu.Unlock()
+	if done {
+		return fmt.Errorf("%w: already released", ErrNotHeld)
+	}
+	h.cancel(ErrReleased)
+	return nil
+}
+
+// unsent drops one hold of e whose release was never sent: Redis still
+// counts it. c.mu must be held.
+func (c *Client) unsent(e *entry) {
+	if e.ended {
+		return
+	}
+	c.markStale(e.ref, c.keyLease(e), e.written)
+	if e.count--; e.count == 0 {
+		c.end(e, ErrReleased)
+	}
+}
+
+// release gives up one hold of e in Redis. It runs in e.ref's gate.
+func (c *Client) release(ctx context.Context, e *entry) error {
+	ref := e.ref
+	c.mu.Lock()
 	if e.ended {
 		cause := context.Cause(e.ctx)
 		c.mu.Unlock()
-		h.cancel(ErrReleased)
-		return fmt.Errorf("release lock %s: %w: %w", e.ref.name, ErrNotHeld, cause)
+		if err := c.giveBackStale(ctx, ref); err != nil {
+			return fmt.Errorf("%w: %w; %w", ErrNotHeld, cause, err)
+		}
+		return fmt.Errorf("%w: %w", ErrNotHeld, cause)
 	}
 	e.count--
 	last := e.count == 0
 	if last {
 		e.releasing = true
 	}
-	lease := e.lease
-	if e.watchdog {
-		lease = c.lease
-	}
-	c.mu.Unlock()
-	h.cancel(ErrReleased)
-
+	lease := c.keyLease(e)
 	sent := time.Now()
-	res, err := c.b.release(ctx, e.ref.name, Channel(e.ref.name), e.ref.field, lease)
+	e.written = later(e.written, sent)
+	c.mu.Unlock()
+	res, err := c.sendRelease(ctx, ref, lease)
 
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	switch {
 	case err != nil:
+		// The script may not have run: Redis may still count the hold.
+		c.markStale(ref, lease, sent)
 		if last {
 			c.end(e, ErrReleased)
 		}
-		return fmt.Errorf("release lock %s: %w", e.ref.name, err)
 	case res == releaseNotHeld:
 		c.end(e, ErrLockLost)
-		return fmt.Errorf("release lock %s: %w", e.ref.name, ErrNotHeld)
-	case res == releaseDeleted && !last:
-		// Redis counted fewer holds than this process (an earlier release
-		// whose reply was lost): the other Helds no longer hold the lock.
-		c.end(e, ErrLockLost)
-	case res == releaseDecremented && last:
-		// Redis counted more holds than this process (an acquire whose
-		// reply was lost): nothing here renews it, so it expires.
-		c.log.Warn("lock: released the last local hold but Redis still counts holds; it expires after its lease",
-			"lock", e.ref.name, "field", e.ref.field, "lease", lease)
-		c.end(e, ErrReleased)
+		delete(c.stale, ref)
+		err = ErrNotHeld
+	case res == releaseDeleted:
+		// The lock is deleted and announced. If holds remained here,
+		// Redis counted fewer than this process (the key was rewritten
+		// behind its back): the other Helds no longer hold the lock.
+		cause := ErrReleased
+		if !last {
+			cause = ErrLockLost
+		}
+		c.end(e, cause)
+		delete(c.stale, ref)
 	case last:
+		// Redis still counts holds no Held here stands for: stale ones,
+		// given back now so that the lock is deleted and announced.
 		c.end(e, ErrReleased)
+		c.markStale(ref, lease, sent)
+		c.mu.Unlock()
+		return c.giveBackStale(ctx, ref)
 	default:
 		c.confirm(e, sent, lease)
 	}
-	return nil
+	c.mu.Unlock()
+	return err
+}
+
+// keyLease is the lease a write of e's key sets: the watchdog's while any
+// of its holds is renewed, else the fixed lease it was taken with. c.mu
+// must be held.
+func (c *Client) keyLease(e *entry) time.Duration {
+	if e.watchdog {
+		return c.lease
+	}
+	return e.lease
 }
 
 // hold records a confirmed acquire of ref sent at sent with lease and
@@ -132,7 +204,7 @@ func (c *Client) hold(ctx context.Context, ref lockRef, watchdog bool, lease tim
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, fmt.Errorf("acquire lock %s: %w (the lock was taken and expires after %v)", ref.name, ErrClosed, lease)
+		return nil, fmt.Errorf("%w (the lock was taken and expires after %v)", ErrClosed, lease)
 	}
 	e := c.holds[ref]
 	if e == nil || e.ended || e.releasing {
@@ -142,6 +214,7 @@ func (c *Client) hold(ctx context.Context, ref lockRef, watchdog bool, lease tim
 	}
 	e.count++
 	e.watchdog = e.watchdog || watchdog
+	e.written = later(e.written, sent)
 	c.confirm(e, sent, lease)
 	h := &Held{c: c, e: e}
 	h.ctx, h.cancel = context.WithCancelCause(e.ctx)
@@ -194,6 +267,8 @@ func (c *Client) expire(e *entry) {
 		return
 	}
 	c.end(e, ErrLockExpired)
+	// Redis may still count the holds: a renewal may have reached it.
+	c.markStale(e.ref, c.keyLease(e), e.written)
 	since := time.Since(e.sent)
 	c.mu.Unlock()
 	c.log.Warn("lock: no renewal confirmed within the lease minus the margin; the hold ends",
@@ -214,4 +289,12 @@ func (c *Client) end(e *entry, cause error) {
 	if c.holds[e.ref] == e {
 		delete(c.holds, e.ref)
 	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

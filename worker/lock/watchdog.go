@@ -10,6 +10,12 @@ import (
 // lock gone ends the hold at once (ErrLockLost); a renewal without an
 // answer is tried again at the next tick, and the hold's own timer ends it
 // (ErrLockExpired) if no renewal is confirmed before its deadline.
+//
+// Each round runs on its own, so the next one is sent on time whatever the
+// last is doing, and waits for its answers as long as they can still move
+// a deadline: a renewal that reached Redis but answers late (a loaded
+// host, a slow Redis) still counts, rather than being taken for lost while
+// Redis renewed the lock — a hold that then ended here while Redis kept it.
 func (c *Client) watch() {
 	defer c.wg.Done()
 	t := time.NewTicker(c.interval)
@@ -19,20 +25,27 @@ func (c *Client) watch() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			c.renewAll()
+			c.wg.Add(1) // while watch itself counts: never from zero
+			go func() {
+				defer c.wg.Done()
+				c.renewAll()
+			}()
 		}
 	}
 }
 
-// renewAll runs one round of renewals. It waits at most one interval for
-// the answers, so the next round starts on time; the deadlines do not
-// depend on it returning.
+// renewAll runs one round of renewals. It waits for the answers up to the
+// lease minus the margin from its send: an answer after that would confirm
+// a deadline already past. Rounds may overlap (at most about three, while
+// Redis is slow); the latest confirmed send sets a hold's deadline.
 func (c *Client) renewAll() {
 	c.mu.Lock()
+	sent := time.Now()
 	var batch []*entry
 	for _, e := range c.holds {
 		if e.watchdog && !e.releasing {
 			batch = append(batch, e)
+			e.written = sent
 		}
 	}
 	c.mu.Unlock()
@@ -44,8 +57,7 @@ func (c *Client) renewAll() {
 		refs[i] = e.ref
 	}
 
-	ctx, cancel := context.WithTimeout(c.ctx, c.interval)
-	sent := time.Now()
+	ctx, cancel := context.WithTimeout(c.ctx, c.lease-Margin(c.lease))
 	results := c.b.renew(ctx, c.lease, refs)
 	cancel()
 
@@ -80,6 +92,6 @@ func (c *Client) renewAll() {
 		c.log.Warn("lock: renewal found the lock gone; the hold ends", "lock", e.ref.name, "field", e.ref.field)
 	}
 	if failed > 0 && c.ctx.Err() == nil {
-		c.log.Warn("lock: renewals got no answer; retrying at the next tick", "locks", failed, "err", firstErr)
+		c.log.Warn("lock: a round of renewals got no answer; the next rounds go on", "locks", failed, "err", firstErr)
 	}
 }

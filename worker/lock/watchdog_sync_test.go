@@ -130,6 +130,30 @@ func TestStepDownAtSentPlusLeaseMinusMargin(t *testing.T) {
 	}
 }
 
+// TestSlowRenewalAnswersStillCount: renewals reach Redis at once but
+// answer after longer than the renewal interval (12s for 10s). Each answer
+// still confirms the renewal it answers, from its send, so the hold lives
+// on; taken for lost, they would end it here at +27s while Redis kept it.
+func TestSlowRenewalAnswersStillCount(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeRedis()
+		f.set(func(f *fakeRedis) { f.renewSlow = 12 * time.Second })
+		c := fakeClient(t, f, Options{Lease: testLease})
+		h := mustAcquire(t, c, "L", "leader", AcquireOptions{})
+		time.Sleep(2 * time.Minute)
+		if err := h.Context().Err(); err != nil {
+			t.Fatalf("hold ended (%v) while every renewal reached Redis and answered within %v", context.Cause(h.Context()), testLease-Margin(testLease))
+		}
+		if n := f.count("L", c.Field("leader")); n != 1 {
+			t.Errorf("hold count %d, want 1", n)
+		}
+		if err := h.Release(t.Context()); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+	})
+}
+
 func TestRenewalFindingLockGoneEndsHoldAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -257,15 +281,27 @@ func TestFixedLeaseEndsBeforeTheKeyExpires(t *testing.T) {
 		if at != 9*time.Second || !errors.Is(cause, ErrLockExpired) {
 			t.Errorf("fixed-lease hold ended at +%v with %v, want +9s (10s - margin) with ErrLockExpired", at, cause)
 		}
-		if err := h.Release(t.Context()); !errors.Is(err, ErrNotHeld) {
-			t.Errorf("Release after the lease = %v, want ErrNotHeld", err)
-		}
 		if n := f.count("L", c.Field("a")); n != 1 {
-			t.Errorf("hold count %d, want 1: a Release after the local deadline must not touch Redis", n)
+			t.Errorf("hold count %d at the local deadline, want 1: the key outlives it by the margin", n)
+		}
+		// The hold ended here but Redis still counts it: Release gives it
+		// back (the field's own count, nobody else's), and the other holder
+		// need not wait for the key to expire.
+		if err := h.Release(t.Context()); !errors.Is(err, ErrNotHeld) || !errors.Is(err, ErrLockExpired) {
+			t.Errorf("Release after the lease = %v, want ErrNotHeld wrapping ErrLockExpired", err)
+		}
+		if n := f.count("L", c.Field("a")); n != 0 {
+			t.Errorf("hold count %d after the Release, want the stale hold given back", n)
 		}
 		h2, err := other.Acquire(t.Context(), "L", "b", AcquireOptions{Wait: time.Minute})
-		if err != nil || time.Since(t0) != 10*time.Second {
-			t.Fatalf("other holder acquired at +%v (%v), want +10s", time.Since(t0), err)
+		if err != nil || time.Since(t0) != 9*time.Second {
+			t.Fatalf("other holder acquired at +%v (%v), want +9s, at the Release", time.Since(t0), err)
+		}
+		if err := h.Release(t.Context()); !errors.Is(err, ErrNotHeld) {
+			t.Errorf("second Release = %v, want ErrNotHeld", err)
+		}
+		if n := f.count("L", other.Field("b")); n != 1 {
+			t.Errorf("the other holder's count %d after a repeated Release of the expired hold, want 1", n)
 		}
 		h2.Release(t.Context())
 	})

@@ -16,6 +16,11 @@
 //	                                                     │ ctx ends (SIGTERM)
 //	                              released at once ◄─────┘  (duties stopped first)
 //
+// Whatever ends a term, the elector releases its hold before it competes
+// again: a hold that ended here (expired) may still be counted in Redis,
+// and giving it back wakes the followers at once and keeps the next term
+// to one hold, so its release at shutdown hands over at once too.
+//
 // Each duty is a small loop started when the process gains leadership and
 // stopped, through the leadership's context, when it loses it. Every duty's
 // script checks in Redis, in the same call and hash slot as its writes, that

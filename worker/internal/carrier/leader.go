@@ -33,10 +33,7 @@ func (c *Carrier) elect(ctx context.Context, q Queue) {
 		cause := c.lead(ctx, held, q, log)
 		c.setLeading(q.Name, false)
 		if ctx.Err() != nil {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			err := held.Release(rctx)
-			cancel()
-			if err != nil && !errors.Is(err, lock.ErrNotHeld) {
+			if err := giveUp(context.WithoutCancel(ctx), held); err != nil {
 				log.Warn("release leadership", "err", err)
 			} else {
 				log.Info("released leadership")
@@ -44,13 +41,27 @@ func (c *Carrier) elect(ctx context.Context, q Queue) {
 			return
 		}
 		log.Warn("lost leadership", "cause", cause)
-		if errors.Is(cause, ErrNotLeader) {
-			// The lock is someone else's: make sure this hold ends too.
-			rctx, cancel := context.WithTimeout(ctx, releaseTimeout)
-			_ = held.Release(rctx)
-			cancel()
+		// Release even a hold that ended: one that ended here (its lease
+		// ran out without a confirmed renewal) may still be counted in
+		// Redis. Releasing gives that count back, so a follower is woken
+		// now rather than when the lease runs out, and this process's next
+		// term takes one hold instead of re-entering the stale one.
+		if err := giveUp(ctx, held); err != nil {
+			log.Warn("release the lost leadership", "err", err)
 		}
 	}
+}
+
+// giveUp releases held, within releaseTimeout. A hold that had ended
+// (lock.ErrNotHeld) is not an error: Release gave back what Redis may
+// still count of it, or the next Acquire will.
+func giveUp(ctx context.Context, held *lock.Held) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	if err := held.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
+		return err
+	}
+	return nil
 }
 
 // lead runs the duties until the leadership or ctx ends, and returns why the

@@ -51,7 +51,13 @@ func startNode(t *testing.T, prefix, name string, queues []Queue, cfg Config) *n
 // startNodeOn is startNode on a Redis client of the test's choosing.
 func startNodeOn(t *testing.T, rdb rueidis.Client, prefix, name string, queues []Queue, cfg Config) *node {
 	t.Helper()
-	locks, err := lock.NewClient(rdb, lock.Options{Lease: testLease})
+	return startNodeLease(t, rdb, prefix, name, queues, cfg, testLease)
+}
+
+// startNodeLease is startNodeOn with a leader lease of the test's choosing.
+func startNodeLease(t *testing.T, rdb rueidis.Client, prefix, name string, queues []Queue, cfg Config, lease time.Duration) *node {
+	t.Helper()
+	locks, err := lock.NewClient(rdb, lock.Options{Lease: lease})
 	if err != nil {
 		t.Fatalf("lock.NewClient: %v", err)
 	}

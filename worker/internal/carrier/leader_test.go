@@ -1,0 +1,103 @@
+package carrier
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker/lock"
+)
+
+// TestHandOverAfterLocalExpiry: the leader's connection stalls until its
+// hold ends here (its renewals are unconfirmed for the lease minus the
+// margin) while the lock is renewed in Redis, as renewals whose replies
+// are lost renew it: Redis counts a hold the leader no longer has. The leader leads
+// again. Redis must count its new term once, not twice, and when the
+// leader stops, as at SIGTERM, the waiting follower must be woken by the
+// unlock message and lead at once, long before the lease.
+func TestHandOverAfterLocalExpiry(t *testing.T) {
+	t.Parallel()
+	const lease = 3 * time.Second // renewals every 1s, margin 300ms
+	prefix := testkit.Prefix(t)
+	rdb := testkit.Single(t)
+	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
+	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(viaProxy.Close)
+	queues := []Queue{{Name: testQueue, MaxAttempts: 3}}
+
+	a := startNodeLease(t, viaProxy, prefix, "a", queues, Config{}, lease)
+	if !a.nextEvent(t, 10*time.Second) {
+		t.Fatal("a: first event is a loss")
+	}
+	key := a.st.Keys(testQueue).Leader
+
+	proxy.Stall()
+	stop := renewBehindTheBack(t, rdb, key, lease)
+	if a.nextEvent(t, 2*lease) {
+		t.Fatal("a: gained the lead while its connection stalled")
+	}
+	counted, ok := testkit.HGet(t, rdb, key, a.field())
+	stop()
+	proxy.Resume()
+	if !ok || counted != "1" {
+		t.Fatalf("when a stepped down, Redis counted %q (present %v), want 1", counted, ok)
+	}
+	if !a.nextEvent(t, 10*time.Second) {
+		t.Fatal("a: lost the lead twice")
+	}
+	if got, want := leaderHash(t, a), map[string]string{a.field(): "1"}; !maps.Equal(got, want) {
+		t.Errorf("a leads again: leader hash = %v, want %v (one hold, none stale under it)", got, want)
+	}
+
+	b := startNodeLease(t, testkit.Single(t), prefix, "b", queues, Config{}, lease)
+	testkit.Eventually(t, 10*time.Second, "b to wait on the unlock channel", func() bool {
+		n, err := rdb.Do(t.Context(), rdb.B().PubsubNumsub().Channel(lock.Channel(key)).Build()).AsIntMap()
+		return err == nil && n[lock.Channel(key)] >= 1
+	})
+	start := time.Now()
+	a.cancel() // as SIGTERM does
+	if !b.nextEvent(t, 2*lease) {
+		t.Fatal("b: first event is a loss")
+	}
+	took := time.Since(start)
+	t.Logf("a stopped: b led %v later (lease %v)", took, lease)
+	if took > lease/3 {
+		t.Errorf("b led %v after a stopped, want at once (woken by the unlock message), long before the %v lease", took, lease)
+	}
+	a.stop(t)
+	if got, want := leaderHash(t, b), map[string]string{b.field(): "1"}; !maps.Equal(got, want) {
+		t.Errorf("b leads: leader hash = %v, want %v", got, want)
+	}
+}
+
+// renewBehindTheBack resets the lease of the lock key every 100ms, as the
+// renewals of a leader whose replies are lost do, until stop is called.
+func renewBehindTheBack(t *testing.T, rdb rueidis.Client, key string, lease time.Duration) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			// PEXPIRE renews nothing once the key is gone.
+			_ = rdb.Do(t.Context(), rdb.B().Pexpire().Key(key).Milliseconds(lease.Milliseconds()).Build()).Error()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
