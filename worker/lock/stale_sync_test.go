@@ -245,7 +245,7 @@ func TestOneHolderFromManyGoroutines(t *testing.T) {
 					if err == nil {
 						mine = append(mine, h)
 					}
-					time.Sleep(time.Duration(roll(3)) * time.Millisecond) //nolint:forbidigo // the bubble's fake clock
+					time.Sleep(time.Duration(roll(3)) * time.Millisecond)
 
 				}
 				for _, h := range mine {
@@ -254,7 +254,7 @@ func TestOneHolderFromManyGoroutines(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		time.Sleep(time.Second) //nolint:forbidigo // the bubble's fake clock: abandoned calls run to their end
+		time.Sleep(time.Second) // the bubble's fake clock: abandoned calls run to their end
 		synctest.Wait()
 		f.set(func(f *fakeRedis) { f.lose = nil })
 
