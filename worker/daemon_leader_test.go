@@ -96,7 +96,7 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 	a := startDaemon(t, viaProxy, reg, cfg)
 	every.Eventually(t, 10*time.Second, "a to lead", func() bool { return a.Leading("q") })
 	proxy.Stall()
-	stop := renewBehindTheBack(t, rdb, key, cfg.LeaderLease)
+	stop := testkit.KeepTTL(t, rdb, key, cfg.LeaderLease)
 	every.Eventually(t, 2*cfg.LeaderLease, "a to step down", func() bool { return !a.Leading("q") })
 	counted, ok := testkit.HGet(t, rdb, key, a.ID()+":leader")
 	stop()
@@ -123,25 +123,6 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 	}
 	if got, want := testkit.HGetAll(t, rdb, key), map[string]string{b.ID() + ":leader": "1"}; !maps.Equal(got, want) {
 		t.Errorf("b leads: leader lock = %v, want %v", got, want)
-	}
-}
-
-// renewBehindTheBack resets the lease of the lock key every 100ms, as the
-// renewals of a leader whose replies are lost do, until stop is called.
-func renewBehindTheBack(t *testing.T, rdb rueidis.Client, key string, lease time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	stopped := make(chan error, 1)
-	go func() {
-		stopped <- testkit.Poll{Every: 100 * time.Millisecond, Stop: done}.Until(t, time.Minute, func() bool {
-			// PEXPIRE renews nothing once the key is gone.
-			_ = rdb.Do(t.Context(), rdb.B().Pexpire().Key(key).Milliseconds(lease.Milliseconds()).Build()).Error()
-			return false
-		})
-	}()
-	return func() {
-		close(done)
-		<-stopped
 	}
 }
 

@@ -1,7 +1,9 @@
 package testkit
 
 import (
+	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,28 @@ func RedisNow(t testing.TB, c rueidis.Client) int64 {
 		t.Fatalf("TIME = %v", v)
 	}
 	return (sec*1_000_000 + usec) / 1000
+}
+
+// KeepTTL sets the time to live of key to ttl every 100 ms, as renewals
+// that reach Redis but whose replies are lost would, until the returned
+// stop is called (or the test ends). It sets nothing once the key is gone.
+func KeepTTL(t testing.TB, c rueidis.Client, key string, ttl time.Duration) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	stopped := make(chan error, 1)
+	go func() {
+		stopped <- Poll{Every: 100 * time.Millisecond, Stop: done}.Until(t, time.Hour, func() bool {
+			_ = c.Do(context.WithoutCancel(t.Context()), c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()).Error()
+			return false
+		})
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			<-stopped
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

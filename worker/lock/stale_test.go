@@ -77,7 +77,7 @@ func staleHold(t *testing.T, co cutOff, name, holder string) (*lock.Client, *loc
 	h := acquire(t, c, name, holder, lock.AcquireOptions{})
 
 	co.cut()
-	stop := renewBehindTheBack(t, co.direct, name, staleLease)
+	stop := testkit.KeepTTL(t, co.direct, name, staleLease)
 	at, cause := ended(t, h, time.Now(), 2*staleLease)
 	counted, ok := testkit.HGet(t, co.direct, name, c.Field(holder))
 	stop()
@@ -90,32 +90,6 @@ func staleHold(t *testing.T, co cutOff, name, holder string) (*lock.Client, *loc
 		t.Fatalf("when the hold ended here, Redis counted %q (present %v), want 1", counted, ok)
 	}
 	return c, h
-}
-
-// renewBehindTheBack resets the lease of the lock name every 100ms, as the
-// renewals of a holder whose replies are lost do, until stop is called.
-func renewBehindTheBack(t *testing.T, rdb rueidis.Client, name string, lease time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			// PEXPIRE renews nothing once the key is gone.
-			_ = rdb.Do(t.Context(), rdb.B().Pexpire().Key(name).Milliseconds(lease.Milliseconds()).Build()).Error()
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-	}
 }
 
 // TestReacquireAfterLocalExpiryTakesNoSecondHold: the holder acquires again

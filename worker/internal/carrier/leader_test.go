@@ -38,7 +38,7 @@ func TestHandOverAfterLocalExpiry(t *testing.T) {
 	key := a.st.Keys(testQueue).Leader
 
 	proxy.Stall()
-	stop := renewBehindTheBack(t, rdb, key, lease)
+	stop := testkit.KeepTTL(t, rdb, key, lease)
 	if a.nextEvent(t, 2*lease) {
 		t.Fatal("a: gained the lead while its connection stalled")
 	}
@@ -73,31 +73,5 @@ func TestHandOverAfterLocalExpiry(t *testing.T) {
 	a.stop(t)
 	if got, want := leaderHash(t, b), map[string]string{b.field(): "1"}; !maps.Equal(got, want) {
 		t.Errorf("b leads: leader hash = %v, want %v", got, want)
-	}
-}
-
-// renewBehindTheBack resets the lease of the lock key every 100ms, as the
-// renewals of a leader whose replies are lost do, until stop is called.
-func renewBehindTheBack(t *testing.T, rdb rueidis.Client, key string, lease time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			// PEXPIRE renews nothing once the key is gone.
-			_ = rdb.Do(t.Context(), rdb.B().Pexpire().Key(key).Milliseconds(lease.Milliseconds()).Build()).Error()
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
 	}
 }
