@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -118,7 +119,9 @@ func KeepTTL(t testing.TB, c rueidis.Client, key string, ttl time.Duration) (sto
 	stop = func() {
 		once.Do(func() {
 			close(done)
-			<-stopped
+			if err := <-stopped; err != nil && !errors.Is(err, ErrStopped) && t.Context().Err() == nil {
+				t.Errorf("testkit: keeping the TTL of %s: %v", key, err)
+			}
 		})
 	}
 	t.Cleanup(stop)
