@@ -19,8 +19,9 @@
 --   none), which overrides the record's attempts, max and last error (see
 --   record.lua; the running attempt is attempts + 1). A record whose header
 --   is not the fresh default gets its state entry here when it has none.
--- bound: n <= 1000; O(n log N) plus the bytes of the records returned; with a rate limit, plus O(log E + 1000) for
---   the E <= rate_n entries of the rate zset (never a scan of the window).
+-- bound: n <= 1000; O(n log N) plus the bytes of the records returned; with
+--   a rate limit, plus O(log E + 1000) for the E <= rate_n entries of the
+--   rate zset (never a scan of the window).
 --
 -- The rate zset holds one entry per claim call that took k > 0 jobs: score
 -- = the claim time in µs (never below the previous entry's, so scores follow
@@ -93,9 +94,12 @@ if #due > 0 then
     if s then ok, fresh = rec_check(s) end
     -- A header other than the fresh default is decoded (it may go to the
     -- job's state entry, below); one that does not decode is corrupt.
-    local h = true
-    if ok and not fresh then h = rec_decode(s) end
-    if ok and h then
+    local h = nil
+    if ok and not fresh then
+      h = rec_decode(s)
+      ok = h ~= nil
+    end
+    if ok then
       good[#good + 1] = i
       heads[#good] = h
     elseif s then
@@ -134,7 +138,7 @@ if #due > 0 then
       claims[2 * k + 1] = id
       claims[2 * k + 2] = tok_s
       local state, h = st[k] or '', heads[k]
-      if state == '' and h ~= true then
+      if h and state == '' then
         -- A job with its own max, or a record of an older version: its
         -- header goes to the state entry, where recover and retry look.
         state = st_encode(h.attempts, h.max, h.err)
