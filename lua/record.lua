@@ -167,22 +167,29 @@ end
 
 -- pairs_from reads ARGV[from..] as (id, claim) pairs, at most limit, and
 -- returns the ids and claims as two lists, or an error reply. An id may
--- repeat: callers count what Redis reports removed, never the pairs.
+-- repeat: callers count what Redis reports removed, never the pairs. Each
+-- distinct claim is checked once: the jobs of one claim call share its
+-- token, and matching a 16-digit token against a pattern costs more than
+-- the rest of an ack.
 function pairs_from(from, limit)
   local n = #ARGV - from + 1
   if n % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
   if n / 2 > limit then
     return redis.error_reply('ERR courier: at most ' .. limit .. ' jobs per call')
   end
-  local ids, toks = {}, {}
+  local ids, toks, checked = {}, {}, {}
   local k = 0
   for i = from, #ARGV, 2 do
-    if not string.match(ARGV[i + 1], '^%d+$') then
-      return redis.error_reply('ERR courier: claim must be a number')
+    local tok = ARGV[i + 1]
+    if not checked[tok] then
+      if not string.match(tok, '^%d+$') then
+        return redis.error_reply('ERR courier: claim must be a number')
+      end
+      checked[tok] = true
     end
     k = k + 1
     ids[k] = ARGV[i]
-    toks[k] = ARGV[i + 1]
+    toks[k] = tok
   end
   return ids, toks
 end
