@@ -1,5 +1,5 @@
 -- ack.lua: delete finished jobs; a stale claim is ignored.
--- KEYS[1] jobs hash   KEYS[2] active zset   KEYS[3] claims hash
+-- KEYS[1] jobs hash   KEYS[2] active zset   KEYS[3] claims hash   KEYS[4] state hash
 -- ARGV: pairs of id, claim (the claim token the worker got)
 -- returns: number of jobs deleted (pairs whose job is not active under that
 --   claim are skipped; a repeated id counts once)
@@ -19,4 +19,5 @@ end
 if k == 0 then return 0 end
 redis.call('HDEL', KEYS[1], unpack(done))
 redis.call('HDEL', KEYS[3], unpack(done))
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HDEL', KEYS[4], unpack(done)) end
 return redis.call('ZREM', KEYS[2], unpack(done))

@@ -1,22 +1,27 @@
 -- claim.lua: move up to n due jobs to active with a lease and a fresh claim
 -- token, within the queue's rate limit when it has one.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash   KEYS[6] rate zset (needed only with a rate limit)
+-- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (needed only
+--   with a rate limit)
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
 --   or "0" (both) = no limit
--- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, id2, ...}
+-- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none), or, negated (< -1), the time in ms at which the rate window
 --   next frees capacity, when the limit is used up and a job is due by then:
 --   a claim before that time takes nothing. corrupt: records that are not
---   records and went to dead; then per claimed job: its id, the run-at it was
+--   records (or whose header does not decode) and went to dead, wrapped
+--   (rec_corrupt); then per claimed job: its id, the run-at it was
 --   due at (a decimal string), its claim token (the same for every job of
---   one call) and its record, unchanged (the running attempt is the
---   record's attempts + 1).
--- bound: n <= 1000; O(n log N); with a rate limit, plus O(log E + 1000) for
---   the E <= rate_n entries of the rate zset (never a scan of the window).
+--   one call), its record, unchanged, and its state entry ('' when it has
+--   none), which overrides the record's attempts, max and last error (see
+--   record.lua; the running attempt is attempts + 1). A record whose header
+--   is not the fresh default gets its state entry here when it has none.
+-- bound: n <= 1000; O(n log N) plus the bytes of the records returned; with
+--   a rate limit, plus O(log E + 1000) for the E <= rate_n entries of the
+--   rate zset (never a scan of the window).
 --
 -- The rate zset holds one entry per claim call that took k > 0 jobs: score
 -- = the claim time in µs (never below the previous entry's, so scores follow
@@ -43,7 +48,7 @@ if rn_s ~= '' and rn_s ~= '0' then
   if not string.match(rms_s, '^%d+$') or #rms_s > 11 or tonumber(rms_s) < 1 or tonumber(rms_s) > 31622400000 then
     return redis.error_reply('ERR courier: rate_ms must be 1 to 31622400000')
   end
-  if not KEYS[6] then return redis.error_reply('ERR courier: a rate limit needs the rate key') end
+  if not KEYS[7] then return redis.error_reply('ERR courier: a rate limit needs the rate key') end
   rate_n, rate_ms = tonumber(rn_s), tonumber(rms_s)
 elseif rms_s ~= '' and rms_s ~= '0' then
   return redis.error_reply('ERR courier: rate_ms without rate_n')
@@ -56,7 +61,7 @@ local out = {now_us, -1, 0}
 local take = n
 local rate_first, rate_cum, rate_last -- oldest entry's score (µs), newest cumulative and score
 if rate_n > 0 then
-  local rk = KEYS[6]
+  local rk = KEYS[7]
   local cutoff = ms_str(now_us - rate_ms * 1000)
   local gone = math.min(redis.call('ZCOUNT', rk, '-inf', cutoff), 1000)
   local first = redis.call('ZRANGE', rk, gone, gone, 'WITHSCORES')
@@ -82,11 +87,21 @@ if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   local recs = redis.call('HMGET', KEYS[1], unpack(ids))
-  local good, dead = {}, {}
+  local good, heads, dead = {}, {}, {}
   for i, id in ipairs(ids) do
     local s = recs[i]
-    if s and rec_ok(s) then
+    local ok, fresh = false, false
+    if s then ok, fresh = rec_check(s) end
+    -- A header other than the fresh default is decoded (it may go to the
+    -- job's state entry, below); one that does not decode is corrupt.
+    local h = nil
+    if ok and not fresh then
+      h = rec_decode(s)
+      ok = h ~= nil
+    end
+    if ok then
       good[#good + 1] = i
+      heads[#good] = h
     elseif s then
       redis.call('HSET', KEYS[1], id, rec_corrupt(s, now))
       dead[#dead + 1] = now
@@ -96,25 +111,50 @@ if #due > 0 then
     -- an id with no record is dropped from due: there is nothing to run
   end
   redis.call('ZREM', KEYS[2], unpack(ids))
+  -- The state hash exists once a job of the queue failed, or was claimed
+  -- with its own max attempts: other queues never read it.
+  local states = redis.call('EXISTS', KEYS[6]) == 1
+  if states and #dead > 0 then
+    -- the corrupt record's header is the whole truth now
+    local gone = {}
+    for i = 2, #dead, 2 do gone[#gone + 1] = dead[i] end
+    redis.call('HDEL', KEYS[6], unpack(gone))
+  end
   if #good > 0 then
     pin(KEYS[3], KEYS[5])
-    local tok = redis.call('HINCRBY', KEYS[5], '', 1)
+    local tok = next_token(KEYS[5], now_us)
     local tok_s, deadline = ms_str(tok), ms_str(now + lease)
-    local active, claims, o = {}, {}, #out
+    local st = {}
+    if states then
+      local gids = {}
+      for k, i in ipairs(good) do gids[k] = ids[i] end
+      st = redis.call('HMGET', KEYS[6], unpack(gids))
+    end
+    local active, claims, migrate, o = {}, {'', tok_s}, {}, #out
     for k, i in ipairs(good) do
       local id = ids[i]
       active[2 * k - 1] = deadline
       active[2 * k] = id
-      claims[2 * k - 1] = id
-      claims[2 * k] = tok_s
+      claims[2 * k + 1] = id
+      claims[2 * k + 2] = tok_s
+      local state, h = st[k] or '', heads[k]
+      if h and state == '' then
+        -- A job with its own max, or a record of an older version: its
+        -- header goes to the state entry, where recover and retry look.
+        state = st_encode(h.attempts, h.max, h.err)
+        migrate[#migrate + 1] = id
+        migrate[#migrate + 1] = state
+      end
       out[o + 1] = id
       out[o + 2] = due[i * 2]
       out[o + 3] = tok
       out[o + 4] = recs[i]
-      o = o + 4
+      out[o + 5] = state
+      o = o + 5
     end
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))
+    if #migrate > 0 then redis.call('HSET', KEYS[6], unpack(migrate)) end
     claimed = #good
   end
   if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
@@ -125,9 +165,9 @@ if nxt then out[2] = nxt end
 if claimed > 0 and rate_ms > 0 then
   local score = math.max(now_us, rate_last or now_us)
   rate_first = rate_first or score
-  redis.call('ZADD', KEYS[6], ms_str(score), string.format('%016d:%d', rate_cum + claimed, claimed))
+  redis.call('ZADD', KEYS[7], ms_str(score), string.format('%016d:%d', rate_cum + claimed, claimed))
   -- the newest entry leaves the window at score + rate_ms; round up to ms
-  redis.call('PEXPIRE', KEYS[6], ms_str(rate_ms + math.ceil((score - now_us) / 1000) + 1))
+  redis.call('PEXPIRE', KEYS[7], ms_str(rate_ms + math.ceil((score - now_us) / 1000) + 1))
 end
 if rate_ms > 0 and rate_n - claimed <= 0 and nxt then
   -- The oldest entry leaves the window, freeing capacity, once the clock

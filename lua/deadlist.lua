@@ -1,8 +1,9 @@
 -- deadlist.lua: read one page of the dead set in its order, oldest death first
 -- (read only).
--- KEYS[1] jobs hash   KEYS[2] dead zset
+-- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash
 -- ARGV[1] limit = most jobs on the page, 1 to 1000
--- ARGV[2] mode = 'jobs' (ids, times of death and records) | 'ids' (no records)
+-- ARGV[2] mode = 'jobs' (ids, times of death, records and state entries) |
+--   'ids' (no records)
 -- ARGV[3] cursor time: time of death in ms of the previous page's last job
 --   ('' = from the start)
 -- ARGV[4] cursor id: that job's id ('' when ARGV[3] is '')
@@ -11,8 +12,10 @@
 -- ARGV[6] max_bytes (mode 'jobs'; ignored in mode 'ids'): the page ends
 --   before a record that would take its records past this many bytes; it
 --   always holds at least one job
--- returns: {now_ms, more, then per job: id, died_ms, record}, without the
---   records in mode 'ids'. more = 1 when the set holds a job after the
+-- returns: {now_ms, more, then per job: id, died_ms, record, state}, without
+--   the records and state entries in mode 'ids'. state is the job's state
+--   entry, '' when it has none (it overrides the record's attempts, max and
+--   last error: see record.lua). more = 1 when the set holds a job after the
 --   page's last one (within until_ms): that last job's (died_ms, id) is the
 --   next page's cursor. record is nil when the job has none (the scripts
 --   never leave one so).
@@ -111,9 +114,12 @@ for i, id in ipairs(ids) do
   n = i
 end
 local recs = redis.call('HMGET', KEYS[1], unpack(ids, 1, n))
+local st = {}
+if redis.call('EXISTS', KEYS[3]) == 1 then st = redis.call('HMGET', KEYS[3], unpack(ids, 1, n)) end
 for i = 1, n do
-  out[3 * i] = ids[i]
-  out[3 * i + 1] = scores[i]
-  out[3 * i + 2] = recs[i]
+  out[4 * i - 1] = ids[i]
+  out[4 * i] = scores[i]
+  out[4 * i + 1] = recs[i]
+  out[4 * i + 2] = st[i] or ''
 end
 return out

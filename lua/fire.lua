@@ -3,7 +3,7 @@
 -- time is kept in the periodic hash, so a fire is enqueued at most once even
 -- when a new leader catches up on fires an old one may have made.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] periodic hash (schedule -> last fire ms)
--- KEYS[4] leader hash (the queue's leader lock)
+-- KEYS[4] leader hash (the queue's leader lock)   KEYS[5] state hash
 -- ARGV[1] leader field   ARGV[2] wake channel   ARGV[3] schedule name
 -- ARGV[4] fire time, ms   ARGV[5] max attempts (0 = the queue's)
 -- ARGV[6] timeout ms (0 = the queue's)   ARGV[7] payload
@@ -37,5 +37,6 @@ if redis.call('HEXISTS', KEYS[1], id) == 1 then return {0, now} end
 local prev = head_ms(KEYS[2])
 redis.call('HSET', KEYS[1], id, 'c3;0;' .. ARGV[5] .. ';' .. ARGV[6] .. ';' .. ms_str(now) .. ';0;' .. ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[4], id)
+redis.call('HDEL', KEYS[5], id) -- left behind under this id (see record.lua)
 wake(ARGV[2], prev, fire)
 return {1, now}

@@ -1,5 +1,5 @@
 -- purge.lua: delete dead jobs for good.
--- KEYS[1] jobs hash   KEYS[2] dead zset
+-- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash
 -- ARGV[1] until_ms: delete only jobs that died at or before it ('' = no bound)
 -- then ids
 -- returns: array with one integer per id, 1 = deleted, 0 = not in the dead set
@@ -7,7 +7,8 @@
 --   id counts once)
 -- bound: <= 1000 ids; O(n log N)
 -- A record exists exactly while its job is in one of due, active and dead:
--- taking the job out of dead and deleting its record together keeps that so.
+-- taking the job out of dead and deleting its record (and state entry)
+-- together keeps that so.
 -- until_ms lets a purge of everything that was dead when it started spare a
 -- job that was requeued and died again in the meantime.
 
@@ -25,6 +26,7 @@ for i = 2, #ARGV do
   if score and (not until_ms or tonumber(score) <= until_ms) then
     redis.call('ZREM', KEYS[2], id)
     redis.call('HDEL', KEYS[1], id)
+    redis.call('HDEL', KEYS[3], id)
     out[i - 1] = 1
   end
 end

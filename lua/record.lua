@@ -4,21 +4,63 @@
 -- first line (see doc.go). Each definition is top level: "function name(" or
 -- "NAME = ", with its comment above it.
 --
--- A job is a record, and a claim entry while it runs:
+-- A job is a record, a state entry once it has one, and a claim entry while
+-- it runs:
 --   jobs[id]    = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" .. err .. payload
+--                 written once, by enqueue (or fire), and never rewritten:
+--                 attempts 0, errlen 0. Only records written by versions
+--                 before the state hash carry attempts and an error here.
+--   state[id]   = "<attempts>;<max>;" .. err: the part of a job that changes.
+--                 Retry, recover and requeue write it instead of the record,
+--                 so no script but claim, get and deadlist (which return the
+--                 payload) ever reads or copies a payload. When present it
+--                 overrides the record's attempts, max and error. It is absent
+--                 while the record's header says all there is to say; claim
+--                 writes it for a record whose header is not the fresh
+--                 default "c3;0;0;" (a job with its own max attempts, or a
+--                 record of an older version), so that a job claimed by this
+--                 version has a state entry or a header of 0 attempts and
+--                 the queue's max: recover and retry never need the header.
+--                 Ack, cancel, purge and trim delete it with the record;
+--                 enqueue and fire delete one left behind (by an older
+--                 version) when they write a new record under its id.
 --   claims[id]  = the claim token of the running attempt; present exactly
 --                 while id is in active
---   claims['']  = the queue's token sequence (ids are never empty): each
---                 claim call takes the next number and gives it to every job
---                 it claims. A job is claimed at most once per call, so an
---                 (id, token) pair is never used twice in the queue: a stale
---                 worker can never match a later claim, not even of a job
---                 enqueued again under the same id.
+--   claims['']  = the last token handed out in the queue (ids are never
+--                 empty). Each claim call takes one token for every job it
+--                 claims: max(claims[''] + 1, the Redis clock in µs). A job is
+--                 claimed at most once per call, so an (id, token) pair is
+--                 never used twice in the queue, even when Redis loses recent
+--                 writes (a crash under appendfsync everysec, an asynchronous
+--                 failover, a restore) and claims[''] rolls back with them:
+--                 lost writes cannot roll the clock back, so a token handed
+--                 out before the loss is below every token handed out after
+--                 it. This assumes the Redis clock never steps back by more
+--                 than the time that was lost, and that after a failover the
+--                 new master's clock is not behind the old one's by more
+--                 than the replication lag plus the failover's own time.
+--                 Tokens stay below 2^53 (exact in a Lua double) until the
+--                 year 2255. A stale worker can therefore never match a later
+--                 claim, not even of a job enqueued again under the same id.
 -- attempts counts attempts spent and ended (failed, or lease expired); a
 -- running attempt is attempts+1. Snoozes and shutdown hand-backs end an
 -- attempt without spending it. max is the job's own max attempts, 0 = the
 -- queue's. The hot paths (claim, ack, extend, snooze) never decode or
 -- rewrite a record, and the payload is never parsed, only copied.
+--
+-- Slow paths, for data written by versions before the state hash (their
+-- claim tokens came from a counter: 1, 2, 3, ..., below 10^15):
+--   - recover decodes the record's header for a job without a state entry
+--     whose claim token is below 10^15 (claimed by such a version, so its
+--     header was not migrated);
+--   - requeue decodes the record's header for a dead job without a state
+--     entry (it died under such a version, or was a corrupt record wrapped
+--     by claim).
+-- Both read the whole record, once per job: state written since keeps them
+-- off that path. While processes of both versions serve a queue, an older
+-- process's retries, recoveries and requeues write the header, which the
+-- newer ones no longer read once a state entry exists: a job may run more
+-- attempts than its max until the older processes are gone.
 -- Numbers handed to redis.call are formatted by Redis with "%.17g", which
 -- costs more than the command itself: the hot paths pass strings built once
 -- per call instead.
@@ -38,10 +80,14 @@ function pin(active, claims)
   redis.call('HSETNX', claims, PIN, '1')
 end
 
--- rec_ok tells whether s looks like a record (cheap; claim uses it).
-function rec_ok(s)
-  local c, v, sep = string.byte(s, 1, 3)
-  return c == 99 and v == 51 and sep == 59 -- 'c3;'
+-- rec_check tells whether s looks like a record ("c3;"), and whether its
+-- header begins as enqueue writes it: no attempt spent and the queue's max
+-- ("c3;0;0;"), so that it needs no state entry. Cheap: it reads the first
+-- seven bytes (claim calls it for every job).
+function rec_check(s)
+  local c, v, s1, a, s2, m, s3 = string.byte(s, 1, 7)
+  if c ~= 99 or v ~= 51 or s1 ~= 59 then return false, false end -- 'c3;'
+  return true, a == 48 and s2 == 59 and m == 48 and s3 == 59 -- '0;0;'
 end
 
 -- rec_decode returns the parsed header, or nil when s is not a record.
@@ -56,16 +102,26 @@ function rec_decode(s)
   return {
     attempts = tonumber(attempts), max = tonumber(max), timeout = timeout, enq = enq,
     err = string.sub(s, pos, pos + n - 1),
-    body = pos + n, -- index of the payload's first byte
   }
 end
 
--- rec_encode rebuilds a record from a decoded header h (possibly changed) and
--- the original string s, whose payload it copies.
-function rec_encode(h, s)
-  return 'c3;' .. string.format('%d', h.attempts) .. ';' .. string.format('%d', h.max) .. ';' ..
-    h.timeout .. ';' .. h.enq .. ';' .. #h.err .. ';' .. h.err .. string.sub(s, h.body)
+-- st_decode returns the attempts and max of a state entry, or nil when st is
+-- not one.
+function st_decode(st)
+  local attempts, max = string.match(st, '^(%d+);(%d+);')
+  if not attempts or #attempts > 15 or #max > 15 then return nil end
+  return tonumber(attempts), tonumber(max)
 end
+
+-- st_encode builds a state entry.
+function st_encode(attempts, max, err)
+  return string.format('%d;%d;', attempts, max) .. err
+end
+
+-- OLD_TOKEN: claim tokens below it were handed out by versions before the
+-- state hash, from a counter (see the header); tokens of this version are
+-- the Redis clock in µs, above it since 2001.
+OLD_TOKEN = 1e15
 
 -- rec_corrupt wraps bytes that are not a record into a valid record with
 -- them as its payload, so a bad record can go to dead without losing data.
@@ -81,9 +137,17 @@ function now_ms()
   return math.floor(us / 1000), us
 end
 
--- ms_str formats a time in ms (an integer below 2^53) as a decimal string.
+-- ms_str formats an integer below 2^53 (a time in ms or µs, a claim token)
+-- as a decimal string.
 function ms_str(ms)
   return string.format('%d', ms)
+end
+
+-- next_token returns the claim token for a claim call at now_us (the Redis
+-- clock in µs): above the last one handed out, claims[''], and never below
+-- the clock (see the header). The caller stores it back in claims[''].
+function next_token(claims, now_us)
+  return math.max((tonumber(redis.call('HGET', claims, '')) or 0) + 1, now_us)
 end
 
 -- head_ms returns the score of the earliest due job, or nil.
@@ -103,22 +167,29 @@ end
 
 -- pairs_from reads ARGV[from..] as (id, claim) pairs, at most limit, and
 -- returns the ids and claims as two lists, or an error reply. An id may
--- repeat: callers count what Redis reports removed, never the pairs.
+-- repeat: callers count what Redis reports removed, never the pairs. Each
+-- distinct claim is checked once: the jobs of one claim call share its
+-- token, and matching a 16-digit token against a pattern costs more than
+-- the rest of an ack.
 function pairs_from(from, limit)
   local n = #ARGV - from + 1
   if n % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
   if n / 2 > limit then
     return redis.error_reply('ERR courier: at most ' .. limit .. ' jobs per call')
   end
-  local ids, toks = {}, {}
+  local ids, toks, checked = {}, {}, {}
   local k = 0
   for i = from, #ARGV, 2 do
-    if not string.match(ARGV[i + 1], '^%d+$') then
-      return redis.error_reply('ERR courier: claim must be a number')
+    local tok = ARGV[i + 1]
+    if not checked[tok] then
+      if not string.match(tok, '^%d+$') then
+        return redis.error_reply('ERR courier: claim must be a number')
+      end
+      checked[tok] = true
     end
     k = k + 1
     ids[k] = ARGV[i]
-    toks[k] = ARGV[i + 1]
+    toks[k] = tok
   end
   return ids, toks
 end

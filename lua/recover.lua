@@ -3,49 +3,60 @@
 -- ends in dead instead of looping. A carrier duty: only the queue's leader
 -- runs it (fenced).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash   KEYS[6] leader hash (the queue's leader lock)
+-- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] leader hash (the queue's leader lock)
 -- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
 -- ARGV[4] leader field (<client-uuid>:<holder>)
 -- returns: {recovered, dead}, or {-1, 0} when the caller no longer holds the
 --          leader lock (nothing changed)
--- bound: limit <= 1000; O(limit log N)
+-- bound: limit <= 1000; O(limit log N), whatever the payloads' size: the
+--   records are never read (but for jobs claimed by an older version, see
+--   record.lua), only the state entries
 
 local limit, defmax = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
 if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default max attempts must be >= 1') end
-if not fenced(KEYS[6], ARGV[4]) then return {-1, 0} end
+if not fenced(KEYS[7], ARGV[4]) then return {-1, 0} end
 
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. now, 'LIMIT', 0, limit)
 if #ids == 0 then return {0, 0} end
 local prev = head_ms(KEYS[2])
+local toks = redis.call('HMGET', KEYS[5], unpack(ids))
+local st = {}
+if redis.call('EXISTS', KEYS[6]) == 1 then st = redis.call('HMGET', KEYS[6], unpack(ids)) end
 redis.call('ZREM', KEYS[3], unpack(ids))
 redis.call('HDEL', KEYS[5], unpack(ids))
-local back, dead = 0, 0
-for _, id in ipairs(ids) do
-  local s = redis.call('HGET', KEYS[1], id)
-  if s then
-    local h = rec_decode(s)
-    if h == nil then
-      redis.call('HSET', KEYS[1], id, rec_corrupt(s, now))
-      redis.call('ZADD', KEYS[4], now, id)
-      dead = dead + 1
-    else
-      h.attempts = h.attempts + 1
-      local max = defmax
-      if h.max > 0 then max = h.max end
-      h.err = 'lease expired: the worker running attempt ' .. h.attempts .. ' stopped responding'
-      if h.attempts >= max then
-        h.err = h.err .. '; no attempts left'
-        redis.call('ZADD', KEYS[4], now, id)
-        dead = dead + 1
-      else
-        redis.call('ZADD', KEYS[2], now, id)
-        back = back + 1
-      end
-      redis.call('HSET', KEYS[1], id, rec_encode(h, s))
+local now_s = ms_str(now)
+local states, due, dead = {}, {}, {}
+for i, id in ipairs(ids) do
+  -- A job whose record is gone (deleted by hand) has nothing to run.
+  if redis.call('HEXISTS', KEYS[1], id) == 1 then
+    -- Without a state entry, the job was claimed with the fresh default
+    -- header: no attempt spent, the queue's max.
+    local attempts, max
+    if st[i] then attempts, max = st_decode(st[i]) end
+    if not attempts and not st[i] and tonumber(toks[i] or '') and tonumber(toks[i]) < OLD_TOKEN then
+      local h = rec_decode(redis.call('HGET', KEYS[1], id)) -- the slow path of record.lua
+      if h then attempts, max = h.attempts, h.max end
     end
+    attempts, max = (attempts or 0) + 1, max or 0
+    local err = 'lease expired: the worker running attempt ' .. attempts .. ' stopped responding'
+    local lim = defmax
+    if max > 0 then lim = max end
+    if attempts >= lim then
+      err = err .. '; no attempts left'
+      dead[#dead + 1] = now_s
+      dead[#dead + 1] = id
+    else
+      due[#due + 1] = now_s
+      due[#due + 1] = id
+    end
+    states[#states + 1] = id
+    states[#states + 1] = st_encode(attempts, max, err)
   end
 end
-if back > 0 then wake(ARGV[1], prev, now) end
-return {back, dead}
+if #states > 0 then redis.call('HSET', KEYS[6], unpack(states)) end
+if #due > 0 then redis.call('ZADD', KEYS[2], unpack(due)) end
+if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
+if #due > 0 then wake(ARGV[1], prev, now) end
+return {#due / 2, #dead / 2}

@@ -1,10 +1,11 @@
 -- retry.lua: end a failed attempt, spending it: back to due after a delay, or to dead.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash
+-- KEYS[5] claims hash   KEYS[6] state hash
 -- ARGV[1] wake channel   ARGV[2] id   ARGV[3] claim   ARGV[4] to = 'due' | 'dead'
 -- ARGV[5] delay_ms (for 'due')   ARGV[6] error text (stored as the last error)
 -- returns: 1 = moved, 0 = stale (the job is not active under that claim)
--- bound: one job; O(log N)
+-- bound: one job; O(log N) plus the error text, whatever the payload's size:
+--   the attempt is counted in the job's state entry, never in its record
 
 local id, to, delay = ARGV[2], ARGV[4], tonumber(ARGV[5])
 if not string.match(ARGV[3], '^%d+$') then return redis.error_reply('ERR courier: claim must be a number') end
@@ -12,22 +13,17 @@ if to ~= 'due' and to ~= 'dead' then return redis.error_reply("ERR courier: to m
 if to == 'due' and (not delay or delay < 0) then return redis.error_reply('ERR courier: delay_ms must be >= 0') end
 
 if not held(KEYS[5], {id}, {ARGV[3]})[1] then return 0 end
-local s = redis.call('HGET', KEYS[1], id)
 local now = now_ms()
 redis.call('HDEL', KEYS[5], id)
 redis.call('ZREM', KEYS[3], id)
-if not s then return 1 end -- the record vanished (deleted by hand): nothing to keep
-local h = rec_decode(s)
-local rec
-if h then
-  h.attempts = h.attempts + 1
-  h.err = ARGV[6]
-  rec = rec_encode(h, s)
-else
-  rec = rec_corrupt(s, now) -- a record that does not decode can only die
-  to = 'dead'
+if redis.call('HEXISTS', KEYS[1], id) == 0 then
+  redis.call('HDEL', KEYS[6], id)
+  return 1 -- the record vanished (deleted by hand): nothing to keep
 end
-redis.call('HSET', KEYS[1], id, rec)
+-- Without a state entry, the job was claimed with the fresh default header
+-- (see record.lua): no attempt spent, the queue's max.
+local attempts, max = st_decode(redis.call('HGET', KEYS[6], id) or '')
+redis.call('HSET', KEYS[6], id, st_encode((attempts or 0) + 1, max or 0, ARGV[6]))
 if to == 'dead' then
   redis.call('ZADD', KEYS[4], now, id)
 else

@@ -1,6 +1,7 @@
 -- trim.lua: (carrier, fenced) delete dead jobs older than the age limit, then
 -- the oldest beyond the count limit.
 -- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] leader hash (the queue's leader lock)
+-- KEYS[4] state hash
 -- ARGV[1] leader field (<client-uuid>:<holder>)   ARGV[2] max jobs kept (>= 0)
 -- ARGV[3] max age, ms (>= 1)   ARGV[4] limit: jobs deleted per call (1..1000)
 -- returns: {deleted by age, deleted by count}, or {-1, 0} when the caller no
@@ -17,6 +18,7 @@ local function delete(ids)
   if #ids > 0 then
     redis.call('ZREM', KEYS[2], unpack(ids))
     redis.call('HDEL', KEYS[1], unpack(ids))
+    redis.call('HDEL', KEYS[4], unpack(ids))
   end
   return #ids
 end

@@ -222,9 +222,9 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		lastTry := enqueue(t, c, worker.JobSpec{Queue: "q", ID: "last-try", MaxAttempts: 1})
 
 		// A worker claims both jobs with a 300ms lease and dies.
-		keys := worker.QueueKeys(prefix, "q") // jobs, due, active, dead, claims
+		keys := worker.QueueKeys(prefix, "q") // jobs, due, active, dead, claims, state, rate: claim.lua's keys
 		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
-		if err != nil || len(vals) != 3+2*4 {
+		if err != nil || len(vals) != 3+2*5 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)
 		}
 		for _, id := range []string{retried, lastTry} {

@@ -3,12 +3,12 @@ package worker
 import "github.com/seed-53d105c9/courier/worker/internal/store"
 
 // QueueKeys returns the Redis keys that hold the jobs of queue under prefix
-// (the jobs and claims hashes, the due, active and dead sets, and the rate
-// limit window), for tools that back up, inspect or delete a queue. They
-// share one hash slot.
+// (the jobs, claims and state hashes, the due, active and dead sets, and the
+// rate limit window), for tools that back up, inspect or delete a queue.
+// They share one hash slot.
 func QueueKeys(prefix, queue string) []string {
 	k := store.QueueKeys(prefix, queue)
-	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate}
+	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate}
 }
 
 // QueuesKey returns the Redis key of the set of known queue names under

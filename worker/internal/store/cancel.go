@@ -21,7 +21,7 @@ const (
 // Cancel deletes a job of queue that has not started.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead}, []string{id}).AsInt64()
+	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State}, []string{id}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}

@@ -60,12 +60,12 @@ func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease tim
 	if limit != (Rate{}) {
 		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
 	}
-	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Rate},
+	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate},
 		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
-	if len(vals) < 3 || (len(vals)-3)%4 != 0 {
+	if len(vals) < 3 || (len(vals)-3)%5 != 0 {
 		return Claimed{}, fmt.Errorf("claim %s: unexpected reply of %d values", queue, len(vals))
 	}
 	var head [3]int64
@@ -81,14 +81,15 @@ func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease tim
 	case next < -1: // negated: when the rate window frees capacity
 		c.Next, c.Limited = time.UnixMilli(-next), true
 	}
-	c.Jobs = make([]Record, 0, (len(vals)-3)/4)
-	for i := 3; i < len(vals); i += 4 {
+	c.Jobs = make([]Record, 0, (len(vals)-3)/5)
+	for i := 3; i < len(vals); i += 5 {
 		id, _ := vals[i].ToString()
 		runAtStr, _ := vals[i+1].ToString()
 		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
 		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
-		r, err := DecodeRecord(id, raw)
+		st, _ := vals[i+4].ToString()
+		r, err := decodeJob(id, raw, st)
 		r.Claim, r.Attempt, r.RunAt = claim, r.Attempt+1, time.UnixMilli(runAt)
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})

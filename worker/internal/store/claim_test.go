@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ func TestClaimSpendsAnAttempt(t *testing.T) {
 			t.Fatalf("claimed %d jobs, want 1", len(got.Jobs))
 		}
 		r := got.Jobs[0]
-		if r.ID != "a" || r.Claim != 1 || r.Attempt != 1 || r.MaxAttempts != 2 || r.Timeout != time.Minute || string(r.Payload) != "p" {
+		if r.ID != "a" || r.Claim < got.Now.UnixMicro() || r.Claim >= 1<<53 || r.Attempt != 1 || r.MaxAttempts != 2 || r.Timeout != time.Minute || string(r.Payload) != "p" {
 			t.Errorf("claimed %+v", r)
 		}
 		// Now is the Redis clock, in µs; the lease runs from it.
@@ -95,10 +96,15 @@ func TestClaimSpendsAnAttempt(t *testing.T) {
 		if _, ok := testkit.ZScore(t, c, k.Due, "a"); ok {
 			t.Error("a is still in due")
 		}
-		if n, _ := testkit.HGet(t, c, k.Claims, "a"); n != "1" {
-			t.Errorf("claims[a] = %q, want 1", n)
+		// The token is the Redis clock in µs, and the queue's last token.
+		tok := strconv.FormatInt(r.Claim, 10)
+		if n, _ := testkit.HGet(t, c, k.Claims, "a"); n != tok {
+			t.Errorf("claims[a] = %q, want %s", n, tok)
 		}
-		if snap := get(t, s, "a"); snap.Set != store.SetActive || snap.Record.Attempt != 1 || snap.Record.Claim != 1 {
+		if n, _ := testkit.HGet(t, c, k.Claims, ""); n != tok {
+			t.Errorf("claims[''] = %q, want %s", n, tok)
+		}
+		if snap := get(t, s, "a"); snap.Set != store.SetActive || snap.Record.Attempt != 1 || snap.Record.Claim != r.Claim {
 			t.Errorf("Get after claim = %+v", snap)
 		}
 	})
@@ -112,8 +118,12 @@ func TestClaimCorruptRecords(t *testing.T) {
 		// Not a record at all: the script moves it to dead itself.
 		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("garbage", "garbage;bytes").Build())
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "garbage").Build())
-		// Looks like a record to the script but does not decode in Go.
-		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c3;x;y").Build())
+		// A header that does not decode: the script moves it to dead too.
+		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("bad-header", "c3;x;y").Build())
+		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "bad-header").Build())
+		// Begins as a fresh record does, which is all the script reads of
+		// it, but does not decode in Go.
+		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c3;0;0;y").Build())
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "half").Build())
 		// In due without a record: dropped.
 		do(t, c, c.B().Zadd().Key(k.Due).ScoreMember().ScoreMember(0, "ghost").Build())
@@ -127,27 +137,33 @@ func TestClaimCorruptRecords(t *testing.T) {
 		if ids := ids(got.Jobs); !slices.Equal(ids, []string{"good-1", "good-2"}) {
 			t.Errorf("claimed %v, want the good jobs", ids)
 		}
-		if got.Corrupt != 1 {
-			t.Errorf("Corrupt = %d, want 1", got.Corrupt)
+		if got.Corrupt != 2 {
+			t.Errorf("Corrupt = %d, want 2", got.Corrupt)
 		}
 
-		snap := get(t, s, "garbage")
-		if snap.Set != store.SetDead || !strings.Contains(snap.Record.LastError, "decode") ||
-			string(snap.Record.Payload) != "garbage;bytes" {
-			t.Errorf("corrupt job = %+v (payload %q), want dead with a decode error and the original bytes", snap, snap.Record.Payload)
+		for id, bytes := range map[string]string{"garbage": "garbage;bytes", "bad-header": "c3;x;y"} {
+			snap := get(t, s, id)
+			if snap.Set != store.SetDead || !strings.Contains(snap.Record.LastError, "decode") ||
+				string(snap.Record.Payload) != bytes {
+				t.Errorf("corrupt job %s = %+v (payload %q), want dead with a decode error and the original bytes", id, snap, snap.Record.Payload)
+			}
+			inRange(t, "time of death", snap.Score.UnixMilli(), before, after)
 		}
-		inRange(t, "time of death", snap.Score.UnixMilli(), before, after)
 
-		if len(got.Bad) != 1 || got.Bad[0].Token != (store.Token{ID: "half", Claim: 1}) || !errors.Is(got.Bad[0].Err, store.ErrCorrupt) {
-			t.Fatalf("Bad = %+v, want half under claim 1 with ErrCorrupt", got.Bad)
+		tok := got.Jobs[0].Claim
+		if len(got.Bad) != 1 || got.Bad[0].Token != (store.Token{ID: "half", Claim: tok}) || !errors.Is(got.Bad[0].Err, store.ErrCorrupt) {
+			t.Fatalf("Bad = %+v, want half under claim %d with ErrCorrupt", got.Bad, tok)
 		}
-		// The caller kills a bad record; its bytes are kept as the payload.
+		// The caller kills a bad record; its bytes stay as they were, and
+		// reading the job reports them corrupt.
 		if ok, err := s.Kill(t.Context(), queue, got.Bad[0].Token, "cannot decode"); !ok || err != nil {
 			t.Fatalf("Kill(half) = %v, %v", ok, err)
 		}
-		if snap := get(t, s, "half"); snap.Set != store.SetDead || string(snap.Record.Payload) != "c3;x;y" ||
-			!strings.Contains(snap.Record.LastError, "decode") {
-			t.Errorf("half after Kill = %+v (payload %q)", snap, snap.Record.Payload)
+		if snap, err := s.Get(t.Context(), queue, "half"); snap.Set != store.SetDead || !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("half after Kill = %+v, %v; want dead and ErrCorrupt", snap, err)
+		}
+		if rec, _ := testkit.HGet(t, c, k.Jobs, "half"); rec != "c3;0;0;y" {
+			t.Errorf("half's record after Kill = %q, want its bytes unchanged", rec)
 		}
 
 		st := state(t, c, k)

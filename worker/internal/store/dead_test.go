@@ -436,6 +436,7 @@ func TestPurge(t *testing.T) {
 		for _, id := range []string{"d1", "seed-dead"} {
 			delete(before.Jobs, id)
 			delete(before.Dead, id)
+			delete(before.State, id) // seed-dead's, written by its Kill
 		}
 		unchanged(t, c, k, before)
 

@@ -73,7 +73,7 @@ func msArg(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 // Dead reads one page of the dead set of queue, oldest death first.
 func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, error) {
 	k := s.Keys(queue)
-	mode, per := "jobs", 3
+	mode, per := "jobs", 4
 	if q.IDsOnly {
 		mode, per = "ids", 2
 	}
@@ -88,7 +88,7 @@ func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, 
 		until = msArg(q.Until)
 	}
 	args := []string{strconv.Itoa(q.Limit), mode, cursorMs, q.After.ID, until, strconv.Itoa(cmp.Or(q.MaxBytes, DeadPageBytes))}
-	vals, err := script.DeadList.Exec(ctx, s.c, []string{k.Jobs, k.Dead}, args).ToArray()
+	vals, err := script.DeadList.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.State}, args).ToArray()
 	if err != nil {
 		return DeadPage{}, fmt.Errorf("list dead jobs of %s: %w", queue, err)
 	}
@@ -116,7 +116,8 @@ func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, 
 			case err != nil:
 				return DeadPage{}, fmt.Errorf("list dead jobs of %s: job %q: %w", queue, id, err)
 			default:
-				if j.Record, j.Err = DecodeRecord(id, raw); j.Err != nil {
+				st, _ := vals[i+3].ToString()
+				if j.Record, j.Err = decodeJob(id, raw, st); j.Err != nil {
 					j.Record = Record{ID: id}
 				}
 			}

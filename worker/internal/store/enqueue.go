@@ -39,7 +39,7 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added
 			args = append(args, j.ID, strconv.FormatInt(at, 10), strconv.FormatInt(j.Delay.Milliseconds(), 10),
 				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload))
 		}
-		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due}, Args: args})
+		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due, k.State}, Args: args})
 	}
 	added = make([]bool, 0, len(jobs))
 	for i, res := range script.Enqueue.ExecMulti(ctx, s.c, calls...) {

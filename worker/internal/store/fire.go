@@ -36,7 +36,7 @@ func FireID(schedule string, at time.Time) string {
 // later one of the schedule was made already. Fenced like Recover.
 func (s *Store) Fire(ctx context.Context, queue, leader string, f Fire) (FireResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Fire.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Periodic, k.Leader}, []string{
+	n, err := script.Fire.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Periodic, k.Leader, k.State}, []string{
 		leader, k.Wake, f.Schedule, strconv.FormatInt(f.At.UnixMilli(), 10),
 		strconv.Itoa(f.MaxAttempts), strconv.FormatInt(f.Timeout.Milliseconds(), 10), string(f.Payload),
 	}).AsIntSlice()

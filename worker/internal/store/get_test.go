@@ -16,7 +16,7 @@ import (
 func TestQueueKeys(t *testing.T) {
 	t.Parallel()
 	k := store.QueueKeys("courier", "mail")
-	all := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.Leader, k.Rate, k.Wake}
+	all := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.Rate, k.Periodic, k.Fleet, k.Wake}
 	for _, key := range all {
 		// One hash tag for all: one slot on a cluster.
 		if !strings.HasPrefix(key, "courier:{mail}:") || strings.Count(key, "{") != 1 {
@@ -24,7 +24,7 @@ func TestQueueKeys(t *testing.T) {
 		}
 	}
 	slices.Sort(all)
-	if len(slices.Compact(all)) != 8 {
+	if len(slices.Compact(all)) != 11 {
 		t.Errorf("keys are not distinct: %+v", k)
 	}
 	if got := store.QueuesKey("courier"); got != "courier:queues" {

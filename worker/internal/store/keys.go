@@ -7,7 +7,12 @@ type Keys struct {
 	Due    string // zset: id → run-at, ms
 	Active string // zset: id → lease deadline, ms
 	Dead   string // zset: id → time of death, ms
-	Claims string // hash: id → claim token of a running job; '' → the token sequence
+	Claims string // hash: id → claim token of a running job; '' → the last token handed out
+	// State holds what changes of a job after its enqueue: "<attempts>;<max
+	// attempts>;<last error>" (lua/record.lua). A job has an entry once it
+	// failed, or was claimed with its own max attempts; it overrides the
+	// record's header.
+	State  string // hash: id → state entry
 	Leader string // hash: the queue's leader lock (Redisson layout)
 	// Rate is the queue's rate-limit window (lua/claim.lua): one entry per
 	// claim call that took jobs, "<cumulative jobs>:<jobs>" → claim time in
@@ -35,6 +40,7 @@ func QueueKeys(prefix, queue string) Keys {
 		Active:   base + "active",
 		Dead:     base + "dead",
 		Claims:   base + "claims",
+		State:    base + "state",
 		Leader:   base + "leader",
 		Rate:     base + "rate",
 		Periodic: base + "periodic",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -25,6 +26,7 @@ type mjob struct {
 	died     int       // the step that moved it to dead
 	lastErr  string
 	payload  string
+	record   string // the record enqueue wrote, which nothing rewrites
 }
 
 // storeModel runs random operations against the scripts and against a model
@@ -49,7 +51,9 @@ const modelDefaultMax = 3
 // again after recovery and touched with stale tokens, and checks after every
 // step that Redis holds exactly what the model expects and that DESIGN.md's
 // invariants hold: a job with a record is in exactly one of due, active and
-// dead; a claim entry exists exactly while the job is active. The dead set
+// dead; a claim entry exists exactly while the job is active; a state entry
+// only while the job has a record; a record is never rewritten after its
+// enqueue. The dead set
 // is read page by page, with pages interleaved with the other operations,
 // and must list the model's dead jobs in the order of their deaths.
 func TestScriptsAgainstModel(t *testing.T) {
@@ -119,6 +123,7 @@ func (m *storeModel) step() string {
 			t.Fatalf("enqueue %s: added %v, want %v", id, added[0], want)
 		}
 		if added[0] {
+			j.record, _ = testkit.HGet(t, m.c, m.s.Keys(queue).Jobs, id)
 			m.jobs[id] = j
 		}
 		return "enqueue " + id
@@ -342,6 +347,11 @@ func (m *storeModel) check(where string) {
 			}
 		}
 	}
+	for id := range st.State {
+		if _, ok := st.Jobs[id]; !ok {
+			t.Fatalf("%s: %s has a state entry without a record: %v", where, id, st)
+		}
+	}
 	if len(st.Claims) != len(st.Active) {
 		t.Fatalf("%s: claim entries %v do not match active %v", where, st.Claims, st.Active)
 	}
@@ -349,6 +359,9 @@ func (m *storeModel) check(where string) {
 		t.Fatalf("%s: claims without a rate limit wrote the rate window %v", where, st.Rate)
 	}
 	for id, j := range m.jobs {
+		if st.Jobs[id] != j.record {
+			t.Fatalf("%s: job %s's record was rewritten: %q, enqueued as %q", where, id, st.Jobs[id], j.record)
+		}
 		snap := get(t, m.s, id)
 		attempts := j.attempts
 		if j.set == store.SetActive {

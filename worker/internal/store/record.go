@@ -12,11 +12,15 @@ import (
 // Record is a decoded job. The layout is defined by lua/record.lua:
 //
 //	jobs[id]   = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" + err + payload
+//	state[id]  = "<attempts>;<max>;" + err, which overrides the header's (once the job has one)
 //	claims[id] = claim token of the running attempt (only while active)
 type Record struct {
 	ID string
 	// Claim is the token of the running attempt, 0 when not active. Every
-	// claim in a queue gets a token never used before in that queue.
+	// claim in a queue gets a token never used before in that queue, even
+	// when Redis lost recent writes: the Redis clock in µs when it was
+	// handed out, or just above the queue's previous token. It stays below
+	// 2^53.
 	Claim       int64
 	Attempt     int // attempts spent, including a running one
 	MaxAttempts int // 0 = the queue's default
@@ -81,10 +85,35 @@ func DecodeRecord(id, s string) (Record, error) {
 	return r, nil
 }
 
+// decodeJob decodes the record s of job id with its state entry st ("" when
+// it has none), which overrides the record's attempts, max attempts and last
+// error. A state entry that does not parse is reported like a bad record.
+func decodeJob(id, s, st string) (Record, error) {
+	r, err := DecodeRecord(id, s)
+	if err != nil || st == "" {
+		return r, err
+	}
+	var f [2]int64
+	rest := st
+	for i := range f {
+		end := strings.IndexByte(rest, ';')
+		if end < 1 || end > 15 || strings.Trim(rest[:end], "0123456789") != "" {
+			return Record{ID: id}, fmt.Errorf("job %q: %w: state field %d", id, ErrCorrupt, i+1)
+		}
+		f[i], _ = strconv.ParseInt(rest[:end], 10, 64) // 15 digits always fit
+		rest = rest[end+1:]
+	}
+	r.Attempt, r.MaxAttempts, r.LastError = int(f[0]), int(f[1]), rest
+	return r, nil
+}
+
 // EncodeRecord is the inverse of DecodeRecord for a job that is not running
 // (Claim is not part of the record). Scripts build records themselves; this
-// exists for tests and tools that write records directly. Negative numbers
-// are written as 0.
+// exists for tests and tools that write records directly. A record written
+// so carries its attempts and last error in its header, as records of
+// versions before the state hash did (lua/record.lua): the scripts read them
+// from there while the job has no state entry. Negative numbers are written
+// as 0.
 func EncodeRecord(r Record) string {
 	var b strings.Builder
 	b.Grow(64 + len(r.LastError) + len(r.Payload))

@@ -128,9 +128,14 @@ func TestRecoverCorruptAndMissing(t *testing.T) {
 		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("half", "c2;bad").Build())
 		do(t, c, c.B().Hdel().Key(k.Jobs).Field("gone").Build())
 		waitLeasesExpired(t, c, k, ids(got.Jobs)...)
+		// Recover never reads a record: half goes back to due, and the
+		// next claim moves it to dead.
 		rec, err := s.Recover(t.Context(), queue, leaderField(t, s, c, queue), 10, 5)
-		if err != nil || rec != (store.Recovered{Dead: 1}) {
-			t.Errorf("Recover = %+v, %v; want 1 dead", rec, err)
+		if err != nil || rec != (store.Recovered{Due: 1}) {
+			t.Errorf("Recover = %+v, %v; want 1 due", rec, err)
+		}
+		if c, err := s.Claim(t.Context(), queue, 10, time.Hour); err != nil || c.Corrupt != 1 || len(c.Jobs)+len(c.Bad) != 0 {
+			t.Errorf("Claim = %+v, %v; want half found corrupt", c, err)
 		}
 		if snap := get(t, s, "half"); snap.Set != store.SetDead || string(snap.Record.Payload) != "c2;bad" || !strings.Contains(snap.Record.LastError, "decode") {
 			t.Errorf("half = %+v (payload %q)", snap, snap.Record.Payload)

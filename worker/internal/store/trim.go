@@ -19,7 +19,7 @@ type Trimmed struct {
 // more than maxAge ago, then the oldest beyond maxJobs. Fenced like Recover.
 func (s *Store) TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (Trimmed, error) {
 	k := s.Keys(queue)
-	a, b, err := fencedPair(script.Trim.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.Leader},
+	a, b, err := fencedPair(script.Trim.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.Leader, k.State},
 		[]string{leader, strconv.Itoa(maxJobs), strconv.FormatInt(max(maxAge.Milliseconds(), 1), 10), strconv.Itoa(min(limit, MaxBatch))}))
 	if err != nil {
 		return Trimmed{}, fmt.Errorf("trim dead %s: %w", queue, err)

@@ -45,12 +45,15 @@ func (k *kit) unchanged(id string, before store.Snapshot) {
 	}
 }
 
+// maxToken bounds claim tokens: Lua numbers are doubles, exact below 2^53.
+const maxToken = 1 << 53
+
 // claimed fails unless r is a claim of id in its attempt-th attempt, after
-// the last error lastErr.
+// the last error lastErr, under a claim token.
 func claimed(t *testing.T, r store.Record, id string, attempt int, lastErr string) {
 	t.Helper()
-	if r.ID != id || r.Attempt != attempt || r.LastError != lastErr || r.Claim == 0 {
-		t.Errorf("claimed %+v, want %s in attempt %d after error %q, under a claim token", r, id, attempt, lastErr)
+	if r.ID != id || r.Attempt != attempt || r.LastError != lastErr || r.Claim <= 0 || r.Claim >= maxToken {
+		t.Errorf("claimed %+v, want %s in attempt %d after error %q, under a claim token in (0, 2^53)", r, id, attempt, lastErr)
 	}
 }
 

@@ -31,6 +31,11 @@ type Backend interface {
 	// Lead makes the test the leader of queue and returns the leader field
 	// that the fenced Recover checks.
 	Lead(t *testing.T, queue string) (field string)
+	// Checkpoint remembers every key of queue and returns a function that
+	// restores them, as Redis restores its data when it loses the writes
+	// made since (a crash under appendfsync everysec, an asynchronous
+	// failover, a restore from a backup).
+	Checkpoint(t *testing.T, queue string) (rollBack func())
 }
 
 var _ Backend = (*Fake)(nil)
@@ -50,6 +55,8 @@ func contract() []contractCase {
 		{"rate limit", testRateLimit},
 		{"ack", testAck},
 		{"stale token", testStaleToken},
+		{"rollback", testRollback},
+		{"reused id", testReusedID},
 		{"snooze", testSnooze},
 		{"retry", testRetry},
 		{"extend", testExtend},

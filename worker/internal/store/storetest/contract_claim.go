@@ -159,6 +159,69 @@ func testStaleToken(k *kit) {
 	k.unchanged("j", before)
 }
 
+// testRollback: when Redis loses its recent writes, the token sequence
+// rolls back with the jobs, yet no (id, token) pair is handed out twice: the
+// worker whose claim was lost finds its token stale (its lease extension
+// reports the lease lost, its ack deletes nothing), and cannot touch the job
+// claimed again since.
+func testRollback(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "j", Payload: []byte("p")})
+	first := k.claimOne(long) // so that the sequence holds a token
+	if n := k.snooze(0, first.Token()); n != 1 {
+		t.Fatalf("Snooze = %d, want 1", n)
+	}
+	rollBack := k.b.Checkpoint(t, q)
+	lost := k.claimOne(long) // lost with the writes after the checkpoint
+	claimed(t, lost, "j", 1, "")
+	rollBack()
+	k.is("j", facts{Set: store.SetDue, Payload: "p"})
+
+	again := k.claimOne(long)
+	claimed(t, again, "j", 1, "")
+	if again.Claim == lost.Claim || again.Claim <= first.Claim {
+		t.Fatalf("after the rollback, j was claimed under token %d; tokens before: %d, then %d (lost)", again.Claim, first.Claim, lost.Claim)
+	}
+	before := k.get("j")
+	touchStale(k, lost)
+	touchStale(k, first)
+	k.unchanged("j", before)
+	k.is("j", facts{Set: store.SetActive, Claim: again.Claim, Attempt: 1, Payload: "p"})
+	if n := k.ack(again.Token()); n != 1 {
+		t.Errorf("Ack under the new token = %d, want 1", n)
+	}
+	k.gone("j")
+}
+
+// testReusedID: a job enqueued again under the id of one that was acked or
+// cancelled starts afresh: no attempt spent, no last error, its own max
+// attempts; nothing of the earlier job's failures carries over.
+func testReusedID(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "acked", MaxAttempts: 5}, store.NewJob{ID: "cancelled", MaxAttempts: 4})
+	held := tokensByID(k.claim(2, long).Jobs)
+	if !k.retry(held["acked"], 0, "failed") || !k.retry(held["cancelled"], long, "failed too") {
+		t.Fatalf("Retry did not move the jobs")
+	}
+	r := k.claimOne(long)
+	claimed(t, r, "acked", 2, "failed")
+	if n := k.ack(r.Token()); n != 1 {
+		t.Fatalf("Ack = %d, want 1", n)
+	}
+	if got := k.cancel("cancelled"); got != store.Cancelled {
+		t.Fatalf("Cancel = %v, want Cancelled", got)
+	}
+
+	k.enqueue(store.NewJob{ID: "acked", Payload: []byte("new")}, store.NewJob{ID: "cancelled", MaxAttempts: 2, Delay: long})
+	k.is("acked", facts{Set: store.SetDue, Payload: "new"})
+	k.is("cancelled", facts{Set: store.SetDue, MaxAttempts: 2})
+	r = k.claimOne(long)
+	claimed(t, r, "acked", 1, "")
+	if r.MaxAttempts != 0 || string(r.Payload) != "new" {
+		t.Errorf("claim of the new job = %+v, want the queue's max attempts and payload new", r)
+	}
+}
+
 // touchStale makes every call that carries a token with r's, which is
 // stale, and fails when one reports a change.
 func touchStale(k *kit, r store.Record) {

@@ -124,20 +124,25 @@ func testDead(k *kit) {
 // reset and their last error kept, and skips every other id.
 func testRequeue(k *kit) {
 	t := k.t
-	k.enqueue(store.NewJob{ID: "a", Payload: []byte("pa")}, store.NewJob{ID: "b"})
+	k.enqueue(store.NewJob{ID: "a", MaxAttempts: 4, Payload: []byte("pa")}, store.NewJob{ID: "b"})
 	held := tokensByID(k.claim(2, long).Jobs)
 	if !k.kill(held["a"], "why") || !k.retry(held["b"], long, "b failed") {
 		t.Fatalf("Kill or Retry did not move its job")
 	}
+	k.is("a", facts{Set: store.SetDead, Attempt: 1, MaxAttempts: 4, LastError: "why", Payload: "pa"})
 	b := k.get("b")
 	before := k.get("a").Now
 	if moved := k.requeue("a", "b", "missing", "a"); !slices.Equal(moved, []bool{true, false, false, false}) {
 		t.Errorf("Requeue = %v, want [true false false false]: only a, and once", moved)
 	}
-	snap := k.is("a", facts{Set: store.SetDue, LastError: "why", Payload: "pa"})
+	snap := k.is("a", facts{Set: store.SetDue, MaxAttempts: 4, LastError: "why", Payload: "pa"})
 	within(t, "the requeued run-at", snap.Score, before, snap.Now)
 	k.unchanged("b", b)
-	claimed(t, k.claimOne(long), "a", 1, "why")
+	r := k.claimOne(long)
+	claimed(t, r, "a", 1, "why")
+	if r.MaxAttempts != 4 {
+		t.Errorf("requeued a claimed with max attempts %d, want its own 4", r.MaxAttempts)
+	}
 }
 
 // tokensByID returns the tokens of recs by job id.

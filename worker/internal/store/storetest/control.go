@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"testing"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -50,6 +52,35 @@ func (f *Fake) Steal(queue, id string) {
 	j.Rec.Claim = f.nextTokenLocked(queue)
 	j.Rec.Attempt++
 	j.Score = ms(f.nowLocked().Add(time.Hour)) // the new holder keeps extending it
+}
+
+// Checkpoint remembers what queue holds and returns a function that rolls
+// the queue back to it, as Redis does when it loses the writes made since
+// (a crash under appendfsync everysec, an asynchronous failover, a
+// restore): jobs, their sets and attempts, the token sequence and the rate
+// window. Claim tokens handed out since are never handed out again.
+func (f *Fake) Checkpoint(_ *testing.T, queue string) (rollBack func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	jobs := cloneJobs(f.queues[queue])
+	seq, rate := f.seq[queue], slices.Clone(f.rate[queue])
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.queues[queue] = cloneJobs(jobs)
+		f.seq[queue], f.rate[queue] = seq, slices.Clone(rate)
+	}
+}
+
+// cloneJobs copies the jobs of a queue.
+func cloneJobs(jobs map[string]*Job) map[string]*Job {
+	out := make(map[string]*Job, len(jobs))
+	for id, j := range jobs {
+		c := *j
+		c.Rec.Payload = slices.Clone(j.Rec.Payload)
+		out[id] = &c
+	}
+	return out
 }
 
 // FailClaims makes the next n claims fail.
