@@ -15,11 +15,11 @@ import (
 )
 
 // queueKeys are the keys of one queue as package store builds them.
-type queueKeys struct{ jobs, due, active, dead, claims, rate, wake string }
+type queueKeys struct{ jobs, due, active, dead, claims, state, rate, wake string }
 
 func keysOf(prefix, queue string) queueKeys {
 	k := func(name string) string { return fmt.Sprintf("%s:{%s}:%s", prefix, queue, name) }
-	return queueKeys{k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("rate"), k("wake")}
+	return queueKeys{k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("wake")}
 }
 
 // enqueueRaw enqueues jobs due now with the enqueue script.
@@ -29,14 +29,14 @@ func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 	for _, id := range ids {
 		args = append(args, id, "-1", "0", "0", "0", "payload of "+id)
 	}
-	if err := Enqueue.Exec(t.Context(), c, []string{k.jobs, k.due}, args).Error(); err != nil {
+	if err := Enqueue.Exec(t.Context(), c, []string{k.jobs, k.due, k.state}, args).Error(); err != nil {
 		t.Fatalf("enqueue: %v", err)
 	}
 }
 
 // claimRaw runs the claim script for up to n jobs under a 60 s lease.
 func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
-	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.rate}, []string{strconv.Itoa(n), "60000"})
+	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate}, []string{strconv.Itoa(n), "60000"})
 }
 
 // TestExecWaitsOutAMigratingSlot moves a queue's slot to another master
@@ -127,12 +127,12 @@ func TestExecWaitsOutAMigratingSlot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claim after the migration: %v", err)
 	}
-	if jobs := (len(vals) - 3) / 4; jobs != 3 {
+	if jobs := (len(vals) - 3) / 5; jobs != 3 {
 		t.Errorf("the claim took %d jobs, want 3", jobs)
 	}
-	// The token sequence counts claim calls that ran: exactly one.
-	if seq := target.MustDo(t, "HGET", k.claims, ""); seq != "1" {
-		t.Errorf("claim token sequence %s after one claim, want 1: the claim ran more than once", seq)
+	// The last token handed out is this claim's: no other run took jobs.
+	if seq, tok := target.MustDo(t, "HGET", k.claims, ""), claimToken(t, vals); seq != tok {
+		t.Errorf("last claim token %s, want this claim's %s: the claim ran more than once", seq, tok)
 	}
 	out := receive(t, multi, 10*time.Second, "the ExecMulti to end")
 	for i, r := range out {
@@ -168,4 +168,17 @@ func receive[T any](t *testing.T, ch <-chan T, within time.Duration, what string
 		t.Fatalf("waited %s for %s", within, what)
 	}
 	panic("unreachable")
+}
+
+// claimToken returns the token of the first job of a claim reply.
+func claimToken(t *testing.T, vals []rueidis.RedisMessage) string {
+	t.Helper()
+	if len(vals) < 8 {
+		t.Fatalf("claim reply of %d values holds no job", len(vals))
+	}
+	tok, err := vals[5].ToInt64()
+	if err != nil {
+		t.Fatalf("claim token: %v", err)
+	}
+	return strconv.FormatInt(tok, 10)
 }
