@@ -19,6 +19,7 @@ type Store interface {
 	TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)
 	LastFire(ctx context.Context, queue, schedule string) (time.Time, bool, error)
+	ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error)
 	Stats(ctx context.Context, queue string) (store.Stats, error)
 }
 
@@ -69,6 +70,11 @@ const (
 	// many calls one tick may make while a backlog lasts.
 	batchLimit = store.MaxBatch
 	drainCalls = 10
+	// scheduleRetention is how long the last fire of a schedule removed from
+	// the configuration is kept (a schedule added back within it catches up
+	// on its missed fires); forgetInterval is how often a leader looks.
+	scheduleRetention = 7 * 24 * time.Hour
+	forgetInterval    = time.Hour
 	// retryWait is the pause after a failed acquire (Redis unreachable).
 	retryWait = time.Second
 	// releaseTimeout bounds the release of leadership at shutdown.

@@ -115,3 +115,23 @@ func firstFire(p Periodic, last time.Time, found bool, now time.Time, log *slog.
 	}
 	return next
 }
+
+// forgetLoop deletes the last-fire entries of schedules no longer in the
+// queue's configuration that have not fired for scheduleRetention, when the
+// process starts leading and every forgetInterval.
+func (c *Carrier) forgetLoop(ctx context.Context, q Queue, log *slog.Logger) error {
+	keep := make([]string, len(q.Periodic))
+	for i, p := range q.Periodic {
+		keep[i] = p.Name
+	}
+	return every(ctx, forgetInterval, func() error {
+		gone, err := c.st.ForgetSchedules(ctx, q.Name, keep, time.Now().Add(-scheduleRetention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("periodic: forget removed schedules", "err", err)
+		case len(gone) > 0:
+			log.Info("periodic: forgot schedules removed from the configuration", "schedules", gone)
+		}
+		return nil
+	})
+}

@@ -130,3 +130,33 @@ func TestPeriodicAcrossLeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderForgetsRemovedSchedules: a new leader deletes the last-fire
+// entries of schedules its configuration no longer has, once they are older
+// than scheduleRetention; a configured schedule keeps its entry, however old.
+func TestLeaderForgetsRemovedSchedules(t *testing.T) {
+	t.Parallel()
+	prefix := testkit.Prefix(t)
+	rdb := testkit.Single(t)
+	key := store.QueueKeys(prefix, testQueue).Periodic
+	now := testkit.RedisNow(t, rdb)
+	old := strconv.FormatInt(now-(scheduleRetention+time.Hour).Milliseconds(), 10)
+	recent := strconv.FormatInt(now-time.Hour.Milliseconds(), 10)
+	testkit.Do(t, rdb, rdb.B().Hset().Key(key).FieldValue().
+		FieldValue("kept", old).FieldValue("removed", old).FieldValue("removed-lately", recent).Build())
+
+	q := Queue{Name: testQueue, MaxAttempts: 3, Periodic: []Periodic{{Name: "kept", Schedule: period(time.Hour), SkipMissed: true}}}
+	n := startNodeOn(t, rdb, prefix, "a", []Queue{q}, Config{RecoverInterval: time.Second})
+	waitLeader(t, n)
+	testkit.Eventually(t, 10*time.Second, "the removed schedule's entry to go", func() bool {
+		_, ok := testkit.HGet(t, rdb, key, "removed")
+		return !ok
+	})
+	left := testkit.HGetAll(t, rdb, key)
+	if _, ok := left["kept"]; !ok {
+		t.Errorf("the configured schedule's entry is gone: %v", left)
+	}
+	if left["removed-lately"] != recent {
+		t.Errorf("an entry younger than the retention is gone: %v", left)
+	}
+}

@@ -333,3 +333,29 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 		}
 	})
 }
+
+// TestForgetSchedules: the entries of schedules no longer configured are
+// deleted once they last fired before the cut-off; configured schedules and
+// recent entries are kept.
+func TestForgetSchedules(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		now := testkit.RedisNow(t, c)
+		old, recent := strconv.FormatInt(now-10*86400000, 10), strconv.FormatInt(now, 10)
+		testkit.Do(t, c, c.B().Hset().Key(k.Periodic).FieldValue().
+			FieldValue("kept", old).FieldValue("removed", old).FieldValue("removed-2", old).
+			FieldValue("recent", recent).Build())
+		gone, err := s.ForgetSchedules(t.Context(), queue, []string{"kept"}, time.UnixMilli(now-86400000))
+		if err != nil || !slices.Equal(gone, []string{"removed", "removed-2"}) {
+			t.Fatalf("ForgetSchedules = %v, %v; want [removed removed-2]", gone, err)
+		}
+		left := testkit.HGetAll(t, c, k.Periodic)
+		if len(left) != 2 || left["kept"] != old || left["recent"] != recent {
+			t.Errorf("entries left %v, want kept and recent", left)
+		}
+		if gone, err := s.ForgetSchedules(t.Context(), queue, []string{"kept"}, time.UnixMilli(now-86400000)); err != nil || gone != nil {
+			t.Errorf("second call = %v, %v; want nothing", gone, err)
+		}
+	})
+}

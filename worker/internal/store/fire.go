@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -66,4 +67,33 @@ func (s *Store) LastFire(ctx context.Context, queue, schedule string) (time.Time
 		return time.Time{}, false, fmt.Errorf("last fire of %s/%s: %w", queue, schedule, err)
 	}
 	return time.UnixMilli(ms), true, nil
+}
+
+// ForgetSchedules deletes the last-fire entries of queue's schedules that
+// are not in keep and last fired before before: schedules removed from the
+// configuration, whose entries would otherwise stay forever. It returns the
+// names it deleted. Only the queue's leader calls it, and only the leader
+// fires, so no fire races it.
+func (s *Store) ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error) {
+	key := s.Keys(queue).Periodic
+	all, err := s.c.Do(ctx, s.c.B().Hgetall().Key(key).Build()).AsStrMap()
+	if err != nil {
+		return nil, fmt.Errorf("read the schedules of %s: %w", queue, err)
+	}
+	var gone []string
+	for name, v := range all {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if slices.Contains(keep, name) || (err == nil && ms >= before.UnixMilli()) {
+			continue
+		}
+		gone = append(gone, name)
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	slices.Sort(gone)
+	if err := s.c.Do(ctx, s.c.B().Hdel().Key(key).Field(gone...).Build()).Error(); err != nil {
+		return nil, fmt.Errorf("forget the schedules %v of %s: %w", gone, queue, err)
+	}
+	return gone, nil
 }
