@@ -65,14 +65,20 @@ func (s *Store) Withdraw(ctx context.Context, queue, id string) error {
 }
 
 // Fleet returns the live members of queue's fleet, sorted by id, with the
-// leader marked. A leader that reports nothing (a process of an older
+// leader marked, and forgets members whose report expired. A leader that reports nothing (a process of an older
 // version, or one that has not reported yet) is returned as leaderID alone.
 func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, leaderID string, err error) {
 	k := s.Keys(queue)
 	res := s.c.DoMulti(ctx, s.c.B().Smembers().Key(k.Fleet).Build(), s.c.B().Hkeys().Key(k.Leader).Build())
-	members, _, err = s.reports(ctx, k, res[0])
+	members, gone, err := s.reports(ctx, k, res[0])
 	if err != nil {
 		return nil, "", err
+	}
+	if len(gone) > 0 {
+		// Processes that died without withdrawing, in a queue no live
+		// process reports to (reports prune the set too): forget them. A
+		// failure here changes nothing the caller asked for.
+		_ = s.c.Do(ctx, s.c.B().Srem().Key(k.Fleet).Member(gone...).Build()).Error()
 	}
 	fields, err := res[1].AsStrSlice()
 	if err != nil {

@@ -48,3 +48,23 @@ func TestFleetReportsLapse(t *testing.T) {
 		t.Errorf("Fleet after Withdraw = %+v, %v", members, err)
 	}
 }
+
+// TestFleetForgetsCrashedMembers: in a queue no live process reports to,
+// the ids of processes that died without withdrawing are forgotten when the
+// fleet is read, so the set does not keep them forever.
+func TestFleetForgetsCrashedMembers(t *testing.T) {
+	t.Parallel()
+	rdb := testkit.Single(t)
+	s := store.New(rdb, testkit.Prefix(t), nil)
+	ctx := t.Context()
+	if err := s.Report(ctx, "q", store.Member{ID: "crashed", Concurrency: 1}, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 5*time.Second, "the report to lapse", func() bool { return !testkit.Exists(t, rdb, s.Keys("q").Fleet+":crashed") })
+	if members, _, err := s.Fleet(ctx, "q"); err != nil || len(members) != 0 {
+		t.Fatalf("Fleet = %+v, %v; want no member", members, err)
+	}
+	if testkit.Exists(t, rdb, s.Keys("q").Fleet) {
+		t.Error("the fleet set still holds the crashed process's id")
+	}
+}
