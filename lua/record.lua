@@ -158,10 +158,19 @@ function head_ms(due)
 end
 
 -- wake publishes score on channel when it is earlier than the previous head,
--- so idle workers sleeping until that head wake up and re-plan.
+-- so idle workers sleeping until that head wake up and re-plan. It uses
+-- sharded pub/sub (SPUBLISH, Redis 7): on a Cluster only the node that
+-- serves the queue's slot carries the message, where PUBLISH goes to every
+-- node. A server without it (Redis 6, the embedded store of courier dev)
+-- gets PUBLISH; the subscribers choose the same way (store/wake.go).
 function wake(channel, prev_head, score)
   if score ~= nil and (prev_head == nil or score < prev_head) then
-    redis.call('PUBLISH', channel, string.format('%d', score))
+    local msg = string.format('%d', score)
+    local r = redis.pcall('SPUBLISH', channel, msg)
+    if type(r) == 'table' and r.err then
+      if not string.find(string.lower(r.err), 'unknown', 1, true) then error(r) end
+      redis.call('PUBLISH', channel, msg)
+    end
   end
 end
 

@@ -28,6 +28,9 @@ func NewConn(c rueidis.Client, m *metrics.Redis) Conn {
 	return Conn{client: c, metrics: m, flagless: new(atomic.Bool)}
 }
 
+// Cluster reports whether the client talks to a Redis Cluster.
+func (c Conn) Cluster() bool { return c.client.Mode() == rueidis.ClientModeCluster }
+
 // B returns the command builder.
 func (c Conn) B() rueidis.Builder { return c.client.B() }
 

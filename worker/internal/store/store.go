@@ -2,6 +2,7 @@ package store
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
@@ -17,6 +18,9 @@ const MaxBatch = 1000
 type Store struct {
 	c      script.Conn
 	prefix string
+	// plainPubSub is set once the server refused SSUBSCRIBE as unknown
+	// (Redis 6, the embedded store): wake-ups use PUBLISH there (wake.go).
+	plainPubSub *atomic.Bool
 }
 
 // New returns a Store that runs the scripts on rdb under key prefix,
@@ -24,7 +28,7 @@ type Store struct {
 // creates at zero.
 func New(rdb rueidis.Client, prefix string, m *metrics.Redis) *Store {
 	m.Touch(script.Names()...)
-	return &Store{c: script.NewConn(rdb, m), prefix: prefix}
+	return &Store{c: script.NewConn(rdb, m), prefix: prefix, plainPubSub: new(atomic.Bool)}
 }
 
 // Keys returns the keys of queue.

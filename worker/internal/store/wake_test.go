@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
@@ -166,4 +167,47 @@ func TestScriptsWakeWhenDueEarlier(t *testing.T) {
 		inRange(t, "snooze wake-up", nextWake(t, wakes), before, testkit.RedisNow(t, c))
 		noWake(t, wakes)
 	})
+}
+
+// TestWakeUpsUseShardedPubSub: the subscription is a sharded one, on the
+// node that serves the queue's slot, so PUBLISH's broadcast to every node
+// of a Cluster is not needed; the scripts' wake-ups reach it.
+func TestWakeUpsUseShardedPubSub(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		wakes := subscribe(t, s, queue)
+		ch := s.Keys(queue).Wake
+		vals, err := c.Do(t.Context(), c.B().PubsubShardnumsub().Channel(ch).Build()).ToArray()
+		if err != nil || len(vals) != 2 {
+			t.Fatalf("PUBSUB SHARDNUMSUB %s = %v, %v", ch, vals, err)
+		}
+		if n, _ := vals[1].AsInt64(); n != 1 {
+			t.Fatalf("%d sharded subscribers of %s, want 1: the wake-ups are not on sharded pub/sub", n, ch)
+		}
+		if _, err := s.Enqueue(t.Context(), queue, []store.NewJob{{ID: "j"}}); err != nil {
+			t.Fatal(err)
+		}
+		nextWake(t, wakes)
+	})
+}
+
+// TestWakeUpsOnAServerWithoutShardedPubSub: the embedded store of courier
+// dev (miniredis) knows neither SSUBSCRIBE nor SPUBLISH; subscribers and
+// scripts both fall back to plain pub/sub, and wake-ups still arrive.
+func TestWakeUpsOnAServerWithoutShardedPubSub(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: []string{m.Addr()}, DisableCache: true, AlwaysRESP2: true, ForceSingleClient: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rdb.Close)
+	s := store.New(rdb, testkit.Prefix(t), nil)
+	wakes := subscribe(t, s, queue)
+	if _, err := s.Enqueue(t.Context(), queue, []store.NewJob{{ID: "j"}}); err != nil {
+		t.Fatal(err)
+	}
+	nextWake(t, wakes)
 }
