@@ -47,7 +47,7 @@ type Client struct {
 	metrics *metrics.Set // nil without Config.Registerer
 	cfg     Config
 	ids     idGen
-	known   sync.Map // queue name → struct{}: recorded in the queue set
+	known   sync.Map // queue name → time.Time it was last recorded in the queue set
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
@@ -200,12 +200,18 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 	}, nil
 }
 
-// recordQueues adds new queue names to the set of known queues, once per
-// process and queue.
+// recordQueuesEvery is how often a Client records a queue it enqueues to
+// again: a leader forgets queues that look unused (carrier), and one that
+// is used again is listed within this long.
+const recordQueuesEvery = time.Minute
+
+// recordQueues adds queue names to the set of known queues, at most once
+// per recordQueuesEvery per process and queue.
 func (c *Client) recordQueues(ctx context.Context, queues []string) error {
 	var fresh []string
+	now := time.Now()
 	for _, q := range queues {
-		if _, ok := c.known.Load(q); !ok {
+		if at, ok := c.known.Load(q); !ok || now.Sub(at.(time.Time)) >= recordQueuesEvery {
 			fresh = append(fresh, q)
 		}
 	}
@@ -216,7 +222,7 @@ func (c *Client) recordQueues(ctx context.Context, queues []string) error {
 		return err
 	}
 	for _, q := range fresh {
-		c.known.Store(q, struct{}{})
+		c.known.Store(q, now)
 	}
 	return nil
 }

@@ -12,8 +12,10 @@ func QueueKeys(prefix, queue string) []string {
 }
 
 // QueuesKey returns the Redis key of the set of known queue names under
-// prefix: the queues Client.Queues lists, recorded when a Client first
-// enqueues to a queue and when a Daemon starts serving one. It is not one
+// prefix: the queues Client.Queues lists, recorded when a Client enqueues
+// to a queue (at most once a minute) and when a Daemon starts serving one.
+// A Daemon forgets, within the hour, a queue that holds no job and that no
+// process serves. It is not one
 // of a queue's keys (QueueKeys): a tool that deletes everything under a
 // prefix deletes it as well.
 func QueuesKey(prefix string) string { return store.QueuesKey(prefix) }

@@ -20,6 +20,7 @@ type Store interface {
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)
 	LastFire(ctx context.Context, queue, schedule string) (time.Time, bool, error)
 	ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error)
+	ForgetQueues(ctx context.Context, keep []string) ([]string, error)
 	Stats(ctx context.Context, queue string) (store.Stats, error)
 }
 
@@ -47,7 +48,10 @@ type Config struct {
 	DeadMaxAge      time.Duration
 	TrimInterval    time.Duration // 0 means 1m
 	SampleInterval  time.Duration // 0 means 5s
-	Logger          *slog.Logger  // nil discards
+	// ForgetQueuesInterval is how often the leader of this process's first
+	// queue (by name) forgets the queues no longer in use; 0 means 1h.
+	ForgetQueuesInterval time.Duration
+	Logger               *slog.Logger // nil discards
 	// OnLeader is told when this process gains (true) or loses (false) the
 	// lead of a queue.
 	OnLeader func(queue string, leading bool)
@@ -75,6 +79,8 @@ const (
 	// on its missed fires); forgetInterval is how often a leader looks.
 	scheduleRetention = 7 * 24 * time.Hour
 	forgetInterval    = time.Hour
+	// forgetQueuesInterval is Config.ForgetQueuesInterval's default.
+	forgetQueuesInterval = time.Hour
 	// retryWait is the pause after a failed acquire (Redis unreachable).
 	retryWait = time.Second
 	// releaseTimeout bounds the release of leadership at shutdown.
@@ -91,6 +97,7 @@ type Carrier struct {
 	locks  Locker
 	field  func(holder string) string
 	queues []Queue
+	first  string // the queue, by name, whose leader forgets unused queues
 	cfg    Config
 
 	mu      sync.Mutex
@@ -110,10 +117,17 @@ func New(st Store, locks Locker, field func(holder string) string, queues []Queu
 	}
 	cfg.TrimInterval = cmp.Or(cfg.TrimInterval, trimInterval)
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, sampleInterval)
+	cfg.ForgetQueuesInterval = cmp.Or(cfg.ForgetQueuesInterval, forgetQueuesInterval)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Carrier{st: st, locks: locks, field: field, queues: queues, cfg: cfg, leading: map[string]bool{}}, nil
+	first := ""
+	for _, q := range queues {
+		if first == "" || q.Name < first {
+			first = q.Name
+		}
+	}
+	return &Carrier{st: st, locks: locks, field: field, queues: queues, first: first, cfg: cfg, leading: map[string]bool{}}, nil
 }
 
 // Run elects for every queue until ctx ends, then stops the duties, releases

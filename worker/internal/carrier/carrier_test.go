@@ -3,6 +3,7 @@ package carrier
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,4 +308,24 @@ func TestTrimAndSampleDuties(t *testing.T) {
 	if last != (store.Stats{Ready: 1, Dead: 1}) {
 		t.Errorf("last sample = %+v, want 1 ready and 1 dead", last)
 	}
+}
+
+// TestLeaderForgetsUnusedQueues: the leader of the process's first queue
+// removes a queue that no longer holds jobs and that nothing serves from
+// the set of known queues; its own queues stay.
+func TestLeaderForgetsUnusedQueues(t *testing.T) {
+	t.Parallel()
+	prefix := testkit.Prefix(t)
+	rdb := testkit.Single(t)
+	st := store.New(rdb, prefix, nil)
+	if err := st.AddQueues(t.Context(), "gone", testQueue); err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, prefix, "a", []Queue{{Name: testQueue, MaxAttempts: 3}},
+		Config{RecoverInterval: time.Second, ForgetQueuesInterval: 50 * time.Millisecond})
+	waitLeader(t, n)
+	testkit.Eventually(t, 10*time.Second, "the unused queue to be forgotten", func() bool {
+		names, err := st.Queues(t.Context())
+		return err == nil && slices.Equal(names, []string{testQueue})
+	})
 }

@@ -34,6 +34,34 @@ func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog
 	})
 }
 
+// forgetQueuesLoop removes the queues no longer in use (no job, no process
+// serving them) from the set of known queues, with their leftover keys,
+// every ForgetQueuesInterval after the first. One leader per process does
+// it, the leader of the process's first queue: a fleet does it a few
+// times an hour, each call idempotent.
+func (c *Carrier) forgetQueuesLoop(ctx context.Context, log *slog.Logger) error {
+	keep := make([]string, len(c.queues))
+	for i, q := range c.queues {
+		keep[i] = q.Name
+	}
+	t := time.NewTicker(c.cfg.ForgetQueuesInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		gone, err := c.st.ForgetQueues(ctx, keep)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("forget unused queues", "err", err)
+		case len(gone) > 0:
+			log.Info("forgot queues no longer in use", "queues", gone)
+		}
+	}
+}
+
 // drain repeats a bounded duty call while it comes back full, at most
 // drainCalls times per tick, and returns its error (logged unless ctx ended).
 func drain(ctx context.Context, log *slog.Logger, what string, call func() (done int, err error)) error {

@@ -81,7 +81,10 @@ func (c *Carrier) lead(ctx context.Context, held *lock.Held, q Queue, log *slog.
 		func(ctx context.Context) error { return c.recoverLoop(ctx, q, field, log) },
 		func(ctx context.Context) error { return c.trimLoop(ctx, q, field, log) },
 		func(ctx context.Context) error { return c.sampleLoop(ctx, q) },
-		func(ctx context.Context) error { return c.forgetLoop(ctx, q, log) },
+		func(ctx context.Context) error { return c.forgetSchedulesLoop(ctx, q, log) },
+	}
+	if q.Name == c.first {
+		duties = append(duties, func(ctx context.Context) error { return c.forgetQueuesLoop(ctx, log) })
 	}
 	for _, p := range q.Periodic {
 		duties = append(duties, func(ctx context.Context) error { return c.periodicLoop(ctx, q.Name, field, p, log) })

@@ -116,10 +116,10 @@ func firstFire(p Periodic, last time.Time, found bool, now time.Time, log *slog.
 	return next
 }
 
-// forgetLoop deletes the last-fire entries of schedules no longer in the
+// forgetSchedulesLoop deletes the last-fire entries of schedules no longer in the
 // queue's configuration that have not fired for scheduleRetention, when the
 // process starts leading and every forgetInterval.
-func (c *Carrier) forgetLoop(ctx context.Context, q Queue, log *slog.Logger) error {
+func (c *Carrier) forgetSchedulesLoop(ctx context.Context, q Queue, log *slog.Logger) error {
 	keep := make([]string, len(q.Periodic))
 	for i, p := range q.Periodic {
 		keep[i] = p.Name

@@ -88,6 +88,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{Purge, []string{k.jobs, k.dead, k.state}, []string{"", "j4"}, nil},
 		{Enqueue, []string{k.jobs, k.due, k.state}, []string{k.wake, "1", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
+		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet"}, nil, nil},
 		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state}, []string{"j5"}, nil},
 		{Stats, []string{k.due, k.active, k.dead}, nil, nil},
 		{DeadList, []string{k.jobs, k.dead, k.state}, []string{"10", "ids", "", "", "", ""}, nil},

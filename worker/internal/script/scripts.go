@@ -44,6 +44,9 @@ var (
 	Purge = declare("purge", Once, AllowOOM)
 	// Get reads one job and the set it is in (read only).
 	Get = declare("get", Resend, DenyOOM)
+	// Forget deletes the leftovers of an unused queue: it only deletes, and a
+	// second run finds nothing more to delete.
+	Forget = declare("forget", Resend, AllowOOM)
 	// Stats counts a queue's jobs by state (read only).
 	Stats = declare("stats", Resend, DenyOOM)
 	// DeadList reads a page of the dead set after a cursor (read only).
@@ -63,7 +66,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, Fire, Purge, Get, Stats, DeadList,
+		Recover, Trim, Fire, Purge, Forget, Get, Stats, DeadList,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }
