@@ -15,14 +15,18 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// privateClient connects to addr as user (password "pw"), with short
-// timeouts so calls to an unreachable server fail fast.
+// privateClient connects to addr as user (password "pw"; "" is the default
+// user), with short timeouts so calls to an unreachable server fail fast.
 func privateClient(t *testing.T, addr, user string) rueidis.Client {
 	t.Helper()
+	password := "pw"
+	if user == "" {
+		password = ""
+	}
 	c, err := rueidis.NewClient(rueidis.ClientOption{
 		InitAddress:      []string{addr},
 		Username:         user,
-		Password:         "pw",
+		Password:         password,
 		DisableCache:     true,
 		ConnWriteTimeout: time.Second,
 		Dialer:           net.Dialer{Timeout: time.Second},
@@ -93,7 +97,7 @@ func TestDaemonCutOffStopsJobsBeforeTheirLeaseEnds(t *testing.T) {
 	t.Parallel()
 	p := testkit.StartPrivate(t)
 	px := testkit.StartProxy(t, p.Addr)
-	rdb := privateClientNoAuth(t, px.Addr)
+	rdb := privateClient(t, px.Addr, "")
 	admin := p.Client(t)
 
 	cfg := testConfig(t, testkit.Prefix(t))
@@ -126,22 +130,6 @@ func TestDaemonCutOffStopsJobsBeforeTheirLeaseEnds(t *testing.T) {
 		t.Errorf("job cancelled %v after its lease ended in Redis, want before", -margin)
 	}
 	px.Resume()
-}
-
-// privateClientNoAuth connects to addr as the default user.
-func privateClientNoAuth(t *testing.T, addr string) rueidis.Client {
-	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{
-		InitAddress:      []string{addr},
-		DisableCache:     true,
-		ConnWriteTimeout: time.Second,
-		Dialer:           net.Dialer{Timeout: time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
 }
 
 // activeDeadline returns the lease deadline Redis holds for a running job.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 )
 
@@ -356,4 +357,20 @@ func (p *Private) usedMemory(t testing.TB) int64 {
 	}
 	t.Fatalf("testkit: no used_memory in INFO memory:\n%s", info)
 	return 0
+}
+
+// Embedded returns a client of an embedded store of the test's own, as
+// courier dev runs it (miniredis: no script flags, no sharded pub/sub),
+// closed at the test's end.
+func Embedded(t testing.TB) rueidis.Client {
+	t.Helper()
+	m := miniredis.RunT(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: []string{m.Addr()}, DisableCache: true, AlwaysRESP2: true, ForceSingleClient: true,
+	})
+	if err != nil {
+		t.Fatalf("testkit: connect to the embedded store: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
 // TestServersWithoutFlagsGetPlainScripts runs flagged scripts on the
@@ -15,14 +15,7 @@ import (
 // Exec and ExecMulti alike.
 func TestServersWithoutFlagsGetPlainScripts(t *testing.T) {
 	t.Parallel()
-	m := miniredis.RunT(t)
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{
-		InitAddress: []string{m.Addr()}, DisableCache: true, AlwaysRESP2: true, ForceSingleClient: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rdb.Close)
+	rdb := testkit.Embedded(t)
 	c := NewConn(rdb, nil)
 	ctx := t.Context()
 	k := keysOf("dev", "q")

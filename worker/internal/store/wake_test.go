@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
@@ -196,15 +195,7 @@ func TestWakeUpsUseShardedPubSub(t *testing.T) {
 // scripts both fall back to plain pub/sub, and wake-ups still arrive.
 func TestWakeUpsOnAServerWithoutShardedPubSub(t *testing.T) {
 	t.Parallel()
-	m := miniredis.RunT(t)
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{
-		InitAddress: []string{m.Addr()}, DisableCache: true, AlwaysRESP2: true, ForceSingleClient: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rdb.Close)
-	s := store.New(rdb, testkit.Prefix(t), nil)
+	s := store.New(testkit.Embedded(t), testkit.Prefix(t), nil)
 	wakes := subscribe(t, s, queue)
 	if _, err := s.Enqueue(t.Context(), queue, []store.NewJob{{ID: "j"}}); err != nil {
 		t.Fatal(err)
