@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
