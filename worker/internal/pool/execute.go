@@ -98,28 +98,20 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 	p.mu.Unlock()
 	defer p.writes.Done()
 
-	n, err := p.persist(r, func(ctx context.Context) (int, error) {
+	moved, err := p.persist(r, func(ctx context.Context) (bool, error) {
 		tok := r.rec.Token()
-		var ok bool
-		var err error
 		switch o.Kind {
 		case Retry:
-			ok, err = p.st.Retry(ctx, r.q.Name, tok, o.Delay, o.Err)
+			return p.st.Retry(ctx, r.q.Name, tok, o.Delay, o.Err)
 		case Dead:
-			ok, err = p.st.Kill(ctx, r.q.Name, tok, o.Err)
-		case Snooze:
-			var n int
-			n, err = p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
-			ok = n == 1
+			return p.st.Kill(ctx, r.q.Name, tok, o.Err)
 		}
-		if ok {
-			return 1, err
-		}
-		return 0, err
+		n, err := p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+		return n == 1, err
 	})
 	p.mu.Lock()
 	p.forget(r)
-	if handBack && n == 1 {
+	if handBack && moved {
 		p.returned++
 	}
 	p.mu.Unlock()
@@ -132,23 +124,24 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 }
 
 // persist calls write until it succeeds, Redis refuses it as a bad call,
-// or Redis reports the run's lease lost (another process may hold the job,
-// and recovery settles it). Each try is bounded by writeTimeout; while it
-// tries, the run stays held and its lease renewed. Writes carry the claim
-// token, so a try whose outcome was unknown is harmless to send again.
-func (p *Pool) persist(r *run, write func(ctx context.Context) (int, error)) (int, error) {
+// Redis reports the run's lease lost (another process may hold the job, and
+// recovery settles it), or the hard stop's grace has passed. Each try is
+// bounded by writeTimeout; while it tries, the run stays held and its lease
+// renewed. Writes carry the claim token, so a try whose outcome was unknown
+// is harmless to send again. It returns write's last result.
+func (p *Pool) persist(r *run, write func(ctx context.Context) (bool, error)) (bool, error) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
-		n, err := write(ctx)
+		moved, err := write(ctx)
 		cancel()
 		if err == nil || refused(err) {
-			return n, err
+			return moved, err
 		}
 		p.mu.Lock()
 		gone := r.lost || p.giveUp
 		p.mu.Unlock()
 		if gone {
-			return n, err
+			return moved, err
 		}
 		p.log.Warn("record job outcome; trying again, the lease is kept meanwhile",
 			"queue", r.q.Name, "job", r.rec.ID, "failures", attempt, "err", err)
