@@ -1,0 +1,106 @@
+package chaos
+
+import (
+	"context"
+	"time"
+)
+
+// Plan sizes a run: how long the producer enqueues and how fast, when the
+// faults may act, and how long the drain may take.
+type Plan struct {
+	Load     time.Duration // how long the producer enqueues
+	Rate     int           // jobs per second
+	Warmup   time.Duration // steady load before the first episode
+	Cooldown time.Duration // no new episode this close to the load's end
+	Drain    time.Duration // longest wait for the last jobs after the load
+	Episodes int           // most episodes of a fault that takes long (OOM, failover)
+	Hold     time.Duration // how long a lasting fault (OOM) holds
+}
+
+// The two sizes of run: the short one is part of CI (make test), the full
+// one is make chaos.
+var (
+	ShortPlan = Plan{Load: 12 * time.Second, Rate: 80, Warmup: 2 * time.Second, Cooldown: 2 * time.Second, Drain: 20 * time.Second, Episodes: 1, Hold: 5 * time.Second}
+	FullPlan  = Plan{Load: 45 * time.Second, Rate: 100, Warmup: 3 * time.Second, Cooldown: 3 * time.Second, Drain: 40 * time.Second, Episodes: 3, Hold: 8 * time.Second}
+)
+
+// Scenario is one fault, the topology it runs on, and what Courier
+// promises under it.
+type Scenario struct {
+	Name     string
+	Fault    string // the fault in words, for the report
+	Topology Topology
+	Fsync    string // OnSingle: appendfsync; "" = everysec
+	// RedisArgs are added to the options of every redis-server of the
+	// scenario (later options win).
+	RedisArgs []string
+	Promise   Promise
+	// Short: part of the short run. A scenario left out of a run still
+	// has its row, marked "not run".
+	Short bool
+	// Known, when set, says why the scenario fails today: an issue 12
+	// defect whose fix is under way. With AllowKnown its failure does not
+	// fail the run; the table still shows it.
+	Known string
+	// Inject runs the fault's episodes until ctx ends, recording each in
+	// w.ledger. An error means the suite could not inject the fault.
+	Inject func(ctx context.Context, w *world, p Plan) error
+}
+
+func (s *Scenario) fsync() string {
+	if s.Fsync == "" {
+		return "everysec"
+	}
+	return s.Fsync
+}
+
+// Scenarios returns every scenario, in the order of the table. The
+// promises are DESIGN.md's failure model: nothing acknowledged durably is
+// lost; duplicates only where a process or Redis really died (kill -9, a
+// failover, a worker cut off longer than its lease).
+func Scenarios() []*Scenario {
+	lostZeroDupShown := Promise{Lost: Zero, Duplicates: Shown}
+	graceful := Promise{Lost: Zero, Duplicates: Zero}
+	return []*Scenario{
+		{
+			Name: "daemon-kill9", Fault: "kill -9 of a daemon every 3 s, restarted 0.5 s later",
+			Topology: OnSingle, Promise: lostZeroDupShown, Short: true, Inject: killDaemons,
+		},
+		{
+			Name: "daemon-sigterm", Fault: "rolling SIGTERM restart of the daemons, one at a time",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: rollDaemons,
+		},
+		{
+			Name: "redis-kill9-always", Fault: "kill -9 of Redis (appendfsync always) every 4 s, restarted 0.5 s later",
+			Topology: OnSingle, Fsync: "always", Promise: lostZeroDupShown, Short: true, Inject: killRedis,
+		},
+		{
+			Name: "redis-kill9-everysec", Fault: "kill -9 of Redis (appendfsync everysec) every 4 s, restarted 0.5 s later",
+			Topology: OnSingle, Fsync: "everysec", Promise: Promise{Lost: Shown, Duplicates: Shown}, Inject: killRedis,
+			// The same fault as redis-kill9-always, and no promise to check:
+			// the full run reports it.
+		},
+		{
+			Name: "redis-blip", Fault: "1 s blips, shorter than the 3 s lease: CLIENT PAUSE ALL, DEBUG SLEEP, every connection reset",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: blipRedis,
+		},
+		{
+			Name: "redis-oom", Fault: "Redis full: maxmemory just above used memory (noeviction) for 8 s (short run: 5 s)",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: oomRedis,
+		},
+		{
+			Name: "cluster-reshard", Fault: "the queue's slot migrated to another master under load, a key every 200 ms",
+			Topology: OnCluster, Promise: graceful, Short: true, Inject: reshard,
+			Known: "ack, claim and recover give up on TRYAGAIN while the slot's keys are split between two nodes; " +
+				"a dropped ack makes the job run again when its lease lapses (the script layer's TRYAGAIN retry is being added)",
+		},
+		{
+			Name: "cluster-failover", Fault: "kill -9 of the queue's master; its replica promoted (node timeout 2 s); the old master rejoins",
+			Topology: OnCluster, Promise: Promise{Lost: Shown, Duplicates: Shown}, Short: true, Inject: failover,
+		},
+		{
+			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease",
+			Topology: OnSingle, Promise: lostZeroDupShown, Short: true, Inject: stallDaemon,
+		},
+	}
+}
