@@ -32,7 +32,7 @@ test-short: ## unit tests only: skips everything that needs Redis
 # The chaos suite (internal/chaos) needs redis-server and redis-cli on PATH;
 # it builds courier itself. Scenarios marked known failing (issue 12) are
 # shown as FAIL but do not fail the short run; the full run fails on them.
-chaos: ## the chaos suite, full run (about 12 min): every fault under load, one table of lost and duplicated jobs
+chaos: ## the chaos suite, full run (about 8 min): every fault under load, one table of lost and duplicated jobs
 	$(GO) run ./cmd/chaos
 
 chaos-short: ## the chaos suite's short run (under 3 min; part of make test and CI)

@@ -55,12 +55,12 @@ queues:
     handler: webhook
     concurrency: %d
     max_attempts: 25
-    timeout: 10s
+    timeout: 30s
     backoff:
       steps: [100ms, 500ms, 1s]
     webhook:
       url: %s
-      timeout: 5s
+      timeout: 20s
       headers:
         %s: "%s"
 `

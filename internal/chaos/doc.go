@@ -9,7 +9,8 @@
 // process that records every delivery by its Courier-Job-Id. A producer
 // enqueues jobs with known ids through worker.Client at a steady rate; each
 // job tells the receiver how long to take (mostly 20-200 ms, one in ten
-// 0.5-2 s), so jobs are in flight when a fault hits. The scenario's fault
+// 0.5-2 s, one in fifty 4-6 s: longer than the lease, so it lives on
+// renewals), so jobs are in flight when a fault hits. The scenario's fault
 // acts in episodes while the load runs; then the suite waits for the last
 // jobs (the drain) and tallies its ledger.
 //

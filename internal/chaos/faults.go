@@ -31,6 +31,16 @@ func (w *world) episodes(ctx context.Context, max int, gap time.Duration, fn fun
 	return nil
 }
 
+// fault records an episode in the ledger and logs it.
+func (w *world) fault(f Fault) {
+	w.ledger.AddFault(f)
+	msg := fmt.Sprintf("%s: %s %s for %s", w.name, f.Kind, f.Target, roundDur(f.End.Sub(f.Start)))
+	if f.Note != "" {
+		msg += "; " + f.Note
+	}
+	w.logf("%s", msg)
+}
+
 // killDaemons kills a daemon with SIGKILL every 3 s, in turn, and starts
 // it again half a second later.
 func killDaemons(ctx context.Context, w *world, _ Plan) error {
@@ -40,7 +50,7 @@ func killDaemons(ctx context.Context, w *world, _ Plan) error {
 		d.Kill()
 		pause(ctx, 500*time.Millisecond)
 		err := d.Start()
-		w.ledger.AddFault(Fault{Kind: "kill -9", Target: "daemon " + id, Start: start, End: time.Now()})
+		w.fault(Fault{Kind: "kill -9", Target: "daemon " + id, Start: start, End: time.Now()})
 		if err != nil {
 			return err
 		}
@@ -62,7 +72,7 @@ func rollDaemons(ctx context.Context, w *world, _ Plan) error {
 			return err
 		}
 		err := d.WaitReady(ctx)
-		w.ledger.AddFault(Fault{Kind: "SIGTERM restart", Target: "daemon " + id, Start: start, End: time.Now()})
+		w.fault(Fault{Kind: "SIGTERM restart", Target: "daemon " + id, Start: start, End: time.Now()})
 		return err
 	})
 }
@@ -75,7 +85,7 @@ func killRedis(ctx context.Context, w *world, _ Plan) error {
 		w.redis.Kill()
 		pause(ctx, 500*time.Millisecond)
 		err := w.redis.Restart(ctx)
-		w.ledger.AddFault(Fault{Kind: "kill -9", Target: "redis (appendfsync " + w.fsync + ")", Start: start, End: time.Now()})
+		w.fault(Fault{Kind: "kill -9", Target: "redis (appendfsync " + w.fsync + ")", Start: start, End: time.Now()})
 		return err
 	})
 }
@@ -85,9 +95,10 @@ const blipLength = time.Second
 
 // blipRedis makes Redis unavailable for a second every 3 s, three ways in
 // turn: CLIENT PAUSE ALL (every client waits), DEBUG SLEEP (the server
-// does nothing), and the daemons' connections silent, then reset.
+// does nothing), and the daemons' connections silent, then reset. The
+// short run's window holds all three.
 func blipRedis(ctx context.Context, w *world, _ Plan) error {
-	return w.episodes(ctx, 0, 3*time.Second, func(ctx context.Context, i int) error {
+	return w.episodes(ctx, 0, 2*time.Second, func(ctx context.Context, i int) error {
 		start := time.Now()
 		f := Fault{Start: start, Target: "redis"}
 		switch i % 3 {
@@ -114,7 +125,7 @@ func blipRedis(ctx context.Context, w *world, _ Plan) error {
 			}
 		}
 		f.End = time.Now()
-		w.ledger.AddFault(f)
+		w.fault(f)
 		return nil
 	})
 }
@@ -123,57 +134,62 @@ func blipRedis(ctx context.Context, w *world, _ Plan) error {
 const oomProbe = "chaos:oom-probe"
 
 // oomRedis makes Redis full for p.Hold: maxmemory just above the memory it
-// uses, with noeviction, lowered until a 4 KiB write is refused; then
-// lifted.
+// uses, with noeviction, lowered whenever a write of a few KiB would still
+// fit (jobs acked meanwhile free memory); then lifted.
 func oomRedis(ctx context.Context, w *world, p Plan) error {
 	return w.episodes(ctx, p.Episodes, 3*time.Second, func(ctx context.Context, _ int) error {
 		refused := w.ledger.refusedSoFar()
 		start := time.Now()
-		limit, err := fillRedis(ctx, w.redis)
-		if err != nil {
-			return err
-		}
-		pause(ctx, p.Hold)
-		_, err = w.redis.Do(ctx, "CONFIG", "SET", "maxmemory", "0")
-		w.ledger.AddFault(Fault{
-			Kind: "maxmemory " + fmt.Sprint(limit), Target: "redis", Start: start, End: time.Now(),
-			Note: fmt.Sprintf("%d enqueue calls refused", w.ledger.refusedSoFar()-refused),
+		first, last, err := keepFull(ctx, w.redis, p.Hold)
+		_, lerr := w.redis.Do(ctx, "CONFIG", "SET", "maxmemory", "0")
+		w.fault(Fault{
+			Kind: "maxmemory", Target: "redis", Start: start, End: time.Now(),
+			Note: fmt.Sprintf("limit %d to %d bytes; %d enqueue calls refused", first, last, w.ledger.refusedSoFar()-refused),
 		})
-		return err
+		return errors.Join(err, lerr)
 	})
 }
 
-// fillRedis sets maxmemory just above used_memory and lowers it until a
-// write of a few KiB is refused with OOM, so that Redis is full now; it
-// returns the limit.
-func fillRedis(ctx context.Context, r *Redis) (int64, error) {
+// keepFull keeps Redis full for hold: it sets maxmemory just above
+// used_memory, and every 100 ms checks that a 4 KiB write is refused with
+// OOM, lowering the limit by 16 KiB while it is not. It returns the first
+// and the last limit.
+func keepFull(ctx context.Context, r *Redis, hold time.Duration) (first, last int64, err error) {
 	info, err := r.Info(ctx, "memory")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var limit int64
-	if _, err := fmt.Sscan(infoField(info, "used_memory"), &limit); err != nil {
-		return 0, fmt.Errorf("used_memory in INFO memory: %w", err)
+	if _, err := fmt.Sscan(infoField(info, "used_memory"), &first); err != nil {
+		return 0, 0, fmt.Errorf("used_memory in INFO memory: %w", err)
+	}
+	first += 4 << 10
+	last = first
+	if _, err := r.Do(ctx, "CONFIG", "SET", "maxmemory", fmt.Sprint(last)); err != nil {
+		return first, last, err
 	}
 	probe := strings.Repeat("x", 4<<10)
-	for range 50 {
-		if _, err := r.Do(ctx, "CONFIG", "SET", "maxmemory", fmt.Sprint(limit)); err != nil {
-			return 0, err
-		}
+	end := time.Now().Add(hold)
+	for time.Now().Before(end) {
 		_, err := r.Do(ctx, "SET", oomProbe, probe)
 		var re *RedisError
-		if errors.As(err, &re) && strings.HasPrefix(re.Msg, "OOM") {
-			return limit, nil
-		}
-		if err != nil {
-			return 0, err
+		switch {
+		case errors.As(err, &re) && strings.HasPrefix(re.Msg, "OOM"):
+			if !pause(ctx, 100*time.Millisecond) {
+				return first, last, ctx.Err()
+			}
+			continue
+		case err != nil:
+			return first, last, err
 		}
 		if _, err := r.Do(ctx, "DEL", oomProbe); err != nil {
-			return 0, err
+			return first, last, err
 		}
-		limit -= 16 << 10
+		last -= 16 << 10
+		if _, err := r.Do(ctx, "CONFIG", "SET", "maxmemory", fmt.Sprint(last)); err != nil {
+			return first, last, err
+		}
 	}
-	return 0, fmt.Errorf("redis still takes writes with maxmemory %d", limit)
+	return first, last, nil
 }
 
 // reshard migrates the queue's slot to another master, a key every
@@ -191,7 +207,7 @@ func reshard(ctx context.Context, w *world, _ Plan) error {
 		to := others[i%len(others)]
 		start := time.Now()
 		moved, err := w.cluster.MigrateSlot(ctx, w.slot, from, to, 200*time.Millisecond)
-		w.ledger.AddFault(Fault{
+		w.fault(Fault{
 			Kind: "reshard", Target: fmt.Sprintf("slot %d %s -> %s", w.slot, from.Addr, to.Addr),
 			Start: start, End: time.Now(), Note: fmt.Sprintf("%d keys moved", moved),
 		})
@@ -213,7 +229,7 @@ func failover(ctx context.Context, w *world, p Plan) error {
 		if promoted != nil {
 			f.Note = fmt.Sprintf("%s promoted after %s", promoted.Addr, roundDur(time.Since(start)))
 		}
-		w.ledger.AddFault(f)
+		w.fault(f)
 		if err != nil {
 			return err
 		}
@@ -234,7 +250,7 @@ func stallDaemon(ctx context.Context, w *world, _ Plan) error {
 		w.proxies[n].Stall()
 		pause(ctx, stallLength)
 		w.proxies[n].Resume()
-		w.ledger.AddFault(Fault{Kind: "stall 5 s", Target: "daemon " + w.daemons[n].ID() + "'s connections", Start: start, End: time.Now()})
+		w.fault(Fault{Kind: "stall 5 s", Target: "daemon " + w.daemons[n].ID() + "'s connections", Start: start, End: time.Now()})
 		return nil
 	})
 }

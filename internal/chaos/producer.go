@@ -71,15 +71,21 @@ func (p *Producer) Run(ctx, base context.Context) {
 	}
 }
 
-// next returns n new job specs: ids j000001, ...; 9 in 10 take 20-200 ms
-// to handle, 1 in 10 takes 0.5-2 s (longer than a blip).
+// next returns n new job specs: ids j000001, ...; 88 in 100 take
+// 20-200 ms to handle, 10 take 0.5-2 s (longer than a blip), 2 take 4-6 s
+// (longer than the lease, so their leases must be renewed).
 func (p *Producer) next(n int) []worker.JobSpec {
 	specs := make([]worker.JobSpec, n)
 	for i := range specs {
 		p.seq++
-		ms := 20 + p.rng.IntN(181)
-		if p.rng.IntN(10) == 0 {
+		var ms int
+		switch k := p.rng.IntN(100); {
+		case k < 2:
+			ms = 4000 + p.rng.IntN(2001)
+		case k < 12:
 			ms = 500 + p.rng.IntN(1501)
+		default:
+			ms = 20 + p.rng.IntN(181)
 		}
 		specs[i] = worker.JobSpec{
 			Queue:   p.queue,

@@ -56,15 +56,15 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(logw, "chaos %s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 	}
-	for _, tool := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return rep, fmt.Errorf("the chaos suite needs %s on PATH (Debian: apt-get install redis-server redis-tools): %w", tool, err)
-		}
-	}
 	scenarios := Scenarios()
 	for _, name := range opt.Only {
 		if !slices.ContainsFunc(scenarios, func(s *Scenario) bool { return s.Name == name }) {
 			return rep, fmt.Errorf("no scenario %q (have %s)", name, scenarioNames(scenarios))
+		}
+	}
+	for _, tool := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return rep, fmt.Errorf("the chaos suite needs %s on PATH (Debian: apt-get install redis-server redis-tools): %w", tool, err)
 		}
 	}
 	dir, keep := opt.Dir, opt.Dir != ""

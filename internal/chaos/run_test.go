@@ -128,7 +128,7 @@ func TestSuiteReportsLoss(t *testing.T) {
 						return err
 					}
 				}
-				w.ledger.AddFault(Fault{Kind: "kill -9", Target: "every daemon, then redis", Start: start, End: time.Now()})
+				w.fault(Fault{Kind: "kill -9", Target: "every daemon, then redis", Start: start, End: time.Now()})
 				return nil
 			})
 		},

@@ -20,7 +20,7 @@ type Plan struct {
 // The two sizes of run: the short one is part of CI (make test), the full
 // one is make chaos.
 var (
-	ShortPlan = Plan{Load: 12 * time.Second, Rate: 80, Warmup: 2 * time.Second, Cooldown: 2 * time.Second, Drain: 20 * time.Second, Episodes: 1, Hold: 5 * time.Second}
+	ShortPlan = Plan{Load: 10 * time.Second, Rate: 80, Warmup: 2 * time.Second, Cooldown: 1500 * time.Millisecond, Drain: 20 * time.Second, Episodes: 1, Hold: 5 * time.Second}
 	FullPlan  = Plan{Load: 45 * time.Second, Rate: 100, Warmup: 3 * time.Second, Cooldown: 3 * time.Second, Drain: 40 * time.Second, Episodes: 3, Hold: 8 * time.Second}
 )
 
@@ -81,7 +81,7 @@ func Scenarios() []*Scenario {
 			// the full run reports it.
 		},
 		{
-			Name: "redis-blip", Fault: "1 s blips, shorter than the 3 s lease: CLIENT PAUSE ALL, DEBUG SLEEP, every connection reset",
+			Name: "redis-blip", Fault: "a 1 s blip every 3 s, shorter than the 3 s lease: CLIENT PAUSE ALL, DEBUG SLEEP, every connection silent then reset",
 			Topology: OnSingle, Promise: graceful, Short: true, Inject: blipRedis,
 		},
 		{

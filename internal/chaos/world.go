@@ -37,6 +37,7 @@ const (
 // and the producer's client, all under the scenario's directory.
 type world struct {
 	base   context.Context // the run's: episodes and the drain use it
+	name   string          // the scenario's
 	dir    string
 	fsync  string // OnSingle: appendfsync
 	prefix string
@@ -56,7 +57,7 @@ type world struct {
 // newWorld starts sc's Redis, the receiver and three daemons, and connects
 // the producer's client.
 func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, logf func(string, ...any)) (w *world, err error) {
-	w = &world{base: ctx, dir: dir, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf}
+	w = &world{base: ctx, name: sc.Name, dir: dir, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -212,6 +213,8 @@ func (w *world) lookUpLost(ctx context.Context) (dead map[string]bool, states ma
 			states[id] = string(job.State)
 		case errors.Is(err, worker.ErrNotFound):
 			states[id] = "absent"
+		default: // Redis does not answer: the rest stay unknown
+			return dead, states, nil
 		}
 	}
 	return dead, states, nil
