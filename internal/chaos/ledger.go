@@ -37,6 +37,8 @@ type Ledger struct {
 	abandoned  []string             // ids whose enqueue outcome stayed unknown
 	deliveries map[string][]Delivery
 	aborted    int // requests whose sender went away before the answer
+	overlaps   int // requests that arrived while another for the same job was open
+	overlapIDs []string
 	faults     []Fault
 	notes      []string
 	broken     []string // promises broken on the way, beyond the figures
@@ -91,6 +93,17 @@ func (l *Ledger) Deliver(id string, d Delivery) {
 func (l *Ledger) Aborted() {
 	l.mu.Lock()
 	l.aborted++
+	l.mu.Unlock()
+}
+
+// Overlapped records a request for id that arrived while another request
+// for id was still open.
+func (l *Ledger) Overlapped(id string) {
+	l.mu.Lock()
+	l.overlaps++
+	if len(l.overlapIDs) < sampleMax {
+		l.overlapIDs = append(l.overlapIDs, id)
+	}
 	l.mu.Unlock()
 }
 

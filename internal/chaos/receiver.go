@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -28,13 +29,17 @@ type jobPayload struct {
 // Receiver is the webhook endpoint every daemon POSTs its jobs to. It
 // holds each request for the job's handling time, then records the
 // delivery in the ledger and answers 204. A request whose sender hangs up
-// first is not a delivery: the daemon saw no answer.
+// first is not a delivery: the daemon saw no answer. A request for a job
+// that has another request open is an overlap: two workers run it at once.
 type Receiver struct {
 	URL string // http://127.0.0.1:port/deliver
 
 	ledger *Ledger
 	srv    *http.Server
 	ln     net.Listener
+
+	mu   sync.Mutex
+	open map[string]int // requests being held, by job id
 }
 
 // startReceiver listens on a free loopback port; ctx is every request's
@@ -44,7 +49,7 @@ func startReceiver(ctx context.Context, l *Ledger) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{URL: "http://" + ln.Addr().String() + "/deliver", ledger: l, ln: ln}
+	r := &Receiver{URL: "http://" + ln.Addr().String() + "/deliver", ledger: l, ln: ln, open: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /deliver", r.deliver)
 	r.srv = &http.Server{
@@ -63,6 +68,7 @@ func (r *Receiver) deliver(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "no "+headerJobID+" header", http.StatusBadRequest)
 		return
 	}
+	defer r.hold(id)()
 	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	if err != nil {
 		r.ledger.Aborted()
@@ -79,6 +85,24 @@ func (r *Receiver) deliver(w http.ResponseWriter, req *http.Request) {
 		Arrived: arrived, Answered: time.Now(), Attempt: attempt, Daemon: req.Header.Get(headerDaemon),
 	})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// hold marks a request for id open, recording an overlap when another one
+// is, and returns the function that closes it.
+func (r *Receiver) hold(id string) (release func()) {
+	r.mu.Lock()
+	if r.open[id] > 0 {
+		r.ledger.Overlapped(id)
+	}
+	r.open[id]++
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.open[id]--; r.open[id] == 0 {
+			delete(r.open, id)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // Close stops the receiver; requests in flight are cut off.

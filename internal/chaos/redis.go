@@ -49,8 +49,11 @@ func startRedis(ctx context.Context, dir string, cluster bool, args ...string) (
 			"--maxmemory-policy", "noeviction",
 		}
 		if cluster {
+			// A replica syncs at once: by default a master waits 5 s for
+			// more replicas before a diskless transfer.
 			r.args = append(r.args, "--cluster-enabled", "yes",
-				"--cluster-config-file", "nodes-"+p+".conf", "--cluster-node-timeout", "2000")
+				"--cluster-config-file", "nodes-"+p+".conf", "--cluster-node-timeout", "2000",
+				"--repl-diskless-sync-delay", "0")
 		}
 		r.args = append(r.args, args...)
 		if last = r.Start(ctx); last == nil {

@@ -113,7 +113,8 @@ func writeNotes(w io.Writer, r Result) {
 	}
 	var extra []string
 	if r.Overlaps > 0 {
-		extra = append(extra, fmt.Sprintf("%d duplicates overlapped an earlier delivery (two workers ran the job at once)", r.Overlaps))
+		extra = append(extra, fmt.Sprintf("%d requests overlapped another of the same job (two workers ran it at once; e.g. %s)",
+			r.Overlaps, strings.Join(r.OverlapIDs, ", ")))
 	}
 	if r.DeliveredDead > 0 {
 		extra = append(extra, fmt.Sprintf("%d delivered and then dead", r.DeliveredDead))

@@ -12,7 +12,7 @@ import (
 // scenario, judged.
 func tableResults() []Result {
 	rs := []Result{{
-		Scenario: "daemon-kill9", Fault: "kill -9", promise: Promise{Lost: Zero, Duplicates: Shown}, ran: true,
+		Scenario: "daemon-kill9", Fault: "kill -9", promise: Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero}, ran: true,
 		Elapsed: 14 * time.Second,
 		Tally: Tally{
 			Jobs: 960, Delivered: 960, Duplicates: 12, Recover: 9500 * time.Millisecond,
@@ -27,10 +27,10 @@ func tableResults() []Result {
 			LostSamples: []LostSample{{ID: "j000001", State: "active"}},
 			Faults:      []FaultReport{{Kind: "reshard", Target: "slot 1", Note: "8 keys moved"}}},
 	}, {
-		Scenario: "cluster-failover", Fault: "failover", promise: Promise{Lost: Shown, Duplicates: Shown}, ran: true,
+		Scenario: "cluster-failover", Fault: "failover", promise: Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}, ran: true,
 		Error: "set up: redis-cli --cluster create: exit status 1",
 	}, {
-		Scenario: "redis-kill9-everysec", promise: Promise{Lost: Shown, Duplicates: Shown}, Error: "full run only",
+		Scenario: "redis-kill9-everysec", promise: Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}, Error: "full run only",
 	}}
 	for i := range rs {
 		rs[i].judge(true)
@@ -45,11 +45,11 @@ func TestWriteTableAlignsTheColumns(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	header, rows := lines[0], lines[1:5]
 	want := []string{
-		"scenario              jobs  delivered  dup  dead  lost  recover  promise       result",
-		"daemon-kill9           960        960   12     0     0     9.5s  lost=0        pass",
-		"cluster-reshard        496        490    4     0     6     0.0s  lost=0 dup=0  FAIL (known, issue 12)",
-		"cluster-failover         0          0    0     0     0        -  shown         ERROR",
-		"redis-kill9-everysec     -          -    -     -     -        -  shown         not run: full run only",
+		"scenario              jobs  delivered  dup  dead  lost  recover  promise           result",
+		"daemon-kill9           960        960   12     0     0     9.5s  lost=0 overlap=0  pass",
+		"cluster-reshard        496        490    4     0     6     0.0s  lost=0 dup=0      FAIL (known, issue 12)",
+		"cluster-failover         0          0    0     0     0        -  shown             ERROR",
+		"redis-kill9-everysec     -          -    -     -     -        -  shown             not run: full run only",
 	}
 	for i, got := range append([]string{header}, rows...) {
 		if got != want[i] {

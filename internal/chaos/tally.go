@@ -35,10 +35,11 @@ type Tally struct {
 	LostSamples []LostSample   `json:"lost_samples,omitempty"`
 	LostByState map[string]int `json:"lost_by_state,omitempty"` // where the lost jobs are: absent, or a state in Redis
 
-	// Overlaps counts duplicate deliveries that reached the receiver while
-	// an earlier delivery of the same job was still being answered: two
-	// workers ran the job at once.
+	// Overlaps counts requests that reached the receiver while another
+	// request for the same job was still open: two workers ran the job at
+	// once (whether or not either got its answer).
 	Overlaps      int      `json:"overlaps,omitempty"`
+	OverlapIDs    []string `json:"overlap_samples,omitempty"`
 	DeliveredDead int      `json:"delivered_and_dead,omitempty"` // delivered, and then dead too (counted as delivered)
 	Unacked       int      `json:"unacknowledged_delivered,omitempty"`
 	Resolved      int      `json:"enqueues_resolved,omitempty"`  // enqueue calls that failed, found stored afterwards or sent again
@@ -82,7 +83,7 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 	t := Tally{
 		Jobs: len(l.acked), Resolved: l.resolved, Refused: l.refused,
 		Abandoned: len(l.abandoned), Aborted: l.aborted, Notes: slices.Clone(l.notes),
-		Anomalies: slices.Clone(l.broken),
+		Anomalies: slices.Clone(l.broken), Overlaps: l.overlaps, OverlapIDs: slices.Clone(l.overlapIDs),
 	}
 	var lost []string
 	for id := range l.acked {
@@ -115,7 +116,6 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 	}
 	for id, ds := range l.deliveries {
 		t.Duplicates += len(ds) - 1
-		t.Overlaps += overlaps(ds)
 		if _, ok := l.acked[id]; !ok {
 			t.Unacked++
 		}
@@ -206,23 +206,6 @@ func (l *Ledger) faultReports() []FaultReport {
 		})
 	}
 	return out
-}
-
-// overlaps counts the deliveries in ds that arrived before an earlier one
-// was answered.
-func overlaps(ds []Delivery) int {
-	n := 0
-	sorted := sortedDeliveries(ds)
-	var answered time.Time // the latest answer so far
-	for i, d := range sorted {
-		if i > 0 && d.Arrived.Before(answered) {
-			n++
-		}
-		if d.Answered.After(answered) {
-			answered = d.Answered
-		}
-	}
-	return n
 }
 
 // sortedDeliveries returns ds ordered by arrival.

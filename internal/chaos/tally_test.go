@@ -110,17 +110,16 @@ func TestTallyNamesTheFaultBeforeEachDuplicate(t *testing.T) {
 	}
 }
 
-func TestTallyCountsOverlappingDeliveries(t *testing.T) {
+func TestTallyCountsOverlaps(t *testing.T) {
 	t.Parallel()
 	l := NewLedger(t0)
-	l.Acked(at(0), false, "seq", "both")
-	deliver(l, "seq", 1, 2, "d0#1", 1)
-	deliver(l, "seq", 3, 4, "d1#1", 2) // after the first answer: no overlap
-	deliver(l, "both", 1, 3, "d0#1", 1)
-	deliver(l, "both", 2, 2.5, "d1#1", 2) // while the first ran
-	deliver(l, "both", 2.8, 3.5, "d2#1", 3)
-	if got := l.Tally(nil, nil).Overlaps; got != 2 {
-		t.Errorf("overlaps = %d, want 2", got)
+	l.Acked(at(0), false, "a")
+	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		l.Overlapped(id)
+	}
+	tl := l.Tally(nil, nil)
+	if tl.Overlaps != 7 || !slices.Equal(tl.OverlapIDs, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("overlaps %d, samples %q; want 7 and the first %d", tl.Overlaps, tl.OverlapIDs, sampleMax)
 	}
 }
 

@@ -18,13 +18,18 @@ const (
 	Shown
 )
 
-// Promise is what Courier promises in a scenario.
+// Promise is what Courier promises in a scenario: that no acknowledged job
+// is lost, that none is delivered twice, and that no two workers run a job
+// at once (overlap; a worker cut off from Redis stops its jobs before their
+// lease ends). No duplicates implies no overlap.
 type Promise struct {
 	Lost       Bound
 	Duplicates Bound
+	Overlaps   Bound
 }
 
-// String says the promise in a table cell: "lost=0 dup=0", "lost=0", "shown".
+// String says the promise in a table cell: "lost=0 dup=0",
+// "lost=0 overlap=0", "shown".
 func (p Promise) String() string {
 	var parts []string
 	if p.Lost == Zero {
@@ -32,6 +37,8 @@ func (p Promise) String() string {
 	}
 	if p.Duplicates == Zero {
 		parts = append(parts, "dup=0")
+	} else if p.Overlaps == Zero {
+		parts = append(parts, "overlap=0")
 	}
 	if len(parts) == 0 {
 		return "shown"
@@ -90,6 +97,9 @@ func (r *Result) judge(allowKnown bool) {
 	}
 	if r.promise.Duplicates == Zero && r.Duplicates > 0 {
 		r.Broken = append(r.Broken, fmt.Sprintf("%d duplicate deliveries on a graceful path", r.Duplicates))
+	}
+	if (r.promise.Overlaps == Zero || r.promise.Duplicates == Zero) && r.Overlaps > 0 {
+		r.Broken = append(r.Broken, fmt.Sprintf("%d requests overlapped another of the same job: two workers ran it at once", r.Overlaps))
 	}
 	switch {
 	case len(r.Broken) == 0:

@@ -8,8 +8,8 @@ import (
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	graceful := Promise{Lost: Zero, Duplicates: Zero}
-	lostOnly := Promise{Lost: Zero, Duplicates: Shown}
-	shown := Promise{Lost: Shown, Duplicates: Shown}
+	lostOnly := Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero}
+	shown := Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}
 	fault := []FaultReport{{Kind: "k"}}
 	cases := []struct {
 		name       string
@@ -23,6 +23,9 @@ func TestJudge(t *testing.T) {
 		{"duplicates where allowed", Result{promise: lostOnly, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 4, Faults: fault}}, false, VerdictPass, 0, false},
 		{"duplicates on a graceful path", Result{promise: graceful, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Faults: fault}}, false, VerdictFail, 1, true},
 		{"loss where promised none", Result{promise: lostOnly, ran: true, Tally: Tally{Jobs: 10, Delivered: 9, Lost: 1, Faults: fault}}, false, VerdictFail, 1, true},
+		{"overlap where promised none", Result{promise: lostOnly, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Overlaps: 1, Faults: fault}}, false, VerdictFail, 1, true},
+		{"overlap on a graceful path", Result{promise: graceful, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Overlaps: 1, Faults: fault}}, false, VerdictFail, 2, true},
+		{"overlap shown", Result{promise: shown, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Overlaps: 1, Faults: fault}}, false, VerdictPass, 0, false},
 		{"loss and duplicates", Result{promise: graceful, ran: true, Tally: Tally{Jobs: 10, Delivered: 9, Lost: 1, Duplicates: 2, Faults: fault}}, false, VerdictFail, 2, true},
 		{"loss shown", Result{promise: shown, ran: true, Tally: Tally{Jobs: 10, Delivered: 7, Lost: 3, Duplicates: 2, Faults: fault}}, false, VerdictPass, 0, false},
 		{"known failure allowed", Result{promise: graceful, ran: true, Known: "why", Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Faults: fault}}, true, VerdictKnown, 1, false},
@@ -50,11 +53,12 @@ func TestJudge(t *testing.T) {
 func TestPromiseString(t *testing.T) {
 	t.Parallel()
 	got := []string{
-		Promise{Lost: Zero, Duplicates: Zero}.String(),
-		Promise{Lost: Zero, Duplicates: Shown}.String(),
-		Promise{Lost: Shown, Duplicates: Shown}.String(),
+		Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero}.String(),
+		Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero}.String(),
+		Promise{Lost: Zero, Duplicates: Shown, Overlaps: Shown}.String(),
+		Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}.String(),
 	}
-	if want := []string{"lost=0 dup=0", "lost=0", "shown"}; !slices.Equal(got, want) {
+	if want := []string{"lost=0 dup=0", "lost=0 overlap=0", "lost=0", "shown"}; !slices.Equal(got, want) {
 		t.Errorf("promises = %q, want %q", got, want)
 	}
 }
@@ -75,7 +79,7 @@ func TestEveryScenarioIsComplete(t *testing.T) {
 	}
 	for _, name := range []string{"daemon-sigterm", "redis-blip", "redis-oom", "cluster-reshard"} {
 		s := findScenario(name)
-		if s == nil || s.Promise != (Promise{Lost: Zero, Duplicates: Zero}) {
+		if s == nil || s.Promise != (Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero}) {
 			t.Errorf("%s must promise lost=0 dup=0: a graceful path", name)
 		}
 	}
