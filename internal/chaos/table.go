@@ -95,7 +95,7 @@ func writeNotes(w io.Writer, r Result) {
 		fmt.Fprintf(w, "  known failing: %s\n", r.Known)
 	}
 	if r.Known != "" && len(r.Broken) == 0 && r.Error == "" {
-		fmt.Fprintf(w, "  listed as known failing (%s) but passed: switch it on\n", r.Known)
+		fmt.Fprintf(w, "  marked known failing but passed this time; once its fix has landed, drop the mark (Scenario.Known)\n")
 	}
 	for _, d := range r.DupSamples {
 		fmt.Fprintf(w, "  duplicate %s: %s; after %s\n", d.ID, strings.Join(d.Deliveries, ", "), d.After)

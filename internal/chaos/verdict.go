@@ -50,7 +50,7 @@ func (p Promise) String() string {
 const (
 	VerdictPass   = "pass"
 	VerdictFail   = "FAIL"
-	VerdictKnown  = "known failing" // failed, and listed as failing until an issue 12 fix lands
+	VerdictKnown  = "known failing" // failed, and listed as failing until its issue 12 fix lands
 	VerdictError  = "ERROR"         // the suite could not run the scenario as designed
 	VerdictNotRun = "not run"       // left out of this run, said so in the table
 )
@@ -64,6 +64,7 @@ type Result struct {
 	Broken   []string      `json:"broken,omitempty"` // the promises broken, in words
 	Known    string        `json:"known_failing,omitempty"`
 	Error    string        `json:"error,omitempty"`
+	FailsRun bool          `json:"fails_run"` // this result makes the run exit non-zero
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Tally
 
@@ -72,23 +73,24 @@ type Result struct {
 }
 
 // judge sets r's verdict from its tally and promise. A scenario that ran no
-// fault or enqueued nothing proved nothing: an error. A known failure is a
-// failure unless allowKnown.
+// fault or enqueued nothing proved nothing: an error. A known failure fails
+// the run unless allowKnown.
 func (r *Result) judge(allowKnown bool) {
 	r.Promise = r.promise.String()
 	r.Broken = nil
+	r.FailsRun = false
 	switch {
 	case !r.ran:
 		r.Verdict = VerdictNotRun
 		return
 	case r.Error != "":
-		r.Verdict = VerdictError
+		r.Verdict, r.FailsRun = VerdictError, true
 		return
 	case r.Jobs == 0:
-		r.Verdict, r.Error = VerdictError, "no enqueue was acknowledged"
+		r.Verdict, r.Error, r.FailsRun = VerdictError, "no enqueue was acknowledged", true
 		return
 	case len(r.Faults) == 0:
-		r.Verdict, r.Error = VerdictError, "no fault was injected"
+		r.Verdict, r.Error, r.FailsRun = VerdictError, "no fault was injected", true
 		return
 	}
 	r.Broken = append(r.Broken, r.Anomalies...)
@@ -104,14 +106,12 @@ func (r *Result) judge(allowKnown bool) {
 	switch {
 	case len(r.Broken) == 0:
 		r.Verdict = VerdictPass
-	case r.Known != "" && allowKnown:
-		r.Verdict = VerdictKnown
+	case r.Known != "":
+		r.Verdict, r.FailsRun = VerdictKnown, !allowKnown
 	default:
-		r.Verdict = VerdictFail
+		r.Verdict, r.FailsRun = VerdictFail, true
 	}
 }
 
 // Failed reports whether r makes the run fail.
-func (r *Result) Failed() bool {
-	return r.Verdict == VerdictFail || r.Verdict == VerdictError
-}
+func (r *Result) Failed() bool { return r.FailsRun }

@@ -29,7 +29,7 @@ func TestJudge(t *testing.T) {
 		{"loss and duplicates", Result{promise: graceful, ran: true, Tally: Tally{Jobs: 10, Delivered: 9, Lost: 1, Duplicates: 2, Faults: fault}}, false, VerdictFail, 2, true},
 		{"loss shown", Result{promise: shown, ran: true, Tally: Tally{Jobs: 10, Delivered: 7, Lost: 3, Duplicates: 2, Faults: fault}}, false, VerdictPass, 0, false},
 		{"known failure allowed", Result{promise: graceful, ran: true, Known: "why", Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Faults: fault}}, true, VerdictKnown, 1, false},
-		{"known failure not allowed", Result{promise: graceful, ran: true, Known: "why", Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Faults: fault}}, false, VerdictFail, 1, true},
+		{"known failure not allowed", Result{promise: graceful, ran: true, Known: "why", Tally: Tally{Jobs: 10, Delivered: 10, Duplicates: 1, Faults: fault}}, false, VerdictKnown, 1, true},
 		{"known but passing", Result{promise: graceful, ran: true, Known: "why", Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault}}, true, VerdictPass, 0, false},
 		{"an anomaly breaks the promise", Result{promise: shown, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault, Anomalies: []string{"d1#1 exited with status 1 after SIGTERM"}}}, false, VerdictFail, 1, true},
 		{"no fault proves nothing", Result{promise: graceful, ran: true, Tally: Tally{Jobs: 10, Delivered: 10}}, false, VerdictError, 0, true},
