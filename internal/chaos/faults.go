@@ -41,8 +41,8 @@ func (w *world) fault(f Fault) {
 	w.logf("%s", msg)
 }
 
-// killDaemons kills a daemon with SIGKILL every 3 s, in turn, and starts
-// it again half a second later.
+// killDaemons kills a daemon with SIGKILL, in turn, starts it again half a
+// second later, and waits 3 s once it is ready.
 func killDaemons(ctx context.Context, w *world, _ Plan) error {
 	return w.episodes(ctx, 0, 3*time.Second, func(ctx context.Context, i int) error {
 		d := w.daemons[i%len(w.daemons)]
@@ -77,8 +77,8 @@ func rollDaemons(ctx context.Context, w *world, _ Plan) error {
 	})
 }
 
-// killRedis kills Redis with SIGKILL every 4 s and starts it again half a
-// second later, on the same port and AOF.
+// killRedis kills Redis with SIGKILL, starts it again half a second later
+// on the same port and AOF, and waits 4 s once it has loaded.
 func killRedis(ctx context.Context, w *world, _ Plan) error {
 	return w.episodes(ctx, 0, 4*time.Second, func(ctx context.Context, _ int) error {
 		start := time.Now()

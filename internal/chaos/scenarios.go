@@ -67,7 +67,7 @@ func Scenarios() []*Scenario {
 	shown := Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}
 	return []*Scenario{
 		{
-			Name: "daemon-kill9", Fault: "kill -9 of a daemon every 3 s, restarted 0.5 s later",
+			Name: "daemon-kill9", Fault: "kill -9 of a daemon, in turn, restarted 0.5 s later; one every 3.5 s",
 			Topology: OnSingle, Promise: crash, Short: true, Inject: killDaemons,
 		},
 		{
@@ -75,11 +75,11 @@ func Scenarios() []*Scenario {
 			Topology: OnSingle, Promise: graceful, Short: true, Inject: rollDaemons,
 		},
 		{
-			Name: "redis-kill9-always", Fault: "kill -9 of Redis (appendfsync always) every 4 s, restarted 0.5 s later",
+			Name: "redis-kill9-always", Fault: "kill -9 of Redis (appendfsync always), restarted 0.5 s later; one every 4.5 s",
 			Topology: OnSingle, Fsync: "always", Promise: crash, Short: true, Inject: killRedis,
 		},
 		{
-			Name: "redis-kill9-everysec", Fault: "kill -9 of Redis (appendfsync everysec) every 4 s, restarted 0.5 s later",
+			Name: "redis-kill9-everysec", Fault: "kill -9 of Redis (appendfsync everysec), restarted 0.5 s later; one every 4.5 s",
 			Topology: OnSingle, Fsync: "everysec", Promise: shown, Inject: killRedis,
 			// The same fault as redis-kill9-always, and no promise to check:
 			// the full run reports it.
@@ -106,7 +106,7 @@ func Scenarios() []*Scenario {
 			Topology: OnCluster, Promise: shown, Short: true, Inject: failover,
 		},
 		{
-			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease",
+			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease; one every 8 s",
 			Topology: OnSingle, Promise: crash, Short: true, Inject: stallDaemon,
 			Known: "the pool checks a job's lease only when its renewal call returns, which may take lease/3, and " +
 				"with no margin (worker/internal/pool/lease.go), so a worker cut off from Redis still runs a job " +
