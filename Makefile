@@ -9,7 +9,7 @@ BIN      := bin/courier
 # minutes), then cached by the go command.
 GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-.PHONY: help build run test test-short fuzz bench image lint fmt clean
+.PHONY: help build run test test-short chaos chaos-short fuzz bench image lint fmt clean
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-11s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -20,13 +20,23 @@ build: ## build bin/courier
 run: build ## run the daemon in dev mode (embedded store; nothing persists)
 	$(BIN) dev
 
-test: ## every test, Redis integration tests included, under the race detector
+test: ## every test, Redis integration tests included, under the race detector; then make chaos-short
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_TEST) -fuzzminimizetime 2s ./internal/api/
+	@$(MAKE) --no-print-directory chaos-short
 
 test-short: ## unit tests only: skips everything that needs Redis
 	$(GO) test -short -count=1 ./...
+
+# The chaos suite (internal/chaos) needs redis-server and redis-cli on PATH;
+# it builds courier itself. Scenarios marked known failing (issue 12) are
+# shown as FAIL but do not fail the short run; the full run fails on them.
+chaos: ## the chaos suite, full run (about 8 min): every fault under load, one table of lost and duplicated jobs
+	$(GO) run ./cmd/chaos
+
+chaos-short: ## the chaos suite's short run (under 3 min; part of make test and CI)
+	$(GO) run ./cmd/chaos -short -allow-known
 
 FUZZTIME      ?= 60s
 FUZZTIME_TEST ?= 5s

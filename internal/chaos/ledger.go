@@ -1,0 +1,200 @@
+package chaos
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Delivery is one delivery the receiver answered with 2xx.
+type Delivery struct {
+	Arrived  time.Time // when the request reached the receiver
+	Answered time.Time // when the receiver answered it
+	Attempt  int       // the Courier-Attempt header
+	Daemon   string    // which daemon sent it (a header of its webhook settings)
+}
+
+// Fault is one episode of a scenario's fault.
+type Fault struct {
+	Kind   string    // what was done: "kill -9", "SIGTERM restart", "CLIENT PAUSE", ...
+	Target string    // to what: "daemon d2", "redis", "slot 1234 node A -> node B"
+	Start  time.Time // when it began
+	End    time.Time // when the suite stopped causing it (restart, resume); Start for an instant fault
+	Note   string    // what the episode measured on the way (keys moved, enqueues refused)
+}
+
+// Ledger records one scenario's jobs: which enqueues Redis acknowledged,
+// every delivery the receiver answered, and the faults. It is safe for
+// concurrent use; Tally turns it into the scenario's figures.
+type Ledger struct {
+	mu         sync.Mutex
+	start      time.Time
+	acked      map[string]time.Time // id -> when its enqueue was acknowledged
+	resolved   int                  // ids whose enqueue outcome had to be looked up
+	refused    int                  // enqueue calls refused outright (OOM), retried later
+	abandoned  []string             // ids whose enqueue outcome stayed unknown
+	deliveries map[string][]Delivery
+	aborted    int // requests whose sender went away before the answer
+	overlaps   int // requests that arrived while another for the same job was open
+	overlapIDs []string
+	faults     []Fault
+	notes      []string
+	broken     []string // promises broken on the way, beyond the figures
+}
+
+// NewLedger returns an empty ledger whose clock starts at start (offsets in
+// reports are from it).
+func NewLedger(start time.Time) *Ledger {
+	return &Ledger{start: start, acked: map[string]time.Time{}, deliveries: map[string][]Delivery{}}
+}
+
+// Acked records that Redis acknowledged the enqueue of ids at at; resolved
+// says the call itself failed and the suite found out afterwards that the
+// jobs are stored.
+func (l *Ledger) Acked(at time.Time, resolved bool, ids ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := l.acked[id]; !ok {
+			l.acked[id] = at
+			if resolved {
+				l.resolved++
+			}
+		}
+	}
+}
+
+// Refused counts enqueue calls Redis refused outright.
+func (l *Ledger) Refused(n int) {
+	l.mu.Lock()
+	l.refused += n
+	l.mu.Unlock()
+}
+
+// Abandoned records ids whose enqueue outcome the producer could not learn
+// before it had to stop: they never count as enqueued.
+func (l *Ledger) Abandoned(ids ...string) {
+	l.mu.Lock()
+	l.abandoned = append(l.abandoned, ids...)
+	l.mu.Unlock()
+}
+
+// Deliver records a delivery of id.
+func (l *Ledger) Deliver(id string, d Delivery) {
+	l.mu.Lock()
+	l.deliveries[id] = append(l.deliveries[id], d)
+	l.mu.Unlock()
+}
+
+// Aborted counts a request whose sender hung up before it was answered
+// (a cancelled attempt): not a delivery.
+func (l *Ledger) Aborted() {
+	l.mu.Lock()
+	l.aborted++
+	l.mu.Unlock()
+}
+
+// Overlapped records a request for id that arrived while another request
+// for id was still open.
+func (l *Ledger) Overlapped(id string) {
+	l.mu.Lock()
+	l.overlaps++
+	if len(l.overlapIDs) < sampleMax {
+		l.overlapIDs = append(l.overlapIDs, id)
+	}
+	l.mu.Unlock()
+}
+
+// Delivered reports whether id was delivered at least once.
+func (l *Ledger) Delivered(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.deliveries[id]) > 0
+}
+
+// AddFault records a fault episode.
+func (l *Ledger) AddFault(f Fault) {
+	if f.End.IsZero() {
+		f.End = f.Start
+	}
+	l.mu.Lock()
+	l.faults = append(l.faults, f)
+	l.mu.Unlock()
+}
+
+// Note records a remark for the scenario's report.
+func (l *Ledger) Note(s string) {
+	l.mu.Lock()
+	l.notes = append(l.notes, s)
+	l.mu.Unlock()
+}
+
+// Break records a promise broken on the way that the figures do not show,
+// such as a daemon that did not exit 0 after SIGTERM.
+func (l *Ledger) Break(s string) {
+	l.mu.Lock()
+	l.broken = append(l.broken, s)
+	l.mu.Unlock()
+}
+
+// refusedSoFar returns how many enqueue calls were refused so far.
+func (l *Ledger) refusedSoFar() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
+}
+
+// Missing returns the acknowledged ids not delivered yet, sorted.
+func (l *Ledger) Missing() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id := range l.acked {
+		if len(l.deliveries[id]) == 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Enqueued returns how many enqueues were acknowledged so far.
+func (l *Ledger) Enqueued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// Faults returns the fault episodes so far.
+func (l *Ledger) Faults() []Fault {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.faults)
+}
+
+// Since returns t as an offset from the ledger's start.
+func (l *Ledger) Since(t time.Time) time.Duration { return t.Sub(l.start) }
+
+// ledgerDump is the ledger as written to a scenario's directory, for a
+// reader who wants to check a figure by hand.
+type ledgerDump struct {
+	Start      time.Time             `json:"start"`
+	Acked      map[string]time.Time  `json:"acked"`
+	Deliveries map[string][]Delivery `json:"deliveries"`
+	Faults     []Fault               `json:"faults"`
+	Abandoned  []string              `json:"abandoned,omitempty"`
+}
+
+// WriteTo writes the whole ledger as JSON.
+func (l *Ledger) WriteTo(w io.Writer) (int64, error) {
+	l.mu.Lock()
+	data, err := json.Marshal(ledgerDump{l.start, l.acked, l.deliveries, l.faults, l.abandoned})
+	l.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(data)
+	return int64(n), err
+}

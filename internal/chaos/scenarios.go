@@ -1,0 +1,116 @@
+package chaos
+
+import (
+	"context"
+	"time"
+)
+
+// Plan sizes a run: how long the producer enqueues and how fast, when the
+// faults may act, and how long the drain may take.
+type Plan struct {
+	Load     time.Duration // how long the producer enqueues
+	Rate     int           // jobs per second
+	Warmup   time.Duration // steady load before the first episode
+	Cooldown time.Duration // no new episode this close to the load's end
+	Drain    time.Duration // longest wait for the last jobs after the load
+	Episodes int           // most episodes of a fault that takes long (OOM, failover)
+	Hold     time.Duration // how long a lasting fault (OOM) holds
+}
+
+// The two sizes of run: the short one is part of CI (make test), the full
+// one is make chaos.
+var (
+	ShortPlan = Plan{Load: 10 * time.Second, Rate: 80, Warmup: 2 * time.Second, Cooldown: 1500 * time.Millisecond, Drain: 20 * time.Second, Episodes: 1, Hold: 5 * time.Second}
+	FullPlan  = Plan{Load: 45 * time.Second, Rate: 100, Warmup: 3 * time.Second, Cooldown: 3 * time.Second, Drain: 40 * time.Second, Episodes: 3, Hold: 8 * time.Second}
+)
+
+// Scenario is one fault, the topology it runs on, and what Courier
+// promises under it.
+type Scenario struct {
+	Name     string
+	Fault    string // the fault in words, for the report
+	Topology Topology
+	Fsync    string // OnSingle: appendfsync; "" = everysec
+	// RedisArgs are added to the options of every redis-server of the
+	// scenario (later options win).
+	RedisArgs []string
+	Promise   Promise
+	// Short: part of the short run. A scenario left out of a run still
+	// has its row, marked "not run".
+	Short bool
+	// Known, when set, says why the scenario fails today: an issue 12
+	// defect whose fix is under way. With AllowKnown its failure does not
+	// fail the run; the table still shows it.
+	Known string
+	// Inject runs the fault's episodes until ctx ends, recording each in
+	// w.ledger. An error means the suite could not inject the fault.
+	Inject func(ctx context.Context, w *world, p Plan) error
+}
+
+func (s *Scenario) fsync() string {
+	if s.Fsync == "" {
+		return "everysec"
+	}
+	return s.Fsync
+}
+
+// Scenarios returns every scenario, in the order of the table. The
+// promises are DESIGN.md's failure model: nothing acknowledged durably is
+// lost; duplicates only where a process or Redis really died (kill -9, a
+// failover) or a worker was cut off longer than its lease (it finished a
+// job whose ack could not reach Redis); and never two workers running a
+// job at once, except where Redis itself may roll a lease back (everysec,
+// failover).
+func Scenarios() []*Scenario {
+	crash := Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero}
+	graceful := Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero}
+	shown := Promise{Lost: Shown, Duplicates: Shown, Overlaps: Shown}
+	return []*Scenario{
+		{
+			Name: "daemon-kill9", Fault: "kill -9 of a daemon, in turn, restarted 0.5 s later; one every 3.5 s",
+			Topology: OnSingle, Promise: crash, Short: true, Inject: killDaemons,
+		},
+		{
+			Name: "daemon-sigterm", Fault: "rolling SIGTERM restart of the daemons, one at a time",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: rollDaemons,
+		},
+		{
+			Name: "redis-kill9-always", Fault: "kill -9 of Redis (appendfsync always), restarted 0.5 s later; one every 4.5 s",
+			Topology: OnSingle, Fsync: "always", Promise: crash, Short: true, Inject: killRedis,
+		},
+		{
+			Name: "redis-kill9-everysec", Fault: "kill -9 of Redis (appendfsync everysec), restarted 0.5 s later; one every 4.5 s",
+			Topology: OnSingle, Fsync: "everysec", Promise: shown, Inject: killRedis,
+			// The same fault as redis-kill9-always, and no promise to check:
+			// the full run reports it.
+		},
+		{
+			Name: "redis-blip", Fault: "a 1 s blip every 3 s, shorter than the 3 s lease: CLIENT PAUSE ALL, DEBUG SLEEP, every connection silent then reset",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: blipRedis,
+		},
+		{
+			Name: "redis-oom", Fault: "Redis full: maxmemory just above used memory (noeviction) for 8 s (short run: 5 s)",
+			Topology: OnSingle, Promise: graceful, Short: true, Inject: oomRedis,
+			Known: "extend is refused while Redis is full, so the leases of jobs longer than the lease lapse and the " +
+				"jobs run again (the script layer is sending the renewing scripts with allow-oom); and the pool notices " +
+				"a lapsed lease late (see daemon-stall), so two workers run such a job at once",
+		},
+		{
+			Name: "cluster-reshard", Fault: "the queue's slot migrated to another master under load, a key every 200 ms",
+			Topology: OnCluster, Promise: graceful, Short: true, Inject: reshard,
+			Known: "ack, claim and recover give up on TRYAGAIN while the slot's keys are split between two nodes; " +
+				"a dropped ack makes the job run again when its lease lapses (the script layer's TRYAGAIN retry is being added)",
+		},
+		{
+			Name: "cluster-failover", Fault: "kill -9 of the queue's master; its replica promoted (node timeout 2 s); the old master rejoins",
+			Topology: OnCluster, Promise: shown, Short: true, Inject: failover,
+		},
+		{
+			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease; one every 8 s",
+			Topology: OnSingle, Promise: crash, Short: true, Inject: stallDaemon,
+			Known: "the pool checks a job's lease only when its renewal call returns, which may take lease/3, and " +
+				"with no margin (worker/internal/pool/lease.go), so a worker cut off from Redis still runs a job " +
+				"after the leader recovered it and another worker started it",
+		},
+	}
+}
