@@ -91,15 +91,10 @@ func Scenarios() []*Scenario {
 		{
 			Name: "redis-oom", Fault: "Redis full: maxmemory just above used memory (noeviction) for 8 s (short run: 5 s)",
 			Topology: OnSingle, Promise: graceful, Short: true, Inject: oomRedis,
-			Known: "extend is refused while Redis is full, so the leases of jobs longer than the lease lapse and the " +
-				"jobs run again (the script layer is sending the renewing scripts with allow-oom); and the pool notices " +
-				"a lapsed lease late (see daemon-stall), so two workers run such a job at once",
 		},
 		{
 			Name: "cluster-reshard", Fault: "the queue's slot migrated to another master under load, a key every 200 ms",
 			Topology: OnCluster, Promise: graceful, Short: true, Inject: reshard,
-			Known: "ack, claim and recover give up on TRYAGAIN while the slot's keys are split between two nodes; " +
-				"a dropped ack makes the job run again when its lease lapses (the script layer's TRYAGAIN retry is being added)",
 		},
 		{
 			Name: "cluster-failover", Fault: "kill -9 of the queue's master; its replica promoted (node timeout 2 s); the old master rejoins",
@@ -108,9 +103,6 @@ func Scenarios() []*Scenario {
 		{
 			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease; one every 8 s",
 			Topology: OnSingle, Promise: crash, Short: true, Inject: stallDaemon,
-			Known: "the pool checks a job's lease only when its renewal call returns, which may take lease/3, and " +
-				"with no margin (worker/internal/pool/lease.go), so a worker cut off from Redis still runs a job " +
-				"after the leader recovered it and another worker started it",
 		},
 	}
 }
