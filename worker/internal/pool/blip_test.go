@@ -112,3 +112,35 @@ func TestFailingQueueSparesOthersLeases(t *testing.T) {
 		}
 	})
 }
+
+// TestLateClaimAnswerIsNotStarted: Redis ran a claim, but its answer came
+// back later than the lease minus the margin (the connection stalled after
+// the request went through). The leader may have recovered the job and
+// another process started it, so this process does not start it; the job
+// runs once, from the claim after its recovery.
+func TestLateClaimAnswerIsNotStarted(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 3 * time.Second
+		st := storetest.NewFake(t)
+		st.Add("q", "j", time.Now())
+		st.SetLatency("Claim", 2900*time.Millisecond) // more than lease - margin (2.7s)
+		log := newExecLog()
+		r := startPool(t, st, pool.Config{Lease: lease},
+			pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: log.wrap(ack)})
+		time.Sleep(time.Second)
+		st.SetLatency("Claim", 0)
+		time.Sleep(5 * time.Second) // the first claim's lease ended
+		if _, err := st.Recover(t.Context(), "q", "leader", 1000, 3); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second)
+		if _, err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		runs := log.get("j")
+		if len(runs) != 1 || runs[0].Rec.Claim == 1 {
+			t.Fatalf("runs %+v, want one, from a claim after the recovery (not claim 1)", runs)
+		}
+	})
+}

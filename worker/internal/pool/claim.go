@@ -134,6 +134,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 		runs[i] = r
 	}
 	p.mu.Unlock()
+	signal(p.leaseSig)
 	q.inflight.Add(int64(len(runs)))
 	for _, r := range runs {
 		q.jobs <- r // never blocks: at most Concurrency are in flight

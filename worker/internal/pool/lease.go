@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
-	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // extendLoop renews the leases of every job the process holds, in one
@@ -67,14 +66,13 @@ func (p *Pool) extendLoop(ctx context.Context) {
 }
 
 // leaseWatch cancels every running job whose lease was not renewed in time,
-// on its own timer: a job ends margin (lock.Margin(Lease)) before the
+// on its own timer: a job ends p.margin (lock.Margin(Lease)) before the
 // earliest moment its lease may end in Redis, where another process may
 // recover and start it. The deadline is local and conservative: the time
 // the claim or last confirmed renewal was sent, plus the lease. A job whose
 // handler already returned is not cancelled: its outcome write goes on, and
 // only Redis saying the lease is lost ends it.
 func (p *Pool) leaseWatch(ctx context.Context) {
-	margin := lock.Margin(p.cfg.Lease)
 	t := time.NewTimer(p.cfg.Lease / 3)
 	defer t.Stop()
 	for {
@@ -82,6 +80,8 @@ func (p *Pool) leaseWatch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-p.leaseSig: // new runs: their deadline may come first
+			t.Stop()
 		}
 		next := p.cfg.Lease / 3
 		now := time.Now()
@@ -90,7 +90,7 @@ func (p *Pool) leaseWatch(ctx context.Context) {
 			if r.lost || r.settling {
 				continue
 			}
-			end := r.leaseUntil.Add(-margin)
+			end := r.leaseUntil.Add(-p.margin)
 			if !now.Before(end) {
 				p.loseLease(r, "lease ran out: it could not be renewed in time")
 				continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/lock"
 )
 
 // Store is what the pool needs from Redis; *store.Store implements it.
@@ -150,6 +151,11 @@ type Pool struct {
 	// job); the hard stop cancels each running job instead.
 	baseCtx context.Context
 
+	// margin is how long before its lease may end in Redis a job is
+	// cancelled when no renewal was confirmed: lock.Margin(Lease).
+	margin   time.Duration
+	leaseSig chan struct{} // runs were dispatched: the lease watch looks again
+
 	mu       sync.Mutex
 	running  map[store.Token]*run
 	hard     bool         // past ShutdownTimeout: failures are handed back, not retried
@@ -202,11 +208,13 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{
-		st:      st,
-		cfg:     cfg,
-		log:     cfg.Logger,
-		queues:  make(map[string]*queue, len(queues)),
-		running: make(map[store.Token]*run),
+		st:       st,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		queues:   make(map[string]*queue, len(queues)),
+		running:  make(map[store.Token]*run),
+		margin:   lock.Margin(cfg.Lease),
+		leaseSig: make(chan struct{}, 1),
 	}
 	for _, q := range queues {
 		p.queues[q.Name] = newQueue(q)
