@@ -80,16 +80,6 @@ function pin(active, claims)
   redis.call('HSETNX', claims, PIN, '1')
 end
 
--- rec_check tells whether s looks like a record ("c3;"), and whether its
--- header begins as enqueue writes it: no attempt spent and the queue's max
--- ("c3;0;0;"), so that it needs no state entry. Cheap: it reads the first
--- seven bytes (claim calls it for every job).
-function rec_check(s)
-  local c, v, s1, a, s2, m, s3 = string.byte(s, 1, 7)
-  if c ~= 99 or v ~= 51 or s1 ~= 59 then return false, false end -- 'c3;'
-  return true, a == 48 and s2 == 59 and m == 48 and s3 == 59 -- '0;0;'
-end
-
 -- rec_decode returns the parsed header, or nil when s is not a record.
 -- Numeric fields are limited to 15 digits so they survive a double.
 function rec_decode(s)
