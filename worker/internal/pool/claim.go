@@ -121,6 +121,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	}
 	runs := make([]*run, len(c.Jobs))
 	now := time.Now()
+	late := !now.Before(leaseUntil.Add(-p.margin))
 	p.mu.Lock()
 	for i := range c.Jobs {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
@@ -132,6 +133,13 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 		}
 		p.running[r.rec.Token()] = r
 		runs[i] = r
+		if late {
+			// The claim was answered after its lease minus the margin (a
+			// connection that stalled after Redis ran the claim): the leader
+			// may already have recovered the jobs and another process
+			// started them. They are never started here.
+			p.loseLease(r, "the claim was answered too late: its lease may have ended")
+		}
 	}
 	p.mu.Unlock()
 	signal(p.leaseSig)

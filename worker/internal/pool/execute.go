@@ -48,12 +48,11 @@ func (p *Pool) execute(r *run, respawn func()) {
 		r.q.inflight.Add(-1)
 		signal(r.q.freed)
 	}()
-	if !p.startable(r) {
+	if context.Cause(r.ctx) != nil {
 		// Cancelled before it started (the hard stop, or a lost lease, hit
-		// it while it waited for this goroutine), or its lease may have
-		// ended already (the claim's answer came late): never start it. At
-		// the hard stop settle hands it back; with a lost lease the write is
-		// a no-op.
+		// it while it waited for this goroutine, or its claim was answered
+		// too late: see dispatch): never start it. At the hard stop settle
+		// hands it back; with a lost lease the write is a no-op.
 		o, returned = Outcome{Kind: Snooze}, true
 		return
 	}
@@ -63,20 +62,6 @@ func (p *Pool) execute(r *run, respawn func()) {
 	}
 	o = r.q.Exec(r.ctx, &r.rec)
 	returned = true
-}
-
-// startable reports whether r may start: it was not cancelled, and its
-// lease cannot have ended in Redis yet. A claim whose answer arrives after
-// the lease minus the margin (a connection that stalled after Redis ran the
-// claim) is given up: the leader may already have recovered its jobs and
-// another process started them.
-func (p *Pool) startable(r *run) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !r.lost && !time.Now().Before(r.leaseUntil.Add(-p.margin)) {
-		p.loseLease(r, "the claim was answered too late: its lease may have ended")
-	}
-	return context.Cause(r.ctx) == nil
 }
 
 // settle writes the outcome of a job to Redis and says how the attempt
