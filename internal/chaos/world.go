@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/internal/tcpproxy"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -44,10 +45,10 @@ type world struct {
 	ledger *Ledger
 	logf   func(format string, args ...any)
 
-	redis    *Redis   // OnSingle
-	proxies  []*Proxy // OnSingle: proxies[i] is daemons[i]'s way to Redis
-	cluster  *Cluster // OnCluster
-	slot     int      // OnCluster: the queue's hash slot
+	redis    *Redis            // OnSingle
+	proxies  []*tcpproxy.Proxy // OnSingle: proxies[i] is daemons[i]'s way to Redis
+	cluster  *Cluster          // OnCluster
+	slot     int               // OnCluster: the queue's hash slot
 	daemons  []*Daemon
 	receiver *Receiver
 	rdb      rueidis.Client
@@ -89,7 +90,7 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 	for i := range daemons {
 		redisAddrs := addrs
 		if w.redis != nil {
-			p, err := startProxy(ctx, w.redis.Addr)
+			p, err := tcpproxy.Start(ctx, w.redis.Addr)
 			if err != nil {
 				return w, err
 			}

@@ -2,7 +2,6 @@ package carrier
 
 import (
 	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -13,89 +12,6 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// stallProxy forwards TCP connections to a Redis server and, while paused,
-// holds every byte in both directions: the connection stays open but
-// nothing gets through, like a network partition or a stalled proxy.
-type stallProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	open   *sync.Cond
-	paused bool
-	conns  []net.Conn
-}
-
-func newStallProxy(t *testing.T, target string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{ln: ln, target: target}
-	p.open = sync.NewCond(&p.mu)
-	go p.accept()
-	t.Cleanup(func() {
-		ln.Close()
-		p.setPaused(false)
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-	})
-	return p
-}
-
-func (p *stallProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *stallProxy) setPaused(on bool) {
-	p.mu.Lock()
-	p.paused = on
-	p.mu.Unlock()
-	p.open.Broadcast()
-}
-
-func (p *stallProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go p.pipe(up, c)
-		go p.pipe(c, up)
-	}
-}
-
-// pipe copies src to dst, holding each chunk while the proxy is paused.
-func (p *stallProxy) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			for p.paused {
-				p.open.Wait()
-			}
-			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil { // EOF or closed: the other side closes too
-			return
-		}
-	}
-}
-
 // TestPartitionedLeaderStepsDownFirst: the leader's connection to Redis
 // stalls (a proxy stops forwarding). It must step down by itself before its
 // lock's lease ends in Redis, so it is no longer leading when the follower
@@ -103,8 +19,8 @@ func (p *stallProxy) pipe(dst, src net.Conn) {
 func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	t.Parallel()
 	prefix := testkit.Prefix(t)
-	proxy := newStallProxy(t, testkit.SingleAddr(t))
-	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.addr()}, DisableCache: true})
+	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
+	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +51,7 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	a.quiet(t, 2*testLease) // a keeps the lead while its renewals get through
 
 	paused := time.Now()
-	proxy.setPaused(true)
+	proxy.Stall()
 	if a.nextEvent(t, 5*time.Second) {
 		t.Fatal("a: leadership event true while partitioned")
 	}
@@ -170,7 +86,7 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 
 	// Once the partition heals, whatever a sends as its old self changes
 	// nothing: the fenced scripts refuse its field.
-	proxy.setPaused(false)
+	proxy.Resume()
 	_, err = a.st.Recover(t.Context(), testQueue, a.field(), 10, 3)
 	if !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("a's recover after the partition: %v, want ErrNotLeader", err)

@@ -1,4 +1,9 @@
-package chaos
+// Package tcpproxy is a TCP proxy that can fail the network between a
+// client and a server without touching either: it stalls (a partition that
+// keeps the connections open), resumes, and drops connections. The chaos
+// suite puts one between each daemon and Redis; tests use it through
+// internal/testkit.StartProxy.
+package tcpproxy
 
 import (
 	"context"
@@ -6,17 +11,17 @@ import (
 	"sync"
 )
 
-// Proxy forwards TCP connections from its own loopback address to a Redis
-// server, so that the suite can fail the network between one daemon and
-// Redis without touching the server: Stall holds every byte (a partition
+// Proxy forwards TCP connections from its own loopback address to a
+// target server, so that the network between a client and the server can
+// fail without touching either: Stall holds every byte (a partition
 // that keeps the connections open), Resume lets the held bytes through,
 // Drop resets every connection (a network blip).
 type Proxy struct {
-	Addr string // where the daemon connects
+	Addr string // where clients connect
 
 	target string
 	ln     net.Listener
-	ctx    context.Context // the scenario's: ends dialing when it ends
+	ctx    context.Context // ends dialing to the target when it ends
 
 	mu     sync.Mutex
 	gate   chan struct{} // closed while bytes flow; open while stalled
@@ -24,9 +29,9 @@ type Proxy struct {
 	closed bool
 }
 
-// startProxy listens on a free loopback port and forwards to target until
+// Start listens on a free loopback port and forwards to target until
 // Close; ctx bounds its dials to the target.
-func startProxy(ctx context.Context, target string) (*Proxy, error) {
+func Start(ctx context.Context, target string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

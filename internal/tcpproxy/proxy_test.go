@@ -1,7 +1,6 @@
-package chaos
+package tcpproxy
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -46,7 +45,7 @@ func roundTrip(c net.Conn, msg string, d time.Duration) (string, error) {
 
 func TestProxyStallsResumesAndDrops(t *testing.T) {
 	t.Parallel()
-	p, err := startProxy(t.Context(), echoServer(t))
+	p, err := Start(t.Context(), echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,28 +82,5 @@ func TestProxyStallsResumesAndDrops(t *testing.T) {
 	defer c2.Close()
 	if got, err := roundTrip(c2, "three", 5*time.Second); err != nil || got != "three" {
 		t.Fatalf("a new connection after Drop: %q, %v", got, err)
-	}
-}
-
-func TestPauseAndUntil(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if pause(ctx, time.Hour) {
-		t.Error("pause on an ended context reports a full wait")
-	}
-	n := 0
-	err := until(t.Context(), 5*time.Second, time.Millisecond, "third call", func(context.Context) (bool, error) {
-		n++
-		return n == 3, nil
-	})
-	if err != nil || n != 3 {
-		t.Errorf("until: %v after %d calls", err, n)
-	}
-	err = until(t.Context(), 20*time.Millisecond, time.Millisecond, "never", func(context.Context) (bool, error) {
-		return false, errors.New("not yet")
-	})
-	if err == nil || err.Error() != "never: not within 20ms: not yet" {
-		t.Errorf("until's timeout error = %v", err)
 	}
 }
