@@ -141,8 +141,14 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 			p.loseLease(r, "the claim was answered too late: its lease may have ended")
 		}
 	}
+	// The lease watch looks again only when these leases end before its next
+	// look, which is rare (a claim answered after two thirds of the lease):
+	// a wake-up per claim would scan every run under the lock.
+	wake := !late && leaseUntil.Add(-p.margin).Before(p.watchAt)
 	p.mu.Unlock()
-	signal(p.leaseSig)
+	if wake {
+		signal(p.leaseSig)
+	}
 	q.inflight.Add(int64(len(runs)))
 	for _, r := range runs {
 		q.jobs <- r // never blocks: at most Concurrency are in flight

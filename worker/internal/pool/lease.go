@@ -75,12 +75,15 @@ func (p *Pool) extendLoop(ctx context.Context) {
 func (p *Pool) leaseWatch(ctx context.Context) {
 	t := time.NewTimer(p.cfg.Lease / 3)
 	defer t.Stop()
+	p.mu.Lock()
+	p.watchAt = time.Now().Add(p.cfg.Lease / 3)
+	p.mu.Unlock()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-p.leaseSig: // new runs: their deadline may come first
+		case <-p.leaseSig: // new runs whose deadline comes first
 			t.Stop()
 		}
 		next := p.cfg.Lease / 3
@@ -97,6 +100,7 @@ func (p *Pool) leaseWatch(ctx context.Context) {
 			}
 			next = min(next, end.Sub(now))
 		}
+		p.watchAt = now.Add(next)
 		p.mu.Unlock()
 		t.Reset(next)
 	}

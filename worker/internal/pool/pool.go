@@ -154,12 +154,13 @@ type Pool struct {
 	// margin is how long before its lease may end in Redis a job is
 	// cancelled when no renewal was confirmed: lock.Margin(Lease).
 	margin   time.Duration
-	leaseSig chan struct{} // runs were dispatched: the lease watch looks again
+	leaseSig chan struct{} // runs whose lease ends before watchAt were dispatched
 
 	mu       sync.Mutex
 	running  map[store.Token]*run
 	hard     bool         // past ShutdownTimeout: failures are handed back, not retried
 	giveUp   bool         // past the hard stop's grace: outcome writes are not tried again
+	watchAt  time.Time    // when the lease watch looks next
 	finished atomic.Int64 // jobs that ended (any outcome) after the stop began
 	stopping atomic.Bool
 	returned int            // jobs handed back at the hard stop
