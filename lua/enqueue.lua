@@ -12,17 +12,24 @@
 local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
 if #ARGV ~= 2 + n * 6 then return redis.error_reply('ERR courier: 6 values per job expected') end
+-- one pattern match per job for the common case (every value well formed);
+-- a job that fails it is checked field by field to name what is wrong
+local find = string.find
 for i = 0, n - 1 do
   local b = 2 + i * 6
-  if ARGV[b + 1] == '' then return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' has an empty id') end
-  local at = ARGV[b + 2]
-  if at ~= '-1' and (not string.match(at, '^%d+$') or #at > 15) then
-    return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' at_ms must be -1 or a time in ms')
-  end
-  for j = 3, 5 do
-    local v = ARGV[b + j]
-    if not string.match(v, '^%d+$') or #v > 12 then
-      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' field ' .. j .. ' must be an integer from 0 to 999999999999')
+  local id, at, d, m, t = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
+  if id == '' or #at > 15 or #d > 12 or #m > 12 or #t > 12
+    or not find(at .. ';' .. d .. ';' .. m .. ';' .. t, '^%-?%d+;%d+;%d+;%d+$')
+    or (at ~= '-1' and not find(at, '^%d')) then
+    if id == '' then return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' has an empty id') end
+    if at ~= '-1' and (not find(at, '^%d+$') or #at > 15) then
+      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' at_ms must be -1 or a time in ms')
+    end
+    for j = 3, 5 do
+      local v = ARGV[b + j]
+      if not find(v, '^%d+$') or #v > 12 then
+        return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' field ' .. j .. ' must be an integer from 0 to 999999999999')
+      end
     end
   end
 end
