@@ -58,7 +58,9 @@ type Config struct {
 	// message was lost. Default 5s.
 	PollInterval time.Duration
 	// RecoverInterval is how often the queue's leader recovers expired
-	// leases. Default 1s.
+	// leases. A new leader, and one whose call to Redis failed or was
+	// slow, first waits until it has reached Redis for Lease/3 plus a
+	// margin, so that holders cut off with it renew first. Default 1s.
 	RecoverInterval time.Duration
 	// LeaderLease is the lease of each queue's leader lock: the leader's
 	// watchdog renews it every LeaderLease/3, and when the leader dies a

@@ -134,6 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer locks.Close() // after the carrier released its leaderships
 	c, err := carrier.New(d.st, locks, locks.Field, duties, carrier.Config{
 		RecoverInterval: d.cfg.RecoverInterval,
+		RenewGrace:      pool.RenewRound(d.cfg.Lease),
 		DeadMaxJobs:     d.cfg.DeadMaxJobs,
 		DeadMaxAge:      d.cfg.DeadMaxAge,
 		Logger:          d.cfg.Logger,

@@ -44,10 +44,16 @@ type Queue struct {
 // required: their defaults are the public package's (worker.Config).
 type Config struct {
 	RecoverInterval time.Duration
-	DeadMaxJobs     int // kept per queue
-	DeadMaxAge      time.Duration
-	TrimInterval    time.Duration // 0 means 1m
-	SampleInterval  time.Duration // 0 means 5s
+	// RenewGrace is how long the holders of jobs may need to renew their
+	// leases once Redis answers them again: the leader recovers expired
+	// leases only after it has reached Redis for that long (see
+	// recoverLoop). The daemon passes its pool's renewal interval plus a
+	// margin; 0 recovers at once.
+	RenewGrace     time.Duration
+	DeadMaxJobs    int // kept per queue
+	DeadMaxAge     time.Duration
+	TrimInterval   time.Duration // 0 means 1m
+	SampleInterval time.Duration // 0 means 5s
 	// ForgetQueuesInterval is how often the leader of this process's first
 	// queue (by name) forgets the queues no longer in use; 0 means 1h.
 	ForgetQueuesInterval time.Duration
@@ -114,6 +120,8 @@ func New(st Store, locks Locker, field func(holder string) string, queues []Queu
 		return nil, fmt.Errorf("carrier: Config.DeadMaxJobs %d: must be positive", cfg.DeadMaxJobs)
 	case cfg.DeadMaxAge <= 0:
 		return nil, fmt.Errorf("carrier: Config.DeadMaxAge %v: must be positive", cfg.DeadMaxAge)
+	case cfg.RenewGrace < 0:
+		return nil, fmt.Errorf("carrier: Config.RenewGrace %v: must not be negative", cfg.RenewGrace)
 	}
 	cfg.TrimInterval = cmp.Or(cfg.TrimInterval, trimInterval)
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, sampleInterval)

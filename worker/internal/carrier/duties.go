@@ -9,15 +9,45 @@ import (
 
 // recoverLoop returns jobs whose lease expired to due (or to dead when they
 // have no attempts left), about once a RecoverInterval, in bounded calls.
+//
+// A lease that ended while Redis could not be reached ended for its holder
+// too: a holder that is alive renews it in its next round, once its own
+// calls get through. So the loop recovers only after it has been in touch
+// with Redis for Config.RenewGrace: from the start of the term (the acquire
+// that began it reached Redis), and after a failed call, from the end of
+// the first call that gets through again. Until then it reads the queue's
+// sizes each tick; a read that took longer than a quarter of the grace
+// (Redis or the way to it was away meanwhile) starts the grace again.
+// Holders that were cut off with the leader, by a failover, a restart or
+// a stall, renew first; the jobs of one that died are recovered RenewGrace
+// later.
 func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
+	reached := time.Now()
 	return every(ctx, c.cfg.RecoverInterval, func() error {
-		return drain(ctx, log, "recover expired leases", func() (int, error) {
+		if reached.IsZero() || time.Since(reached) < c.cfg.RenewGrace {
+			sent := time.Now()
+			if _, err := c.st.Stats(ctx, q.Name); err != nil {
+				reached = time.Time{}
+				return nil
+			}
+			if reached.IsZero() || time.Since(sent) > c.cfg.RenewGrace/4 {
+				reached = time.Now()
+			}
+			if time.Since(reached) < c.cfg.RenewGrace {
+				return nil
+			}
+		}
+		err := drain(ctx, log, "recover expired leases", func() (int, error) {
 			r, err := c.st.Recover(ctx, q.Name, field, batchLimit, q.MaxAttempts)
 			if r.Due+r.Dead > 0 {
 				log.Info("recovered jobs whose lease expired", "due", r.Due, "dead", r.Dead)
 			}
 			return r.Due + r.Dead, err
 		})
+		if err != nil {
+			reached = time.Time{}
+		}
+		return err
 	})
 }
 

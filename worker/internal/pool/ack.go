@@ -35,7 +35,10 @@ func (p *Pool) ackLoop(q *queue, stop <-chan struct{}) {
 		failures++
 		p.log.Warn("ack jobs; trying again, their leases are kept meanwhile",
 			"queue", q.Name, "failures", failures, "err", err)
-		t := time.NewTimer(errorBackoff(failures))
+		// at least once per renewal round, so that acks land soon after
+		// Redis is back (the leases of the jobs they hold are renewed
+		// meanwhile, but the slots stay taken)
+		t := time.NewTimer(min(errorBackoff(failures), p.cfg.Lease/3))
 		select {
 		case <-t.C:
 			signal(q.ackSig)

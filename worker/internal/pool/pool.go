@@ -89,6 +89,12 @@ type Observer interface {
 	Ended(queue string, o metrics.Outcome, started bool, ran time.Duration)
 }
 
+// RenewRound is how long a process holding jobs of the given lease may take
+// to renew them once its calls get through to Redis again: one renewal
+// interval (Lease/3) plus lock.Margin(lease) for the call itself. A leader
+// waits that long before it recovers expired leases (carrier.Config.RenewGrace).
+func RenewRound(lease time.Duration) time.Duration { return lease/3 + lock.Margin(lease) }
+
 // Config tunes the pool. The durations and causes are required: their
 // defaults are the public package's (worker.Config), not the pool's.
 type Config struct {
