@@ -22,20 +22,10 @@ import (
 // a stall, renew first; the jobs of one that died are recovered RenewGrace
 // later.
 func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
-	reached := time.Now()
+	t := touch{since: time.Now(), grace: c.cfg.RenewGrace}
 	return every(ctx, c.cfg.RecoverInterval, func() error {
-		if reached.IsZero() || time.Since(reached) < c.cfg.RenewGrace {
-			sent := time.Now()
-			if _, err := c.st.Stats(ctx, q.Name); err != nil {
-				reached = time.Time{}
-				return nil
-			}
-			if reached.IsZero() || time.Since(sent) > c.cfg.RenewGrace/4 {
-				reached = time.Now()
-			}
-			if time.Since(reached) < c.cfg.RenewGrace {
-				return nil
-			}
+		if !t.ready(func() error { _, err := c.st.Stats(ctx, q.Name); return err }) {
+			return nil
 		}
 		err := drain(ctx, log, "recover expired leases", func() (int, error) {
 			r, err := c.st.Recover(ctx, q.Name, field, batchLimit, q.MaxAttempts)
@@ -45,10 +35,35 @@ func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *s
 			return r.Due + r.Dead, err
 		})
 		if err != nil {
-			reached = time.Time{}
+			t.since = time.Time{}
 		}
 		return err
 	})
+}
+
+// touch tracks since when a leader's calls have got through to Redis
+// promptly: zero after a failed call.
+type touch struct {
+	since time.Time
+	grace time.Duration
+}
+
+// ready reports whether calls have got through for the grace. Until they
+// have, it calls probe to see whether Redis answers: a failed probe starts
+// the wait anew, and so does one that took longer than a quarter of the
+// grace (Redis, or the way to it, was away while it waited).
+func (t *touch) ready(probe func() error) bool {
+	if !t.since.IsZero() && time.Since(t.since) >= t.grace {
+		return true
+	}
+	sent := time.Now()
+	switch err := probe(); {
+	case err != nil:
+		t.since = time.Time{}
+	case t.since.IsZero() || time.Since(sent) > t.grace/4:
+		t.since = time.Now()
+	}
+	return !t.since.IsZero() && time.Since(t.since) >= t.grace
 }
 
 // trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge.
