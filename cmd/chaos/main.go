@@ -33,8 +33,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout (the table goes to stderr)")
 	courier := fs.String("courier", "", "a courier binary to use instead of building ./cmd/courier")
 	dir := fs.String("dir", "", "keep logs and data here (default: a temporary directory, kept only on failure)")
-	load := fs.Duration("load", 0, "how long the producer enqueues in each scenario (default 12s short, 45s full)")
-	rate := fs.Int("rate", 0, "jobs enqueued per second (default 40 short, 50 full)")
+	load := fs.Duration("load", 0, fmt.Sprintf("how long the producer enqueues in each scenario (default %v short, %v full)",
+		chaos.ShortPlan.Load, chaos.FullPlan.Load))
+	rate := fs.Int("rate", 0, fmt.Sprintf("jobs enqueued per second (default %d short, %d full)",
+		chaos.ShortPlan.Rate, chaos.FullPlan.Rate))
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return 2
