@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -103,15 +105,23 @@ func TestRecoverWaitsARenewalRoundAfterAnOutage(t *testing.T) {
 // lead must give the holder RenewGrace to renew before it recovers.
 func TestNewLeaderWaitsARenewalRound(t *testing.T) {
 	t.Parallel()
-	prefix := testkit.Prefix(t)
-	rdb := testkit.Single(t)
-	holder := store.New(rdb, prefix, nil)
-	renewed, _ := claimTwo(t, holder, 100*time.Millisecond)
-	<-time.After(200 * time.Millisecond) // both leases ended
+	for _, b := range []struct {
+		name string
+		rdb  func(testing.TB) rueidis.Client
+	}{{"single", testkit.Single}, {"cluster", testkit.Cluster}} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			prefix := testkit.Prefix(t)
+			rdb := b.rdb(t)
+			holder := store.New(rdb, prefix, nil)
+			renewed, _ := claimTwo(t, holder, 100*time.Millisecond)
+			<-time.After(200 * time.Millisecond) // both leases ended
 
-	const grace = 2 * time.Second
-	n := startNodeOn(t, rdb, prefix, "a", graceQueues, Config{RecoverInterval: 20 * time.Millisecond, RenewGrace: grace})
-	waitLeader(t, n)
-	renewWithin(t, holder, renewed, grace)
-	abandonedIsRecovered(t, holder)
+			const grace = 2 * time.Second
+			n := startNodeOn(t, rdb, prefix, "a", graceQueues, Config{RecoverInterval: 20 * time.Millisecond, RenewGrace: grace})
+			waitLeader(t, n)
+			renewWithin(t, holder, renewed, grace)
+			abandonedIsRecovered(t, holder)
+		})
+	}
 }
