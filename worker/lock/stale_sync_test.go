@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -30,41 +31,15 @@ func failNext(f *fakeRedis, op string, err error) {
 	})
 }
 
-// watchUnlocks counts the unlock messages of name until the test ends.
-func watchUnlocks(t *testing.T, f *fakeRedis, name string) func() int {
-	var mu sync.Mutex
-	n := 0
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = f.subscribe(ctx, Channel(name), func() {}, func() {
-			mu.Lock()
-			n++
-			mu.Unlock()
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	synctest.Wait()
-	return func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return n
-	}
-}
-
-// releasedAndAnnounced fails unless name is gone from f and one unlock
+// releasedAndAnnounced fails unless lock L is gone from f and one unlock
 // message more than before was published.
-func releasedAndAnnounced(t *testing.T, f *fakeRedis, c *Client, name, holder string, unlocks func() int, before int) {
+func releasedAndAnnounced(t *testing.T, f *fakeRedis, c *Client, holder string, unlocks *atomic.Int64, before int64) {
 	t.Helper()
 	synctest.Wait()
-	if n := f.count(name, c.Field(holder)); n != 0 {
+	if n := f.count("L", c.Field(holder)); n != 0 {
 		t.Errorf("hold count %d after the last Release, want the lock deleted", n)
 	}
-	if got := unlocks(); got != before+1 {
+	if got := unlocks.Load(); got != before+1 {
 		t.Errorf("%d unlock messages from the last Release, want 1", got-before)
 	}
 }
@@ -74,7 +49,7 @@ func TestLostReentryReplyIsGivenBackByTheLastRelease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeRedis()
 		c := fakeClient(t, f, Options{Lease: testLease})
-		unlocks := watchUnlocks(t, f, "L")
+		unlocks := subscribeCount(t, f, Channel("L"))
 		h := mustAcquire(t, c, "L", "a", AcquireOptions{})
 		failNext(f, "acquire", errLostReply)
 		if _, err := c.Acquire(t.Context(), "L", "a", AcquireOptions{}); !errors.Is(err, errLostReply) {
@@ -86,7 +61,7 @@ func TestLostReentryReplyIsGivenBackByTheLastRelease(t *testing.T) {
 		if err := h.Release(t.Context()); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
-		releasedAndAnnounced(t, f, c, "L", "a", unlocks, 0)
+		releasedAndAnnounced(t, f, c, "a", unlocks, 0)
 	})
 }
 
@@ -95,7 +70,7 @@ func TestLostAcquireReplyIsNotReentered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeRedis()
 		c := fakeClient(t, f, Options{Lease: testLease})
-		unlocks := watchUnlocks(t, f, "L")
+		unlocks := subscribeCount(t, f, Channel("L"))
 		failNext(f, "acquire", errLostReply)
 		if _, err := c.Acquire(t.Context(), "L", "a", AcquireOptions{}); !errors.Is(err, errLostReply) {
 			t.Fatalf("Acquire with its reply lost = %v, want the lost reply", err)
@@ -105,13 +80,13 @@ func TestLostAcquireReplyIsNotReentered(t *testing.T) {
 			t.Errorf("Redis counts %d holds after acquiring again, want 1", n)
 		}
 		// The stale hold was given back before the new one was taken.
-		if got := unlocks(); got != 1 {
+		if got := unlocks.Load(); got != 1 {
 			t.Errorf("%d unlock messages before the new hold, want 1 (the stale hold's)", got)
 		}
 		if err := h.Release(t.Context()); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
-		releasedAndAnnounced(t, f, c, "L", "a", unlocks, 1)
+		releasedAndAnnounced(t, f, c, "a", unlocks, 1)
 	})
 }
 
@@ -129,7 +104,7 @@ func TestFailedReleasesAreGivenBack(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFakeRedis()
 				c := fakeClient(t, f, Options{Lease: testLease})
-				unlocks := watchUnlocks(t, f, "L")
+				unlocks := subscribeCount(t, f, Channel("L"))
 
 				// A re-entered hold's release fails: the last Release gives
 				// back whatever Redis still counts.
@@ -145,7 +120,7 @@ func TestFailedReleasesAreGivenBack(t *testing.T) {
 				if err := h1.Release(t.Context()); err != nil {
 					t.Fatalf("last Release: %v", err)
 				}
-				releasedAndAnnounced(t, f, c, "L", "a", unlocks, 0)
+				releasedAndAnnounced(t, f, c, "a", unlocks, 0)
 
 				// The last hold's release fails: the holder's next Acquire
 				// takes one hold, not a second on the one Redis may keep.
@@ -158,11 +133,11 @@ func TestFailedReleasesAreGivenBack(t *testing.T) {
 				if n := f.count("L", c.Field("a")); n != 1 {
 					t.Errorf("Redis counts %d holds after acquiring again, want 1", n)
 				}
-				before := unlocks()
+				before := unlocks.Load()
 				if err := h.Release(t.Context()); err != nil {
 					t.Fatalf("Release: %v", err)
 				}
-				releasedAndAnnounced(t, f, c, "L", "a", unlocks, before)
+				releasedAndAnnounced(t, f, c, "a", unlocks, before)
 			})
 		})
 	}

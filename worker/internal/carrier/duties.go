@@ -89,14 +89,10 @@ func (c *Carrier) forgetQueuesLoop(ctx context.Context, log *slog.Logger) error 
 	for i, q := range c.queues {
 		keep[i] = q.Name
 	}
-	t := time.NewTicker(c.cfg.ForgetQueuesInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	if !sleep(ctx, c.cfg.ForgetQueuesInterval) {
+		return nil
+	}
+	return every(ctx, c.cfg.ForgetQueuesInterval, func() error {
 		gone, err := c.st.ForgetQueues(ctx, keep)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -104,7 +100,8 @@ func (c *Carrier) forgetQueuesLoop(ctx context.Context, log *slog.Logger) error 
 		case len(gone) > 0:
 			log.Info("forgot queues no longer in use", "queues", gone)
 		}
-	}
+		return nil
+	})
 }
 
 // drain repeats a bounded duty call while it comes back full, at most

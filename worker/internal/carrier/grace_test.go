@@ -1,6 +1,7 @@
 package carrier
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 var graceQueues = []Queue{{Name: testQueue, MaxAttempts: 3}}
 
 // claimTwo enqueues and claims the jobs "renewed" and "abandoned" with a
-// lease of lease, and returns their tokens.
-func claimTwo(t *testing.T, st *store.Store, lease time.Duration) (renewed, abandoned store.Token) {
+// lease of lease, and returns the token of "renewed".
+func claimTwo(t *testing.T, st *store.Store, lease time.Duration) store.Token {
 	t.Helper()
 	ctx := t.Context()
 	if _, err := st.Enqueue(ctx, testQueue, []store.NewJob{{ID: "renewed"}, {ID: "abandoned"}}); err != nil {
@@ -25,14 +26,8 @@ func claimTwo(t *testing.T, st *store.Store, lease time.Duration) (renewed, aban
 	if err != nil || len(c.Jobs) != 2 {
 		t.Fatalf("Claim = %+v, %v; want 2 jobs", c, err)
 	}
-	for _, j := range c.Jobs {
-		if j.ID == "renewed" {
-			renewed = j.Token()
-		} else {
-			abandoned = j.Token()
-		}
-	}
-	return renewed, abandoned
+	i := slices.IndexFunc(c.Jobs, func(r store.Record) bool { return r.ID == "renewed" })
+	return c.Jobs[i].Token()
 }
 
 // renewWithin has the holder of tok renew its lease in the middle of the
@@ -89,7 +84,7 @@ func TestRecoverWaitsARenewalRoundAfterAnOutage(t *testing.T) {
 		Config{RecoverInterval: 20 * time.Millisecond, RenewGrace: grace}, time.Minute)
 	waitLeader(t, n)
 	holder := store.New(r.Client(t), prefix, nil)
-	renewed, _ := claimTwo(t, holder, 300*time.Millisecond)
+	renewed := claimTwo(t, holder, 300*time.Millisecond)
 
 	r.Kill()
 	<-time.After(time.Second) // the leases end, the leader's calls fail
@@ -114,7 +109,7 @@ func TestNewLeaderWaitsARenewalRound(t *testing.T) {
 			prefix := testkit.Prefix(t)
 			rdb := b.rdb(t)
 			holder := store.New(rdb, prefix, nil)
-			renewed, _ := claimTwo(t, holder, 100*time.Millisecond)
+			renewed := claimTwo(t, holder, 100*time.Millisecond)
 			<-time.After(200 * time.Millisecond) // both leases ended
 
 			const grace = 2 * time.Second

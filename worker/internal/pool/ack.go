@@ -38,7 +38,7 @@ func (p *Pool) ackLoop(q *queue, stop <-chan struct{}) {
 		// at least once per renewal round, so that acks land soon after
 		// Redis is back (the leases of the jobs they hold are renewed
 		// meanwhile, but the slots stay taken)
-		t := time.NewTimer(min(errorBackoff(failures), p.cfg.Lease/3))
+		t := time.NewTimer(min(errorBackoff(failures), p.renewEvery))
 		select {
 		case <-t.C:
 			signal(q.ackSig)

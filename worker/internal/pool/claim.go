@@ -121,7 +121,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	}
 	runs := make([]*run, len(c.Jobs))
 	now := time.Now()
-	late := !now.Before(leaseUntil.Add(-p.margin))
+	late := !now.Before(p.stopAt(leaseUntil))
 	p.mu.Lock()
 	for i := range c.Jobs {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
@@ -144,7 +144,7 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	// The lease watch looks again only when these leases end before its next
 	// look, which is rare (a claim answered after two thirds of the lease):
 	// a wake-up per claim would scan every run under the lock.
-	wake := !late && leaseUntil.Add(-p.margin).Before(p.watchAt)
+	wake := !late && p.stopAt(leaseUntil).Before(p.watchAt)
 	p.mu.Unlock()
 	if wake {
 		signal(p.leaseSig)

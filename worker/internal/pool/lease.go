@@ -15,7 +15,7 @@ import (
 // Config.LeaseLostCause) the jobs whose lease Redis reports lost;
 // leaseWatch cancels those whose lease runs out unrenewed.
 func (p *Pool) extendLoop(ctx context.Context) {
-	every := p.cfg.Lease / 3
+	every := p.renewEvery
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -73,10 +73,10 @@ func (p *Pool) extendLoop(ctx context.Context) {
 // handler already returned is not cancelled: its outcome write goes on, and
 // only Redis saying the lease is lost ends it.
 func (p *Pool) leaseWatch(ctx context.Context) {
-	t := time.NewTimer(p.cfg.Lease / 3)
+	t := time.NewTimer(p.renewEvery)
 	defer t.Stop()
 	p.mu.Lock()
-	p.watchAt = time.Now().Add(p.cfg.Lease / 3)
+	p.watchAt = time.Now().Add(p.renewEvery)
 	p.mu.Unlock()
 	for {
 		select {
@@ -86,14 +86,14 @@ func (p *Pool) leaseWatch(ctx context.Context) {
 		case <-p.leaseSig: // new runs whose deadline comes first
 			t.Stop()
 		}
-		next := p.cfg.Lease / 3
+		next := p.renewEvery
 		now := time.Now()
 		p.mu.Lock()
 		for _, r := range p.running {
 			if r.lost || r.settling {
 				continue
 			}
-			end := r.leaseUntil.Add(-p.margin)
+			end := p.stopAt(r.leaseUntil)
 			if !now.Before(end) {
 				p.loseLease(r, "lease ran out: it could not be renewed in time")
 				continue
@@ -121,3 +121,8 @@ func (p *Pool) loseLease(r *run, why string) {
 	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
 	r.cancel(p.cfg.LeaseLostCause)
 }
+
+// stopAt is when a job whose lease was last confirmed to end at leaseUntil
+// must stop: p.margin before, so it ends before another process may start
+// it.
+func (p *Pool) stopAt(leaseUntil time.Time) time.Time { return leaseUntil.Add(-p.margin) }

@@ -93,7 +93,11 @@ type Observer interface {
 // to renew them once its calls get through to Redis again: one renewal
 // interval (Lease/3) plus lock.Margin(lease) for the call itself. A leader
 // waits that long before it recovers expired leases (carrier.Config.RenewGrace).
-func RenewRound(lease time.Duration) time.Duration { return lease/3 + lock.Margin(lease) }
+func RenewRound(lease time.Duration) time.Duration { return renewInterval(lease) + lock.Margin(lease) }
+
+// renewInterval is how often a process renews the leases of the jobs it
+// holds.
+func renewInterval(lease time.Duration) time.Duration { return lease / 3 }
 
 // Config tunes the pool. The durations and causes are required: their
 // defaults are the public package's (worker.Config), not the pool's.
@@ -158,9 +162,10 @@ type Pool struct {
 	baseCtx context.Context
 
 	// margin is how long before its lease may end in Redis a job is
-	// cancelled when no renewal was confirmed: lock.Margin(Lease).
-	margin   time.Duration
-	leaseSig chan struct{} // runs whose lease ends before watchAt were dispatched
+	// cancelled when no renewal was confirmed: lock.Margin(Lease) (stopAt).
+	margin     time.Duration
+	renewEvery time.Duration // renewInterval(Lease)
+	leaseSig   chan struct{} // runs whose lease ends before watchAt were dispatched
 
 	mu       sync.Mutex
 	running  map[store.Token]*run
@@ -215,13 +220,14 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{
-		st:       st,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		queues:   make(map[string]*queue, len(queues)),
-		running:  make(map[store.Token]*run),
-		margin:   lock.Margin(cfg.Lease),
-		leaseSig: make(chan struct{}, 1),
+		st:         st,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		queues:     make(map[string]*queue, len(queues)),
+		running:    make(map[store.Token]*run),
+		margin:     lock.Margin(cfg.Lease),
+		renewEvery: renewInterval(cfg.Lease),
+		leaseSig:   make(chan struct{}, 1),
 	}
 	for _, q := range queues {
 		p.queues[q.Name] = newQueue(q)
