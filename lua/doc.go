@@ -44,18 +44,11 @@
 //   - Every key the script touches is passed in KEYS; pub/sub channels, which
 //     are not keys, travel in ARGV. A script sent with a flags line may
 //     touch nothing else: Redis 7 holds it to its declared keys' slot.
-//   - Out of memory: a script that only moves, renews or deletes what
-//     exists is declared AllowOOM and sent with "#!lua flags=allow-oom": it
-//     runs whole when Redis has reached maxmemory (noeviction), so leases,
-//     outcomes and locks are still written. A script that adds data
-//     (enqueue, fire) is declared DenyOOM and sent without flags: Redis
-//     refuses it at its first write if that write may grow memory (HSET,
-//     ZADD), before anything changed; so its first write must be one, since
-//     after a first delete Redis lets the whole script run.
-//   - Refusals: Redis answers TRYAGAIN, LOADING, BUSY, MASTERDOWN or
-//     CLUSTERDOWN without running the script; the script layer sends the
-//     call again, whatever the script's Repeat (a refused call did not
-//     run), until it runs or its context ends.
+//   - Out of memory: whether a script runs when Redis has reached
+//     maxmemory is declared in the script layer's catalog, and the rule,
+//     with what it asks of a DenyOOM script's first write, is written in
+//     that package's doc ("Out of memory"). Calls Redis refuses without
+//     running them (TRYAGAIN, LOADING, …) are resent there ("Retries").
 //
 // # Replies
 //

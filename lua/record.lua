@@ -95,12 +95,13 @@ function rec_decode(s)
   }
 end
 
--- st_decode returns the attempts and max of a state entry, or nil when st is
--- not one.
+-- st_decode returns the attempts, max and error of a state entry, or nil
+-- when st is not one. Numeric fields are limited to 15 digits, as in
+-- rec_decode.
 function st_decode(st)
-  local attempts, max = string.match(st, '^(%d+);(%d+);')
+  local attempts, max, pos = string.match(st, '^(%d+);(%d+);()')
   if not attempts or #attempts > 15 or #max > 15 then return nil end
-  return tonumber(attempts), tonumber(max)
+  return tonumber(attempts), tonumber(max), string.sub(st, pos)
 end
 
 -- st_encode builds a state entry.

@@ -23,9 +23,9 @@ for i, id in ipairs(ids) do
   local fresh = false
   if died[i] and not seen[id] and redis.call('HEXISTS', KEYS[1], id) == 1 then
     -- the last error and the job's own max are kept
-    local kept = string.match(st[i] or '', '^%d+;(%d+;.*)$')
-    if kept then
-      fresh = '0;' .. kept
+    local attempts, max, err = st_decode(st[i] or '')
+    if attempts then
+      fresh = st_encode(0, max, err)
     else
       local h = rec_decode(redis.call('HGET', KEYS[1], id))
       if h then fresh = st_encode(0, h.max, h.err) end

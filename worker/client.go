@@ -120,7 +120,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		g.jobs = append(g.jobs, job)
 	}
 	if err := c.recordQueues(ctx, queues); err != nil {
-		if metrics.Refusal(err) == metrics.RefusedOOM {
+		if errors.Is(err, store.ErrOOM) {
 			return results, fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
 		}
 		return results, err
@@ -150,7 +150,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 // the failed one). A batch refused out of memory stored nothing.
 func enqueueError(queue string, jobs, handled int, err error) error {
 	switch {
-	case metrics.Refusal(err) != metrics.RefusedOOM:
+	case !errors.Is(err, store.ErrOOM):
 		return fmt.Errorf("enqueue to queue %q: %w", queue, err)
 	case handled == 0 && jobs <= store.MaxBatch:
 		return fmt.Errorf("enqueue to queue %q refused, nothing stored: %w: %w", queue, ErrRedisOOM, err)

@@ -102,7 +102,7 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 		if strings.Contains(e.Message, worker.ErrRedisOOM.Error()) {
 			e.cause = worker.ErrRedisOOM
 		}
-		e.Message = fmt.Sprintf("courier API at %s: %s (%s)", c.base, e.Message, e.Code)
+		fallthrough
 	default:
 		e.Message = fmt.Sprintf("courier API at %s: %s (%s)", c.base, e.Message, e.Code)
 	}

@@ -41,19 +41,30 @@
 //
 // # Out of memory
 //
+// This is the one statement of the rule; the catalog (scripts.go) applies
+// it to each script.
+//
 // With maxmemory and the noeviction policy Courier asks for, a full Redis
 // refuses a script without flags at its first write that may grow memory
 // (ZADD, HSET, HINCRBY…), but not one whose first write deletes: renewing
 // a lease (extend) was refused while claims and acks went on, so running
 // jobs lost their leases and ran again, and leaders could not be elected.
-// A script declared AllowOOM is sent behind the Redis 7 flags line
-// "#!lua flags=allow-oom" and runs whole: every script that only moves,
-// renews or deletes what exists (claim, ack, retry, snooze, extend, cancel,
-// requeue, recover, trim, purge and the lock scripts). DenyOOM scripts go
-// without flags: enqueue and fire, which add jobs, are refused before they
-// write anything, and the read-only ones never write. A flags line also
-// makes Redis hold a script to its declared keys (all of one hash slot in
-// a cluster); TIME and PUBLISH are allowed as before.
+// So every script is declared one of two ways:
+//
+//   - AllowOOM: a script that only moves, renews or deletes what exists,
+//     so that memory grows by a few bytes per job at most. It is sent
+//     behind the Redis 7 flags line "#!lua flags=allow-oom" and runs
+//     whole: leases are renewed, outcomes stored and leaders elected while
+//     Redis is full.
+//   - DenyOOM: a script that adds data (a job) goes without flags, so that
+//     Redis refuses it whole and the producer learns it
+//     (worker.ErrRedisOOM). Its first write must therefore be one that may
+//     grow memory (HSET, ZADD): after a first delete Redis lets the whole
+//     script run. The read-only scripts are DenyOOM too: they never write,
+//     so Redis never refuses them.
+//
+// A flags line also makes Redis hold a script to its declared keys (all of
+// one hash slot in a cluster); TIME and PUBLISH are allowed as before.
 //
 // A server that does not know script flags (the embedded store of courier
 // dev, Redis before 7.0) refuses the flags line as a Lua syntax error. The

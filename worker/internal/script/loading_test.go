@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
@@ -25,12 +23,7 @@ const (
 func TestExecWaitsOutLoading(t *testing.T) {
 	t.Parallel()
 	r := testkit.StartPrivate(t, "--appendonly", "yes")
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRedis(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewConn(r.Client(t), m)
+	c, reg := meteredConn(t, r.Client(t))
 	k := keysOf(testkit.Prefix(t), "q")
 	enqueueRaw(t, c, k, "j1")
 	r.MustDo(t, "DEBUG", "POPULATE", loadingKeys)

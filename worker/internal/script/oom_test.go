@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
@@ -20,12 +19,7 @@ import (
 func TestScriptsUnderOOM(t *testing.T) {
 	t.Parallel()
 	r := testkit.StartPrivate(t)
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRedis(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewConn(r.Client(t), m)
+	c, reg := meteredConn(t, r.Client(t))
 	ctx := t.Context()
 	prefix := testkit.Prefix(t)
 	k := keysOf(prefix, "q")
@@ -39,11 +33,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 	if err != nil || len(vals) != 3+4*5 {
 		t.Fatalf("claim before: %d values, %v", len(vals), err)
 	}
-	tokN, err := vals[5].AsInt64() // every job of one claim gets the same token
-	if err != nil {
-		t.Fatalf("claim token: %v", err)
-	}
-	tok := strconv.FormatInt(tokN, 10)
+	tok := claimToken(t, vals) // every job of one claim gets the same token
 	run := func(s *Script, keys []string, args ...string) rueidis.RedisResult {
 		return s.Exec(ctx, c, keys, args)
 	}

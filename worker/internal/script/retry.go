@@ -7,24 +7,10 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
 
-// Resending refused calls. Redis answers some calls with an error reply
-// that says it did not run them, for a cause that passes by itself. Any
-// script may then be sent again, Once scripts included: the call did
-// nothing. rueidis resends these only for commands marked retryable (and
-// LOADING only), so the script layer does it for every script.
-//
-//	TRYAGAIN     the keys' slot is migrating and the keys are split between
-//	             the two nodes (claim always names keys that may not exist,
-//	             such as the rate and dead sets, so it gets this for the
-//	             whole migration)
-//	LOADING      the server is loading its data set (a restart with a big AOF)
-//	BUSY         another script runs beyond lua-time-limit
-//	MASTERDOWN   a replica lost its master
-//	CLUSTERDOWN  the cluster does not serve the slot (a failover in progress)
-//
-// MOVED and ASK are followed by rueidis itself, for every command. Other
-// refusals (OOM, READONLY, NOREPLICAS, MISCONF) last until an operator
-// acts: they are counted and returned, not resent.
+// passing holds the refusals whose cause passes by itself, which are resent
+// whatever the script's Repeat; the rule is "Retries" in the package doc.
+// TRYAGAIN lasts a whole slot migration for claim, which always names keys
+// that may not exist (the rate and dead sets).
 var passing = map[string]bool{
 	metrics.RefusedTryAgain:    true,
 	metrics.RefusedLoading:     true,

@@ -18,21 +18,16 @@ const (
 	Resend
 )
 
-// OOM says whether a script runs while Redis is out of memory: used memory
-// above maxmemory under the noeviction policy Courier asks for.
+// OOM says whether a script runs while Redis is out of memory; the rule
+// for choosing is "Out of memory" in the package doc.
 type OOM int
 
 const (
-	// DenyOOM scripts are sent without flags: out of memory, Redis refuses
-	// the script's first write that may grow memory, and with it the call,
-	// before anything changed. For scripts that add data (enqueue, fire),
-	// and for the read-only ones, which never write.
+	// DenyOOM scripts are sent without flags: Redis refuses them when it is
+	// out of memory.
 	DenyOOM OOM = iota
 	// AllowOOM scripts are sent with the flag allow-oom: they run whole
-	// when Redis is out of memory. For scripts that only move, renew or
-	// delete what exists, so that memory grows by a few bytes per job at
-	// most; refusing them would stop lease renewals, outcomes and leader
-	// locks, and so re-run jobs that are running or done.
+	// when Redis is out of memory.
 	AllowOOM
 )
 
@@ -66,12 +61,6 @@ func declare(name string, repeat Repeat, oom OOM) *Script {
 		panic(err) // a missing or malformed embedded file: script_test.go fails first
 	}
 	return &Script{name: name, repeat: repeat, oom: oom, flagged: newVariant(flagged), plain: newVariant(plain)}
-}
-
-// newScript returns the script src called name, sent as it is.
-func newScript(name, src string, repeat Repeat) *Script {
-	v := newVariant(src)
-	return &Script{name: name, repeat: repeat, flagged: v, plain: v}
 }
 
 // Name returns the script's name: its file name without ".lua". Metrics

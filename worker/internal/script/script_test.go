@@ -6,12 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/lua"
-	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -135,12 +133,7 @@ func TestExecMulti(t *testing.T) {
 	for name, connect := range backends {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			reg := prometheus.NewRegistry()
-			m, err := metrics.NewRedis(reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := NewConn(connect(t), m)
+			c, reg := meteredConn(t, connect(t))
 			prefix := testkit.Prefix(t)
 			// The prefix in a comment makes the script new to the server.
 			s := newScript("incr", "-- "+prefix+"\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])", Once)
@@ -166,12 +159,7 @@ func TestExecMulti(t *testing.T) {
 // was timed and counted, by script name and command name.
 func TestMetricsByName(t *testing.T) {
 	t.Parallel()
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRedis(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewConn(testkit.Single(t), m)
+	c, reg := meteredConn(t, testkit.Single(t))
 	ctx := t.Context()
 	p := testkit.Prefix(t)
 

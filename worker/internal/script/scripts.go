@@ -5,14 +5,9 @@ package script
 // Repeat: a script that writes is Once unless a second run provably
 // changes nothing more.
 //
-// OOM: a script that only moves, renews or deletes what exists is
-// AllowOOM, so that running jobs keep their leases, outcomes are stored
-// and leaders are elected while Redis is out of memory; a script that adds
-// new data (a job) is DenyOOM, so that Redis refuses it whole and the
-// producer learns it (worker.ErrRedisOOM). The read-only ones (get, stats,
-// deadlist) are DenyOOM too: they never write, so Redis never refuses
-// them. They go as EVALSHA, not EVALSHA_RO, because the embedded store of
-// courier dev refuses TIME in a read-only script.
+// OOM: as "Out of memory" in doc.go says. The read-only scripts go as
+// EVALSHA, not EVALSHA_RO, because the embedded store of courier dev
+// refuses TIME in a read-only script.
 var (
 	// Enqueue adds jobs to a queue, reporting ids that already exist. Not
 	// resent: a second run would report the first run's jobs as duplicates.

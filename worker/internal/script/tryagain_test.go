@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
@@ -50,12 +49,7 @@ func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
 func TestExecWaitsOutAMigratingSlot(t *testing.T) {
 	t.Parallel()
 	cluster := testkit.StartPrivateCluster(t, 3, 0)
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRedis(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewConn(cluster.Client(t), m)
+	c, reg := meteredConn(t, cluster.Client(t))
 	prefix := testkit.Prefix(t)
 	k := keysOf(prefix, "q")
 	enqueueRaw(t, c, k, "j1", "j2", "j3")

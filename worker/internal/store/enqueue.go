@@ -24,7 +24,9 @@ type NewJob struct {
 // Enqueue adds jobs to queue, MaxBatch per script call, all calls in one
 // round trip. added[i] reports whether jobs[i] was written; false means its
 // id exists and that job was left untouched. On error some batches may have
-// been written: enqueueing the same ids again is safe.
+// been written: added holds the flags of the batches before the failed one,
+// and enqueueing the same ids again is safe. A batch Redis refused for
+// memory wrote nothing, and the error matches ErrOOM.
 func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added []bool, err error) {
 	k := s.Keys(queue)
 	var calls []script.Call
@@ -45,7 +47,7 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added
 	for i, res := range script.Enqueue.ExecMulti(ctx, s.c, calls...) {
 		flags, err := res.AsIntSlice()
 		if err != nil {
-			return added, fmt.Errorf("enqueue batch %d: %w", i+1, err)
+			return added, fmt.Errorf("enqueue batch %d: %w", i+1, markOOM(err))
 		}
 		for _, f := range flags {
 			added = append(added, f == 1)

@@ -42,12 +42,10 @@ func (s *Store) Report(ctx context.Context, queue string, m Member, ttl time.Dur
 		}
 	}
 	_, gone, err := s.reports(ctx, k, res[2])
-	if err != nil || len(gone) == 0 {
+	if err != nil {
 		return err
 	}
-	// A member that re-reported between the read and this SREM is put back
-	// by its next report.
-	return s.c.Do(ctx, s.c.B().Srem().Key(k.Fleet).Member(gone...).Build()).Error()
+	return s.forgetMembers(ctx, k, gone)
 }
 
 // Withdraw removes a stopping process from the fleet of queue.
@@ -74,12 +72,10 @@ func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, lead
 	if err != nil {
 		return nil, "", err
 	}
-	if len(gone) > 0 {
-		// Processes that died without withdrawing, in a queue no live
-		// process reports to (reports prune the set too): forget them. A
-		// failure here changes nothing the caller asked for.
-		_ = s.c.Do(ctx, s.c.B().Srem().Key(k.Fleet).Member(gone...).Build()).Error()
-	}
+	// Processes that died without withdrawing, in a queue no live process
+	// reports to (reports prune the set too): forget them. A failure here
+	// changes nothing the caller asked for.
+	_ = s.forgetMembers(ctx, k, gone)
 	fields, err := res[1].AsStrSlice()
 	if err != nil {
 		return nil, "", fmt.Errorf("read the leader of %s: %w", queue, err)
@@ -93,6 +89,16 @@ func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, lead
 		members[i].Leader = members[i].ID == leaderID
 	}
 	return members, leaderID, nil
+}
+
+// forgetMembers removes the ids gone, whose report expired, from the fleet
+// set; it does nothing when gone is empty. A member that re-reported since
+// its report was read is put back by its next report.
+func (s *Store) forgetMembers(ctx context.Context, k Keys, gone []string) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	return s.c.Do(ctx, s.c.B().Srem().Key(k.Fleet).Member(gone...).Build()).Error()
 }
 
 // reports reads the reports of the ids in members, the fleet set's

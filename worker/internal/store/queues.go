@@ -2,22 +2,22 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
 
 // AddQueues records queue names in the set of known queues. When Redis is
 // out of memory and refuses the write, names already recorded are not an
-// error: a daemon restarting while Redis is full still starts.
+// error: a daemon restarting while Redis is full still starts; otherwise
+// the error matches ErrOOM.
 func (s *Store) AddQueues(ctx context.Context, queues ...string) error {
 	if len(queues) == 0 {
 		return nil
 	}
 	key := QueuesKey(s.prefix)
-	err := s.c.Do(ctx, s.c.B().Sadd().Key(key).Member(queues...).Build()).Error()
-	if err != nil && metrics.Refusal(err) == metrics.RefusedOOM {
+	err := markOOM(s.c.Do(ctx, s.c.B().Sadd().Key(key).Member(queues...).Build()).Error())
+	if errors.Is(err, ErrOOM) {
 		known, kerr := s.c.Do(ctx, s.c.B().Smismember().Key(key).Member(queues...).Build()).AsIntSlice()
 		if kerr == nil && !slices.Contains(known, 0) {
 			return nil

@@ -60,15 +60,10 @@ func DecodeRecord(id, s string) (Record, error) {
 	if !strings.HasPrefix(s, recordMagic) {
 		return r, fmt.Errorf("job %q: %w: bad header", id, ErrCorrupt)
 	}
-	rest := s[len(recordMagic):]
 	var f [5]int64
-	for i := range f {
-		end := strings.IndexByte(rest, ';')
-		if end < 1 || end > 15 || strings.Trim(rest[:end], "0123456789") != "" {
-			return r, fmt.Errorf("job %q: %w: header field %d", id, ErrCorrupt, i+1)
-		}
-		f[i], _ = strconv.ParseInt(rest[:end], 10, 64) // 15 digits always fit
-		rest = rest[end+1:]
+	rest, bad := parseFields(s[len(recordMagic):], f[:])
+	if bad > 0 {
+		return r, fmt.Errorf("job %q: %w: header field %d", id, ErrCorrupt, bad)
 	}
 	if f[2] > maxTimeoutMs {
 		return r, fmt.Errorf("job %q: %w: timeout of %d ms", id, ErrCorrupt, f[2])
@@ -94,17 +89,28 @@ func decodeJob(id, s, st string) (Record, error) {
 		return r, err
 	}
 	var f [2]int64
-	rest := st
-	for i := range f {
-		end := strings.IndexByte(rest, ';')
-		if end < 1 || end > 15 || strings.Trim(rest[:end], "0123456789") != "" {
-			return Record{ID: id}, fmt.Errorf("job %q: %w: state field %d", id, ErrCorrupt, i+1)
-		}
-		f[i], _ = strconv.ParseInt(rest[:end], 10, 64) // 15 digits always fit
-		rest = rest[end+1:]
+	rest, bad := parseFields(st, f[:])
+	if bad > 0 {
+		return Record{ID: id}, fmt.Errorf("job %q: %w: state field %d", id, ErrCorrupt, bad)
 	}
 	r.Attempt, r.MaxAttempts, r.LastError = int(f[0]), int(f[1]), rest
 	return r, nil
+}
+
+// parseFields reads len(f) fields "<digits>;" from the start of s into f
+// and returns what follows them. A field of 1 to 15 digits, as the scripts
+// limit them (lua/record.lua), always fits. bad is the 1-based number of the
+// first field that does not parse, 0 when all do.
+func parseFields(s string, f []int64) (rest string, bad int) {
+	for i := range f {
+		end := strings.IndexByte(s, ';')
+		if end < 1 || end > 15 || strings.Trim(s[:end], "0123456789") != "" {
+			return s, i + 1
+		}
+		f[i], _ = strconv.ParseInt(s[:end], 10, 64)
+		s = s[end+1:]
+	}
+	return s, 0
 }
 
 // EncodeRecord is the inverse of DecodeRecord for a job that is not running

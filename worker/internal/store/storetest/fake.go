@@ -25,8 +25,7 @@ type Fake struct {
 
 	mu         sync.Mutex
 	queues     map[string]map[string]*Job // queue → id → job
-	seq        map[string]int64           // queue → claims[''] of lua/record.lua: the last token handed out
-	issued     map[string]int64           // queue → the last token handed out; never rolled back
+	issued     map[string]int64           // queue → the last claim token handed out; a rollback leaves it alone
 	calls      []Call
 	onWake     func(queue string, runAtMs int64) // set while subscribed
 	subscribed map[string]bool
@@ -87,7 +86,6 @@ func NewFake(t testing.TB) *Fake {
 	return &Fake{
 		t:          t,
 		queues:     make(map[string]map[string]*Job),
-		seq:        make(map[string]int64),
 		issued:     make(map[string]int64),
 		subscribed: make(map[string]bool),
 		latency:    make(map[string]time.Duration),
@@ -121,13 +119,13 @@ func maxTime(a, b time.Time) time.Time {
 // nextTokenLocked takes the next claim token of queue: a number never
 // handed out before in that queue, even after a rollback (Checkpoint).
 // claim.lua takes max(claims[”] + 1, the Redis clock in µs), and lost
-// writes cannot roll the clock back; the fake stands in for the clock with
-// issued, which a rollback leaves alone, so that its tokens stay small
-// numbers tests can name: 1, 2, 3, … in the order they are handed out.
+// writes cannot roll the clock back, so the clock alone keeps tokens
+// unique. The fake stands in for the clock with issued, which Checkpoint
+// does not save or restore, so that its tokens stay small numbers tests
+// can name: 1, 2, 3, … in the order they are handed out.
 func (f *Fake) nextTokenLocked(queue string) int64 {
-	tok := max(f.seq[queue], f.issued[queue]) + 1
-	f.seq[queue], f.issued[queue] = tok, tok
-	return tok
+	f.issued[queue]++
+	return f.issued[queue]
 }
 
 // leave ends the running attempt of an active job: it moves to set s at
