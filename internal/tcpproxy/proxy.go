@@ -143,18 +143,25 @@ func (p *Proxy) Resume() {
 func (p *Proxy) Drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closeConns()
+}
+
+// Close stops the proxy and closes its connections. closed is set under
+// the same lock that closes them, so a connection accepted meanwhile is
+// closed by add.
+func (p *Proxy) Close() {
+	_ = p.ln.Close()
+	p.Resume()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.closeConns()
+}
+
+// closeConns closes every tracked connection; p.mu must be held.
+func (p *Proxy) closeConns() {
 	for c := range p.conns {
 		_ = c.Close()
 		delete(p.conns, c)
 	}
-}
-
-// Close stops the proxy and closes its connections.
-func (p *Proxy) Close() {
-	_ = p.ln.Close()
-	p.Resume()
-	p.Drop()
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
 }
