@@ -41,11 +41,11 @@ func TestLeaderHandOverOnStop(t *testing.T) {
 		for range rounds {
 			// Each Daemon has a connection of its own, as a process has.
 			testkit.Eventually(t, 10*time.Second, "no one to wait on the unlock channel", func() bool {
-				return subscribers(t, rdb, lock.Channel(key)) == 0
+				return testkit.Subscribers(t, rdb, lock.Channel(key)) == 0
 			})
 			follower := startDaemon(t, connect(t), reg, cfg)
 			testkit.Eventually(t, 10*time.Second, "the follower to wait on the unlock channel", func() bool {
-				return subscribers(t, rdb, lock.Channel(key)) == 1
+				return testkit.Subscribers(t, rdb, lock.Channel(key)) == 1
 			})
 			start := time.Now()
 			leader.cancel() // as SIGTERM does
@@ -81,12 +81,7 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.Single(t)
 	prefix := testkit.Prefix(t)
-	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
-	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(viaProxy.Close)
+	proxy, viaProxy := testkit.StartProxyClient(t, testkit.SingleAddr(t))
 	cfg := testConfig(t, prefix)
 	cfg.LeaderLease = 3 * time.Second // renewals every 1s, margin 300ms
 	reg := register(t, nil, "q", worker.HandlerFunc(succeed), worker.QueueOptions{})
@@ -111,7 +106,7 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 
 	b := startDaemon(t, testkit.Single(t), reg, cfg)
 	testkit.Eventually(t, 10*time.Second, "b to wait on the unlock channel", func() bool {
-		return subscribers(t, rdb, lock.Channel(key)) == 1
+		return testkit.Subscribers(t, rdb, lock.Channel(key)) == 1
 	})
 	start := time.Now()
 	a.cancel() // as SIGTERM does
@@ -124,18 +119,4 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 	if got, want := testkit.HGetAll(t, rdb, key), map[string]string{b.ID() + ":leader": "1"}; !maps.Equal(got, want) {
 		t.Errorf("b leads: leader lock = %v, want %v", got, want)
 	}
-}
-
-// subscribers counts the subscribers of channel on every node.
-func subscribers(t *testing.T, rdb rueidis.Client, channel string) int64 {
-	t.Helper()
-	var n int64
-	for _, node := range rdb.Nodes() {
-		m, err := node.Do(t.Context(), node.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
-		if err != nil {
-			t.Fatalf("PUBSUB NUMSUB: %v", err)
-		}
-		n += m[channel]
-	}
-	return n
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // Timing of every daemon: a short lease and leader lease, so that what a
@@ -86,8 +88,11 @@ type Daemon struct {
 func (d *Daemon) ID() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return fmt.Sprintf("%s#%d", d.Name, d.gen)
+	return d.id()
 }
+
+// id is ID for a caller that holds d.mu.
+func (d *Daemon) id() string { return fmt.Sprintf("%s#%d", d.Name, d.gen) }
 
 // Start writes the daemon's configuration and starts a new process; its
 // output goes to <dir>/<name>.log.
@@ -95,7 +100,7 @@ func (d *Daemon) Start() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.gen++
-	id := fmt.Sprintf("%s#%d", d.Name, d.gen)
+	id := d.id()
 	addrs := make([]string, len(d.redisAddrs))
 	for i, a := range d.redisAddrs {
 		addrs[i] = `"` + a + `"`
@@ -114,7 +119,7 @@ func (d *Daemon) Start() error {
 	fmt.Fprintf(logf, "==> chaos: start %s at %s\n", id, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(d.bin, "run", "--config", path) //nolint:noctx // ended by signals, never by a context
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = redisproc.SysProcAttr()
 	cmd.Env = daemonEnv()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -191,7 +196,7 @@ func (d *Daemon) Kill() {
 func (d *Daemon) Term() error {
 	d.mu.Lock()
 	cmd, done := d.cmd, d.done
-	id := fmt.Sprintf("%s#%d", d.Name, d.gen)
+	id := d.id()
 	d.cmd = nil
 	d.mu.Unlock()
 	if cmd == nil {
@@ -215,19 +220,4 @@ func (d *Daemon) Term() error {
 		return fmt.Errorf("%s exited with status %d after SIGTERM", id, exit.ExitCode())
 	}
 	return err
-}
-
-// Running reports whether the current process runs.
-func (d *Daemon) Running() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cmd == nil {
-		return false
-	}
-	select {
-	case <-d.done:
-		return false
-	default:
-		return true
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // episodeTimeout bounds one episode: undoing a fault (a restart, a
@@ -171,7 +173,7 @@ func keepFull(ctx context.Context, r *Redis, hold time.Duration) (first, last in
 	end := time.Now().Add(hold)
 	for time.Now().Before(end) {
 		_, err := r.Do(ctx, "SET", oomProbe, probe)
-		var re *RedisError
+		var re *redisproc.RedisError
 		switch {
 		case errors.As(err, &re) && strings.HasPrefix(re.Msg, "OOM"):
 			if !pause(ctx, 100*time.Millisecond) {

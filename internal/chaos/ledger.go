@@ -167,13 +167,6 @@ func (l *Ledger) Enqueued() int {
 	return len(l.acked)
 }
 
-// Faults returns the fault episodes so far.
-func (l *Ledger) Faults() []Fault {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.faults)
-}
-
 // Since returns t as an offset from the ledger's start.
 func (l *Ledger) Since(t time.Time) time.Duration { return t.Sub(l.start) }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -119,7 +118,7 @@ func (p *Producer) settle(ctx context.Context, specs []worker.JobSpec, err error
 	wait := 50 * time.Millisecond
 	pending := specs
 	for {
-		if isRefusal(err) {
+		if errors.Is(err, worker.ErrRedisOOM) {
 			p.ledger.Refused(1)
 		}
 		var unknown bool
@@ -176,10 +175,4 @@ func (p *Producer) lookUp(ctx context.Context, specs []worker.JobSpec) (rest []w
 	}
 	p.ledger.Acked(now, true, stored...)
 	return rest, false
-}
-
-// isRefusal reports whether err is Redis refusing the write for want of
-// memory.
-func isRefusal(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "OOM")
 }

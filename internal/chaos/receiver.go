@@ -10,15 +10,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seed-53d105c9/courier/handlers/webhook"
 )
 
-// The headers the receiver reads: the webhook handler's own, and one the
-// suite adds to each daemon's webhook settings to name the sender.
-const (
-	headerJobID   = "Courier-Job-Id"
-	headerAttempt = "Courier-Attempt"
-	headerDaemon  = "X-Chaos-Daemon"
-)
+// headerDaemon names the sender: the suite adds it to each daemon's webhook
+// settings. The receiver reads it beside the handler's own headers.
+const headerDaemon = "X-Chaos-Daemon"
 
 // jobPayload is what the producer enqueues: how long the receiver takes to
 // answer the job's delivery, so that jobs are in flight when faults hit.
@@ -63,9 +61,9 @@ func startReceiver(ctx context.Context, l *Ledger) (*Receiver, error) {
 
 func (r *Receiver) deliver(w http.ResponseWriter, req *http.Request) {
 	arrived := time.Now()
-	id := req.Header.Get(headerJobID)
+	id := req.Header.Get(webhook.HeaderJobID)
 	if id == "" {
-		http.Error(w, "no "+headerJobID+" header", http.StatusBadRequest)
+		http.Error(w, "no "+webhook.HeaderJobID+" header", http.StatusBadRequest)
 		return
 	}
 	defer r.hold(id)()
@@ -80,7 +78,7 @@ func (r *Receiver) deliver(w http.ResponseWriter, req *http.Request) {
 		r.ledger.Aborted()
 		return
 	}
-	attempt, _ := strconv.Atoi(req.Header.Get(headerAttempt))
+	attempt, _ := strconv.Atoi(req.Header.Get(webhook.HeaderAttempt))
 	r.ledger.Deliver(id, Delivery{
 		Arrived: arrived, Answered: time.Now(), Attempt: attempt, Daemon: req.Header.Get(headerDaemon),
 	})

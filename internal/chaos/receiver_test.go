@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed-53d105c9/courier/handlers/webhook"
 )
 
 // post sends a delivery of id to the receiver, as the webhook handler does.
@@ -14,8 +16,8 @@ func post(ctx context.Context, url, id, body string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set(headerJobID, id)
-	req.Header.Set(headerAttempt, "2")
+	req.Header.Set(webhook.HeaderJobID, id)
+	req.Header.Set(webhook.HeaderAttempt, "2")
 	req.Header.Set(headerDaemon, "d1#3")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -76,7 +78,7 @@ func TestReceiverRecordsAnsweredDeliveriesAndOverlaps(t *testing.T) {
 		t.Errorf("overlaps %d, deliveries of slow %d; want 1 and 1 (the answered one)", tl.Overlaps, len(deliveriesOf(l, "slow")))
 	}
 	if code, err := post(t.Context(), r.URL, "", `{}`); err != nil || code != http.StatusBadRequest {
-		t.Errorf("a request without %s: %d, %v; want 400", headerJobID, code, err)
+		t.Errorf("a request without %s: %d, %v; want 400", webhook.HeaderJobID, code, err)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // redisStartTimeout bounds a redis-server start, AOF loading included.
@@ -36,12 +38,12 @@ func startRedis(ctx context.Context, dir string, cluster bool, args ...string) (
 	}
 	var last error
 	for range 5 {
-		port, err := freePort(cluster)
+		ports, err := redisproc.FreePorts(1, cluster)
 		if err != nil {
 			return nil, err
 		}
-		r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir}
-		p := strconv.Itoa(port)
+		p := strconv.Itoa(ports[0])
+		r := &Redis{Addr: net.JoinHostPort("127.0.0.1", p), Dir: dir}
 		r.args = []string{
 			"--port", p, "--bind", "127.0.0.1", "--dir", dir,
 			"--logfile", filepath.Join(dir, "redis-"+p+".log"),
@@ -68,7 +70,7 @@ func startRedis(ctx context.Context, dir string, cluster bool, args ...string) (
 func (r *Redis) Start(ctx context.Context) error {
 	cmd := exec.Command("redis-server", r.args...) //nolint:noctx // ended by Kill, never by a context
 	cmd.Dir = r.Dir
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = redisproc.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // migrateTimeout is MIGRATE's own timeout, in ms, for one key.
@@ -70,7 +72,7 @@ func migrateKey(ctx context.Context, from *Redis, host, port, key string) error 
 	var err error
 	for range 5 {
 		_, err = from.Do(ctx, "MIGRATE", host, port, "", "0", migrateTimeout, "KEYS", key)
-		var re *RedisError
+		var re *redisproc.RedisError
 		if err == nil || (errors.As(err, &re) && strings.HasPrefix(re.Msg, "NOKEY")) {
 			return nil
 		}

@@ -83,7 +83,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 	}
 	for _, sc := range scenarios {
-		r := Result{Scenario: sc.Name, Fault: sc.Fault, promise: sc.Promise, Known: sc.Known}
+		r := newResult(sc, false)
 		switch {
 		case len(opt.Only) > 0 && !slices.Contains(opt.Only, sc.Name):
 			r.Error = "not selected"
@@ -116,7 +116,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 // drain, the tally.
 func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, logf func(string, ...any)) (r Result) {
 	start := time.Now()
-	r = Result{Scenario: sc.Name, Fault: sc.Fault, promise: sc.Promise, Known: sc.Known, ran: true}
+	r = newResult(sc, true)
 	defer func() { r.Elapsed = time.Since(start) }()
 	logf("%s: starting (%s)", sc.Name, sc.Fault)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -166,6 +166,11 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	}
 	r.Error = strings.Join(problems, "; ")
 	return r
+}
+
+// newResult is sc's result before any figure: ran says whether sc runs.
+func newResult(sc *Scenario, ran bool) Result {
+	return Result{Scenario: sc.Name, Fault: sc.Fault, promise: sc.Promise, Known: sc.Known, ran: ran}
 }
 
 func scenarioNames(ss []*Scenario) string {

@@ -61,21 +61,23 @@ func writeRow(w io.Writer, cells []string, widths []int) {
 	fmt.Fprintln(w, strings.TrimRight(strings.Join(out, "  "), " "))
 }
 
-// tableRow is one scenario's row.
+// tableRow is one scenario's row. A scenario left out (judged
+// VerdictNotRun exactly when it did not run) has no figures; one that
+// errored has no recovery time.
 func tableRow(r Result) []string {
-	if !r.ran && r.Verdict == VerdictNotRun {
+	if !r.ran {
 		return []string{r.Scenario, "-", "-", "-", "-", "-", "-", r.Promise, "not run: " + r.Error}
 	}
 	result := r.Verdict
 	if r.Verdict == VerdictKnown {
 		result = "FAIL (known, issue 12)"
 	}
+	recovered := seconds(r.Recover)
 	if r.Verdict == VerdictError {
-		return []string{r.Scenario, itoa(r.Jobs), itoa(r.Delivered), itoa(r.Duplicates), itoa(r.Dead),
-			itoa(r.Lost), "-", r.Promise, result}
+		recovered = "-"
 	}
 	return []string{r.Scenario, itoa(r.Jobs), itoa(r.Delivered), itoa(r.Duplicates), itoa(r.Dead),
-		itoa(r.Lost), seconds(r.Recover), r.Promise, result}
+		itoa(r.Lost), recovered, r.Promise, result}
 }
 
 // writeNotes writes what a reader of the table needs to trust a row.

@@ -39,8 +39,7 @@ const (
 type world struct {
 	base   context.Context // the run's: episodes and the drain use it
 	name   string          // the scenario's
-	dir    string
-	fsync  string // OnSingle: appendfsync
+	fsync  string          // OnSingle: appendfsync
 	prefix string
 	ledger *Ledger
 	logf   func(format string, args ...any)
@@ -58,7 +57,7 @@ type world struct {
 // newWorld starts sc's Redis, the receiver and three daemons, and connects
 // the producer's client.
 func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, logf func(string, ...any)) (w *world, err error) {
-	w = &world{base: ctx, name: sc.Name, dir: dir, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf}
+	w = &world{base: ctx, name: sc.Name, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf}
 	defer func() {
 		if err != nil {
 			w.close()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // Private is a redis-server process of one test's own, for tests that change
@@ -46,7 +48,7 @@ func StartPrivate(t testing.TB, args ...string) *Private {
 	dir := t.TempDir()
 	var lastErr error
 	for range startAttempts {
-		ports, err := freePorts(1, false)
+		ports, err := redisproc.FreePorts(1, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +77,7 @@ func (p *Private) start() error {
 	args = append(args, p.args...)               // later options win
 	cmd := exec.Command("redis-server", args...) //nolint:noctx // ended by Kill, not by a context
 	cmd.Dir = p.Dir
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = redisproc.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
@@ -249,7 +251,7 @@ func startClusterNode(t testing.TB, dir string, args []string) *Private {
 	t.Helper()
 	var lastErr error
 	for range startAttempts {
-		ports, err := freePorts(1, true)
+		ports, err := redisproc.FreePorts(1, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +320,7 @@ func (c *PrivateCluster) isMaster(n *Private) bool {
 // noeviction, maxmemory just above the memory in use, then writes until
 // Redis refuses one with OOM. maxmemory then goes 512 KiB below the memory
 // in use, so that the state holds while the test runs (a client connection
-// alone takes some 20 KiB, freed when it closes). Unfill ends it.
+// alone takes some 20 KiB, freed when it closes).
 func (p *Private) Fill(t testing.TB) {
 	t.Helper()
 	p.MustDo(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
@@ -334,12 +336,6 @@ func (p *Private) Fill(t testing.TB) {
 		}
 	}
 	p.MustDo(t, "CONFIG", "SET", "maxmemory", strconv.FormatInt(p.usedMemory(t)-512<<10, 10))
-}
-
-// Unfill lifts the memory limit that Fill set.
-func (p *Private) Unfill(t testing.TB) {
-	t.Helper()
-	p.MustDo(t, "CONFIG", "SET", "maxmemory", "0")
 }
 
 // usedMemory returns INFO memory's used_memory.

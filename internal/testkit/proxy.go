@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/internal/tcpproxy"
 )
 
@@ -20,4 +22,13 @@ func StartProxy(t testing.TB, target string) *tcpproxy.Proxy {
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// StartProxyClient starts a proxy to target (see StartProxy) and returns it
+// with a client that reaches target through it, without client-side
+// caching. The client is closed when the test ends, before the proxy.
+func StartProxyClient(t testing.TB, target string) (*tcpproxy.Proxy, rueidis.Client) {
+	t.Helper()
+	p := StartProxy(t, target)
+	return p, connect(t, rueidis.ClientOption{InitAddress: []string{p.Addr}, DisableCache: true})
 }

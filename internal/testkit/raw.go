@@ -102,6 +102,22 @@ func RedisNow(t testing.TB, c rueidis.Client) int64 {
 	return (sec*1_000_000 + usec) / 1000
 }
 
+// Subscribers returns how many clients subscribe to channel, summed over
+// c's nodes: PUBSUB NUMSUB counts the clients of one node, and on a
+// Cluster a subscriber may be on any of them.
+func Subscribers(t testing.TB, c rueidis.Client, channel string) int64 {
+	t.Helper()
+	var n int64
+	for _, node := range c.Nodes() {
+		m, err := node.Do(t.Context(), node.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
+		if err != nil {
+			t.Fatalf("PUBSUB NUMSUB %s: %v", channel, err)
+		}
+		n += m[channel]
+	}
+	return n
+}
+
 // KeepTTL sets the time to live of key to ttl every 100 ms, as renewals
 // that reach Redis but whose replies are lost would, until the returned
 // stop is called (or the test ends). It sets nothing once the key is gone.

@@ -1,11 +1,9 @@
 package testkit
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
 )
 
 // server is a redis-server process started by this package.
@@ -46,7 +46,7 @@ func startServers(ctx context.Context, n int, clustered bool) ([]*server, error)
 }
 
 func tryStartServers(ctx context.Context, n int, clustered bool) (_ []*server, err error) {
-	ports, err := freePorts(n, clustered)
+	ports, err := redisproc.FreePorts(n, clustered)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func spawn(dir string, port int, clustered bool) (*server, error) {
 	// test's context may end it.
 	cmd := exec.Command("redis-server", args...) //nolint:noctx // see above
 	cmd.Dir = dir
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = redisproc.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
@@ -119,7 +119,7 @@ func (s *server) stop() {
 
 // waitReady waits until the server answers, failing early if it exits. The
 // answer must come from this process: another test binary may have taken
-// the port between freePorts and the start.
+// the port between FreePorts and the start.
 func (s *server) waitReady(ctx context.Context) error {
 	want := "process_id:" + strconv.Itoa(s.cmd.Process.Pid) + "\r\n"
 	return poll(ctx, func() (bool, error) {
@@ -150,86 +150,24 @@ func poll(ctx context.Context, check func() (bool, error)) error {
 	}
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago;
-// with bus set, port+10000 (the cluster bus) was free too.
-func freePorts(n int, bus bool) ([]int, error) {
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			_ = l.Close()
-		}
-	}()
-	var ports []int
-	for tries := 0; len(ports) < n; tries++ {
-		if tries == 100 {
-			return nil, errors.New("no free ports found")
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		held = append(held, l)
-		port := l.Addr().(*net.TCPAddr).Port
-		if bus {
-			if port+10000 > 65535 {
-				continue
-			}
-			lb, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000))
-			if err != nil {
-				continue
-			}
-			held = append(held, lb)
-		}
-		ports = append(ports, port)
-	}
-	return ports, nil
-}
-
-// command sends one command on a fresh connection and returns a simple,
-// integer or bulk string reply. It is enough to probe servers during start-up.
+// command sends one command on a fresh connection, within a second, and
+// returns a simple or bulk string reply, or an integer reply in decimal; an
+// error reply is a *redisproc.RedisError, a null or an array an error. It
+// is enough to probe servers during start-up.
 func command(ctx context.Context, addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	reply, err := redisproc.Command(ctx, addr, args...)
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
+	switch r := reply.(type) {
+	case string:
+		return r, nil
+	case int64:
+		return strconv.FormatInt(r, 10), nil
 	}
-	var req strings.Builder
-	fmt.Fprintf(&req, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := io.WriteString(conn, req.String()); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(conn)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	switch {
-	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
-		return line[1:], nil
-	case strings.HasPrefix(line, "-"):
-		return "", errors.New(line[1:])
-	case strings.HasPrefix(line, "$"):
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", fmt.Errorf("unexpected reply %q", line)
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
-	}
-	return "", fmt.Errorf("unexpected reply %q", line)
+	return "", fmt.Errorf("%s to %s: unexpected reply %#v", args[0], addr, reply)
 }
 
 // logTails returns the end of each server log in dir, to explain a failed start.

@@ -10,8 +10,8 @@
 //     holds; a Poll sets how often, and a channel that ends the wait early.
 //     Tests on a fake clock (testing/synctest) use synctest.Wait instead.
 //   - Raw Redis readers (raw.go): Do, HGetAll, HGet, ZScore, PTTL, Exists,
-//     Del and RedisNow look at Redis behind the code under test, and fail
-//     the test when Redis does not answer.
+//     Del, RedisNow and Subscribers look at Redis behind the code under
+//     test, and fail the test when Redis does not answer.
 //   - Metric readers (metric.go): Metric reads one series of a Prometheus
 //     Gatherer, Series all of them as `name{label="value",...}` strings.
 //
@@ -116,7 +116,7 @@ func stopAll() error {
 // shared by the package's tests; closed at test cleanup.
 func Single(t testing.TB) rueidis.Client {
 	t.Helper()
-	return connect(t, SingleAddr(t))
+	return connect(t, rueidis.ClientOption{InitAddress: []string{SingleAddr(t)}})
 }
 
 // SingleAddr returns "host:port" of that Redis (for tests that build their
@@ -129,7 +129,7 @@ func SingleAddr(t testing.TB) string {
 // Cluster returns a rueidis.Client connected to a 3-master Redis Cluster.
 func Cluster(t testing.TB) rueidis.Client {
 	t.Helper()
-	return connect(t, ClusterAddrs(t)...)
+	return connect(t, rueidis.ClientOption{InitAddress: ClusterAddrs(t)})
 }
 
 // ClusterAddrs returns the cluster's seed addresses.
@@ -159,13 +159,13 @@ func ensure(t testing.TB, b *backend, start func(ctx context.Context, logf func(
 	return b.addrs
 }
 
-// connect returns a new client for addrs, closed at test cleanup. rueidis
-// detects a cluster by itself.
-func connect(t testing.TB, addrs ...string) rueidis.Client {
+// connect returns a new client built with opt, closed at test cleanup.
+// rueidis detects a cluster by itself.
+func connect(t testing.TB, opt rueidis.ClientOption) rueidis.Client {
 	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs})
+	c, err := rueidis.NewClient(opt)
 	if err != nil {
-		t.Fatalf("testkit: connect to Redis at %s: %v", strings.Join(addrs, ","), err)
+		t.Fatalf("testkit: connect to Redis at %s: %v", strings.Join(opt.InitAddress, ","), err)
 	}
 	t.Cleanup(c.Close)
 	return c

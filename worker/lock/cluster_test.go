@@ -114,7 +114,7 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 		done <- err
 	}()
 	testkit.Eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
-		return numsubCluster(t, rdb, lock.Channel(names[1])) >= 1
+		return testkit.Subscribers(t, rdb, lock.Channel(names[1])) >= 1
 	})
 	start := time.Now()
 	for _, h := range held {
@@ -129,15 +129,4 @@ func TestClusterLocksInManySlotsRenewedInOneBatch(t *testing.T) {
 			t.Errorf("%s left after the releases", name)
 		}
 	}
-}
-
-// numsubCluster sums a channel's subscribers over the cluster's nodes
-// (PUBSUB NUMSUB counts one node's clients).
-func numsubCluster(t testing.TB, rdb rueidis.Client, channel string) int64 {
-	t.Helper()
-	var n int64
-	for _, node := range rdb.Nodes() {
-		n += numsub(t, node, channel)
-	}
-	return n
 }

@@ -169,9 +169,5 @@ func subscribeRaw(t *testing.T, rdb rueidis.Client, channel string) <-chan rueid
 // numsub returns the number of subscribers of channel.
 func numsub(t testing.TB, rdb rueidis.Client, channel string) int64 {
 	t.Helper()
-	m, err := rdb.Do(t.Context(), rdb.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
-	if err != nil {
-		t.Fatalf("PUBSUB NUMSUB: %v", err)
-	}
-	return m[channel]
+	return testkit.Subscribers(t, rdb, channel)
 }

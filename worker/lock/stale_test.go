@@ -34,12 +34,7 @@ var cutOffs = []struct {
 	open func(t *testing.T) cutOff
 }{
 	{"single", func(t *testing.T) cutOff {
-		proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
-		via, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
-		if err != nil {
-			t.Fatalf("connect through the proxy: %v", err)
-		}
-		t.Cleanup(via.Close)
+		proxy, via := testkit.StartProxyClient(t, testkit.SingleAddr(t))
 		return cutOff{via: via, direct: testkit.Single(t), cut: proxy.Stall, heal: proxy.Resume}
 	}},
 	{"cluster", func(t *testing.T) cutOff {
@@ -192,7 +187,7 @@ func waitFor(t *testing.T, rdb rueidis.Client, waiter *lock.Client, name string)
 		done <- waited{at, h}
 	}()
 	testkit.Eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
-		return numsubCluster(t, rdb, lock.Channel(name)) >= 1
+		return testkit.Subscribers(t, rdb, lock.Channel(name)) >= 1
 	})
 	return done
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -23,12 +21,7 @@ func TestHandOverAfterLocalExpiry(t *testing.T) {
 	const lease = 3 * time.Second // renewals every 1s, margin 300ms
 	prefix := testkit.Prefix(t)
 	rdb := testkit.Single(t)
-	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
-	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(viaProxy.Close)
+	proxy, viaProxy := testkit.StartProxyClient(t, testkit.SingleAddr(t))
 	queues := []Queue{{Name: testQueue, MaxAttempts: 3}}
 
 	a := startNodeLease(t, viaProxy, prefix, "a", queues, Config{}, lease)
@@ -57,8 +50,7 @@ func TestHandOverAfterLocalExpiry(t *testing.T) {
 
 	b := startNodeLease(t, testkit.Single(t), prefix, "b", queues, Config{}, lease)
 	testkit.Eventually(t, 10*time.Second, "b to wait on the unlock channel", func() bool {
-		n, err := rdb.Do(t.Context(), rdb.B().PubsubNumsub().Channel(lock.Channel(key)).Build()).AsIntMap()
-		return err == nil && n[lock.Channel(key)] >= 1
+		return testkit.Subscribers(t, rdb, lock.Channel(key)) >= 1
 	})
 	start := time.Now()
 	a.cancel() // as SIGTERM does

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -19,12 +17,7 @@ import (
 func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	t.Parallel()
 	prefix := testkit.Prefix(t)
-	proxy := testkit.StartProxy(t, testkit.SingleAddr(t))
-	viaProxy, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(viaProxy.Close)
+	proxy, viaProxy := testkit.StartProxyClient(t, testkit.SingleAddr(t))
 
 	queues := []Queue{{Name: testQueue, MaxAttempts: 3}}
 	type event struct {
@@ -87,7 +80,7 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	// Once the partition heals, whatever a sends as its old self changes
 	// nothing: the fenced scripts refuse its field.
 	proxy.Resume()
-	_, err = a.st.Recover(t.Context(), testQueue, a.field(), 10, 3)
+	_, err := a.st.Recover(t.Context(), testQueue, a.field(), 10, 3)
 	if !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("a's recover after the partition: %v, want ErrNotLeader", err)
 	}
