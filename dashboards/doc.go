@@ -3,7 +3,9 @@
 //
 //   - courier-overview.json: throughput by outcome, error ratio, lag and
 //     duration quantiles, running jobs against concurrency, queue depth by
-//     state, dead-set growth, the leader of each queue, process health;
+//     state, dead-set growth, the leader of each queue, process health, and
+//     the HTTP listeners (open and refused connections, failed API
+//     authentications);
 //   - courier-locks.json: leaders, leader changes, lost locks, lock acquire
 //     latency, contention and watchdog renewals;
 //   - courier-redis.json: Lua script calls, time and latency by script, and

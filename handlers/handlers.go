@@ -27,6 +27,21 @@ type Env struct {
 // tags, from the queue's section of the configuration for this handler. It
 // refuses unknown keys and values of the wrong type with messages that name
 // the key, and leaves settings untouched when the section is absent.
+//
+// A field tagged secret:"true" holds a secret (a signing key, a password, a
+// credential-bearing header), and so does everything beneath it: every
+// value of a map, every item of a list, every setting of a section (the
+// keys themselves are no secret, and messages name them). The decoder's
+// messages about a secret key name the kind of value it found, never the
+// value, whatever its YAML type; and, as a last guard, the configuration
+// layer blanks secret text of six bytes or more out of the problems New
+// returns. Mark every secret setting so, as in
+//
+//	Secret  string            `koanf:"secret" secret:"true"`
+//	Headers map[string]string `koanf:"headers" secret:"true"`
+//
+// The tag's only value is "true". The handler's own validation errors must
+// still never repeat a secret.
 type Decoder func(settings any) error
 
 // Builtin is one built-in handler.

@@ -97,6 +97,7 @@ func TestNew(t *testing.T) {
 			s.PayloadBytes = 3
 		case *webhook.Settings:
 			s.URL = srv.URL + "/from-config"
+			s.AllowNetworks = []string{"127.0.0.0/8"}
 			s.Secret = "k"
 		default:
 			return fmt.Errorf("unexpected settings %T", settings)

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/api"
@@ -17,17 +19,20 @@ import (
 // listener, or served on admin.addr by a listener of its own.
 type adminAPI struct {
 	handler http.Handler
+	// api is the handler when the API is served, nil when it is disabled.
+	api *api.Handler
 	// client is the API's producer client, once Redis is reached.
 	client atomic.Pointer[worker.Client]
 	// open is set when the API serves without authentication.
 	open bool
 }
 
-// newAdminAPI builds the API the configuration asks for. Without a token
+// newAdminAPI builds the API the configuration asks for, counting its
+// failed authentications in reg. Without a token
 // and without admin.insecure_no_auth the API is not served (courier run
 // refuses that configuration when admin.addr is set): requests under /v1/
 // get 404 and the reason.
-func (d *daemon) newAdminAPI() (*adminAPI, error) {
+func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 	a := &adminAPI{}
 	c := &d.cfg.Admin
 	if err := c.RequireAuth(); err != nil {
@@ -42,7 +47,7 @@ func (d *daemon) newAdminAPI() (*adminAPI, error) {
 	}
 	tokens := make([]api.Token, len(c.Tokens))
 	for i, t := range c.Tokens {
-		tokens[i] = api.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: api.Role(t.Role)}
+		tokens[i] = api.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: api.Role(t.Role), Queues: t.Queues}
 	}
 	h, err := api.New(api.Options{
 		Backend: func() api.Backend {
@@ -51,9 +56,12 @@ func (d *daemon) newAdminAPI() (*adminAPI, error) {
 			}
 			return nil
 		},
-		Tokens:         tokens,
-		InsecureNoAuth: c.InsecureNoAuth,
-		RateLimit:      c.RateLimitValue(),
+		Tokens:          tokens,
+		InsecureNoAuth:  c.InsecureNoAuth,
+		AllowedHosts:    c.AllowedHosts,
+		RateLimit:       c.RateLimitValue(),
+		FailedAuthLimit: c.FailedAuthLimitValue(),
+		Registerer:      reg,
 		Limits: api.Limits{
 			MaxPayloadBytes:  d.cfg.Jobs.MaxPayloadBytes,
 			MaxScheduleAhead: d.cfg.Jobs.MaxScheduleAhead,
@@ -66,29 +74,18 @@ func (d *daemon) newAdminAPI() (*adminAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.handler, a.open = h, c.InsecureNoAuth
+	a.handler, a.api, a.open = h, h, c.InsecureNoAuth
 	return a, nil
 }
 
-// mountAdmin serves the API on the main listener srv, or binds admin.addr
-// and returns the API's own server; it logs where each endpoint is.
-func (d *daemon) mountAdmin(srv *server.Server, a *adminAPI) (*server.Server, error) {
-	c := &d.cfg.Admin
-	if c.Addr == "" {
-		srv.Handle("/v1/", a.handler)
-		d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics /v1/")
-		d.warnOpen(a, srv.Addr())
-		return nil, nil
+// refuse returns what the listeners serving the API ask of each new
+// connection: whether its client is throttled for failing authentication
+// too often (nil when the API is disabled).
+func (a *adminAPI) refuse() func(netip.Addr) bool {
+	if a.api == nil {
+		return nil
 	}
-	s, err := server.ListenHandler("admin.addr", c.Addr, a.handler,
-		server.Timeouts{Read: c.ReadTimeout, Write: c.WriteTimeout, Idle: c.IdleTimeout}, d.log)
-	if err != nil {
-		return nil, err
-	}
-	d.log.Info("http listening", "addr", srv.Addr(), "endpoints", "/healthz /readyz /metrics")
-	d.log.Info("admin API listening", "addr", s.Addr(), "endpoints", "/v1/")
-	d.warnOpen(a, s.Addr())
-	return s, nil
+	return a.api.Throttled
 }
 
 // warnOpen says loudly that anyone may use an API without authentication.

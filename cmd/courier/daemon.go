@@ -10,12 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/rueidis"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/internal/config"
-	"github.com/seed-53d105c9/courier/internal/server"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -62,34 +60,24 @@ func (d *daemon) serve(ctx context.Context) error {
 		return nil
 	}
 	metrics := newMetricsRegistry()
-	admin, err := d.newAdminAPI()
+	admin, err := d.newAdminAPI(metrics)
 	if err != nil {
 		return err
 	}
-	srv, err := server.Listen(server.Options{
-		Addr:    d.cfg.HTTP.Addr,
-		Ready:   ready,
-		Metrics: promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}),
-		Logger:  d.log,
-	})
-	if err != nil {
-		return err
-	}
-	adminSrv, err := d.mountAdmin(srv, admin) // nil: the API is on srv
+	listeners, err := d.listen(ready, metrics, admin)
 	if err != nil {
 		return err
 	}
 	if d.listening != nil {
-		d.listening(srv.Addr())
+		d.listening(listeners[0].Addr())
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	// HTTP outlives the drain, so probes and scrapes keep answering.
 	httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHTTP()
-	g.Go(func() error { return srv.Run(httpCtx) })
-	if adminSrv != nil {
-		g.Go(func() error { return adminSrv.Run(httpCtx) })
+	for _, srv := range listeners {
+		g.Go(func() error { return srv.Run(httpCtx) })
 	}
 	g.Go(func() error {
 		defer stopHTTP()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -87,7 +88,7 @@ func runDead(ctx context.Context, args []string, std streams) error {
 		return fmt.Errorf("queue %q has no dead job %q; nothing was changed", *queue, *job)
 	}
 	verb := map[string]string{"requeue": "requeued", "purge": "purged"}[action]
-	fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, *queue)
+	fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, printable(*queue))
 	return nil
 }
 
@@ -109,22 +110,32 @@ func listDead(ctx context.Context, client jobClient, queue string, q worker.Dead
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")
 	for _, j := range page.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", j.ID, stamp(j.DiedAt), j.Attempt, oneLine(j.LastError, 100))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(j.ID), stamp(j.DiedAt), j.Attempt, printable(oneLine(j.LastError, 100)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if page.Next != "" {
-		fmt.Fprintf(std.out, "more: --cursor %s\n", page.Next)
+		fmt.Fprintf(std.out, "more: --cursor %s\n", printable(page.Next))
 	}
 	return nil
 }
 
-// oneLine shortens s to one line of at most n runes.
+// oneLine shortens s to one line of at most n characters, white space
+// runs (newlines included) made one space. It is cut before printable
+// escapes it, so that a cut never splits an escape; invalid bytes are kept
+// for printable to show.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	kept := 0
+	for i := range s {
+		if kept == n-1 {
+			return s[:i] + "…"
+		}
+		kept++
 	}
 	return s
 }

@@ -94,7 +94,7 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(std.out, jobID)
+	fmt.Fprintln(std.out, printable(jobID)) // through --api, the server says what the id is
 	return nil
 }
 

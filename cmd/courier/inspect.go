@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,7 +70,7 @@ func runInspect(ctx context.Context, args []string, std streams) error {
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSCHEDULED\tREADY\tACTIVE\tDEAD")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", r.Queue, r.Scheduled, r.Ready, r.Active, r.Dead)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", printable(r.Queue), r.Scheduled, r.Ready, r.Active, r.Dead)
 	}
 	return tw.Flush()
 }
@@ -131,9 +132,9 @@ func printJob(w io.Writer, j *worker.Job) {
 	if j.MaxAttempts > 0 {
 		limit = strconv.Itoa(j.MaxAttempts)
 	}
-	fmt.Fprintf(tw, "id:\t%s\n", j.ID)
-	fmt.Fprintf(tw, "queue:\t%s\n", j.Queue)
-	fmt.Fprintf(tw, "state:\t%s\n", j.State)
+	fmt.Fprintf(tw, "id:\t%s\n", printable(j.ID))
+	fmt.Fprintf(tw, "queue:\t%s\n", printable(j.Queue))
+	fmt.Fprintf(tw, "state:\t%s\n", printable(string(j.State)))
 	fmt.Fprintf(tw, "attempts:\t%d spent (limit: %s)\n", j.Attempt, limit)
 	fmt.Fprintf(tw, "enqueued at:\t%s\n", stamp(j.EnqueuedAt))
 	if !j.RunAt.IsZero() {
@@ -146,7 +147,7 @@ func printJob(w io.Writer, j *worker.Job) {
 		fmt.Fprintf(tw, "died at:\t%s\n", stamp(j.DiedAt))
 	}
 	if j.LastError != "" {
-		fmt.Fprintf(tw, "last error:\t%s\n", j.LastError)
+		fmt.Fprintf(tw, "last error:\t%s\n", printable(j.LastError))
 	}
 	fmt.Fprintf(tw, "payload:\t%s\n", preview(j.Payload))
 	_ = tw.Flush()
@@ -172,8 +173,17 @@ func preview(p []byte) string {
 	return fmt.Sprintf("%d bytes: %q...", len(p), p[:limit])
 }
 
+// writeJSON prints v as indented JSON, exact (strings decode to the bytes
+// they hold, but for invalid UTF-8, which encoding/json turns into U+FFFD:
+// payloads that are not UTF-8 go in payload_base64 for that reason) and
+// free of raw control characters (see jsonPrintable).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonPrintable(buf.Bytes()))
+	return err
 }

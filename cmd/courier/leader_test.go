@@ -60,6 +60,7 @@ func heldQueues(url, name string) string {
     timeout: 5m
     webhook:
       url: %s/%s
+      allow_networks: [127.0.0.0/8]
       secret: k
       timeout: 5m
   b:
@@ -456,6 +457,7 @@ func TestPeriodicFiresOnceAcrossFailovers(t *testing.T) {
         payload: tick
     webhook:
       url: %s
+      allow_networks: [127.0.0.0/8]
       secret: k
 `, recv.srv.URL))
 	f := newFleet(t, prefix, func(string) string { return cfg })

@@ -125,7 +125,8 @@ func run(ctx context.Context, args []string, std streams) int {
 	case errors.Is(err, errUsage):
 		return 2
 	}
-	fmt.Fprintf(std.err, "courier %s: %v\n", args[0], flagError(err, cmd.flags))
+	// Errors carry text from Redis and the API; see printableError.
+	fmt.Fprintf(std.err, "courier %s: %s\n", args[0], printableError(flagError(err, cmd.flags).Error()))
 	return 1
 }
 

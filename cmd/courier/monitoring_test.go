@@ -148,10 +148,15 @@ func TestAlertRulesDocumented(t *testing.T) {
 }
 
 // The monitored fleet: two queues on a flaky webhook endpoint, each with a
-// periodic job, served by two processes with short leases.
+// periodic job, served by two processes with short leases, with the HTTP
+// API on http.addr.
 const (
 	monQueueA = "mon_a"
 	monQueueB = "mon_b"
+	// monToken is the fleet's API token; no request of the test uses it.
+	monToken = "0708b2827a119271ebe322b04dbada7f4e666911275ff5dcf37513c6ed4ea217"
+	// monWrongToken is a well-formed token the fleet does not know.
+	monWrongToken = "91138bf8c370b82be88b6faef14089edd86ba153df6408b50b456e21823b3e76"
 )
 
 func monitoringConfig(redisAddr, prefix, hookURL string) string {
@@ -165,6 +170,7 @@ func monitoringConfig(redisAddr, prefix, hookURL string) string {
       steps: [200ms]
     webhook:
       url: %s/%s
+      allow_networks: [127.0.0.0/8]
       timeout: 5s
     periodic:
       tick:
@@ -184,8 +190,29 @@ lease:
   duration: 2s
 leader:
   lease: 1s
+admin:
+  tokens:
+    - {name: ops, token: %s, role: admin}
 queues:
-%s%s`, redisAddr, prefix, queue(monQueueA, 4), queue(monQueueB, 8))
+%s%s`, redisAddr, prefix, monToken, queue(monQueueA, 4), queue(monQueueB, 8))
+}
+
+// failAuthentication sends requests to the API at addr that fail
+// authentication, n with a wrong token and one without, so that
+// courier_api_auth_failures_total moves. n stays below
+// admin.failed_auth_limit (10 per 1m): a throttled 127.0.0.1 would have its
+// connections closed at accept, Prometheus's scrapes included.
+func failAuthentication(t *testing.T, addr string, n int) {
+	t.Helper()
+	for i := range n + 1 {
+		token := monWrongToken
+		if i == n {
+			token = ""
+		}
+		if code, body := apiRequest(t, http.MethodGet, "http://"+addr+"/v1/queues", token, ""); code != http.StatusUnauthorized {
+			t.Fatalf("GET /v1/queues on %s with token %q: %d %s, want 401", addr, token, code, body)
+		}
+	}
 }
 
 // flakyEndpoint answers webhooks like a real, imperfect receiver: mostly 200
@@ -261,10 +288,11 @@ func startLoad(t *testing.T, prefix string) (stop func() error) {
 }
 
 // TestDashboardQueriesReturnData runs a fleet of two courier processes under
-// load, with a leader handover, scraped every second by a real Prometheus
-// that also loads configs/alerts.yml. Then every dashboard query (queue and
-// instance variables set to the fleet's), every dashboard variable and every
-// alert measure must return data, the alerts that a healthy fleet must not
+// load, with a leader handover and a few failed API authentications,
+// scraped every second by a real Prometheus that also loads
+// configs/alerts.yml. Then every dashboard query (queue and instance
+// variables set to the fleet's), every dashboard variable and every alert
+// measure must return data, the alerts that a healthy fleet must not
 // trigger must be quiet, and every metric they name must be one the daemon
 // exports.
 func TestDashboardQueriesReturnData(t *testing.T) {
@@ -309,6 +337,11 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	p1.waitOutput(poolStartedRE, 20*time.Second)
 	waitServed(t, served, served.Load()+600, 30*time.Second)
 
+	// A client with a wrong token, far below CourierAPIAuthFailures.
+	for _, addr := range instances {
+		failAuthentication(t, addr, 3)
+	}
+
 	// Queries need a few scrapes of the new state: try until every check
 	// passes, and report the last attempt (its problems are the failure).
 	var r *monitoringReport
@@ -345,6 +378,7 @@ func (r *monitoringReport) errorf(format string, args ...any) {
 var quietAlerts = []string{
 	"CourierQueueLagHigh", "CourierNoLeader", "CourierLeaderFlapping", "CourierLockRenewalFailures",
 	"CourierRedisErrors", "CourierNoWorkers", "CourierQueueStalled", "CourierRedisRefusingWrites",
+	"CourierAPIAuthFailures",
 }
 
 // checkMonitoring runs every dashboard and alert query once.

@@ -42,6 +42,10 @@ func runRun(ctx context.Context, args []string, std streams) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Redis.TLS.Enabled && cfg.Redis.TLS.InsecureSkipVerify {
+		log.Warn("redis.tls.insecure_skip_verify is true: the Redis server's certificate is not checked, " +
+			"so anyone on the network path can pose as Redis and read or change every job; set redis.tls.ca_file instead")
+	}
 	log.Info("courier starting", "version", version, "redis", cfg.Redis.Addr, "prefix", cfg.Redis.Prefix,
 		"queues", queueNames(cfg), "shutdown_timeout", cfg.Shutdown.Timeout, "lease", cfg.Lease.Duration)
 	d := &daemon{cfg: cfg, log: log, connect: func(ctx context.Context) (rueidis.Client, error) {

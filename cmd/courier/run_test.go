@@ -49,7 +49,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	id := req.Header.Get("Courier-Job-Id")
 	attempt, _ := strconv.Atoi(req.Header.Get("Courier-Attempt"))
-	ok := webhook.Verify([]byte(r.secret), req.Header.Get("Courier-Timestamp"), body, req.Header.Get("Courier-Signature"))
+	ok := webhook.Verify([]byte(r.secret), req.Header, body) == nil
 	if r.delay > 0 {
 		select {
 		case <-time.After(r.delay):
@@ -112,6 +112,7 @@ queues:
       steps: [100ms]
     webhook:
       url: %s
+      allow_networks: [127.0.0.0/8]
       secret: %s
       timeout: 60s
 `, addr, prefix, shutdown, concurrency, url, secret)

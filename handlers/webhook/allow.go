@@ -17,7 +17,7 @@ type hostPattern struct {
 	// dot included (".example.com").
 	host     string
 	wildcard bool
-	port     string // decimal; "" matches any port
+	port     string // decimal; "" means the URL scheme's default port
 }
 
 // parseHostPattern parses "host", "host:port", "[ipv6]:port" or
@@ -89,10 +89,16 @@ func isDNSName(s string) bool {
 }
 
 // match reports whether p allows host (normalised as hostPattern.host is)
-// on port. A wildcard matches names only, never an IP address such as
-// 10.0.0.1 for "*.0.0.1".
-func (p hostPattern) match(host string, ip bool, port string) bool {
-	if p.port != "" && p.port != port {
+// on port, where defaultPort is the port of the URL's scheme. An entry
+// without a port allows the default port only: "example.com" should not
+// open example.com's admin port to jobs. A wildcard matches names only,
+// never an IP address such as 10.0.0.1 for "*.0.0.1".
+func (p hostPattern) match(host string, ip bool, port, defaultPort string) bool {
+	want := p.port
+	if want == "" {
+		want = defaultPort
+	}
+	if port != want {
 		return false
 	}
 	if p.wildcard {
@@ -101,8 +107,9 @@ func (p hostPattern) match(host string, ip bool, port string) bool {
 	return host == p.host
 }
 
-// allowed reports whether u names a host and port that one of patterns
-// allows. A URL without a port is on its scheme's default port.
+// allowed reports whether u, an http or https URL, names a host and port
+// that one of patterns allows. A URL without a port is on its scheme's
+// default port.
 func allowed(patterns []hostPattern, u *url.URL) bool {
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	addr, err := netip.ParseAddr(host)
@@ -110,13 +117,13 @@ func allowed(patterns []hostPattern, u *url.URL) bool {
 	if ip {
 		host = addr.String()
 	}
+	defaultPort := "80"
+	if u.Scheme == "https" {
+		defaultPort = "443"
+	}
 	port := u.Port()
-	switch {
-	case port != "":
-	case u.Scheme == "http":
-		port = "80"
-	case u.Scheme == "https":
-		port = "443"
+	if port == "" {
+		port = defaultPort
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || n == 0 {
@@ -124,7 +131,7 @@ func allowed(patterns []hostPattern, u *url.URL) bool {
 	}
 	port = strconv.FormatUint(n, 10)
 	for _, p := range patterns {
-		if p.match(host, ip, port) {
+		if p.match(host, ip, port, defaultPort) {
 			return true
 		}
 	}

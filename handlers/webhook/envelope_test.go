@@ -27,7 +27,11 @@ func TestEnvelopeDelivered(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rc := newReceiver(t, status(http.StatusOK))
-			s := webhook.Settings{Secret: "k", AllowHosts: []string{"localhost", "127.0.0.1"}}
+			srv, err := url.Parse(rc.srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := webhook.Settings{Secret: "k", AllowHosts: []string{"localhost", srv.Host}}
 			if tt.configURL {
 				s.URL = rc.srv.URL + "/configured"
 			}
@@ -35,7 +39,7 @@ func TestEnvelopeDelivered(t *testing.T) {
 			if tt.jobURL != "" {
 				payload = `{"url":"` + rc.srv.URL + tt.jobURL + `", "body":` + tt.body + `}`
 			}
-			if err := newHandler(t, s).Handle(t.Context(), newJob(payload)); err != nil {
+			if err := newLocalHandler(t, s).Handle(t.Context(), newJob(payload)); err != nil {
 				t.Fatalf("Handle = %v; want nil", err)
 			}
 			reqs := rc.requests()
@@ -46,8 +50,8 @@ func TestEnvelopeDelivered(t *testing.T) {
 			if r.path != tt.wantPath || string(r.body) != tt.body {
 				t.Errorf("request = %s %q; want %s %q", r.path, r.body, tt.wantPath, tt.body)
 			}
-			if !webhook.Verify([]byte("k"), r.header.Get(webhook.HeaderTimestamp), r.body, r.header.Get(webhook.HeaderSignature)) {
-				t.Error("the signature does not sign the delivered body")
+			if err := webhook.Verify([]byte("k"), r.header, r.body); err != nil {
+				t.Errorf("Verify = %v; want the signature to sign the delivered body", err)
 			}
 		})
 	}
@@ -68,6 +72,8 @@ func TestEnvelopeRefused(t *testing.T) {
 			payload: `{"url":"http://$SRV/x","body":{}}`, wantMsg: `envelope url: host "$SRV" is not in allow_hosts`},
 		{name: "port not allowed", allow: []string{"127.0.0.1:1"},
 			payload: `{"url":"http://$SRV/x","body":{}}`, wantMsg: "is not in allow_hosts"},
+		{name: "an entry without a port allows the default port only", allow: []string{"127.0.0.1"},
+			payload: `{"url":"http://$SRV/x","body":{}}`, wantMsg: `host "$SRV" is not in allow_hosts`},
 		{name: "wildcard does not match the bare domain", allow: []string{"*.localhost"},
 			payload: `{"url":"http://localhost:$PORT/x","body":{}}`, wantMsg: `host "localhost:$PORT" is not in allow_hosts`},
 		{name: "user information does not fool the check", allow: []string{"example.com"},
@@ -107,7 +113,7 @@ func TestEnvelopeRefused(t *testing.T) {
 			}
 			expand := strings.NewReplacer("$SRV", srv.Host, "$PORT", srv.Port()).Replace
 			payload := expand(tt.payload)
-			err = newHandler(t, s).Handle(t.Context(), newJob(payload))
+			err = newLocalHandler(t, s).Handle(t.Context(), newJob(payload))
 			if kind(err) != permanent {
 				t.Fatalf("Handle = %v; want a permanent error", err)
 			}
@@ -127,7 +133,7 @@ func TestNoEnvelopeWithoutAllowHosts(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, status(http.StatusOK))
 	payload := `{"url":"http://evil.example/","body":{}}`
-	if err := newHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(payload)); err != nil {
+	if err := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(payload)); err != nil {
 		t.Fatalf("Handle = %v; want nil", err)
 	}
 	if reqs := rc.requests(); len(reqs) != 1 || string(reqs[0].body) != payload {

@@ -1,12 +1,13 @@
 package webhook_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/handlers/webhook"
@@ -21,13 +22,11 @@ func receive(secret []byte) http.HandlerFunc {
 			http.Error(w, "cannot read the body", http.StatusBadRequest)
 			return
 		}
-		ts := r.Header.Get(webhook.HeaderTimestamp)
-		sec, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute {
-			http.Error(w, "stale timestamp", http.StatusUnauthorized) // a replay, or a bad clock
+		switch err := webhook.Verify(secret, r.Header, body); {
+		case errors.Is(err, webhook.ErrStale):
+			http.Error(w, "stale request", http.StatusUnauthorized) // a replay, or a bad clock
 			return
-		}
-		if !webhook.Verify(secret, ts, body, r.Header.Get(webhook.HeaderSignature)) {
+		case err != nil:
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
@@ -37,21 +36,39 @@ func receive(secret []byte) http.HandlerFunc {
 	}
 }
 
-// A receiver written in Go verifies each request's signature with Verify.
+// A receiver written in Go checks each request with Verify: its signature,
+// which covers the job id, and its timestamp.
 func ExampleVerify() {
 	secret := []byte("shared-secret")
-	body := `{"order":42}`
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	body := []byte(`{"order":42}`)
+	now := time.Now()
 
-	for _, sig := range []string{webhook.Sign(secret, ts, []byte(body)), webhook.Sign([]byte("guess"), ts, []byte(body))} {
-		r := httptest.NewRequest(http.MethodPost, "/hooks/orders", strings.NewReader(body))
+	// post sends a request signed with key at the time at for job j1,
+	// carrying the job id id.
+	post := func(key []byte, at time.Time, id string) {
+		ts := strconv.FormatInt(at.Unix(), 10)
+		sig := webhook.Sign(key, webhook.Message{Timestamp: ts, Queue: "orders", JobID: "j1", Attempt: 1, Body: body})
+		r := httptest.NewRequest(http.MethodPost, "/hooks/orders", bytes.NewReader(body))
 		r.Header.Set(webhook.HeaderTimestamp, ts)
+		r.Header.Set(webhook.HeaderQueue, "orders")
+		r.Header.Set(webhook.HeaderJobID, id)
+		r.Header.Set(webhook.HeaderAttempt, "1")
 		r.Header.Set(webhook.HeaderSignature, sig)
 		w := httptest.NewRecorder()
 		receive(secret)(w, r)
-		fmt.Println(w.Code)
+		if w.Code == http.StatusNoContent {
+			fmt.Println(w.Code)
+			return
+		}
+		fmt.Print(w.Code, " ", w.Body.String())
 	}
+	post(secret, now, "j1")                     // from Courier
+	post([]byte("guess"), now, "j1")            // forged
+	post(secret, now, "j2")                     // replayed under another job id
+	post(secret, now.Add(-7*time.Minute), "j1") // replayed later
 	// Output:
 	// 204
-	// 401
+	// 401 bad signature
+	// 401 bad signature
+	// 401 stale request
 }

@@ -19,7 +19,7 @@ func TestTimeout(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // the handler gave up and closed the connection
 	})
-	h := newHandler(t, webhook.Settings{URL: rc.srv.URL, Timeout: 50 * time.Millisecond})
+	h := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL, Timeout: 50 * time.Millisecond})
 	err := h.Handle(t.Context(), newJob(`{}`))
 	if kind(err) != retry {
 		t.Fatalf("Handle = %v; want a retryable error", err)
@@ -37,7 +37,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	err = newHandler(t, webhook.Settings{URL: "http://" + addr + "/hook"}).Handle(t.Context(), newJob(`{}`))
+	err = newLocalHandler(t, webhook.Settings{URL: "http://" + addr + "/hook"}).Handle(t.Context(), newJob(`{}`))
 	if kind(err) != retry {
 		t.Fatalf("Handle = %v; want a retryable error", err)
 	}
@@ -85,7 +85,7 @@ func TestJobContextEnded(t *testing.T) {
 			})
 			ctx, cancel := tt.end(t.Context(), arrived)
 			defer cancel()
-			h := newHandler(t, webhook.Settings{URL: rc.srv.URL, Timeout: time.Minute})
+			h := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL, Timeout: time.Minute})
 			err := h.Handle(ctx, newJob(`{}`))
 			if !errors.Is(err, tt.cause) {
 				t.Fatalf("Handle = %v; want it to wrap %v", err, tt.cause)
@@ -107,7 +107,7 @@ func TestErrorsHideSecrets(t *testing.T) {
 		io.WriteString(w, "got "+r.Header.Get("Authorization")+" want key "+secret+"\n\x1b[31m"+strings.Repeat("é", 500))
 	})
 	u := strings.Replace(rc.srv.URL, "http://", "http://user:pa55word@", 1) + "/hook?api_key=k3y"
-	h := newHandler(t, webhook.Settings{URL: u, Secret: secret, Headers: map[string]string{"Authorization": token}})
+	h := newLocalHandler(t, webhook.Settings{URL: u, Secret: secret, Headers: map[string]string{"Authorization": token}})
 	err := h.Handle(t.Context(), newJob(`{}`))
 	if kind(err) != permanent {
 		t.Fatalf("Handle = %v; want a permanent error", err)

@@ -37,7 +37,7 @@ func (c *config) outcome(where string, resp *http.Response, body []byte, now tim
 	case 300 <= code && code < 400:
 		moved := ""
 		if loc, err := resp.Location(); err == nil {
-			moved = " (Location: " + display(loc) + ")"
+			moved = " (Location: " + c.display(loc) + ")"
 		}
 		return worker.Permanent(fmt.Errorf("webhook POST %s: %s: redirects are not followed%s", where, status(code), moved))
 	}
@@ -71,6 +71,16 @@ func display(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
 }
 
+// display renders u for a message or a log as display does, but without
+// the path when paths are credentials (Settings.PathSecret), and with the
+// known secrets blanked.
+func (c *config) display(u *url.URL) string {
+	if c.pathSecret && u.Path != "" && u.Path != "/" {
+		return c.redact.redact(u.Scheme + "://" + u.Host + "/" + redactedMark)
+	}
+	return c.redact.redact(display(u))
+}
+
 // retryAfter parses a Retry-After value, delay-seconds or an HTTP-date, as a
 // delay from now, capped at snoozeMax; a date in the past gives 0.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
@@ -102,14 +112,12 @@ func isDigits(s string) bool {
 }
 
 // snippet renders the start of a response body for an error message, after
-// ": ", or "" for an empty body. The secret and header values (see
-// redactMin) are blanked, in case the server echoes them, and whitespace and unprintable characters
-// collapse into single spaces so that the message stays on one line.
+// ": ", or "" for an empty body. The known secrets are blanked, in case the
+// server echoes them, before the body is cut, so that no part of one is
+// left; whitespace and unprintable characters collapse into single spaces
+// so that the message stays on one line.
 func (c *config) snippet(body []byte) string {
-	s := strings.ToValidUTF8(string(body), "\uFFFD")
-	for _, secret := range c.redact {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
+	s := c.redact.redactBody(strings.ToValidUTF8(string(body), "\uFFFD"))
 	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if !unicode.IsPrint(r) {
 			return ' '

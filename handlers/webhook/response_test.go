@@ -41,7 +41,9 @@ func TestRetryAfter(t *testing.T) {
 
 func TestSnippet(t *testing.T) {
 	t.Parallel()
-	c := &config{redact: []string{"s3cret-value", "Bearer 0123456789"}}
+	c := &config{}
+	c.redact.addKey("s3cret-value")
+	c.redact.addSecret("Bearer 0123456789")
 	tests := []struct {
 		name string
 		body string

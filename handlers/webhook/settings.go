@@ -15,8 +15,9 @@ import (
 
 // Defaults of Settings.
 const (
-	TimeoutDefault     = 10 * time.Second
-	ContentTypeDefault = "application/json"
+	TimeoutDefault          = 10 * time.Second
+	ContentTypeDefault      = "application/json"
+	SignatureVersionDefault = SignatureV2
 )
 
 // Settings configure the handler; zero values take the defaults. The
@@ -25,26 +26,47 @@ type Settings struct {
 	// URL is where jobs are POSTed: an absolute http or https URL. Required
 	// unless AllowHosts is set, in which case a job may name its own URL.
 	// No default.
-	URL string `koanf:"url"`
+	URL string `koanf:"url" secret:"true"`
 	// Secret is the HMAC-SHA256 key that signs each request (see Sign).
 	// Default empty: requests are not signed.
-	Secret string `koanf:"secret"`
+	Secret string `koanf:"secret" secret:"true"`
 	// Timeout bounds each request, from connecting to reading the start of
 	// the response body. Default 10s.
 	Timeout time.Duration `koanf:"timeout"`
 	// Headers are extra request headers, such as Authorization. They may
 	// not set Content-Type (use ContentType), Host, Content-Length,
 	// hop-by-hop headers, or any Courier-* header. Default none.
-	Headers map[string]string `koanf:"headers"`
+	Headers map[string]string `koanf:"headers" secret:"true"`
 	// ContentType is the Content-Type of each request. Default
 	// application/json.
 	ContentType string `koanf:"content_type"`
 	// AllowHosts lists the hosts a job may name in its own URL, and turns on
 	// envelope mode (see the package doc). An entry is "host", "host:port"
 	// or "*.example.com", which matches every subdomain of example.com but
-	// not example.com itself; an entry without a port matches any port.
-	// Default none: every job goes to URL.
+	// not example.com itself; an entry without a port allows only the
+	// scheme's default port (80 for http, 443 for https). Default none:
+	// every job goes to URL.
 	AllowHosts []string `koanf:"allow_hosts"`
+	// AllowNetworks lists the networks a request may connect to although
+	// the handler refuses their addresses by default: loopback, private,
+	// link-local, unspecified, multicast and other non-public ranges (see
+	// the package doc). An entry is a CIDR prefix, as in "10.0.0.0/8", or
+	// an IP address, meaning that address alone. The rule applies to the
+	// address a host name resolves to, on every connection, for URL and a
+	// job's own URL alike. Default none: public addresses only.
+	AllowNetworks []string `koanf:"allow_networks"`
+	// PathSecret says that URL paths are credentials, as in Slack's
+	// https://hooks.slack.com/services/T0/B0/XXXX: errors and logs show
+	// every URL as scheme://host/[redacted], and blank each segment of the
+	// path of URL (or of a job's own URL) at least 8 bytes long wherever it
+	// appears. Default false.
+	PathSecret bool `koanf:"path_secret"`
+	// SignatureVersion is the Courier-Signature scheme sent: 2 signs the
+	// timestamp, queue, job id, attempt and body (see Sign); 1 signs the
+	// timestamp and body only, so that a captured request can be replayed
+	// under another job id, and is only for receivers not yet able to
+	// check v2. Default 2.
+	SignatureVersion int `koanf:"signature_version"`
 }
 
 // config is Settings checked and parsed, ready for the handler.
@@ -55,18 +77,16 @@ type config struct {
 	header      http.Header // the extra headers, canonical names
 	contentType string
 	allow       []hostPattern // empty: send payloads as they are to url
-	redact      []string      // values never to repeat in an error
+	policy      netPolicy
+	pathSecret  bool
+	sigVersion  int
+	redact      redactor // the secrets never to repeat in an error or a log
 }
-
-// redactMin is the shortest header value kept out of error messages: a
-// shorter one cannot be a credential worth the name, and blanking it would
-// garble a response body quoted in an error.
-const redactMin = 8
 
 // parse applies the defaults to s and checks it. It returns one error per
 // problem, each starting with the setting's key.
 func (s Settings) parse() (config, []error) {
-	c := config{timeout: s.Timeout, contentType: s.ContentType}
+	c := config{timeout: s.Timeout, contentType: s.ContentType, pathSecret: s.PathSecret, sigVersion: s.SignatureVersion}
 	var errs []error
 	if c.timeout == 0 {
 		c.timeout = TimeoutDefault
@@ -74,11 +94,25 @@ func (s Settings) parse() (config, []error) {
 	if c.contentType == "" {
 		c.contentType = ContentTypeDefault
 	}
+	if c.sigVersion == 0 {
+		c.sigVersion = SignatureVersionDefault
+	}
 
+	// Networks first: the url check needs them.
+	for i, entry := range s.AllowNetworks {
+		p, err := parseNetwork(entry)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("allow_networks[%d]: %w", i, err))
+			continue
+		}
+		c.policy.allow = append(c.policy.allow, p)
+	}
 	switch {
 	case s.URL != "":
 		u, err := parseURL(s.URL)
 		if err != nil {
+			errs = append(errs, fmt.Errorf("url: %w", err))
+		} else if err := c.policy.checkLiteral(u); err != nil {
 			errs = append(errs, fmt.Errorf("url: %w", err))
 		}
 		c.url = u
@@ -87,7 +121,15 @@ func (s Settings) parse() (config, []error) {
 	}
 	if s.Secret != "" {
 		c.secret = []byte(s.Secret)
-		c.redact = append(c.redact, s.Secret)
+		c.redact.addKey(s.Secret)
+	}
+	if c.url != nil {
+		if pw, ok := c.url.User.Password(); ok {
+			c.redact.addSecret(pw)
+		}
+		if c.pathSecret {
+			c.redact.addPath(c.url)
+		}
 	}
 	if c.timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout: must be positive (got %s)", c.timeout))
@@ -111,9 +153,7 @@ func (s Settings) parse() (config, []error) {
 		}
 		seen[canon] = name
 		c.header.Set(canon, value)
-		if len(value) >= redactMin {
-			c.redact = append(c.redact, value)
-		}
+		c.redact.addSecret(value)
 	}
 
 	for i, entry := range s.AllowHosts {
@@ -123,6 +163,9 @@ func (s Settings) parse() (config, []error) {
 			continue
 		}
 		c.allow = append(c.allow, p)
+	}
+	if c.sigVersion != SignatureV1 && c.sigVersion != SignatureV2 {
+		errs = append(errs, fmt.Errorf("signature_version: must be 1 or 2 (got %d)", c.sigVersion))
 	}
 	return c, errs
 }

@@ -31,15 +31,22 @@ func TestNewValid(t *testing.T) {
 		s    webhook.Settings
 	}{
 		{"url only", webhook.Settings{URL: "https://example.com/hook"}},
-		{"http", webhook.Settings{URL: "http://10.0.0.1:8080/"}},
+		{"http", webhook.Settings{URL: "http://93.184.215.14:8080/"}},
+		{"url in an allowed network", webhook.Settings{URL: "http://10.0.0.1:8080/", AllowNetworks: []string{"10.0.0.0/8"}}},
+		{"url an allowed address", webhook.Settings{URL: "http://[::1]:8080/", AllowNetworks: []string{"::1"}}},
+		{"url a name", webhook.Settings{URL: "http://localhost:8080/"}},
+		{"signature v1", webhook.Settings{URL: "https://example.com/hook", Secret: "s", SignatureVersion: 1}},
 		{"allow_hosts only", webhook.Settings{AllowHosts: []string{"example.com", "*.example.net:8443"}}},
 		{"everything", webhook.Settings{
-			URL:         "https://user:pw@example.com/hook?k=v",
-			Secret:      "s",
-			Timeout:     time.Second,
-			Headers:     map[string]string{"Authorization": "Bearer x", "X-Tab": "a\tb", "User-Agent": "me"},
-			ContentType: "application/cloudevents+json; charset=utf-8",
-			AllowHosts:  []string{"[::1]:9000"},
+			URL:              "https://user:pw@example.com/hook?k=v",
+			Secret:           "s",
+			Timeout:          time.Second,
+			Headers:          map[string]string{"Authorization": "Bearer x", "X-Tab": "a\tb", "User-Agent": "me"},
+			ContentType:      "application/cloudevents+json; charset=utf-8",
+			AllowHosts:       []string{"[::1]:9000"},
+			AllowNetworks:    []string{"::1/128", "10.1.2.3", "192.168.0.0/16", "0.0.0.0/0"},
+			PathSecret:       true,
+			SignatureVersion: 2,
 		}},
 	}
 	for _, tt := range tests {
@@ -93,9 +100,32 @@ func TestNewInvalid(t *testing.T) {
 			want: []string{"headers.x-key: repeats headers.X-Key"}},
 		{name: "allow_hosts", s: webhook.Settings{AllowHosts: []string{"ok.example.com", "", "*", "https://example.com"}},
 			want: []string{"allow_hosts[1]: is empty", `allow_hosts[2]: "*" would allow every host`, `allow_hosts[3]: "https://example.com" is not a host`}},
+		{name: "url a loopback address", s: webhook.Settings{URL: "http://127.0.0.1:6379/"},
+			want: []string{"url: 127.0.0.1 is a loopback address; list its network in allow_networks to allow it"}},
+		{name: "url a mapped loopback address", s: webhook.Settings{URL: "http://[::ffff:127.0.0.1]/"},
+			want: []string{"url: 127.0.0.1 is a loopback address"}},
+		{name: "url a private address", s: webhook.Settings{URL: "https://192.168.1.1/", AllowNetworks: []string{"10.0.0.0/8"}},
+			want: []string{"url: 192.168.1.1 is a private address"}},
+		{name: "url a link-local address", s: webhook.Settings{URL: "http://[fe80::1%25eth0]/"},
+			want: []string{"url: fe80::1 is a link-local address"}},
+		{name: "url the metadata service", s: webhook.Settings{URL: "http://169.254.169.254/latest/meta-data/"},
+			want: []string{"url: 169.254.169.254 is a link-local address"}},
+		{name: "allow_networks", s: webhook.Settings{URL: url, AllowNetworks: []string{
+			"10.0.0.0/8", "", "10.0.0.0", "example.com", "10.1.0.0/8", "::ffff:10.0.0.0/104", "fe80::1%eth0", "10.0.0.0/33",
+		}}, want: []string{
+			"allow_networks[1]: is empty",
+			`allow_networks[3]: "example.com" is not a network`,
+			`allow_networks[4]: "10.1.0.0/8" has bits set past its prefix length; did you mean 10.0.0.0/8?`,
+			`allow_networks[5]: "::ffff:10.0.0.0/104" is an IPv4-mapped IPv6 prefix`,
+			`allow_networks[6]: "fe80::1%eth0" has a zone`,
+			`allow_networks[7]: "10.0.0.0/33" is not a network`,
+		}},
+		{name: "signature_version", s: webhook.Settings{URL: url, SignatureVersion: 3},
+			want: []string{"signature_version: must be 1 or 2 (got 3)"}},
 		{name: "every key", nilLog: true, s: webhook.Settings{
 			URL: "gopher://x", Timeout: -1, ContentType: "/", Headers: map[string]string{"Host": "x"}, AllowHosts: []string{""},
-		}, want: []string{"logger: ", "url: ", "timeout: ", "content_type: ", "headers.Host: ", "allow_hosts[0]: "}},
+			AllowNetworks: []string{"x"}, SignatureVersion: -1,
+		}, want: []string{"logger: ", "allow_networks[0]: ", "url: ", "timeout: ", "content_type: ", "headers.Host: ", "allow_hosts[0]: ", "signature_version: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,10 +32,6 @@ const (
 // userAgent is sent unless Settings.Headers names another.
 const userAgent = "courier-webhook"
 
-// idleConnsPerHost keeps enough idle connections for a queue's concurrent
-// jobs to reuse them; net/http's default of 2 would make most of them dial.
-const idleConnsPerHost = 32
-
 // New returns a handler that POSTs the jobs of queue as Settings and the
 // package doc describe, logging to log. Invalid settings give one error per
 // problem, joined, each starting with the setting's key.
@@ -48,48 +44,37 @@ func New(queue string, log *slog.Logger, s Settings) (worker.Handler, error) {
 	if err := errors.Join(append(errs, problems...)...); err != nil {
 		return nil, err
 	}
+	d := newDialer(c.policy)
 	return &handler{
 		cfg:    c,
-		client: newClient(),
+		dial:   d,
+		client: newClient(d),
 		log:    log.With("queue", queue, "handler", Name),
 	}, nil
 }
 
-// newClient returns a client of its own, so that no other code's settings
-// reach it, that does not follow redirects: a redirect could lead a request
-// off the allowed hosts, and would turn the POST into a GET.
-func newClient() *http.Client {
-	var tr *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr = dt.Clone()
-	} else {
-		tr = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
-	}
-	tr.MaxIdleConnsPerHost = idleConnsPerHost
-	return &http.Client{
-		Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
-}
-
 type handler struct {
 	cfg    config
+	dial   *dialer
 	client *http.Client
 	log    *slog.Logger
 }
 
 var _ worker.Handler = (*handler)(nil)
 
-// Handle POSTs job and maps the response to the job's outcome.
+// Handle POSTs job and maps the response to the job's outcome. Every error
+// it returns passes through config.seal.
 func (h *handler) Handle(ctx context.Context, job *worker.Job) error {
 	target, body, err := h.cfg.route(job.Payload)
 	if err != nil {
-		return worker.Permanent(fmt.Errorf("webhook: %w", err))
+		return h.cfg.seal(worker.Permanent(fmt.Errorf("webhook: %w", err)), nil)
 	}
-	where := display(target)
+	return h.cfg.seal(h.post(ctx, job, target, body), target)
+}
 
+// post sends one request and maps the response to the job's outcome.
+func (h *handler) post(ctx context.Context, job *worker.Job, target *url.URL, body []byte) error {
+	where := h.cfg.display(target)
 	reqCtx, cancel := context.WithTimeout(ctx, h.cfg.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, target.String(), bytes.NewReader(body))
@@ -131,15 +116,24 @@ func (h *handler) setHeaders(hdr http.Header, job *worker.Job, body []byte) {
 	hdr.Set(HeaderQueue, job.Queue)
 	hdr.Set(HeaderAttempt, strconv.Itoa(job.Attempt))
 	hdr.Set(HeaderTimestamp, ts)
-	if h.cfg.secret != nil {
-		hdr.Set(HeaderSignature, Sign(h.cfg.secret, ts, body))
+	switch {
+	case h.cfg.secret == nil:
+	case h.cfg.sigVersion == SignatureV1:
+		hdr.Set(HeaderSignature, signV1(h.cfg.secret, ts, body))
+	default:
+		hdr.Set(HeaderSignature, Sign(h.cfg.secret, Message{Timestamp: ts, Queue: job.Queue, JobID: job.ID, Attempt: job.Attempt, Body: body}))
 	}
 }
 
-// sendError explains a request that got no response. When the job's own
-// context ended, the error wraps its cause (ErrShutdown, ErrJobTimeout,
+// sendError explains a request that got no response. A refused address
+// fails the job permanently. When the job's own context ended, the error wraps its cause (ErrShutdown, ErrJobTimeout,
 // ErrLeaseLost) for the daemon; otherwise it is a plain, retryable error.
 func (h *handler) sendError(ctx, reqCtx context.Context, where string, err error) error {
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		// Nothing was sent, and the address will not change its kind.
+		return worker.Permanent(fmt.Errorf("webhook POST %s: %w", where, refused))
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("webhook POST %s: %w", where, context.Cause(ctx))
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,19 @@ func newHandler(t *testing.T, s webhook.Settings) worker.Handler {
 	return h
 }
 
+// newLocalHandler builds a handler that may reach receivers on this
+// machine, which the handler refuses by default.
+func newLocalHandler(t *testing.T, s webhook.Settings) worker.Handler {
+	t.Helper()
+	return newHandler(t, allowLoopback(s))
+}
+
+// allowLoopback lets s reach the loopback networks.
+func allowLoopback(s webhook.Settings) webhook.Settings {
+	s.AllowNetworks = append(slices.Clip(s.AllowNetworks), "127.0.0.0/8", "::1/128")
+	return s
+}
+
 func newJob(payload string) *worker.Job {
 	return &worker.Job{ID: "j1", Queue: "q", Payload: []byte(payload), Attempt: 1}
 }
@@ -107,6 +121,7 @@ func TestDelivered(t *testing.T) {
 	}{
 		{name: "unsigned", contentType: "application/json", extra: map[string]string{"User-Agent": "courier-webhook"}},
 		{name: "signed", settings: webhook.Settings{Secret: "s3cret"}, contentType: "application/json"},
+		{name: "signed v1", settings: webhook.Settings{Secret: "s3cret", SignatureVersion: 1}, contentType: "application/json"},
 		{
 			name: "headers and content type",
 			settings: webhook.Settings{
@@ -124,7 +139,7 @@ func TestDelivered(t *testing.T) {
 			rc := newReceiver(t, status(http.StatusNoContent))
 			s := tt.settings
 			s.URL = rc.srv.URL + "/hook?k=v"
-			h := newHandler(t, s)
+			h := newLocalHandler(t, s)
 			job := &worker.Job{ID: "job-7", Queue: "orders", Payload: []byte(`{"order":42}`), Attempt: 3}
 
 			before := time.Now().Unix()
@@ -167,13 +182,20 @@ func TestDelivered(t *testing.T) {
 				}
 				return
 			}
-			if !webhook.Verify([]byte(s.Secret), ts, r.body, sig) {
-				t.Errorf("Verify(Courier-Signature %q) = false", sig)
-			}
 			m := hmac.New(sha256.New, []byte(s.Secret))
-			m.Write([]byte(ts + "." + string(r.body)))
-			if want := "v1=" + hex.EncodeToString(m.Sum(nil)); sig != want {
-				t.Errorf("Courier-Signature = %q; want %q", sig, want)
+			wantSig := "v2="
+			v := webhook.Verifier{Secret: []byte(s.Secret)}
+			if s.SignatureVersion == 1 {
+				m.Write([]byte(ts + "." + string(r.body)))
+				wantSig, v.AcceptV1 = "v1=", true
+			} else {
+				m.Write([]byte("v2\n" + ts + "\norders\njob-7\n3\n" + string(r.body)))
+			}
+			if wantSig += hex.EncodeToString(m.Sum(nil)); sig != wantSig {
+				t.Errorf("Courier-Signature = %q; want %q", sig, wantSig)
+			}
+			if err := v.Verify(r.header, r.body); err != nil {
+				t.Errorf("Verify = %v; want nil", err)
 			}
 		})
 	}
@@ -217,7 +239,7 @@ func TestOutcomes(t *testing.T) {
 				w.WriteHeader(tt.code)
 				io.WriteString(w, tt.body)
 			})
-			h := newHandler(t, webhook.Settings{URL: rc.srv.URL + "/hook"})
+			h := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL + "/hook"})
 			err := h.Handle(t.Context(), newJob(`{}`))
 			if got := kind(err); got != tt.want {
 				t.Fatalf("Handle = %v (%s); want %s", err, got, tt.want)
@@ -241,7 +263,7 @@ func TestRetryAfterDate(t *testing.T) {
 		w.Header().Set("Retry-After", time.Now().Add(2*time.Hour).UTC().Format(http.TimeFormat))
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
-	err := newHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(`{}`))
+	err := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(`{}`))
 	var sn *worker.SnoozeError
 	if !errors.As(err, &sn) {
 		t.Fatalf("Handle = %v; want a *worker.SnoozeError", err)
@@ -261,7 +283,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 			rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, target.srv.URL+"/elsewhere?token=x", code)
 			})
-			err := newHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(`{}`))
+			err := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(`{}`))
 			if kind(err) != permanent {
 				t.Fatalf("Handle = %v; want a permanent error", err)
 			}

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -42,15 +44,16 @@ const (
 	RoleAdmin Role = "admin"
 )
 
-// Token is one accepted bearer token.
+// Token is one accepted bearer token. How strong a secret must be is the
+// configuration's rule (package config), not New's.
 type Token struct {
 	Name   string // in logs and rate limits
-	Secret string // what the client sends; at least MinTokenLen bytes
+	Secret string // what the client sends; not empty
 	Role   Role
+	// Queues limits the token to these queues: a route on any other gets
+	// 403, and GET /v1/queues lists only these. Empty means every queue.
+	Queues []string
 }
-
-// MinTokenLen is the length of the shortest token New accepts.
-const MinTokenLen = 16
 
 // Options configure the API. Backend and one of Tokens or InsecureNoAuth
 // are required.
@@ -66,6 +69,20 @@ type Options struct {
 	// RateLimit limits each token's requests: a token bucket holding N
 	// requests, refilled at N per Per. The zero value means no limit.
 	RateLimit worker.RateLimit
+	// FailedAuthLimit limits each client address's failed
+	// authentications (no token, a malformed one, an unknown one): a
+	// bucket of N failures, refilled at N per Per. Once it is empty, every
+	// request from the address gets 429 without its token being checked,
+	// and its connection is closed (see Handler.Throttled). The address is
+	// the connection's (an IPv6 client's /64); X-Forwarded-For is not
+	// trusted, so behind a proxy all clients share the proxy's. No effect
+	// with InsecureNoAuth. The zero value means no limit.
+	FailedAuthLimit worker.RateLimit
+	// AllowedHosts are the host names (without port) that requests may
+	// address, in their Host header, when InsecureNoAuth is set, besides
+	// IP addresses, localhost and *.localhost: any other name may be a
+	// web page's DNS rebinding. Ignored with Tokens. Default: none.
+	AllowedHosts []string
 	// Limits bound requests; zero fields take their defaults.
 	Limits Limits
 	// WriteTimeout is the write timeout of the listener that serves the
@@ -74,9 +91,16 @@ type Options struct {
 	// fifth of it, at most 1s), with 503 unavailable, so that the reply
 	// still reaches the client. Default 30s.
 	WriteTimeout time.Duration
-	// Logger receives one debug line per request and the causes of 500s.
-	// Tokens are never logged. Default: discard.
+	// Logger receives one debug line per request, the causes of 500s, an
+	// info line per failed authentication and a warning per address
+	// throttled, with the client's address. Tokens are never logged.
+	// Default: discard.
 	Logger *slog.Logger
+	// Registerer receives courier_api_auth_failures_total, the requests
+	// refused for want of a valid token by reason (missing, invalid,
+	// throttled). Two Handlers on one Registerer share the counter. Nil
+	// means no metrics.
+	Registerer prometheus.Registerer
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -89,11 +113,16 @@ type Handler struct {
 	opts    Options
 	limits  Limits
 	tokens  []token
-	limiter *limiter
-	log     *slog.Logger
-	now     func() time.Time
-	mux     *http.ServeMux
-	routes  []route
+	limiter *limiter[string] // per token name; nil for no limit
+	// failures limits failed authentications per client address; nil for
+	// no limit.
+	failures *limiter[netip.Addr]
+	metrics  authMetrics
+	browser  *browserGuard
+	log      *slog.Logger
+	now      func() time.Time
+	mux      *http.ServeMux
+	routes   []route
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -117,23 +146,39 @@ func New(opts Options) (*Handler, error) {
 	if opts.WriteTimeout < 0 {
 		return nil, errors.New("api: negative WriteTimeout")
 	}
+	if err := validRate("RateLimit", opts.RateLimit); err != nil {
+		return nil, err
+	}
+	if err := validRate("FailedAuthLimit", opts.FailedAuthLimit); err != nil {
+		return nil, err
+	}
+	browser, err := newBrowserGuard(opts.InsecureNoAuth, opts.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := newAuthMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	opts.Tokens = nil // the handler keeps digests only
 	h := &Handler{
-		opts:   opts,
-		limits: limits,
-		tokens: tokens,
-		log:    cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
-		now:    opts.Now,
-		mux:    http.NewServeMux(),
+		opts:    opts,
+		limits:  limits,
+		tokens:  tokens,
+		metrics: metrics,
+		browser: browser,
+		log:     cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		now:     opts.Now,
+		mux:     http.NewServeMux(),
 	}
 	if h.now == nil {
 		h.now = time.Now
 	}
 	if opts.RateLimit != (worker.RateLimit{}) {
-		if opts.RateLimit.N < 1 || opts.RateLimit.Per <= 0 {
-			return nil, fmt.Errorf("api: rate limit %s: want N >= 1 per a positive duration", opts.RateLimit)
-		}
-		h.limiter = newLimiter(opts.RateLimit)
+		h.limiter = newLimiter[string](opts.RateLimit, maxKeys)
+	}
+	if opts.FailedAuthLimit != (worker.RateLimit{}) && !opts.InsecureNoAuth {
+		h.failures = newLimiter[netip.Addr](opts.FailedAuthLimit, maxKeys)
 	}
 	h.routes = h.table()
 	for _, rt := range h.routes {
@@ -143,8 +188,20 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Before any route, it refuses
+// throttled addresses (failures.go), then requests a browser was tricked
+// into (browser.go).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.refuseThrottled(w, r) {
+		return
+	}
+	if e := h.browser.refuse(r); e != nil {
+		writeError(w, e)
+		h.log.Debug("api request", "method", r.Method, "route", "", "status", e.Code.Status(), "token", "")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // route is one endpoint.
 type route struct {
@@ -163,6 +220,7 @@ type call struct {
 	ctx     context.Context
 	w       http.ResponseWriter
 	r       *http.Request
+	ident   identity
 	backend Backend
 	now     time.Time
 }
@@ -220,10 +278,13 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 	var ident identity
 	if rt.role != "" {
 		var err *Error
-		if ident, err = h.authenticate(r); err != nil {
+		if ident, err = h.authenticate(r, rt.path); err != nil {
 			return ident, 0, err
 		}
 		if err := ident.may(rt); err != nil {
+			return ident, 0, err
+		}
+		if err := ident.mayUse(r.PathValue("queue")); err != nil {
 			return ident, 0, err
 		}
 		if err := h.limit(ident, now); err != nil {
@@ -235,7 +296,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 			return ident, 0, err
 		}
 	}
-	c := &call{r: r, w: w, now: now}
+	c := &call{r: r, w: w, ident: ident, now: now}
 	if !rt.offline {
 		if c.backend = h.opts.Backend(); c.backend == nil {
 			e := apiError(CodeUnavailable, "", "Redis has not been reached yet; retry shortly")
@@ -262,7 +323,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 // has routes for other methods, else 404.
 func (h *Handler) fallback(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ident, err := h.authenticate(r)
+	ident, err := h.authenticate(r, "")
 	if err == nil {
 		if allow := h.allowed(r); len(allow) > 0 {
 			w.Header().Set("Allow", allow)
@@ -295,6 +356,9 @@ func (h *Handler) allowed(r *http.Request) string {
 // writeError writes {"error": e} with e's status and, for 429 and 503,
 // Retry-After in whole seconds.
 func writeError(w http.ResponseWriter, e *Error) {
+	if e.closeConn {
+		w.Header().Set("Connection", "close")
+	}
 	if e.retryAfter > 0 {
 		secs := (e.retryAfter + time.Second - 1) / time.Second
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))

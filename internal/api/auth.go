@@ -5,8 +5,11 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // token is an accepted token as the handler keeps it: the digest of its
@@ -14,13 +17,15 @@ import (
 type token struct {
 	name   string
 	role   Role
+	queues []string // sorted; nil for every queue
 	digest [sha256.Size]byte
 }
 
 // identity is who sent a request.
 type identity struct {
-	name string // token name; "anonymous" without authentication; "" before it
-	role Role
+	name   string // token name; "anonymous" without authentication; "" before it
+	role   Role
+	queues []string // the token's, sorted; nil for every queue
 }
 
 func newTokens(in []Token, insecure bool) ([]token, error) {
@@ -38,39 +43,75 @@ func newTokens(in []Token, insecure bool) ([]token, error) {
 			return nil, fmt.Errorf("api: token %d has no name", i)
 		case names[t.Name]:
 			return nil, fmt.Errorf("api: token name %q is used twice", t.Name)
-		case len(t.Secret) < MinTokenLen:
-			return nil, fmt.Errorf("api: token %q is shorter than %d bytes", t.Name, MinTokenLen)
+		case t.Secret == "":
+			// No request can present an empty token (authenticate
+			// refuses it), so this is a mistake, not a weak token.
+			return nil, fmt.Errorf("api: token %q has no secret", t.Name)
 		case t.Role != RoleProducer && t.Role != RoleAdmin:
 			return nil, fmt.Errorf("api: token %q has role %q; want producer or admin", t.Name, t.Role)
 		}
+		queues, err := tokenQueues(t)
+		if err != nil {
+			return nil, err
+		}
 		names[t.Name] = true
-		out = append(out, token{name: t.Name, role: t.Role, digest: sha256.Sum256([]byte(t.Secret))})
+		out = append(out, token{name: t.Name, role: t.Role, queues: queues, digest: sha256.Sum256([]byte(t.Secret))})
 	}
 	return out, nil
 }
 
-// authenticate finds the token a request carries. Each configured token is
+// tokenQueues checks t's queues and returns them sorted; nil for every
+// queue.
+func tokenQueues(t Token) ([]string, error) {
+	if len(t.Queues) == 0 {
+		return nil, nil
+	}
+	queues := slices.Sorted(slices.Values(t.Queues))
+	for i, q := range queues {
+		if err := worker.ValidateQueueName(q); err != nil {
+			return nil, fmt.Errorf("api: token %q: %w", t.Name, err)
+		}
+		if i > 0 && queues[i-1] == q {
+			return nil, fmt.Errorf("api: token %q lists queue %q twice", t.Name, q)
+		}
+	}
+	return queues, nil
+}
+
+// authenticate finds the token a request to route ("" for none) carries;
+// a request without a valid one is counted, logged and spends a failure
+// of its address (failures.go).
+func (h *Handler) authenticate(r *http.Request, route string) (identity, *Error) {
+	id, reason, err := h.identify(r)
+	if err != nil {
+		err = h.failed(r, route, reason, err)
+	}
+	return id, err
+}
+
+// identify finds the token a request carries, or says why there is none
+// (reason: failMissing or failInvalid). Each configured token is
 // compared, in constant time, with the digest of the one presented, and
 // the loop does not stop at a match: the time taken says nothing about
 // which token matched, or how much of one.
-func (h *Handler) authenticate(r *http.Request) (identity, *Error) {
+func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Error) {
 	if len(h.tokens) == 0 {
-		return identity{name: "anonymous", role: RoleAdmin}, nil
+		return identity{name: "anonymous", role: RoleAdmin}, "", nil
 	}
-	unauthorized := func(msg string) (identity, *Error) {
-		return identity{}, apiError(CodeUnauthorized, "Authorization", msg)
+	unauthorized := func(reason, msg string) (identity, string, *Error) {
+		return identity{}, reason, apiError(CodeUnauthorized, "Authorization", msg)
 	}
 	values := r.Header.Values("Authorization")
 	switch {
 	case len(values) == 0:
-		return unauthorized("missing token: send Authorization: Bearer <token>")
+		return unauthorized(failMissing, "missing token: send Authorization: Bearer <token>")
 	case len(values) > 1:
-		return unauthorized("more than one Authorization header")
+		return unauthorized(failInvalid, "more than one Authorization header")
 	}
 	scheme, secret, ok := strings.Cut(values[0], " ")
 	secret = strings.TrimLeft(secret, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-		return unauthorized("the Authorization header must be Bearer <token>")
+		return unauthorized(failInvalid, "the Authorization header must be Bearer <token>")
 	}
 	digest := sha256.Sum256([]byte(secret))
 	match := -1
@@ -80,9 +121,10 @@ func (h *Handler) authenticate(r *http.Request) (identity, *Error) {
 		}
 	}
 	if match < 0 {
-		return unauthorized("invalid token")
+		return unauthorized(failInvalid, "invalid token")
 	}
-	return identity{name: h.tokens[match].name, role: h.tokens[match].role}, nil
+	t := &h.tokens[match]
+	return identity{name: t.name, role: t.role, queues: t.queues}, "", nil
 }
 
 // may refuses a producer an admin route.
@@ -94,13 +136,32 @@ func (id identity) may(rt route) *Error {
 	return nil
 }
 
+// mayUse refuses a token limited to other queues the route's queue (""
+// for a route without one).
+func (id identity) mayUse(queue string) *Error {
+	if queue == "" || id.sees(queue) {
+		return nil
+	}
+	return apiError(CodeForbidden, "queue", fmt.Sprintf("token %q may not use queue %q (it is limited to %s)",
+		id.name, queue, strings.Join(id.queues, ", ")))
+}
+
+// sees reports whether the token may see queue.
+func (id identity) sees(queue string) bool {
+	if id.queues == nil {
+		return true
+	}
+	_, found := slices.BinarySearch(id.queues, queue)
+	return found
+}
+
 // limit spends one request of id's rate limit.
 func (h *Handler) limit(id identity, now time.Time) *Error {
 	if h.limiter == nil {
 		return nil
 	}
-	wait := h.limiter.take(id.name, now)
-	if wait <= 0 {
+	spent, wait := h.limiter.take(id.name, now)
+	if spent {
 		return nil
 	}
 	e := apiError(CodeRateLimited, "", fmt.Sprintf("token %q is over its rate limit of %s; retry in %s",

@@ -23,7 +23,13 @@
 //
 // Requests carry "Authorization: Bearer <token>"; tokens are compared in
 // constant time through their SHA-256 digests and never logged. Each token
-// has its own request rate limit (a token bucket). Request bodies are read
+// has its own request rate limit (a token bucket, ratelimit.go) and may be
+// limited to some queues. Failed authentications are counted, logged with
+// the client's address, and limited per address: an address that fails
+// too often is refused unchecked, and Handler.Throttled lets the listener
+// close its connections at accept (failures.go). Without authentication,
+// requests a web page could make a browser send (cross-origin writes, DNS
+// rebinding) are refused (browser.go). Request bodies are read
 // whole up to a limit and decoded strictly: unknown fields, fields given
 // twice, wrong types and trailing data are refused with the field named,
 // before anything is written. Client is the Go client of the API, used by

@@ -20,10 +20,10 @@ const (
 	CodeUnknownField     Code = "unknown_field"      // 400: a field or query parameter the endpoint does not know
 	CodeTooLarge         Code = "too_large"          // 413: body, payload or batch beyond its limit
 	CodeUnauthorized     Code = "unauthorized"       // 401: no token, or an unknown one
-	CodeForbidden        Code = "forbidden"          // 403: the token's role may not do this
+	CodeForbidden        Code = "forbidden"          // 403: the token's role or queues do not allow this, or a browser was tricked into sending it
 	CodeNotFound         Code = "not_found"          // 404: no such job or route
 	CodeConflict         Code = "conflict"           // 409: the id exists, or the job's state forbids it
-	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit; see Retry-After
+	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit, or the address's failed authentications; see Retry-After
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
 	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet, or out of memory; see Retry-After
 	CodeInternal         Code = "internal"           // 500: see the server's log
@@ -60,11 +60,12 @@ type Error struct {
 	Message string `json:"message"`
 	// Field names what was wrong as the request wrote it: a JSON field
 	// ("delay", "jobs[3].run_at"), a path segment ("queue", "id"), a query
-	// parameter ("limit"), "body", or the "Authorization" header. Empty
-	// when no one field is to blame.
+	// parameter ("limit"), "body", or a header ("Authorization",
+	// "Host"). Empty when no one field is to blame.
 	Field string `json:"field,omitempty"`
 
 	retryAfter time.Duration // sent as Retry-After with 429 and 503
+	closeConn  bool          // sent with Connection: close, to end the client's keep-alive
 	cause      error         // what Unwrap returns: a worker sentinel, on the client side
 }
 

@@ -79,6 +79,7 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
+	closed bool // the server closes the connection after it
 }
 
 // json decodes the body into v, failing the test if it does not decode.
@@ -100,6 +101,12 @@ func (r reply) apiErr(t *testing.T) Error {
 // do sends a request with secret as its bearer token ("" for none).
 func (b *bundle) do(method, path, secret, body string) reply {
 	b.t.Helper()
+	return b.send(b.request(method, path, secret, body))
+}
+
+// request builds the request do sends, for a test to add headers to.
+func (b *bundle) request(method, path, secret, body string) *http.Request {
+	b.t.Helper()
 	req, err := http.NewRequestWithContext(b.t.Context(), method, b.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		b.t.Fatal(err)
@@ -110,6 +117,12 @@ func (b *bundle) do(method, path, secret, body string) reply {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return req
+}
+
+// send sends req to the bundle's server.
+func (b *bundle) send(req *http.Request) reply {
+	b.t.Helper()
 	resp, err := b.srv.Client().Do(req)
 	if err != nil {
 		b.t.Fatal(err)
@@ -119,7 +132,7 @@ func (b *bundle) do(method, path, secret, body string) reply {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: data}
+	return reply{status: resp.StatusCode, header: resp.Header, body: data, closed: resp.Close}
 }
 
 // want checks a reply's status, failing with its body.
@@ -257,4 +270,27 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// fakeClock is an Options.Now that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// Now is the Options.Now of the clock.
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -56,11 +56,28 @@ func TestOpenAPI(t *testing.T) {
 			t.Errorf("%s: the description does not state the role %s: %q", k, rt.role, desc)
 		}
 		responses, _ := op["responses"].(map[string]any)
+		// Every route may refuse a throttled address (429) and, without
+		// authentication, a foreign Host (403); a route with a role may
+		// refuse a token (401, 403).
+		codes := []string{"403", "429"}
 		if rt.role != "" {
-			for _, code := range []string{"401", "403", "429"} {
-				if _, ok := responses[code]; !ok {
-					t.Errorf("%s: no %s response", k, code)
-				}
+			codes = append(codes, "401")
+		}
+		for _, code := range codes {
+			if _, ok := responses[code]; !ok {
+				t.Errorf("%s: no %s response", k, code)
+			}
+		}
+	}
+	responses := doc["components"].(map[string]any)["responses"].(map[string]any)
+	for name, words := range map[string][]string{
+		"Forbidden":   {"role", "limited to other queues", "Host", "another origin"},
+		"RateLimited": {"admin.rate_limit", "failed authentication"},
+	} {
+		desc, _ := responses[name].(map[string]any)["description"].(string)
+		for _, w := range words {
+			if !strings.Contains(desc, w) {
+				t.Errorf("the %s response does not say %q: %q", name, w, desc)
 			}
 		}
 	}

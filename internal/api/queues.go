@@ -39,12 +39,14 @@ type workerView struct {
 	SeenAt      time.Time `json:"seen_at"` // when the process last reported, by its clock
 }
 
-// GET /v1/queues
+// GET /v1/queues: the queues the token may see.
 func (h *Handler) listQueues(c *call) (int, any, error) {
 	names, err := c.backend.Queues(c.ctx)
 	if err != nil {
 		return 0, nil, err
 	}
+	// A token limited to some queues learns of no other.
+	names = slices.DeleteFunc(names, func(q string) bool { return !c.ident.sees(q) })
 	slices.Sort(names)
 	out := struct {
 		Queues []queueView `json:"queues"`

@@ -1,9 +1,10 @@
-// Package bench is "courier bench": it measures Courier against a real Redis
-// server and prints one line of key=value figures.
+// Package bench is "courier bench": it measures Courier and prints one line
+// of key=value figures.
 //
+// The first modes measure Courier against a real Redis server (--redis).
 // Each run works under a fresh key prefix (courier-bench-<random>) on one
 // queue, "bench", and deletes the queue's keys when it ends, whatever the
-// outcome. The modes:
+// outcome:
 //
 //	throughput  enqueue --n jobs, then time a pool of --concurrency handlers
 //	            until every job is acked; Redis calls, CPU and memory per job
@@ -13,6 +14,30 @@
 //	idle        the commands an idle pool sends per second (counting.go)
 //	api         --n jobs through the HTTP API's batch endpoint, served in
 //	            this process: requests and jobs per second, request latency
+//
+// The last two measure the HTTP defences of a running daemon (--api URL,
+// with --token a producer or admin token of it) and need no Redis of their
+// own. A "good" client sends GET /v1/queues/bench/jobs/nonexistent every
+// 2 ms over one keep-alive connection and times the round trip (404, or
+// 503 without Redis, is as good a reply as any; 401, 403, 429 and failures
+// are good_errors). When the API is on an IPv4 loopback address the good
+// client dials from 127.0.0.1 and the others from 127.0.0.2 (and up), so
+// the daemon tells them apart as it would tell apart hosts (target.go):
+//
+//	authflood   the good client alone for --duration (idle_*), then while
+//	            --clients keep-alive connections send --n requests with a
+//	            wrong token, reconnecting whenever one is closed, until they
+//	            are sent or --duration has passed (flood_*: the good
+//	            client is measured while the flood lasts). ratio_p99 is
+//	            flood_p99 / idle_p99; flood_refused counts attempts the
+//	            daemon closed or refused without a reply (authflood.go)
+//	conns       --n connections held open that send nothing (or, with
+//	            --slow, half a request header), then the good client for
+//	            --duration; still_open is how many the daemon had not
+//	            closed at the end, reset_at_once how many of the opened it
+//	            reset before the dial returned. The open-file limit is
+//	            raised for them (fd_limit; fd_limit_ok=false, and a line
+//	            on stderr, when it could not be) (conns.go)
 //
 // Run is the whole API: cmd/courier maps ErrUsage to exit code 2 and
 // flag.ErrHelp to 0, as for its other commands.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,9 +32,28 @@ type options struct {
 	metrics     bool
 	batch       int
 	clients     int
+	api         string // authflood, conns: the running daemon's API
+	token       string // authflood, conns: a producer or admin token
+	slow        bool   // conns: send half a request on each connection
 }
 
-const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]"
+const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]\n" +
+	"       courier bench --api URL --token T --mode authflood|conns [flags]"
+
+// modes lists the modes; the last two measure a running daemon's API and
+// need no Redis.
+var modes = []string{"throughput", "latency", "delayed", "idle", "api", "authflood", "conns"}
+
+// againstAPI reports whether mode measures a running daemon (--api) rather
+// than Redis.
+func againstAPI(mode string) bool { return mode == "authflood" || mode == "conns" }
+
+// Per-mode defaults of the flags whose zero value means "the mode's".
+var (
+	defaultN        = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000, "authflood": 100000, "conns": 20000}
+	defaultClients  = map[string]int{"api": 8, "authflood": 64}
+	defaultDuration = map[string]time.Duration{"idle": 10 * time.Second, "authflood": 5 * time.Second, "conns": 5 * time.Second}
+)
 
 // parseOptions parses args; on a problem it prints it and the flags to
 // stderr and returns ErrUsage (or flag.ErrHelp for -h).
@@ -46,18 +66,24 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
-	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle or api (enqueue through the HTTP API's batch endpoint)")
-	fs.IntVar(&o.n, "n", 0, "number of jobs (default: throughput 200000, latency 500, delayed 1000, api 50000)")
+	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle, api (enqueue through the HTTP API's batch endpoint), "+
+		"authflood (a good token's latency under a flood of wrong tokens) or conns (a good request's latency with --n idle connections open); see doc.go")
+	fs.IntVar(&o.n, "n", 0, "number of jobs; authflood: wrong-token requests; conns: idle connections "+
+		"(default: throughput 200000, latency 500, delayed 1000, api 50000, authflood 100000, conns 20000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "handler goroutines")
 	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency: time between two enqueues")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "delayed: how far ahead the first job is due")
 	fs.IntVar(&o.payload, "payload", 100, "payload size in `bytes`")
 	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming")
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "idle: how long to watch an idle pool")
+	fs.DurationVar(&o.duration, "duration", 0, "idle: how long to watch an idle pool (default 10s); "+
+		"authflood: how long to measure idle, then at most how long to flood (default 5s); conns: how long to measure (default 5s)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&o.metrics, "metrics", true, "record the Prometheus metrics, as courier run does (--metrics=false measures their cost)")
 	fs.IntVar(&o.batch, "batch", 1000, "api: jobs per request (1 to 1000)")
-	fs.IntVar(&o.clients, "clients", 8, "api: concurrent HTTP clients")
+	fs.IntVar(&o.clients, "clients", 0, "api: concurrent HTTP clients (default 8); authflood: the flood's keep-alive connections (default 64)")
+	fs.StringVar(&o.api, "api", "", "authflood, conns: `URL` of a running daemon's API (http://host:port or https://host:port)")
+	fs.StringVar(&o.token, "token", "", "authflood, conns: a producer or admin token of that API")
+	fs.BoolVar(&o.slow, "slow", false, "conns: send half a request header on each connection (slowloris) instead of nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -68,7 +94,13 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	if o.n == 0 {
-		o.n = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000}[o.mode]
+		o.n = defaultN[o.mode]
+	}
+	if o.clients == 0 {
+		o.clients = cmp.Or(defaultClients[o.mode], 1)
+	}
+	if o.duration == 0 {
+		o.duration = defaultDuration[o.mode]
 	}
 	if problems := o.problems(); len(problems) > 0 {
 		return o, usageError(fs, "%s", strings.Join(problems, "\n"))
@@ -79,8 +111,15 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 // problems lists what is wrong with o, one line each.
 func (o options) problems() []string {
 	var problems []string
-	if !slices.Contains([]string{"throughput", "latency", "delayed", "idle", "api"}, o.mode) {
-		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle or api", o.mode))
+	if !slices.Contains(modes, o.mode) {
+		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, authflood or conns", o.mode))
+	}
+	if againstAPI(o.mode) {
+		if o.api == "" || o.token == "" {
+			problems = append(problems, fmt.Sprintf("--mode %s needs --api URL and --token T", o.mode))
+		} else if _, err := parseAPI(o.api); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if o.batch < 1 || o.batch > api.MaxBatchLimit || o.clients < 1 {
 		problems = append(problems, fmt.Sprintf("--batch must be 1 to %d and --clients at least 1", api.MaxBatchLimit))
@@ -91,7 +130,7 @@ func (o options) problems() []string {
 	if o.concurrency < 1 {
 		problems = append(problems, "--concurrency must be at least 1")
 	}
-	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration <= 0 || o.timeout <= 0 {
+	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration < 0 || o.timeout <= 0 {
 		problems = append(problems, "--every, --duration and --timeout must be positive; --delay, --payload and --backlog not negative")
 	}
 	return problems

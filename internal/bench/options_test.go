@@ -6,6 +6,7 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -18,11 +19,17 @@ func TestParseOptions(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--nope"}, ErrUsage, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, ErrUsage, `unexpected argument "extra"`},
-		{"bad mode", []string{"--mode", "fast"}, ErrUsage, `--mode "fast": want throughput, latency, delayed, idle or api`},
+		{"bad mode", []string{"--mode", "fast"}, ErrUsage, `--mode "fast": want throughput, latency, delayed, idle, api, authflood or conns`},
 		{"bad n", []string{"--n", "-1"}, ErrUsage, "--n must be at least 1"},
 		{"bad batch", []string{"--mode", "api", "--batch", "1001"}, ErrUsage, "--batch must be 1 to 1000"},
 		{"bad concurrency", []string{"--concurrency", "0"}, ErrUsage, "--concurrency must be at least 1"},
 		{"negative delay", []string{"--delay", "-1s"}, ErrUsage, "--delay, --payload and --backlog not negative"},
+		{"negative duration", []string{"--mode", "idle", "--duration", "-1s"}, ErrUsage, "--every, --duration and --timeout must be positive"},
+		{"authflood without --api", []string{"--mode", "authflood", "--token", "t"}, ErrUsage, "--mode authflood needs --api URL and --token T"},
+		{"conns without --token", []string{"--mode", "conns", "--api", "http://127.0.0.1:8080"}, ErrUsage, "--mode conns needs --api URL and --token T"},
+		{"--api not HTTP", []string{"--mode", "conns", "--api", "ftp://127.0.0.1", "--token", "t"}, ErrUsage, `--api "ftp://127.0.0.1": want http://host:port`},
+		{"--api without a host", []string{"--mode", "authflood", "--api", "http://:8080", "--token", "t"}, ErrUsage, "want http://host:port"},
+		{"negative clients", []string{"--mode", "authflood", "--api", "http://127.0.0.1:1", "--token", "t", "--clients", "-1"}, ErrUsage, "--clients at least 1"},
 		{"help", []string{"-h"}, flag.ErrHelp, "-concurrency"},
 	}
 	for _, tt := range tests {
@@ -38,14 +45,32 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-// TestParseOptionsDefaultN: --n defaults by mode; idle needs none.
-func TestParseOptionsDefaultN(t *testing.T) {
+// TestParseOptionsDefaults: --n, --clients and --duration default by mode;
+// idle needs no --n, and the modes against an API need no --redis.
+func TestParseOptionsDefaults(t *testing.T) {
 	t.Parallel()
-	for mode, want := range map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "idle": 0, "api": 50000} {
+	api := []string{"--api", "http://127.0.0.1:8080", "--token", "t"}
+	tests := []struct {
+		mode     string
+		args     []string
+		n        int
+		clients  int
+		duration time.Duration
+	}{
+		{"throughput", nil, 200000, 1, 0},
+		{"latency", nil, 500, 1, 0},
+		{"delayed", nil, 1000, 1, 0},
+		{"idle", nil, 0, 1, 10 * time.Second},
+		{"api", nil, 50000, 8, 0},
+		{"authflood", api, 100000, 64, 5 * time.Second},
+		{"conns", api, 20000, 1, 5 * time.Second},
+	}
+	for _, tt := range tests {
 		var stderr bytes.Buffer
-		o, err := parseOptions([]string{"--mode", mode}, &stderr)
-		if err != nil || o.n != want {
-			t.Errorf("--mode %s: n=%d, err %v (%s); want n=%d", mode, o.n, err, stderr.String(), want)
+		o, err := parseOptions(append([]string{"--mode", tt.mode}, tt.args...), &stderr)
+		if err != nil || o.n != tt.n || o.clients != tt.clients || o.duration != tt.duration {
+			t.Errorf("--mode %s: n=%d clients=%d duration=%s, err %v (%s); want %d, %d, %s",
+				tt.mode, o.n, o.clients, o.duration, err, stderr.String(), tt.n, tt.clients, tt.duration)
 		}
 	}
 }

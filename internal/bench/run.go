@@ -24,9 +24,10 @@ const queue = "bench"
 var errIncomplete = errors.New("not every job ran")
 
 // Run parses args (the flags of courier bench), runs the chosen mode against
-// Redis and prints its figures as one line to stdout. Problems with args are
-// printed to stderr and returned as ErrUsage; -h prints the flags and returns
-// flag.ErrHelp. The daemon's warnings and cleanup failures go to stderr.
+// Redis, or against a running daemon's API, and prints its figures as one
+// line to stdout. Problems with args are printed to stderr and returned as
+// ErrUsage; -h prints the flags and returns flag.ErrHelp. The daemon's
+// warnings and cleanup failures go to stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseOptions(args, stderr)
 	if err != nil {
@@ -34,6 +35,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	if againstAPI(o.mode) {
+		var line string
+		if o.mode == "authflood" {
+			line, err = authflood(runCtx, o)
+		} else {
+			line, err = conns(runCtx, o, stderr)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, line)
+		return nil
+	}
 
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{o.addr}, DisableCache: true})
 	if err != nil {

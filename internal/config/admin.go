@@ -1,10 +1,9 @@
 package config
 
 import (
-	"errors"
 	"strconv"
+	"strings"
 	"time"
-	"unicode"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -13,6 +12,9 @@ import (
 type Admin struct {
 	// Addr is a listener of the API's own; "" serves the API on http.addr.
 	Addr string `koanf:"addr"`
+	// TLS serves Addr over TLS; without Addr the API has http.tls.
+	// Default off.
+	TLS ListenTLS `koanf:"tls"`
 	// Tokens are the bearer tokens the API accepts.
 	Tokens []AdminToken `koanf:"tokens"`
 	// InsecureNoAuth serves the API without authentication when no token
@@ -21,6 +23,17 @@ type Admin struct {
 	// RateLimit is "N per DURATION" (or "N/DURATION"), per token: a token
 	// bucket holding N requests, refilled at N per DURATION; "" = no limit.
 	RateLimit string `koanf:"rate_limit"`
+	// AllowedHosts are the host names, without port, that requests to an
+	// API without authentication (InsecureNoAuth) may carry in their Host
+	// header besides IP addresses and localhost: the guard against DNS
+	// rebinding. Default none.
+	AllowedHosts []string `koanf:"allowed_hosts"`
+	// FailedAuthLimit is "N per DURATION" (or "N/DURATION"), per client
+	// address: a bucket of N failed authentications, refilled at N per
+	// DURATION; once it is empty, the address gets 429 without its token
+	// being checked until the bucket refills. "" = no limit. Default
+	// AdminFailedAuthLimitDefault.
+	FailedAuthLimit string `koanf:"failed_auth_limit"`
 	// MaxBatch is the most jobs one batch request may carry (1 to 1000).
 	MaxBatch int `koanf:"max_batch"`
 	// MaxBodyBytes bounds a batch request's body; a single enqueue's body
@@ -34,47 +47,27 @@ type Admin struct {
 	IdleTimeout  time.Duration `koanf:"idle_timeout"`
 }
 
-// AdminToken is one bearer token of the API.
-type AdminToken struct {
-	// Name identifies the token in logs and rate limits; never the token.
-	Name string `koanf:"name"`
-	// Token is the secret the client sends as "Authorization: Bearer".
-	Token Secret `koanf:"token"`
-	// Role is producer (enqueue and read jobs) or admin (everything).
-	Role string `koanf:"role"`
-}
-
-// Admin roles.
-const (
-	RoleProducer = "producer"
-	RoleAdmin    = "admin"
-)
-
 // Defaults and bounds of the admin section.
 const (
-	AdminRateLimitDefault    = "100 per 1s"
-	AdminMaxBatchDefault     = 1000
-	AdminMaxBatchLimit       = 1000
-	AdminMaxBodyBytesDefault = 16 << 20
-	AdminReadTimeoutDefault  = 30 * time.Second
-	AdminWriteTimeoutDefault = 30 * time.Second
-	AdminIdleTimeoutDefault  = 2 * time.Minute
-
-	// AdminTokenMinLen is the shortest token accepted: 16 random
-	// characters are beyond guessing.
-	AdminTokenMinLen = 16
-	adminTokenMaxLen = 4096
-	adminNameMaxLen  = 64
+	AdminRateLimitDefault       = "100 per 1s"
+	AdminFailedAuthLimitDefault = "10 per 1m"
+	AdminMaxBatchDefault        = 1000
+	AdminMaxBatchLimit          = 1000
+	AdminMaxBodyBytesDefault    = 16 << 20
+	AdminReadTimeoutDefault     = 30 * time.Second
+	AdminWriteTimeoutDefault    = 30 * time.Second
+	AdminIdleTimeoutDefault     = 2 * time.Minute
 )
 
 func adminDefault() Admin {
 	return Admin{
-		RateLimit:    AdminRateLimitDefault,
-		MaxBatch:     AdminMaxBatchDefault,
-		MaxBodyBytes: AdminMaxBodyBytesDefault,
-		ReadTimeout:  AdminReadTimeoutDefault,
-		WriteTimeout: AdminWriteTimeoutDefault,
-		IdleTimeout:  AdminIdleTimeoutDefault,
+		RateLimit:       AdminRateLimitDefault,
+		FailedAuthLimit: AdminFailedAuthLimitDefault,
+		MaxBatch:        AdminMaxBatchDefault,
+		MaxBodyBytes:    AdminMaxBodyBytesDefault,
+		ReadTimeout:     AdminReadTimeoutDefault,
+		WriteTimeout:    AdminWriteTimeoutDefault,
+		IdleTimeout:     AdminIdleTimeoutDefault,
 	}
 }
 
@@ -82,6 +75,13 @@ func adminDefault() Admin {
 // configuration; the zero value means no limit.
 func (a *Admin) RateLimitValue() worker.RateLimit {
 	limit, _ := parseRateLimit(a.RateLimit) // validated by Load
+	return limit
+}
+
+// FailedAuthLimitValue returns the parsed admin.failed_auth_limit of a
+// loaded configuration; the zero value means no limit.
+func (a *Admin) FailedAuthLimitValue() worker.RateLimit {
+	limit, _ := parseRateLimit(a.FailedAuthLimit) // validated by Load
 	return limit
 }
 
@@ -95,7 +95,7 @@ func (a *Admin) RequireAuth() error {
 	return &Error{Problems: []Problem{{
 		Key: "admin.tokens",
 		Message: "no API token is configured, so the HTTP API under /v1 would be open to anyone: " +
-			"add one (name, token of at least " + strconv.Itoa(AdminTokenMinLen) + " characters, role producer or admin), " +
+			"add one (name, token of at least " + strconv.Itoa(AdminTokenMinLen) + " random characters, role producer or admin), " +
 			"or set admin.insecure_no_auth: true on a trusted development machine",
 	}}}
 }
@@ -107,45 +107,22 @@ func (a *Admin) validate(ps *problems) {
 			ps.add("admin.addr", "%v", err)
 		}
 	}
+	if a.Addr == "" && a.TLS != (ListenTLS{}) {
+		ps.add("admin.tls", "applies to admin.addr's own listener; set admin.addr, or use http.tls for the API on http.addr")
+	} else {
+		a.TLS.validate("admin.tls", ps)
+	}
+	for i, h := range a.AllowedHosts {
+		if !isHostName(h) {
+			ps.add("admin.allowed_hosts["+strconv.Itoa(i)+"]", "%q is not a host name; write the name alone, without scheme or port, as in \"courier.dev.internal\"", h)
+		}
+	}
 	if a.InsecureNoAuth && len(a.Tokens) > 0 {
 		ps.add("admin.insecure_no_auth", "is true, but tokens are configured; remove one or the other")
 	}
-	names := map[string]int{}
-	secrets := map[string]int{}
-	for i, t := range a.Tokens {
-		key := "admin.tokens[" + strconv.Itoa(i) + "]"
-		if err := checkTokenName(t.Name); err != nil {
-			ps.add(key+".name", "%v", err)
-		} else if j, ok := names[t.Name]; ok {
-			ps.add(key+".name", "%q is also the name of admin.tokens[%d]; names must be unique", t.Name, j)
-		} else {
-			names[t.Name] = i
-		}
-		switch secret := t.Token.Reveal(); {
-		case secret == "":
-			ps.add(key+".token", "is required")
-		case len(secret) < AdminTokenMinLen:
-			ps.add(key+".token", "is %d characters long; use at least %d random characters", len(secret), AdminTokenMinLen)
-		case len(secret) > adminTokenMaxLen:
-			ps.add(key+".token", "is longer than %d characters", adminTokenMaxLen)
-		case !printableASCII(secret):
-			ps.add(key+".token", "must be printable ASCII without spaces (it travels in an HTTP header)")
-		default:
-			if j, ok := secrets[secret]; ok {
-				ps.add(key+".token", "is the same as admin.tokens[%d].token; each token must be different", j)
-			} else {
-				secrets[secret] = i
-			}
-		}
-		if t.Role != RoleProducer && t.Role != RoleAdmin {
-			ps.add(key+".role", "must be producer or admin (got %q)", t.Role)
-		}
-	}
-	if limit, err := parseRateLimit(a.RateLimit); err != nil {
-		ps.add("admin.rate_limit", "%v", err)
-	} else if err := (worker.QueueOptions{RateLimit: limit}).Validate(); err != nil {
-		ps.add("admin.rate_limit", "%s", reason(err))
-	}
+	validateTokens(a.Tokens, ps)
+	validateRateLimit("admin.rate_limit", a.RateLimit, ps)
+	validateRateLimit("admin.failed_auth_limit", a.FailedAuthLimit, ps)
 	if a.MaxBatch < 1 || a.MaxBatch > AdminMaxBatchLimit {
 		ps.add("admin.max_batch", "must be 1 to %d (got %d)", AdminMaxBatchLimit, a.MaxBatch)
 	}
@@ -162,25 +139,29 @@ func (a *Admin) validate(ps *problems) {
 	}
 }
 
-// checkTokenName allows what a queue name allows, up to 64 characters: the
-// name appears in logs.
-func checkTokenName(name string) error {
-	if name == "" {
-		return errors.New("is required")
+// validateRateLimit checks a rate limit of the API, "" included.
+func validateRateLimit(key, s string, ps *problems) {
+	if limit, err := parseRateLimit(s); err != nil {
+		ps.add(key, "%v", err)
+	} else if err := (worker.QueueOptions{RateLimit: limit}).Validate(); err != nil {
+		ps.add(key, "%s", reason(err))
 	}
-	if len(name) > adminNameMaxLen {
-		return errors.New("is longer than " + strconv.Itoa(adminNameMaxLen) + " characters")
-	}
-	if err := worker.ValidateQueueName(name); err != nil {
-		return errors.New(strconv.Quote(name) + " has characters other than A-Z a-z 0-9 . _ -")
-	}
-	return nil
 }
 
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c > unicode.MaxASCII || c <= ' ' || c == 0x7f {
+// isHostName reports whether s is a DNS name: dot-separated labels of
+// letters, digits and '-', each 1 to 63 characters.
+func isHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 {
 			return false
+		}
+		for _, c := range label {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
 		}
 	}
 	return true

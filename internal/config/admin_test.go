@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +11,11 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
+// Tokens drawn from openssl rand -hex 12, marked so a test can tell when
+// one leaks.
 const (
-	tokenA = "aaaaaaaaaaaaaaaaaaaaaaaa-secret-a"
-	tokenB = "bbbbbbbbbbbbbbbbbbbbbbbb-secret-b"
+	tokenA = "f41c42a1294ae909b6497369-secret-a"
+	tokenB = "82bfce431867766467f05cb6-secret-b"
 )
 
 func TestAdminDefaults(t *testing.T) {
@@ -29,6 +32,12 @@ func TestAdminDefaults(t *testing.T) {
 	if got := a.RateLimitValue(); got != (worker.RateLimit{N: 100, Per: time.Second}) {
 		t.Errorf("rate limit %v, want 100 per 1s", got)
 	}
+	if got := a.FailedAuthLimitValue(); got != (worker.RateLimit{N: 10, Per: time.Minute}) {
+		t.Errorf("failed auth limit %v, want 10 per 1m", got)
+	}
+	if a.TLS.Enabled() || a.TLS != (ListenTLS{}) {
+		t.Errorf("admin.tls is on by default: %+v", a.TLS)
+	}
 	err = a.RequireAuth()
 	var e *Error
 	if !errors.As(err, &e) || len(e.Problems) != 1 || e.Problems[0].Key != "admin.tokens" ||
@@ -43,8 +52,9 @@ func TestAdminTokens(t *testing.T) {
 admin:
   addr: 127.0.0.1:0
   rate_limit: 5/1m
+  failed_auth_limit: 3 per 1h
   tokens:
-    - {name: checkout, token: %q, role: producer}
+    - {name: checkout, token: %q, role: producer, queues: [emails, billing.v2]}
     - name: ops
       token: %q
       role: admin
@@ -53,12 +63,13 @@ admin:
 		t.Fatal(err)
 	}
 	a := cfg.Admin
-	if len(a.Tokens) != 2 || a.Tokens[0] != (AdminToken{"checkout", tokenA, RoleProducer}) ||
-		a.Tokens[1] != (AdminToken{"ops", tokenB, RoleAdmin}) {
+	if len(a.Tokens) != 2 || !reflect.DeepEqual(a.Tokens[0], AdminToken{Name: "checkout", Token: tokenA, Role: RoleProducer, Queues: []string{"emails", "billing.v2"}}) ||
+		!reflect.DeepEqual(a.Tokens[1], AdminToken{Name: "ops", Token: tokenB, Role: RoleAdmin}) {
 		t.Errorf("tokens: %+v", a.Tokens)
 	}
-	if a.RequireAuth() != nil || a.RateLimitValue() != (worker.RateLimit{N: 5, Per: time.Minute}) {
-		t.Errorf("RequireAuth %v, rate limit %v", a.RequireAuth(), a.RateLimitValue())
+	if a.RequireAuth() != nil || a.RateLimitValue() != (worker.RateLimit{N: 5, Per: time.Minute}) ||
+		a.FailedAuthLimitValue() != (worker.RateLimit{N: 3, Per: time.Hour}) {
+		t.Errorf("RequireAuth %v, rate limit %v, failed auth limit %v", a.RequireAuth(), a.RateLimitValue(), a.FailedAuthLimitValue())
 	}
 	for _, s := range []string{fmt.Sprintf("%v %+v %#v", cfg, *cfg, a.Tokens)} {
 		if strings.Contains(s, "secret-") {
@@ -115,6 +126,19 @@ func TestAdminBadConfigs(t *testing.T) {
 		{"negative write timeout", "admin:\n  write_timeout: -1s\n", nil, "admin.write_timeout", "at least 1ms"},
 		{"idle timeout as a number", "admin:\n  idle_timeout: 5\n", nil, "admin.idle_timeout", "expected a duration"},
 		{"env: bad bool", "", []string{"COURIER_ADMIN__INSECURE_NO_AUTH=maybe"}, "admin.insecure_no_auth", "true or false"},
+		{"weak token", "admin:\n  tokens:\n" + tok("a", "secret-secret-secret-", "admin"), nil, "admin.tokens[0].token", "too easy to guess"},
+		{"bad failed auth limit", "admin:\n  failed_auth_limit: often\n", nil, "admin.failed_auth_limit", "N per DURATION"},
+		{"zero failed auth limit", "admin:\n  failed_auth_limit: 0/1m\n", nil, "admin.failed_auth_limit", "at least 1"},
+		{"failed auth limit as a number", "admin:\n  failed_auth_limit: 10\n", nil, "admin.failed_auth_limit", "expected text"},
+		{"bad token queue", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + ", role: admin, queues: [emails, 'a{b}']}\n", nil, "admin.tokens[0].queues[1]", "not a valid queue name"},
+		{"empty token queue", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + ", role: admin, queues: ['']}\n", nil, "admin.tokens[0].queues[0]", "not a valid queue name"},
+		{"duplicate token queue", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + ", role: admin, queues: [emails, audit, emails]}\n", nil, "admin.tokens[0].queues[2]", `"emails" is also admin.tokens[0].queues[0]`},
+		{"token queues not a list", "admin:\n  tokens:\n    - {name: a, token: " + tokenA + ", role: admin, queues: {emails: true}}\n", nil, "admin.tokens[0].queues", "expected a list"},
+		{"allowed host with a port", "admin:\n  allowed_hosts: [dev.internal:9750]\n", nil, "admin.allowed_hosts[0]", "without scheme or port"},
+		{"allowed host a URL", "admin:\n  allowed_hosts: [ok.internal, 'http://dev.internal']\n", nil, "admin.allowed_hosts[1]", "not a host name"},
+		{"tls without admin.addr", "admin:\n  tls:\n    cert_file: /x.pem\n    key_file: /x.key\n", nil, "admin.tls", "applies to admin.addr's own listener; set admin.addr, or use http.tls for the API on http.addr"},
+		{"tls cert without key", "admin:\n  addr: 127.0.0.1:0\n  tls:\n    cert_file: /x.pem\n", nil, "admin.tls.key_file", "set both or neither"},
+		{"tls missing cert file", "admin:\n  addr: 127.0.0.1:0\n  tls:\n    cert_file: /nonexistent/x.pem\n    key_file: /nonexistent/x.key\n", nil, "admin.tls.cert_file", "no such file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

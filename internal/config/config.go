@@ -4,7 +4,9 @@
 //
 // configs/courier.yaml is the reference: it holds every key with its default
 // and a comment. Unknown keys, values of the wrong type and invalid values
-// stop the load with one message per problem, each naming its key.
+// stop the load with one message per problem, each naming its key. A
+// message never shows a value under a secret key (see Secret and
+// handlers.Decoder), whatever its type.
 //
 // Environment variables map to keys by dropping the COURIER_ prefix,
 // lower-casing, and reading a double underscore as a level of nesting:
@@ -87,11 +89,6 @@ type Sentinel struct {
 	Password Secret `koanf:"password"`
 }
 
-// HTTP configures the HTTP listener (/healthz, /readyz, /metrics).
-type HTTP struct {
-	Addr string `koanf:"addr"`
-}
-
 // Log configures logging.
 type Log struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
@@ -161,7 +158,6 @@ type Backoff struct {
 const (
 	RedisAddrDefault        = "127.0.0.1:6379"
 	RedisDialTimeoutDefault = 5 * time.Second
-	HTTPAddrDefault         = "127.0.0.1:9750"
 	LogLevelDefault         = "info"
 	LogFormatDefault        = "text"
 )
@@ -174,7 +170,7 @@ func Default() Config {
 			Prefix:      worker.PrefixDefault,
 			DialTimeout: RedisDialTimeoutDefault,
 		},
-		HTTP:     HTTP{Addr: HTTPAddrDefault},
+		HTTP:     httpDefault(),
 		Log:      Log{Level: LogLevelDefault, Format: LogFormatDefault},
 		Shutdown: Shutdown{Timeout: worker.ShutdownTimeoutDefault},
 		Lease:    Lease{Duration: worker.LeaseDefault},
@@ -217,28 +213,3 @@ func (c *Config) Worker(logger *slog.Logger) worker.Config {
 		Logger:           logger,
 	}
 }
-
-// Secret is a string that never prints: its String, GoString and LogValue
-// say "[redacted]" (or "" when empty), so a logged or printed configuration
-// leaks no password.
-type Secret string
-
-// Reveal returns the secret itself.
-func (s Secret) Reveal() string { return string(s) }
-
-// String implements fmt.Stringer.
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return "[redacted]"
-}
-
-// GoString implements fmt.GoStringer, for %#v.
-func (s Secret) GoString() string { return `"` + s.String() + `"` }
-
-// LogValue implements slog.LogValuer.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
-
-// MarshalText keeps secrets out of JSON and YAML renderings too.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

@@ -63,40 +63,38 @@ var (
 // strictly: unknown keys and wrong types become problems naming key. Absent
 // (nil) values leave dst as it was, so defaults survive. Strings are accepted
 // for numbers, booleans and durations because environment variables and
-// flags arrive as text; a string is split on commas for a list.
-func decode(key string, raw any, dst reflect.Value, ps *problems) {
+// flags arrive as text; a string is split on commas for a list. Under a
+// secret key (see isSecretField) a problem names the kind of value found,
+// never the value.
+func decode(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
 	if raw == nil {
 		return
 	}
 	t := dst.Type()
+	secret = secret || t == secretType
 	switch {
 	case t == durationType:
-		decodeDuration(key, raw, dst, ps)
-	case t == secretType:
-		s, ok := raw.(string)
-		if !ok {
-			// Not even a wrong-typed secret is echoed.
-			ps.add(key, "expected text (quote the value)")
-			return
-		}
-		dst.SetString(s)
+		decodeDuration(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.String:
 		s, ok := raw.(string)
-		if !ok {
-			ps.add(key, "expected text, got %s (quote the value)", describe(raw))
-			return
+		switch {
+		case ok:
+			dst.SetString(s)
+		case secret:
+			ps.add(key, "expected text, got %s — quote it", describe(raw, true))
+		default:
+			ps.add(key, "expected text, got %s (quote the value)", describe(raw, false))
 		}
-		dst.SetString(s)
 	case t.Kind() == reflect.Bool:
-		decodeBool(key, raw, dst, ps)
+		decodeBool(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.Int:
-		decodeInt(key, raw, dst, ps)
+		decodeInt(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.Slice:
-		decodeSlice(key, raw, dst, ps)
+		decodeSlice(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
-		decodeMap(key, raw, dst, ps)
+		decodeMap(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.Struct:
-		decodeStruct(key, raw, dst, ps)
+		decodeStruct(key, raw, dst, secret, ps)
 	case t.Kind() == reflect.Interface:
 		dst.Set(reflect.ValueOf(raw))
 	default:
@@ -104,37 +102,45 @@ func decode(key string, raw any, dst reflect.Value, ps *problems) {
 	}
 }
 
-func decodeDuration(key string, raw any, dst reflect.Value, ps *problems) {
+func decodeDuration(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
+	const want = "expected a duration such as 30s, 5m or 1h30m, got "
 	s, ok := raw.(string)
 	if !ok {
-		ps.add(key, "expected a duration such as 30s, 5m or 1h30m, got %s", describe(raw))
+		ps.add(key, want+"%s", describe(raw, secret))
 		return
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		ps.add(key, "expected a duration such as 30s, 5m or 1h30m, got %q", s)
+		ps.add(key, want+"%s", describe(raw, secret))
 		return
 	}
 	dst.SetInt(int64(d))
 }
 
-func decodeBool(key string, raw any, dst reflect.Value, ps *problems) {
+func decodeBool(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
 	switch v := raw.(type) {
 	case bool:
 		dst.SetBool(v)
 	case string:
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
-			ps.add(key, "expected true or false, got %q", v)
+			ps.add(key, "expected true or false, got %s", describe(raw, secret))
 			return
 		}
 		dst.SetBool(b)
 	default:
-		ps.add(key, "expected true or false, got %s", describe(raw))
+		ps.add(key, "expected true or false, got %s", describe(raw, secret))
 	}
 }
 
-func decodeInt(key string, raw any, dst reflect.Value, ps *problems) {
+func decodeInt(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
+	tooLarge := func(n any) {
+		if secret {
+			ps.add(key, "is too large%s", hiddenNote)
+			return
+		}
+		ps.add(key, "%d is too large", n)
+	}
 	var n int64
 	switch v := raw.(type) {
 	case int:
@@ -143,35 +149,35 @@ func decodeInt(key string, raw any, dst reflect.Value, ps *problems) {
 		n = v
 	case uint64:
 		if v > math.MaxInt64 {
-			ps.add(key, "%d is too large", v)
+			tooLarge(v)
 			return
 		}
 		n = int64(v)
 	case float64:
 		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			ps.add(key, "expected a whole number, got %v", v)
+			ps.add(key, "expected a whole number, got %s", describe(raw, secret))
 			return
 		}
 		n = int64(v)
 	case string:
 		i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
-			ps.add(key, "expected a whole number, got %q", v)
+			ps.add(key, "expected a whole number, got %s", describe(raw, secret))
 			return
 		}
 		n = i
 	default:
-		ps.add(key, "expected a whole number, got %s", describe(raw))
+		ps.add(key, "expected a whole number, got %s", describe(raw, secret))
 		return
 	}
 	if dst.OverflowInt(n) {
-		ps.add(key, "%d is too large", n)
+		tooLarge(n)
 		return
 	}
 	dst.SetInt(n)
 }
 
-func decodeSlice(key string, raw any, dst reflect.Value, ps *problems) {
+func decodeSlice(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
 	var items []any
 	switch v := raw.(type) {
 	case []any:
@@ -189,7 +195,7 @@ func decodeSlice(key string, raw any, dst reflect.Value, ps *problems) {
 			}
 		}
 	default:
-		ps.add(key, "expected a list, got %s", describe(raw))
+		ps.add(key, "expected a list, got %s", describe(raw, secret))
 		return
 	}
 	out := reflect.MakeSlice(dst.Type(), len(items), len(items))
@@ -198,15 +204,15 @@ func decodeSlice(key string, raw any, dst reflect.Value, ps *problems) {
 			ps.add(fmt.Sprintf("%s[%d]", key, i), "is empty")
 			continue
 		}
-		decode(fmt.Sprintf("%s[%d]", key, i), item, out.Index(i), ps)
+		decode(fmt.Sprintf("%s[%d]", key, i), item, out.Index(i), secret, ps)
 	}
 	dst.Set(out)
 }
 
-func decodeMap(key string, raw any, dst reflect.Value, ps *problems) {
+func decodeMap(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		ps.add(key, "expected a map of keys to values, got %s", describe(raw))
+		ps.add(key, "expected a map of keys to values, got %s", describe(raw, secret))
 		return
 	}
 	t := dst.Type()
@@ -220,15 +226,17 @@ func decodeMap(key string, raw any, dst reflect.Value, ps *problems) {
 		} else if t.Elem() == queueType {
 			elem.Set(reflect.ValueOf(QueueDefault()))
 		}
-		decode(key+"."+k, m[k], elem, ps)
+		decode(key+"."+k, m[k], elem, secret, ps)
 		dst.SetMapIndex(reflect.ValueOf(k), elem)
 	}
 }
 
-func decodeStruct(key string, raw any, dst reflect.Value, ps *problems) {
+// decodeStruct decodes a section. Its unknown keys are named, with the
+// known ones, even under a secret key: keys are not secrets.
+func decodeStruct(key string, raw any, dst reflect.Value, secret bool, ps *problems) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		ps.add(key, "expected a section of keys, got %s", describe(raw))
+		ps.add(key, "expected a section of keys, got %s", describe(raw, secret))
 		return
 	}
 	t := dst.Type()
@@ -246,7 +254,7 @@ func decodeStruct(key string, raw any, dst reflect.Value, ps *problems) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		sub := join(key, k)
 		if i, ok := fields[k]; ok {
-			decode(sub, m[k], dst.Field(i), ps)
+			decode(sub, m[k], dst.Field(i), secret || isSecretField(t.Field(i)), ps)
 			continue
 		}
 		if remain.IsValid() {
@@ -305,21 +313,4 @@ func join(key, sub string) string {
 		return sub
 	}
 	return key + "." + sub
-}
-
-// describe names the type of a raw value for an error message.
-func describe(v any) string {
-	switch v := v.(type) {
-	case string:
-		return fmt.Sprintf("the text %q", v)
-	case bool:
-		return fmt.Sprintf("the boolean %t", v)
-	case int, int64, uint64, float64:
-		return fmt.Sprintf("the number %v", v)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a section of keys"
-	}
-	return fmt.Sprintf("a %T", v)
 }

@@ -59,7 +59,7 @@ func Load(src Sources) (*Config, error) {
 	var ps problems
 	// Keys that did not decode kept their defaults, so validating the rest
 	// reports every problem at once without inventing new ones.
-	decode("", k.Raw(), reflect.ValueOf(&cfg).Elem(), &ps)
+	decode("", k.Raw(), reflect.ValueOf(&cfg).Elem(), false, &ps)
 	cfg.validate(&ps)
 	if err := ps.err(); err != nil {
 		return nil, err

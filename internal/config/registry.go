@@ -69,19 +69,32 @@ func (p Periodic) worker(name string) worker.Periodic {
 }
 
 // buildHandler builds the built-in handler b for queue name from the
-// queue's section key+"."+b.Name.
+// queue's section key+"."+b.Name. The handler's problems leave with every
+// secret setting blanked out, in case its validation repeats one.
 func buildHandler(key, name string, q *Queue, b handlers.Builtin, logger *slog.Logger) (worker.Handler, error) {
 	section := key + "." + b.Name
-	decodeSettings := func(settings any) error {
-		var ps problems
-		decode(section, q.Settings[b.Name], valueOf(settings), &ps)
-		return ps.err()
-	}
+	var secrets []string
+	decodeSettings := settingsDecoder(section, q.Settings[b.Name], func(settings reflect.Value) {
+		secretsOf(settings, false, &secrets)
+	})
 	h, err := b.New(handlers.Env{Queue: name, Logger: logger}, decodeSettings)
 	if err != nil {
-		return nil, prefixProblems(section, err)
+		return nil, redact(prefixProblems(section, err), secrets)
 	}
 	return h, nil
+}
+
+// settingsDecoder is the handlers.Decoder of a handler's section, whose
+// merged value is raw: problems name keys under section. decoded sees the
+// settings once they are decoded.
+func settingsDecoder(section string, raw any, decoded func(settings reflect.Value)) handlers.Decoder {
+	return func(settings any) error {
+		var ps problems
+		v := valueOf(settings)
+		decode(section, raw, v, false, &ps)
+		decoded(v)
+		return ps.err()
+	}
 }
 
 // prefixProblems turns a handler's "key: message" errors into problems

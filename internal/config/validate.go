@@ -17,9 +17,7 @@ import (
 // validate adds a problem for every invalid value of a decoded configuration.
 func (c *Config) validate(ps *problems) {
 	c.validateRedis(ps)
-	if err := checkHostPort(c.HTTP.Addr); err != nil {
-		ps.add("http.addr", "%v", err)
-	}
+	c.HTTP.validate(c.Admin.Addr, ps)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		ps.add("log.level", "must be debug, info, warn or error (got %q)", c.Log.Level)
 	}

@@ -1,6 +1,3 @@
-// Package server is the daemon's HTTP listener: /healthz says the process is
-// alive, /readyz that it can do work (Redis reachable, pool running, not
-// draining), and /metrics serves the Prometheus registry it is given.
 package server
 
 import (
@@ -11,58 +8,40 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 )
 
-// Options configure a Server.
+// Options configure the daemon's main listener (Listen).
 type Options struct {
-	// Addr is the host:port to listen on; port 0 picks a free port.
-	Addr string
+	// Listener says where and how to listen; its Key defaults to
+	// "http.addr".
+	Listener
 	// Ready reports whether the daemon can do work; nil means ready. It is
 	// called on each /readyz request with a context bounded by ReadyTimeout.
+	// Required.
 	Ready func(ctx context.Context) error
-	// Metrics serves /metrics.
+	// Metrics, when set, serves /metrics on this listener. Leave it nil to
+	// serve the metrics on a listener of their own (ListenHandler).
 	Metrics http.Handler
-	// Logger receives serving errors.
-	Logger *slog.Logger
 }
-
-// ReadyTimeout bounds a /readyz check.
-const (
-	ReadyTimeout      = 2 * time.Second
-	readHeaderTimeout = 5 * time.Second
-	shutdownGrace     = 5 * time.Second
-)
-
-// Timeouts bound a listener's connections: reading a request, writing its
-// response, and an idle keep-alive connection. Slow clients must not hold
-// connections open.
-type Timeouts struct {
-	Read, Write, Idle time.Duration
-}
-
-// DefaultTimeouts are the main listener's, and what zero fields take.
-var DefaultTimeouts = Timeouts{Read: 30 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
 
 // Server is an HTTP listener. Make one with Listen (the daemon's main
 // listener, to which Handle adds routes) or ListenHandler, then call Run.
 type Server struct {
-	ln   net.Listener
-	mux  *http.ServeMux // nil for ListenHandler
+	ln   net.Listener // the capped listener; TLS goes on top in Run
+	mux  *http.ServeMux
 	http *http.Server
 	log  *slog.Logger
 	name string // in errors and logs
 }
 
-// Listen binds opts.Addr at once, so a taken port fails the start and the
-// bound address is known before Run.
+// Listen binds the main listener at once, so a taken port fails the start
+// and the bound address is known before Run.
 func Listen(opts Options) (*Server, error) {
-	if opts.Ready == nil || opts.Metrics == nil || opts.Logger == nil {
-		return nil, errors.New("server: Ready, Metrics and Logger are required")
+	if opts.Ready == nil {
+		return nil, errors.New("server: Options.Ready is required")
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("http.addr: listen on %s: %w", opts.Addr, err)
+	if opts.Key == "" {
+		opts.Key = "http.addr"
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -77,49 +56,56 @@ func Listen(opts Options) (*Server, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	mux.Handle("GET /metrics", opts.Metrics)
-	s := serve(ln, "http server", mux, DefaultTimeouts, opts.Logger)
+	if opts.Metrics != nil {
+		mux.Handle("GET /metrics", opts.Metrics)
+	}
+	s, err := ListenHandler(opts.Listener, mux)
+	if err != nil {
+		return nil, err
+	}
 	s.mux = mux
 	return s, nil
 }
 
-// ListenHandler binds addr at once and returns a Server for h alone, with
-// timeouts t (zero fields take DefaultTimeouts); key names the configuration
-// key of addr in a listen error. The admin API's own listener (admin.addr)
-// is one.
-func ListenHandler(key, addr string, h http.Handler, t Timeouts, log *slog.Logger) (*Server, error) {
-	if h == nil || log == nil {
-		return nil, errors.New("server: ListenHandler needs a handler and a logger")
-	}
-	ln, err := net.Listen("tcp", addr)
+// ListenHandler binds l.Addr at once and returns a Server for h alone. The
+// API's own listener (admin.addr) is one, and /metrics on
+// http.metrics_addr another.
+func ListenHandler(l Listener, h http.Handler) (*Server, error) {
+	l, err := l.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("%s: listen on %s: %w", key, addr, err)
+		return nil, err
 	}
-	return serve(ln, key+" server", h, t, log), nil
-}
-
-func serve(ln net.Listener, name string, h http.Handler, t Timeouts, log *slog.Logger) *Server {
-	or := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
+	if h == nil {
+		return nil, fmt.Errorf("server: %s: no handler", l.Key)
 	}
-	read := or(t.Read, DefaultTimeouts.Read)
+	metrics, err := newConnMetrics(l.Registerer, l.Key)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", l.Key, l.Addr, err)
+	}
+	capped := newCapListener(ln, l, metrics)
 	return &Server{
-		ln:   ln,
-		log:  log,
-		name: name,
+		ln:   capped,
+		log:  l.Logger,
+		name: l.Key + " server",
 		http: &http.Server{
 			Handler:           h,
-			ReadHeaderTimeout: min(read, readHeaderTimeout),
-			ReadTimeout:       read,
-			WriteTimeout:      or(t.Write, DefaultTimeouts.Write),
-			IdleTimeout:       or(t.Idle, DefaultTimeouts.Idle),
+			ReadHeaderTimeout: min(l.Timeouts.Read, readHeaderTimeout),
+			ReadTimeout:       l.Timeouts.Read,
+			WriteTimeout:      l.Timeouts.Write,
+			IdleTimeout:       l.Timeouts.Idle,
 			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			ConnState:         capped.connState,
+			// ServeTLS adds HTTP/2 to it; the handshake happens on the
+			// connection's goroutine, under its read deadline, never in
+			// Accept.
+			TLSConfig: l.TLS,
+			ErrorLog:  slog.NewLogLogger(l.Logger.Handler(), slog.LevelWarn),
 		},
-	}
+	}, nil
 }
 
 // Addr returns the address the server listens on.
@@ -133,7 +119,13 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // seconds and returns nil. It returns an error only when serving fails.
 func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.ln) }()
+	go func() {
+		if s.http.TLSConfig != nil {
+			errc <- s.http.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig
+			return
+		}
+		errc <- s.http.Serve(s.ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("%s: %w", s.name, err)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -16,7 +17,7 @@ import (
 func start(t *testing.T, ready func(context.Context) error) (*Server, context.CancelFunc, chan error) {
 	t.Helper()
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "m 1\n") })
-	s, err := Listen(Options{Addr: "127.0.0.1:0", Ready: ready, Metrics: metrics, Logger: slog.New(slog.DiscardHandler)})
+	s, err := Listen(Options{Listener: Listener{Addr: "127.0.0.1:0", Logger: quiet}, Ready: ready, Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +26,22 @@ func start(t *testing.T, ready func(context.Context) error) (*Server, context.Ca
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return s, cancel, done
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// runServer runs s until the test ends.
+func runServer(t *testing.T, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -117,13 +134,66 @@ func TestRunStopsWhenContextEnds(t *testing.T) {
 func TestListenErrors(t *testing.T) {
 	t.Parallel()
 	s, _, _ := start(t, func(context.Context) error { return nil })
-	_, err := Listen(Options{Addr: s.Addr(), Ready: func(context.Context) error { return nil },
-		Metrics: http.NotFoundHandler(), Logger: slog.New(slog.DiscardHandler)})
+	ready := func(context.Context) error { return nil }
+	_, err := Listen(Options{Listener: Listener{Addr: s.Addr(), Logger: quiet}, Ready: ready})
 	if err == nil || !strings.Contains(err.Error(), "http.addr") {
 		t.Errorf("Listen on a taken port: %v; want an error naming http.addr", err)
 	}
-	if _, err := Listen(Options{Addr: "127.0.0.1:0"}); err == nil {
-		t.Error("Listen without Ready/Metrics/Logger succeeded")
+	ok := Listener{Key: "admin.addr", Addr: "127.0.0.1:0", Logger: quiet}
+	tests := []struct {
+		name   string
+		mutate func(*Listener)
+		inErr  string
+	}{
+		{"no key", func(l *Listener) { l.Key = "" }, "Listener.Key is required"},
+		{"no logger", func(l *Listener) { l.Logger = nil }, "admin.addr: Listener.Logger is required"},
+		{"negative cap", func(l *Listener) { l.MaxConnections = -1 }, "negative MaxConnections"},
+		{"negative client cap", func(l *Listener) { l.MaxConnectionsPerClient = -1 }, "negative MaxConnectionsPerClient"},
+		{"TLS without a certificate", func(l *Listener) { l.TLS = &tls.Config{} }, "no certificate"},
+		{"bad address", func(l *Listener) { l.Addr = "127.0.0.1:-1" }, "admin.addr: listen on"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := ok
+			tt.mutate(&l)
+			if _, err := ListenHandler(l, http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), tt.inErr) {
+				t.Errorf("ListenHandler: %v; want an error with %q", err, tt.inErr)
+			}
+		})
+	}
+	if _, err := Listen(Options{Listener: Listener{Addr: "127.0.0.1:0", Logger: quiet}}); err == nil {
+		t.Error("Listen without Ready succeeded")
+	}
+	if _, err := ListenHandler(ok, nil); err == nil {
+		t.Error("ListenHandler without a handler succeeded")
+	}
+}
+
+// TestMetricsOnTheirOwnListener: without Options.Metrics the main listener
+// has no /metrics, and a listener of their own serves them.
+func TestMetricsOnTheirOwnListener(t *testing.T) {
+	t.Parallel()
+	main, err := Listen(Options{Listener: Listener{Addr: "127.0.0.1:0", Logger: quiet},
+		Ready: func(context.Context) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runServer(t, main)
+	metrics, err := ListenHandler(Listener{Key: "http.metrics_addr", Addr: "127.0.0.1:0", Logger: quiet},
+		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "m 1\n") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runServer(t, metrics)
+	if code, _ := get(t, "http://"+main.Addr()+"/metrics"); code != http.StatusNotFound {
+		t.Errorf("GET /metrics on the main listener: %d; want 404", code)
+	}
+	if code, _ := get(t, "http://"+main.Addr()+"/healthz"); code != http.StatusOK {
+		t.Errorf("GET /healthz: %d", code)
+	}
+	if code, body := get(t, "http://"+metrics.Addr()+"/metrics"); code != http.StatusOK || body != "m 1\n" {
+		t.Errorf("GET /metrics on its own listener: %d %q", code, body)
 	}
 }
 
@@ -137,8 +207,8 @@ func TestListenHandler(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	s, err := ListenHandler("admin.addr", "127.0.0.1:0", h,
-		Timeouts{Read: 300 * time.Millisecond, Write: time.Second}, slog.New(slog.DiscardHandler))
+	s, err := ListenHandler(Listener{Key: "admin.addr", Addr: "127.0.0.1:0",
+		Timeouts: Timeouts{Read: 300 * time.Millisecond, Write: time.Second}, Logger: quiet}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,9 +250,5 @@ func TestListenHandler(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
-	}
-	if _, err := ListenHandler("admin.addr", "127.0.0.1:-1", h, Timeouts{}, slog.New(slog.DiscardHandler)); err == nil ||
-		!strings.Contains(err.Error(), "admin.addr") {
-		t.Errorf("ListenHandler on a bad address: %v", err)
 	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/redisproc"
+	"github.com/seed-53d105c9/courier/internal/testkit"
+)
+
+// readmeACL returns the ACL SETUSER line of the README's "Security"
+// section, with its key and channel patterns moved to prefix and its
+// password set to password: the test holds the README to its word.
+func readmeACL(t *testing.T, prefix, password string) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^[ \t]*ACL SETUSER courier .*$`).Find(readme)
+	if line == nil {
+		t.Fatal("README.md has no line starting with \"ACL SETUSER courier \"")
+	}
+	acl := strings.NewReplacer(
+		"~courier:*", "~"+prefix+":*",
+		"&courier:*", "&"+prefix+":*",
+		"&redisson_lock__channel:courier:*", "&redisson_lock__channel:"+prefix+":*",
+		">CHANGE-ME", ">"+password,
+	).Replace(string(line))
+	return strings.Fields(acl)
+}
+
+// TestMinimalACL runs the whole workflow as the README's minimal Redis user
+// — two daemons (a leader and a follower waiting on the lock's channel),
+// webhook deliveries, a failure into the dead set, periodic jobs, a rate
+// limit, enqueue by CLI and API, inspect, dead list, requeue and purge, a
+// graceful stop — on a single Redis and on a Cluster, and checks that Redis
+// refused nothing (an empty ACL LOG).
+func TestMinimalACL(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts Redis and courier processes")
+	}
+	t.Run("single", func(t *testing.T) {
+		t.Parallel()
+		p := testkit.StartPrivate(t)
+		runACLWorkflow(t, []*testkit.Private{p})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c := testkit.StartPrivateCluster(t, 3, 0)
+		runACLWorkflow(t, c.Nodes)
+	})
+}
+
+func runACLWorkflow(t *testing.T, nodes []*testkit.Private) {
+	prefix, password := "acl", "s3cret-"+strings.ReplaceAll(t.Name(), "/", "-")
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		addrs[i] = n.Addr
+		args := readmeACL(t, prefix, password)
+		n.MustDo(t, args...)
+		n.MustDo(t, "ACL", "LOG", "RESET")
+	}
+
+	var delivered atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 64)
+		n, _ := r.Body.Read(buf)
+		if strings.Contains(string(buf[:n]), "fail") {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(recv.Close)
+
+	token := "7d1f0c9a4e6b2a8d3c5e7f9b1a3c5e7d"
+	cfg := writeConfig(t, fmt.Sprintf(`
+redis:
+  addr: [%s]
+  username: courier
+  password: %s
+  prefix: %s
+http:
+  addr: 127.0.0.1:0
+shutdown:
+  timeout: 5s
+admin:
+  tokens:
+    - {name: ops, token: %s, role: admin}
+queues:
+  hooks:
+    handler: webhook
+    max_attempts: 1
+    webhook:
+      url: %s/hook
+      allow_networks: [127.0.0.0/8]
+    periodic:
+      tick: {every: 1s, payload: tick}
+  logs:
+    handler: log
+    rate_limit: 100 per 1s
+`, strings.Join(addrs, ", "), password, prefix, token, recv.URL))
+
+	daemons := []*proc{startCourier(t, nil, "run", "--config", cfg), startCourier(t, nil, "run", "--config", cfg)}
+	httpAddr := daemons[0].waitOutput(httpAddrRE, 30*time.Second)
+	daemons[1].waitOutput(httpAddrRE, 30*time.Second)
+
+	cli := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := courierCLI(t.Context(), t, nil, append(args, "--config", cfg)...)
+		if code != 0 {
+			t.Fatalf("courier %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+		return stdout
+	}
+	cli("enqueue", "--queue", "hooks", "--payload", "ok")
+	cli("enqueue", "--queue", "hooks", "--payload", "fail", "--id", "f1")
+	cli("enqueue", "--queue", "logs", "--payload", "later", "--delay", "300ms")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		"http://"+httpAddr+"/v1/queues/logs/jobs", strings.NewReader(`{"payload": "by api"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("enqueue through the API: %s", resp.Status)
+	}
+
+	testkit.EventuallyState(t, 30*time.Second, func() (bool, string) {
+		out := cli("inspect", "--queue", "hooks", "--json")
+		return strings.Contains(out, `"dead": 1`) && delivered.Load() >= 3, // ok + two ticks at least
+			fmt.Sprintf("inspect: %s; delivered %d", out, delivered.Load())
+	})
+	cli("inspect", "--queue", "hooks", "--job", "f1")
+	cli("dead", "list", "--queue", "hooks")
+	cli("dead", "requeue", "--queue", "hooks", "--job", "f1")
+	testkit.EventuallyState(t, 30*time.Second, func() (bool, string) {
+		out := cli("inspect", "--queue", "hooks", "--json")
+		return strings.Contains(out, `"dead": 1`), "inspect: " + out
+	})
+	cli("dead", "purge", "--queue", "hooks", "--all")
+
+	for _, d := range daemons {
+		d.signal(syscall.SIGTERM)
+	}
+	for _, d := range daemons {
+		if code := d.wait(30 * time.Second); code != 0 {
+			t.Fatalf("courier run exited %d", code)
+		}
+	}
+	for _, n := range nodes {
+		entries, err := redisproc.Command(t.Context(), n.Addr, "ACL", "LOG")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list, _ := entries.([]any); len(list) > 0 {
+			t.Errorf("Redis at %s refused the README's ACL user %d time(s): %v", n.Addr, len(list), list)
+		}
+	}
+}

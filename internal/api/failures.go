@@ -1,0 +1,159 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Failed authentications are limited per client address, so that a client
+// guessing tokens is slowed down to Options.FailedAuthLimit and, once
+// throttled, costs next to nothing: its requests are refused before their
+// token is hashed, and their connections are closed (the listener closes
+// its new ones at accept through Handler.Throttled).
+
+// The values of courier_api_auth_failures_total's reason label.
+const (
+	failMissing   = "missing"   // no Authorization header
+	failInvalid   = "invalid"   // a malformed header or an unknown token
+	failThrottled = "throttled" // refused unchecked: the address is throttled
+)
+
+// authMetrics counts refused authentications.
+type authMetrics struct {
+	failures *prometheus.CounterVec
+}
+
+// newAuthMetrics registers courier_api_auth_failures_total on reg, or
+// shares the counter already registered there (a second Handler); nil reg
+// counts without exporting.
+func newAuthMetrics(reg prometheus.Registerer) (authMetrics, error) {
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "courier_api_auth_failures_total",
+		Help: "HTTP API requests refused for want of a valid token, by reason: missing (no Authorization header), " +
+			"invalid (a malformed header or an unknown token), throttled (refused without checking the token: " +
+			"the client's address failed too often).",
+	}, []string{"reason"})
+	if reg != nil {
+		if err := reg.Register(failures); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			var existing *prometheus.CounterVec
+			ok := errors.As(err, &are)
+			if ok {
+				existing, ok = are.ExistingCollector.(*prometheus.CounterVec)
+			}
+			if !ok {
+				return authMetrics{}, fmt.Errorf("api: register metrics: %w", err)
+			}
+			failures = existing
+		}
+	}
+	// The series exist at zero, so that rates and alerts see them before
+	// the first failure.
+	for _, reason := range []string{failMissing, failInvalid, failThrottled} {
+		failures.WithLabelValues(reason)
+	}
+	return authMetrics{failures: failures}, nil
+}
+
+// clientAddr is the address r came from, as the connection says: a proxy's
+// X-Forwarded-For is not trusted, since any client can send one. It is the
+// zero Addr when RemoteAddr is no IP address (a Unix socket).
+func clientAddr(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr()
+}
+
+// clientKey is the failure bucket of addr: the address itself for IPv4
+// (IPv4-mapped IPv6 included), the /64 for IPv6, which one host usually
+// holds whole and could otherwise spend a fresh address per guess.
+func clientKey(addr netip.Addr) netip.Addr {
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		return netip.PrefixFrom(addr, 64).Masked().Addr()
+	}
+	return addr
+}
+
+// Throttled reports whether requests from addr are refused at the moment
+// for failing authentication too often (see Options.FailedAuthLimit), so
+// that a listener can close the client's new connections at accept,
+// before reading anything. It is safe for concurrent use and cheap: a map
+// lookup under a read lock.
+func (h *Handler) Throttled(addr netip.Addr) bool {
+	return h.failures != nil && addr.IsValid() && h.failures.wait(clientKey(addr), h.now()) > 0
+}
+
+// refuseThrottled answers a request from a throttled address with 429 and
+// reports whether it did. The token is not looked at, and nothing is
+// logged: a flood must cost neither hashing nor log lines.
+func (h *Handler) refuseThrottled(w http.ResponseWriter, r *http.Request) bool {
+	if h.failures == nil {
+		return false
+	}
+	addr := clientAddr(r)
+	if !addr.IsValid() {
+		return false
+	}
+	wait := h.failures.wait(clientKey(addr), h.now())
+	if wait <= 0 {
+		return false
+	}
+	h.metrics.failures.WithLabelValues(failThrottled).Inc()
+	writeError(w, throttledError(wait))
+	return true
+}
+
+// throttledError is the reply to a throttled address. It closes the
+// connection, so that a client cannot go on over its keep-alives.
+func throttledError(wait time.Duration) *Error {
+	e := apiError(CodeRateLimited, "Authorization",
+		"too many failed authentications from this address; retry in "+wait.Round(time.Millisecond).String())
+	e.retryAfter = wait
+	e.closeConn = true
+	return e
+}
+
+// failed records a failed authentication of r (on route; "" for none):
+// counts it, logs it with the client's address (never the token) and
+// spends one failure of the address's bucket. It returns the reply: e, or
+// the throttled one when other requests from the address emptied the
+// bucket since ServeHTTP looked.
+func (h *Handler) failed(r *http.Request, route, reason string, e *Error) *Error {
+	addr := clientAddr(r)
+	var wait time.Duration
+	if h.failures != nil && addr.IsValid() {
+		var spent bool
+		if spent, wait = h.failures.take(clientKey(addr), h.now()); !spent {
+			h.metrics.failures.WithLabelValues(failThrottled).Inc()
+			return throttledError(wait)
+		}
+	}
+	h.metrics.failures.WithLabelValues(reason).Inc()
+	h.log.Info("api authentication failed", "addr", logAddr(r, addr), "reason", reason, "method", r.Method, "route", route)
+	if wait > 0 {
+		// This failure spent the last one: the address is throttled from
+		// now on, which is logged once; its further requests are counted
+		// only.
+		h.log.Warn("api client throttled after repeated authentication failures",
+			"addr", logAddr(r, addr), "retry_in", wait.Round(time.Millisecond), "limit", h.opts.FailedAuthLimit.String())
+		e.closeConn = true
+	}
+	return e
+}
+
+// logAddr is the client's address for the logs: RemoteAddr as given when
+// it is no IP address.
+func logAddr(r *http.Request, addr netip.Addr) string {
+	if !addr.IsValid() {
+		return r.RemoteAddr
+	}
+	return addr.String()
+}

@@ -1,0 +1,265 @@
+package api
+
+import (
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// TestFailedAuthLimit: an address that fails authentication N times is
+// refused, right token or not, with 429, Retry-After and its connection
+// closed, until a failure has refilled; failures are counted and logged
+// with the address, throttled requests only counted.
+func TestFailedAuthLimit(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	reg := prometheus.NewRegistry()
+	b := setup(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 3, Per: 2 * time.Minute}
+		o.Now = clock.Now
+		o.Registerer = reg
+	})
+	const wrong = "wrong-secret-0123456789"
+	local := netip.MustParseAddr("127.0.0.1")
+
+	// A missing token, a wrong one, and a wrong one on no route (the
+	// fallback authenticates too).
+	b.want(b.do("GET", "/v1/queues/q/jobs/x", "", ""), 401)
+	b.want(b.do("POST", "/v1/queues/q/jobs", wrong, `{}`), 401)
+	if b.h.Throttled(local) {
+		t.Fatal("throttled after 2 failures of 3")
+	}
+	if r := b.want(b.do("GET", "/v1/nope", wrong, ""), 401); !r.closed {
+		t.Error("the failure that throttles the address left its connection open")
+	}
+	if !b.h.Throttled(local) || !b.h.Throttled(netip.MustParseAddr("::ffff:127.0.0.1")) {
+		t.Fatal("not throttled after 3 failures")
+	}
+	if b.h.Throttled(netip.MustParseAddr("127.0.0.2")) {
+		t.Error("another address is throttled")
+	}
+
+	// Now even the right token is refused, unchecked, and nothing stored.
+	before := b.snapshot()
+	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "1"}`), 429)
+	if e := r.apiErr(t); e.Code != CodeRateLimited || e.Message != "too many failed authentications from this address; retry in 40s" {
+		t.Errorf("error %+v", e)
+	}
+	if ra := r.header.Get("Retry-After"); ra != "40" {
+		t.Errorf("Retry-After %q, want 40 (a failure refills in 2m/3)", ra)
+	}
+	if !r.closed {
+		t.Error("a throttled request's connection is kept open")
+	}
+	if !maps.Equal(b.snapshot(), before) {
+		t.Error("a throttled request changed Redis")
+	}
+	b.want(b.do("GET", "/v1/openapi.json", "", ""), 429)
+
+	// Throttled requests are counted, not logged: a flood must not
+	// flood the log.
+	logs := b.logs.String()
+	for range 20 {
+		b.want(b.do("GET", "/v1/queues", wrong, ""), 429)
+	}
+	if b.logs.String() != logs {
+		t.Errorf("throttled requests were logged:\n%s", strings.TrimPrefix(b.logs.String(), logs))
+	}
+	if got, want := authFailures(t, reg), map[string]float64{"missing": 1, "invalid": 2, "throttled": 22}; !maps.Equal(got, want) {
+		t.Errorf("courier_api_auth_failures_total %v, want %v", got, want)
+	}
+	for _, line := range []string{
+		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=missing method=GET route=/v1/queues/{queue}/jobs/{id}`,
+		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=invalid method=POST route=/v1/queues/{queue}/jobs`,
+		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=invalid method=GET route=""`,
+		`level=WARN msg="api client throttled after repeated authentication failures" addr=127.0.0.1 retry_in=40s`,
+	} {
+		if strings.Count(logs, line) != 1 {
+			t.Errorf("want one log line %s; logs:\n%s", line, logs)
+		}
+	}
+
+	// A failure refills in 40s: then the right token passes, and the next
+	// failure throttles the address again.
+	clock.advance(40*time.Second - time.Millisecond)
+	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 429)
+	clock.advance(time.Millisecond)
+	if b.h.Throttled(local) {
+		t.Error("still throttled after the refill")
+	}
+	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 200)
+	b.want(b.do("GET", "/v1/queues", wrong, ""), 401)
+	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 429)
+}
+
+// TestFailedAuthPerAddress: each address has its own bucket, taken from
+// the connection (never from X-Forwarded-For); an IPv6 client's /64 is
+// one address; a client without an IP address (a Unix socket) is not
+// limited. No Redis needed: a request that passes authentication gets 503
+// from the handler's missing backend.
+func TestFailedAuthPerAddress(t *testing.T) {
+	t.Parallel()
+	h := newBareHandler(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 2, Per: time.Minute}
+		o.Now = newFakeClock().Now
+	})
+	const passed = http.StatusServiceUnavailable
+	fail := func(remote string) {
+		t.Helper()
+		for range 2 {
+			if code := serveFrom(t, h, remote, "wrong-secret-0123456789", nil); code != 401 {
+				t.Fatalf("failure from %s: %d, want 401", remote, code)
+			}
+		}
+	}
+	fail("192.0.2.1:1000")
+	fail("[2001:db8::1]:1000")
+	tests := []struct {
+		remote string
+		header http.Header
+		want   int
+	}{
+		{"192.0.2.1:2000", nil, 429},
+		{"[::ffff:192.0.2.1]:2000", nil, 429},
+		{"192.0.2.1:2000", http.Header{"X-Forwarded-For": {"192.0.2.9"}}, 429},
+		{"192.0.2.2:1000", nil, passed},
+		{"192.0.2.2:1000", http.Header{"X-Forwarded-For": {"192.0.2.1"}}, passed},
+		{"[2001:db8::2]:1000", nil, 429},
+		{"[2001:db8:0:1::1]:1000", nil, passed},
+	}
+	for _, tt := range tests {
+		if code := serveFrom(t, h, tt.remote, adminSecret, tt.header); code != tt.want {
+			t.Errorf("from %s %v: %d, want %d", tt.remote, tt.header, code, tt.want)
+		}
+	}
+	if !h.Throttled(netip.MustParseAddr("2001:db8::ffff")) || h.Throttled(netip.MustParseAddr("2001:db8:0:1::")) {
+		t.Error("Throttled does not go by the /64 of an IPv6 address")
+	}
+	for range 10 {
+		if code := serveFrom(t, h, "@", "wrong-secret-0123456789", nil); code != 401 {
+			t.Fatalf("a Unix socket client got %d, want 401", code)
+		}
+	}
+}
+
+// TestFailedAuthNoLimit: the zero FailedAuthLimit throttles no one.
+func TestFailedAuthNoLimit(t *testing.T) {
+	t.Parallel()
+	h := newBareHandler(t)
+	for range 100 {
+		if code := serveFrom(t, h, "192.0.2.1:1000", "wrong-secret-0123456789", nil); code != 401 {
+			t.Fatalf("%d, want 401", code)
+		}
+	}
+	if h.Throttled(netip.MustParseAddr("192.0.2.1")) {
+		t.Error("throttled without a limit")
+	}
+}
+
+// TestFailedAuthTableBounded: a flood of failures from more addresses than
+// the table holds leaves it at its cap, throttling the latest addresses.
+func TestFailedAuthTableBounded(t *testing.T) {
+	t.Parallel()
+	h := newBareHandler(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 1, Per: time.Hour}
+		o.Now = newFakeClock().Now
+	})
+	const n = maxKeys + maxKeys/5
+	nth := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
+	for i := range n {
+		addr := nth(i)
+		if code := serveFrom(t, h, netip.AddrPortFrom(addr, 1000).String(), "", nil); code != 401 {
+			t.Fatalf("address %d: %d, want 401", i, code)
+		}
+	}
+	if size := h.failures.size(); size != maxKeys {
+		t.Errorf("%d addresses kept, want the cap %d", size, maxKeys)
+	}
+	if !h.Throttled(nth(n-1)) || h.Throttled(nth(0)) {
+		t.Error("the cap did not forget the address that failed longest ago, keeping the latest")
+	}
+}
+
+// TestAuthFailureMetricsShared: two handlers on one registry share the
+// counter, whose series exist before the first failure.
+func TestAuthFailureMetricsShared(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	h1 := newBareHandler(t, func(o *Options) { o.Registerer = reg })
+	h2 := newBareHandler(t, func(o *Options) { o.Registerer = reg })
+	if got, want := authFailures(t, reg), map[string]float64{"missing": 0, "invalid": 0, "throttled": 0}; !maps.Equal(got, want) {
+		t.Errorf("before any failure: %v, want %v", got, want)
+	}
+	serveFrom(t, h1, "192.0.2.1:1", "", nil)
+	serveFrom(t, h2, "192.0.2.1:1", "", nil)
+	if got := authFailures(t, reg)["missing"]; got != 2 {
+		t.Errorf("missing %v, want 2", got)
+	}
+}
+
+// newBareHandler returns a handler with an admin token and no backend.
+func newBareHandler(t *testing.T, mutate ...func(*Options)) *Handler {
+	t.Helper()
+	opts := Options{
+		Backend: func() Backend { return nil },
+		Tokens:  []Token{{Name: "ops", Secret: adminSecret, Role: RoleAdmin}},
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	h, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// serveFrom serves GET /v1/queues from the client address remote with
+// secret ("" for none) and header, and returns the status.
+func serveFrom(t *testing.T, h http.Handler, remote, secret string, header http.Header) int {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/v1/queues", nil)
+	req.RemoteAddr = remote
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// authFailures returns courier_api_auth_failures_total by reason.
+func authFailures(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "courier_api_auth_failures_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != 1 || m.GetLabel()[0].GetName() != "reason" {
+				t.Fatalf("labels %v, want reason only", m.GetLabel())
+			}
+			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no courier_api_auth_failures_total in the registry")
+	}
+	return out
+}
