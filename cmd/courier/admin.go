@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,8 +18,6 @@ import (
 // listener, or served on admin.addr by a listener of its own.
 type adminAPI struct {
 	handler http.Handler
-	// api is the handler when the API is served, nil when it is disabled.
-	api *api.Handler
 	// client is the API's producer client, once Redis is reached.
 	client atomic.Pointer[worker.Client]
 	// open is set when the API serves without authentication.
@@ -74,18 +71,8 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.handler, a.api, a.open = h, h, c.InsecureNoAuth
+	a.handler, a.open = h, c.InsecureNoAuth
 	return a, nil
-}
-
-// refuse returns what the listeners serving the API ask of each new
-// connection: whether its client is throttled for failing authentication
-// too often (nil when the API is disabled).
-func (a *adminAPI) refuse() func(netip.Addr) bool {
-	if a.api == nil {
-		return nil
-	}
-	return a.api.Throttled
 }
 
 // warnOpen says loudly that anyone may use an API without authentication.

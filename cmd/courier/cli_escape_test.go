@@ -1,20 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker"
 )
 
 // The tests in this file check that the client commands print text from
@@ -27,56 +19,16 @@ import (
 // draws a line of its own, then adds a C1 CSI, a bidi override and DEL.
 const hostileError = "\x1b]0;pwned\x07\x1b[2J\r\nstate:\tdone\u009b2J\u202eevil\x7f"
 
-// killWithErrors puts a job per id of errs on queue and runs a worker
-// daemon whose handler fails each permanently with its text in errs,
-// until they are all dead: killJobs with errors of the test's choosing.
-// The queue must have no other due jobs.
-func (b *cliBundle) killWithErrors(t *testing.T, queue string, errs map[string]string) {
-	t.Helper()
-	for id := range errs {
-		b.enqueue(t, worker.JobSpec{Queue: queue, ID: id, Payload: []byte("\x1b]0;payload\x07\u202e " + id)})
-	}
-	reg := worker.NewRegistry()
-	fail := func(_ context.Context, j *worker.Job) error { return worker.Permanent(errors.New(errs[j.ID])) }
-	if err := reg.Register(queue, worker.HandlerFunc(fail), worker.QueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := make(chan struct{})
-	var runErr error
-	go func() {
-		defer close(stopped)
-		runErr = d.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-stopped:
-		case <-time.After(30 * time.Second):
-			t.Error("the worker daemon did not stop within 30s")
-			return
-		}
-		if runErr != nil {
-			t.Errorf("worker daemon: %v", runErr)
-		}
-	}()
-	testkit.Poll{Stop: stopped}.EventuallyState(t, 30*time.Second, func() (bool, string) {
-		s, err := b.client.Stats(t.Context(), queue)
-		return err == nil && s.Dead == int64(len(errs)), fmt.Sprintf("queue %s: %+v (err %v), want %d dead", queue, s, err, len(errs))
-	})
-}
-
 // TestCLIEscapesJobText: a dead job's hostile last error and payload reach
 // the terminal escaped, from inspect and dead list, directly on Redis and
 // through the API; --json gives the error back exact.
 func TestCLIEscapesJobText(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	b.killWithErrors(t, "q", map[string]string{"hostile": hostileError, "latin1": "tls: caf\xe9 \xff"})
+	payload := func(id string) []byte { return []byte("\x1b]0;payload\x07\u202e " + id) }
+	b.killWithErrors(t, "q",
+		doomedJob{id: "hostile", payload: payload("hostile"), err: hostileError},
+		doomedJob{id: "latin1", payload: payload("latin1"), err: "tls: caf\xe9 \xff"})
 	url := b.apiServer(t)
 	// The worker stores "permanent: " and the error; --json must give
 	// back what it stored, byte for byte.

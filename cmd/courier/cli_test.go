@@ -71,9 +71,32 @@ func (b *cliBundle) enqueue(t *testing.T, specs ...worker.JobSpec) {
 // dead; then it stops the daemon. The queue must have no other due jobs.
 func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
 	t.Helper()
-	specs := make([]worker.JobSpec, len(ids))
+	jobs := make([]doomedJob, len(ids))
 	for i, id := range ids {
-		specs[i] = worker.JobSpec{Queue: queue, ID: id, Payload: []byte("payload of " + id)}
+		jobs[i] = doomedJob{id: id, payload: []byte("payload of " + id), err: "boom " + id}
+	}
+	b.killWithErrors(t, queue, jobs...)
+}
+
+// doomedJob is a job killWithErrors kills: its id, payload, and the error
+// its handler fails with.
+type doomedJob struct {
+	id      string
+	payload []byte
+	err     string
+}
+
+// killWithErrors enqueues jobs on queue, in order, and runs a worker daemon
+// whose handler fails each permanently with its error text, until they are
+// all dead; then it stops the daemon. The queue must have no other due
+// jobs.
+func (b *cliBundle) killWithErrors(t *testing.T, queue string, jobs ...doomedJob) {
+	t.Helper()
+	specs := make([]worker.JobSpec, len(jobs))
+	errs := make(map[string]string, len(jobs))
+	for i, j := range jobs {
+		specs[i] = worker.JobSpec{Queue: queue, ID: j.id, Payload: j.payload}
+		errs[j.id] = j.err
 	}
 	b.enqueue(t, specs...)
 	before, err := b.client.Stats(t.Context(), queue)
@@ -81,7 +104,7 @@ func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
 		t.Fatal(err)
 	}
 	reg := worker.NewRegistry()
-	fail := func(_ context.Context, j *worker.Job) error { return worker.Permanent(fmt.Errorf("boom %s", j.ID)) }
+	fail := func(_ context.Context, j *worker.Job) error { return worker.Permanent(errors.New(errs[j.ID])) }
 	if err := reg.Register(queue, worker.HandlerFunc(fail), worker.QueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +131,7 @@ func (b *cliBundle) killJobs(t *testing.T, queue string, ids ...string) {
 			t.Errorf("worker daemon: %v", runErr)
 		}
 	}()
-	want := before.Dead + int64(len(ids))
+	want := before.Dead + int64(len(jobs))
 	testkit.Poll{Stop: stopped}.EventuallyState(t, 30*time.Second, func() (bool, string) {
 		s, err := b.client.Stats(t.Context(), queue)
 		return err == nil && s.Dead == want, fmt.Sprintf("queue %s: %+v (err %v), want %d dead", queue, s, err, want)

@@ -15,9 +15,7 @@ import (
 // listen binds the daemon's HTTP listeners, the main one first: http.addr
 // serves the probes, /metrics unless http.metrics_addr takes it, and the
 // API unless admin.addr takes it. Each listener is capped by
-// http.max_connections and http.max_connections_per_client; admin.addr's
-// closes at accept the connections of a client that failed authentication
-// too often.
+// http.max_connections and http.max_connections_per_client.
 func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.Registry, admin *adminAPI) ([]*server.Server, error) {
 	h, c := &d.cfg.HTTP, &d.cfg.Admin
 	httpTLS, err := d.tlsConfig(h.TLS)
@@ -42,10 +40,6 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 		endpoints += " /metrics"
 	}
 	if c.Addr == "" {
-		// No RefuseClient here: this listener also serves the probes and
-		// /metrics, which a throttled address (a proxy, a shared host) must
-		// not lose; the API itself still answers a throttled client 429
-		// and closes its connection.
 		endpoints += " /v1/"
 	}
 	srv, err := server.Listen(opts)
@@ -68,7 +62,6 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 		}
 		l := listener("admin.addr", c.Addr, adminTLS)
 		l.Timeouts = server.Timeouts{Read: c.ReadTimeout, Write: c.WriteTimeout, Idle: c.IdleTimeout}
-		l.RefuseClient = admin.refuse()
 		s, err := server.ListenHandler(l, admin.handler)
 		if err != nil {
 			return nil, err

@@ -73,7 +73,8 @@ type Options struct {
 	// authentications (no token, a malformed one, an unknown one): a
 	// bucket of N failures, refilled at N per Per. Once it is empty, every
 	// request from the address gets 429 without its token being checked,
-	// and its connection is closed (see Handler.Throttled). The address is
+	// each held back for a second (or until the address may try again) so
+	// that a flood's connections carry one request a second. The address is
 	// the connection's (an IPv6 client's /64); X-Forwarded-For is not
 	// trusted, so behind a proxy all clients share the proxy's. No effect
 	// with InsecureNoAuth. The zero value means no limit.
@@ -117,6 +118,7 @@ type Handler struct {
 	// failures limits failed authentications per client address; nil for
 	// no limit.
 	failures *limiter[netip.Addr]
+	hold     time.Duration // throttleHold; tests shorten it
 	metrics  authMetrics
 	browser  *browserGuard
 	log      *slog.Logger
@@ -179,6 +181,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.FailedAuthLimit != (worker.RateLimit{}) && !opts.InsecureNoAuth {
 		h.failures = newLimiter[netip.Addr](opts.FailedAuthLimit, maxKeys)
+		h.hold = throttleHold
 	}
 	h.routes = h.table()
 	for _, rt := range h.routes {
@@ -356,9 +359,6 @@ func (h *Handler) allowed(r *http.Request) string {
 // writeError writes {"error": e} with e's status and, for 429 and 503,
 // Retry-After in whole seconds.
 func writeError(w http.ResponseWriter, e *Error) {
-	if e.closeConn {
-		w.Header().Set("Connection", "close")
-	}
 	if e.retryAfter > 0 {
 		secs := (e.retryAfter + time.Second - 1) / time.Second
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))

@@ -26,8 +26,8 @@
 // has its own request rate limit (a token bucket, ratelimit.go) and may be
 // limited to some queues. Failed authentications are counted, logged with
 // the client's address, and limited per address: an address that fails
-// too often is refused unchecked, and Handler.Throttled lets the listener
-// close its connections at accept (failures.go). Without authentication,
+// too often is refused unchecked, each refusal held back a second so that
+// a flood costs next to nothing (failures.go). Without authentication,
 // requests a web page could make a browser send (cross-origin writes, DNS
 // rebinding) are refused (browser.go). Request bodies are read
 // whole up to a limit and decoded strictly: unknown fields, fields given

@@ -65,7 +65,6 @@ type Error struct {
 	Field string `json:"field,omitempty"`
 
 	retryAfter time.Duration // sent as Retry-After with 429 and 503
-	closeConn  bool          // sent with Connection: close, to end the client's keep-alive
 	cause      error         // what Unwrap returns: a worker sentinel, on the client side
 }
 

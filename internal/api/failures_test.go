@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -15,8 +16,8 @@ import (
 )
 
 // TestFailedAuthLimit: an address that fails authentication N times is
-// refused, right token or not, with 429, Retry-After and its connection
-// closed, until a failure has refilled; failures are counted and logged
+// refused, right token or not, with 429 and Retry-After on a connection
+// kept open, until a failure has refilled; failures are counted and logged
 // with the address, throttled requests only counted.
 func TestFailedAuthLimit(t *testing.T) {
 	t.Parallel()
@@ -34,16 +35,14 @@ func TestFailedAuthLimit(t *testing.T) {
 	// fallback authenticates too).
 	b.want(b.do("GET", "/v1/queues/q/jobs/x", "", ""), 401)
 	b.want(b.do("POST", "/v1/queues/q/jobs", wrong, `{}`), 401)
-	if b.h.Throttled(local) {
+	if throttled(b.h, local) {
 		t.Fatal("throttled after 2 failures of 3")
 	}
-	if r := b.want(b.do("GET", "/v1/nope", wrong, ""), 401); !r.closed {
-		t.Error("the failure that throttles the address left its connection open")
-	}
-	if !b.h.Throttled(local) || !b.h.Throttled(netip.MustParseAddr("::ffff:127.0.0.1")) {
+	b.want(b.do("GET", "/v1/nope", wrong, ""), 401)
+	if !throttled(b.h, local) || !throttled(b.h, netip.MustParseAddr("::ffff:127.0.0.1")) {
 		t.Fatal("not throttled after 3 failures")
 	}
-	if b.h.Throttled(netip.MustParseAddr("127.0.0.2")) {
+	if throttled(b.h, netip.MustParseAddr("127.0.0.2")) {
 		t.Error("another address is throttled")
 	}
 
@@ -56,8 +55,8 @@ func TestFailedAuthLimit(t *testing.T) {
 	if ra := r.header.Get("Retry-After"); ra != "40" {
 		t.Errorf("Retry-After %q, want 40 (a failure refills in 2m/3)", ra)
 	}
-	if !r.closed {
-		t.Error("a throttled request's connection is kept open")
+	if r.closed {
+		t.Error("a throttled request's connection was closed: the flood would open the next one at once")
 	}
 	if !maps.Equal(b.snapshot(), before) {
 		t.Error("a throttled request changed Redis")
@@ -92,7 +91,7 @@ func TestFailedAuthLimit(t *testing.T) {
 	clock.advance(40*time.Second - time.Millisecond)
 	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 429)
 	clock.advance(time.Millisecond)
-	if b.h.Throttled(local) {
+	if throttled(b.h, local) {
 		t.Error("still throttled after the refill")
 	}
 	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 200)
@@ -140,8 +139,8 @@ func TestFailedAuthPerAddress(t *testing.T) {
 			t.Errorf("from %s %v: %d, want %d", tt.remote, tt.header, code, tt.want)
 		}
 	}
-	if !h.Throttled(netip.MustParseAddr("2001:db8::ffff")) || h.Throttled(netip.MustParseAddr("2001:db8:0:1::")) {
-		t.Error("Throttled does not go by the /64 of an IPv6 address")
+	if !throttled(h, netip.MustParseAddr("2001:db8::ffff")) || throttled(h, netip.MustParseAddr("2001:db8:0:1::")) {
+		t.Error("throttling does not go by the /64 of an IPv6 address")
 	}
 	for range 10 {
 		if code := serveFrom(t, h, "@", "wrong-secret-0123456789", nil); code != 401 {
@@ -159,7 +158,7 @@ func TestFailedAuthNoLimit(t *testing.T) {
 			t.Fatalf("%d, want 401", code)
 		}
 	}
-	if h.Throttled(netip.MustParseAddr("192.0.2.1")) {
+	if throttled(h, netip.MustParseAddr("192.0.2.1")) {
 		t.Error("throttled without a limit")
 	}
 }
@@ -183,7 +182,7 @@ func TestFailedAuthTableBounded(t *testing.T) {
 	if size := h.failures.size(); size != maxKeys {
 		t.Errorf("%d addresses kept, want the cap %d", size, maxKeys)
 	}
-	if !h.Throttled(nth(n-1)) || h.Throttled(nth(0)) {
+	if !throttled(h, nth(n-1)) || throttled(h, nth(0)) {
 		t.Error("the cap did not forget the address that failed longest ago, keeping the latest")
 	}
 }
@@ -219,7 +218,13 @@ func newBareHandler(t *testing.T, mutate ...func(*Options)) *Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.hold = 0 // the tests' clocks are fake; TestThrottledHeld holds
 	return h
+}
+
+// throttled reports whether h refuses addr unchecked at the moment.
+func throttled(h *Handler, addr netip.Addr) bool {
+	return h.failures != nil && h.failures.wait(clientKey(addr), h.now()) > 0
 }
 
 // serveFrom serves GET /v1/queues from the client address remote with
@@ -262,4 +267,56 @@ func authFailures(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		t.Fatal("no courier_api_auth_failures_total in the registry")
 	}
 	return out
+}
+
+// TestThrottledHeld: a throttled request waits for its refusal, a second
+// or until the address may try again if that is sooner, so that a flood's
+// connections carry a request a second each; a client that leaves ends the
+// wait.
+func TestThrottledHeld(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	h := newBareHandler(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 1, Per: time.Hour}
+		o.Now = clock.Now
+	})
+	h.hold = 50 * time.Millisecond
+	if code := serveFrom(t, h, "192.0.2.1:1000", "", nil); code != 401 {
+		t.Fatalf("first failure: %d, want 401", code)
+	}
+	start := time.Now()
+	if code := serveFrom(t, h, "192.0.2.1:1000", adminSecret, nil); code != 429 {
+		t.Fatalf("throttled: %d, want 429", code)
+	}
+	if held := time.Since(start); held < h.hold {
+		t.Errorf("the refusal came after %s, want it held %s", held, h.hold)
+	}
+
+	// Sooner when the address may try again sooner: 1ms before a refill.
+	clock.advance(time.Hour - time.Millisecond)
+	start = time.Now()
+	if code := serveFrom(t, h, "192.0.2.1:1000", adminSecret, nil); code != 429 {
+		t.Fatalf("throttled: %d, want 429", code)
+	}
+	if held := time.Since(start); held >= h.hold {
+		t.Errorf("held %s, want about 1ms (the refill is 1ms away)", held)
+	}
+
+	// A client that leaves ends the wait.
+	h.hold = time.Hour
+	clock.advance(-time.Hour + time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/queues", nil)
+	req.RemoteAddr = "192.0.2.1:1000"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a throttled request whose client left is still held")
+	}
 }

@@ -69,6 +69,7 @@ func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.h.hold = 0 // the tests' clocks are fake; TestThrottledHeld holds
 	b.srv = httptest.NewServer(b.h)
 	t.Cleanup(b.srv.Close)
 	return b

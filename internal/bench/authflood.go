@@ -29,7 +29,7 @@ func authflood(ctx context.Context, o options) (string, error) {
 	idle := tg.measure(ctx, idleCtx, good)
 	cancel()
 
-	f := newFlood(tg, o.n)
+	f := newFlood(tg, o.n, o.giveUp)
 	floodCtx, stop := context.WithTimeout(ctx, o.duration)
 	defer stop()
 	var (
@@ -54,12 +54,12 @@ func authflood(ctx context.Context, o options) (string, error) {
 	if p := percentile(idle.latencies, 99); p > 0 {
 		ratio = float64(percentile(busy.latencies, 99)) / float64(p)
 	}
-	attempts := f.unauthorized.Load() + f.limited.Load() + f.refused.Load() + f.other.Load()
+	attempts := f.unauthorized.Load() + f.limited.Load() + f.refused.Load() + f.other.Load() + f.abandoned.Load()
 	return fmt.Sprintf("mode=authflood n=%d clients=%d %s %s ratio_p99=%.2f idle_samples=%d flood_samples=%d "+
-		"flood_attempts=%d flood_s=%.2f flood_per_s=%.0f flood_401=%d flood_429=%d flood_refused=%d flood_other=%d good_errors=%d",
+		"flood_attempts=%d flood_s=%.2f flood_per_s=%.0f flood_401=%d flood_429=%d flood_refused=%d flood_other=%d flood_abandoned=%d give_up=%s good_errors=%d",
 		o.n, o.clients, idle.figures("idle"), busy.figures("flood"), ratio, len(idle.latencies), len(busy.latencies),
 		attempts, floodTime.Seconds(), float64(attempts)/floodTime.Seconds(),
-		f.unauthorized.Load(), f.limited.Load(), f.refused.Load(), f.other.Load(), idle.errors+busy.errors), nil
+		f.unauthorized.Load(), f.limited.Load(), f.refused.Load(), f.other.Load(), f.abandoned.Load(), o.giveUp, idle.errors+busy.errors), nil
 }
 
 // flood sends requests with a wrong token as an attacker would: over
@@ -69,16 +69,18 @@ func authflood(ctx context.Context, o options) (string, error) {
 type flood struct {
 	tg      *target
 	n       int64
+	giveUp  time.Duration // 0: wait for every reply
 	request []byte
 	tickets atomic.Int64 // attempts started; the flood stops at n
 
 	unauthorized, limited, other atomic.Int64 // replies: 401, 429, any other
 	refused                      atomic.Int64 // connection refused or closed without a reply
+	abandoned                    atomic.Int64 // given up on after giveUp
 }
 
-func newFlood(tg *target, n int) *flood {
+func newFlood(tg *target, n int, giveUp time.Duration) *flood {
 	wrong := "courier-bench-wrong-" + randomHex(16)
-	return &flood{tg: tg, n: int64(n), request: []byte("GET " + tg.path + " HTTP/1.1\r\nHost: " + tg.host +
+	return &flood{tg: tg, n: int64(n), giveUp: giveUp, request: []byte("GET " + tg.path + " HTTP/1.1\r\nHost: " + tg.host +
 		"\r\nAuthorization: Bearer " + wrong + "\r\n\r\n")}
 }
 
@@ -104,8 +106,21 @@ func (f *flood) run(ctx context.Context) {
 			}
 			conn, br = c, bufio.NewReader(c)
 		}
-		_ = conn.SetDeadline(deadline)
+		until := deadline
+		if f.giveUp > 0 {
+			until = time.Now().Add(f.giveUp)
+			if until.After(deadline) {
+				until = deadline
+			}
+		}
+		_ = conn.SetDeadline(until)
 		status, keep := f.exchange(conn, br)
+		if status == 0 && f.giveUp > 0 && !over() && !time.Now().Before(until) {
+			f.abandoned.Add(1)
+			conn.Close()
+			conn = nil
+			continue
+		}
 		f.count(status, over())
 		if !keep {
 			conn.Close()

@@ -30,14 +30,26 @@
 //	            are sent or --duration has passed (flood_*: the good
 //	            client is measured while the flood lasts). ratio_p99 is
 //	            flood_p99 / idle_p99; flood_refused counts attempts the
-//	            daemon closed or refused without a reply (authflood.go)
-//	conns       --n connections held open that send nothing (or, with
-//	            --slow, half a request header), then the good client for
-//	            --duration; still_open is how many the daemon had not
-//	            closed at the end, reset_at_once how many of the opened it
-//	            reset before the dial returned. The open-file limit is
-//	            raised for them (fd_limit; fd_limit_ok=false, and a line
-//	            on stderr, when it could not be) (conns.go)
+//	            daemon closed or refused without a reply. With --give-up
+//	            D the flooder abandons a request unanswered within D and
+//	            connects again (flood_abandoned), as an attacker would
+//	            that does not wait for the daemon's held refusals
+//	            (authflood.go)
+//	conns       --n attacker connections kept open while the good client
+//	            is measured for --duration, as a slowloris attacker keeps
+//	            them: each sends nothing (or, with --slow, half a request
+//	            header and then a byte a second) and, when the daemon
+//	            closes it, is opened again after --redial (default at
+//	            once: a connection flood; slowloris itself replaces its
+//	            sockets every few seconds; reopened counts these dials). The measurement starts once each has been
+//	            dialled once, kept or not. held_p50 and held_min are the
+//	            connections open from this side, counted every 100 ms
+//	            (those the daemon has yet to accept and close included);
+//	            still_open is how many the daemon had not closed at the
+//	            end, reset_at_once how many dials it reset before they
+//	            returned. The open-file limit is raised for them
+//	            (fd_limit; fd_limit_ok=false, and a line on stderr, when
+//	            it could not be) (conns.go)
 //
 // Run is the whole API: cmd/courier maps ErrUsage to exit code 2 and
 // flag.ErrHelp to 0, as for its other commands.

@@ -32,9 +32,11 @@ type options struct {
 	metrics     bool
 	batch       int
 	clients     int
-	api         string // authflood, conns: the running daemon's API
-	token       string // authflood, conns: a producer or admin token
-	slow        bool   // conns: send half a request on each connection
+	api         string        // authflood, conns: the running daemon's API
+	token       string        // authflood, conns: a producer or admin token
+	slow        bool          // conns: send half a request on each connection
+	giveUp      time.Duration // authflood: abandon a request unanswered this long
+	redial      time.Duration // conns: the wait before a closed connection is replaced
 }
 
 const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]\n" +
@@ -83,6 +85,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.clients, "clients", 0, "api: concurrent HTTP clients (default 8); authflood: the flood's keep-alive connections (default 64)")
 	fs.StringVar(&o.api, "api", "", "authflood, conns: `URL` of a running daemon's API (http://host:port or https://host:port)")
 	fs.StringVar(&o.token, "token", "", "authflood, conns: a producer or admin token of that API")
+	fs.DurationVar(&o.giveUp, "give-up", 0, "authflood: abandon a wrong-token request not answered within this long and connect again, as an impatient attacker would (0 = wait for every reply)")
+	fs.DurationVar(&o.redial, "redial", 0, "conns: how long an attacker waits before replacing a connection the daemon closed (0 = at once, a connection flood; slowloris replaces its sockets every few seconds)")
 	fs.BoolVar(&o.slow, "slow", false, "conns: send half a request header on each connection (slowloris) instead of nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

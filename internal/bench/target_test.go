@@ -73,16 +73,17 @@ func TestAuthfloodWrongToken(t *testing.T) {
 }
 
 // TestConns runs --mode conns small against a listener that lets one
-// address hold 10 connections: the rest are closed at once, and with
-// --slow a short header timeout closes them all; the good client is
+// address hold 10 connections: the 20 others are closed at once and
+// reopened, so 10 are held throughout; with --slow a short header timeout
+// closes them all, and they are reopened as often. The good client is
 // served throughout.
 func TestConns(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name      string
-		listener  server.Listener
-		slow      bool
-		stillOpen int
+		name     string
+		listener server.Listener
+		slow     bool
+		heldMin  float64 // the least held_min and still_open
 	}{
 		{"idle", server.Listener{MaxConnectionsPerClient: 10}, false, 10},
 		{"slow", server.Listener{MaxConnectionsPerClient: 10, Timeouts: server.Timeouts{Read: 100 * time.Millisecond}}, true, 0},
@@ -95,11 +96,14 @@ func TestConns(t *testing.T) {
 				"--n", "30", "--duration", "400ms", "--slow="+strconv.FormatBool(tt.slow))
 			t.Log(line)
 			kv := parseFigures(t, line)
-			for _, k := range []string{"n", "opened", "still_open", "good_p50_ms", "good_p99_ms", "good_max_ms", "good_errors", "fd_limit"} {
+			for _, k := range []string{"n", "opened", "reopened", "held_p50", "held_min", "still_open",
+				"good_p50_ms", "good_p99_ms", "good_max_ms", "good_errors", "reset_at_once", "dial_errors", "fd_limit"} {
 				number(t, kv, k)
 			}
-			if kv["mode"] != "conns" || kv["opened"] != "30" || number(t, kv, "still_open") != float64(tt.stillOpen) ||
-				kv["good_errors"] != "0" || kv["fd_limit_ok"] != "true" {
+			heldMin, heldP50, stillOpen := number(t, kv, "held_min"), number(t, kv, "held_p50"), number(t, kv, "still_open")
+			if kv["mode"] != "conns" || number(t, kv, "opened") < 30 || number(t, kv, "reopened") == 0 ||
+				heldMin < tt.heldMin || heldMin > heldP50 || heldP50 > 30 || stillOpen < tt.heldMin || stillOpen > 10 ||
+				kv["good_errors"] != "0" || kv["dial_errors"] != "0" || kv["fd_limit_ok"] != "true" {
 				t.Errorf("figures %v", kv)
 			}
 		})

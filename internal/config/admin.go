@@ -158,10 +158,10 @@ func isHostName(s string) bool {
 		if label == "" || len(label) > 63 {
 			return false
 		}
-		for _, c := range label {
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
-				return false
-			}
+		if strings.ContainsFunc(label, func(c rune) bool {
+			return (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-'
+		}) {
+			return false
 		}
 	}
 	return true

@@ -1,35 +1,39 @@
 package config
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
-// tlsFiles are PEM files for the listener tests, in one directory.
+// tlsFiles are PEM files for the listener tests.
 type tlsFiles struct {
-	cert, key     string // a self-signed pair
-	otherKey      string // a key of another pair
-	ca            string // a CA file: the self-signed certificate
+	cert, key     string // a server pair of the test CA
+	otherKey      string // the key of another pair
+	ca            string // a CA file: the test CA's certificate
 	notPEM        string // text that is no PEM
 	badCert       string // a CERTIFICATE block that does not parse
 	pemTextInFile string // a line of the key file, which no message may show
 }
 
-// writeTLSFiles writes a self-signed certificate, its key, another key and
-// broken files into a temporary directory.
+// writeTLSFiles writes a server pair of a test CA, the CA's certificate,
+// another key and broken files into temporary directories.
 func writeTLSFiles(t *testing.T) tlsFiles {
 	t.Helper()
+	ca := testkit.NewCA(t)
+	f := tlsFiles{}
+	f.cert, f.key = ca.ServerFiles(t)
+	keyPEM, err := os.ReadFile(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pemTextInFile = strings.Split(string(keyPEM), "\n")[1]
+
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		path := filepath.Join(dir, name)
@@ -38,43 +42,12 @@ func writeTLSFiles(t *testing.T) tlsFiles {
 		}
 		return path
 	}
-	newKey := func() (*ecdsa.PrivateKey, []byte) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	}
-	key, keyPEM := newKey()
-	_, otherPEM := newKey()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "courier test"},
-		DNSNames:              []string{"localhost"},
-		NotBefore:             time.Unix(0, 0),
-		NotAfter:              time.Unix(1<<33, 0),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return tlsFiles{
-		cert:          write("cert.pem", certPEM),
-		key:           write("key.pem", keyPEM),
-		otherKey:      write("other.pem", otherPEM),
-		ca:            write("ca.pem", certPEM),
-		notPEM:        write("not.pem", []byte("hunter2 is no certificate\n")),
-		badCert:       write("bad.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("hunter2")})),
-		pemTextInFile: strings.Split(string(keyPEM), "\n")[1],
-	}
+	_, otherKey := ca.Issue(t, 3, false)
+	f.otherKey = write("other.pem", otherKey)
+	f.ca = write("ca.pem", ca.PEM())
+	f.notPEM = write("not.pem", []byte("hunter2 is no certificate\n"))
+	f.badCert = write("bad.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("hunter2")}))
+	return f
 }
 
 // TestListenTLS: http.tls and admin.tls load a good pair and a CA, and

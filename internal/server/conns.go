@@ -20,7 +20,6 @@ import (
 type capListener struct {
 	net.Listener
 	max, perClient int
-	refuse         func(netip.Addr) bool
 	metrics        *connMetrics
 
 	mu     sync.Mutex
@@ -37,7 +36,6 @@ func newCapListener(ln net.Listener, l Listener, m *connMetrics) *capListener {
 		Listener:  ln,
 		max:       l.MaxConnections,
 		perClient: l.MaxConnectionsPerClient,
-		refuse:    l.RefuseClient,
 		metrics:   m,
 		client:    make(map[netip.Prefix]int),
 	}
@@ -76,10 +74,6 @@ func (l *capListener) Accept() (net.Conn, error) {
 // connection idle the longest.
 func (l *capListener) admit(c net.Conn) *trackedConn {
 	addr := remoteAddr(c)
-	if l.refuse != nil && l.refuse(addr) {
-		l.drop(c, reasonRefusedClient)
-		return nil
-	}
 	client := clientOf(addr)
 	l.mu.Lock()
 	if l.client[client] >= l.perClient {

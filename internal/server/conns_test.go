@@ -202,34 +202,6 @@ func TestTotalCapEvictsTheIdlest(t *testing.T) {
 	}
 }
 
-// TestRefuseClient: a refused address is closed before anything is read;
-// others are served.
-func TestRefuseClient(t *testing.T) {
-	t.Parallel()
-	var mu sync.Mutex
-	var asked []netip.Addr
-	s := serveCapped(t, Listener{RefuseClient: func(a netip.Addr) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, a)
-		return a == netip.MustParseAddr("127.0.0.2")
-	}}, nil)
-	if !refusedAtOnce(t, "127.0.0.2", s.Addr()) {
-		t.Error("a refused client's connection was not closed")
-	}
-	if code := roundTrip(t, dialFrom(t, "127.0.0.1", s.Addr())); code != http.StatusNoContent {
-		t.Errorf("another client: %d", code)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != 2 || asked[0] != netip.MustParseAddr("127.0.0.2") {
-		t.Errorf("RefuseClient was asked about %v", asked)
-	}
-	if got := s.refused(t, reasonRefusedClient); got != 1 {
-		t.Errorf("refused refused_client: %v, want 1", got)
-	}
-}
-
 // TestConnectionsAreForgotten: many connections opened and closed, by
 // either side, served or refused, leave nothing behind.
 func TestConnectionsAreForgotten(t *testing.T) {

@@ -13,8 +13,7 @@
 //     an idle keep-alive is closed after the idle timeout.
 //   - Connection caps (conns.go): at most MaxConnections open connections,
 //     the one idle the longest making room for a new one at the cap, and at
-//     most MaxConnectionsPerClient from one client address; RefuseClient
-//     closes a connection from a refused address before anything is read.
+//     most MaxConnectionsPerClient from one client address.
 //     A flood of connections is closed at the cost of an accept and a
 //     close, and never exhausts the process's file descriptors.
 //   - TLS (tls.go): TLSConfig serves a certificate it reloads when its files
@@ -25,5 +24,5 @@
 //
 //	courier_http_connections{listener}                     open connections
 //	courier_http_connections_refused_total{listener,reason} closed unserved:
-//	    over_capacity, per_client, refused_client or evicted
+//	    over_capacity, per_client or evicted
 package server

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,11 +65,6 @@ type Listener struct {
 	// beyond it new ones are closed at once. Behind a proxy every client has
 	// the proxy's address. Default MaxConnectionsPerClientDefault.
 	MaxConnectionsPerClient int
-	// RefuseClient, when set, is asked at accept, before anything is read,
-	// whether to close the connection from this address at once (the API's
-	// Throttled: addresses that failed authentication too often). It runs on
-	// the accept loop, so it must be fast. Default: refuse none.
-	RefuseClient func(netip.Addr) bool
 	// Registerer receives the connection metrics (metrics.go). Default: none.
 	Registerer prometheus.Registerer
 	// Logger receives serving errors. Required.

@@ -10,10 +10,9 @@ import (
 // Why a connection was closed by the listener rather than served: the
 // values of the reason label, a fixed set.
 const (
-	reasonOverCapacity  = "over_capacity"  // at MaxConnections, none idle to make room
-	reasonPerClient     = "per_client"     // its address is at MaxConnectionsPerClient
-	reasonRefusedClient = "refused_client" // RefuseClient said so
-	reasonEvicted       = "evicted"        // idle the longest when a new one came at the cap
+	reasonOverCapacity = "over_capacity" // at MaxConnections, none idle to make room
+	reasonPerClient    = "per_client"    // its address is at MaxConnectionsPerClient
+	reasonEvicted      = "evicted"       // idle the longest when a new one came at the cap
 )
 
 // connMetrics are one listener's connection metrics. The listener label is
@@ -33,7 +32,7 @@ func newConnMetrics(reg prometheus.Registerer, key string) (*connMetrics, error)
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "courier_http_connections_refused_total",
 		Help: "Connections an HTTP listener closed instead of serving, by reason: over_capacity, " +
-			"per_client, refused_client, or evicted (idle the longest when the listener was full).",
+			"per_client, or evicted (idle the longest when the listener was full).",
 		ConstLabels: labels,
 	}, []string{"reason"})
 	if reg != nil { // else counted, never exported: no nil checks on the accept path
@@ -46,7 +45,7 @@ func newConnMetrics(reg prometheus.Registerer, key string) (*connMetrics, error)
 		}
 	}
 	m := &connMetrics{open: open, refused: make(map[string]prometheus.Counter)}
-	for _, r := range []string{reasonOverCapacity, reasonPerClient, reasonRefusedClient, reasonEvicted} {
+	for _, r := range []string{reasonOverCapacity, reasonPerClient, reasonEvicted} {
 		m.refused[r] = refused.WithLabelValues(r) // every reason shows, at 0, before it first happens
 	}
 	return m, nil

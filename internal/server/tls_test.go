@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,10 +17,25 @@ import (
 )
 
 // tlsFiles writes a server certificate of ca (serial) and its key to dir.
-func tlsFiles(t *testing.T, ca *testCA, dir string, serial int64, mod time.Time) (certFile, keyFile string) {
+func tlsFiles(t *testing.T, ca *testkit.CA, dir string, serial int64, mod time.Time) (certFile, keyFile string) {
 	t.Helper()
-	c, k := ca.issue(t, serial, false)
+	c, k := ca.Issue(t, serial, false)
 	return writeFile(t, dir, "tls.crt", c, mod), writeFile(t, dir, "tls.key", k, mod)
+}
+
+// writeFile writes data to name in dir and sets its modification time to
+// mod, so that a rewrite within the file system's time granularity still
+// reads as a change.
+func writeFile(t *testing.T, dir, name string, data []byte, mod time.Time) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // serveTLS serves 204 over TLS with cfg until the test ends; hits counts
@@ -56,7 +73,7 @@ func httpsGet(t *testing.T, addr string, cfg *tls.Config) (int, *tls.ConnectionS
 // a client that never starts its handshake holds up no one.
 func TestTLS(t *testing.T) {
 	t.Parallel()
-	ca := newCA(t)
+	ca := testkit.NewCA(t)
 	certFile, keyFile := tlsFiles(t, ca, t.TempDir(), 2, time.Now())
 	cfg, err := TLSConfig(certFile, keyFile, "", quiet)
 	if err != nil {
@@ -66,7 +83,7 @@ func TestTLS(t *testing.T) {
 	addr := s.Addr()
 
 	dialFrom(t, "127.0.0.1", addr) // connected, never starts a handshake: must hold up no one
-	code, state, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.pool()})
+	code, state, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatalf("HTTPS with the CA trusted: %v", err)
 	}
@@ -77,7 +94,7 @@ func TestTLS(t *testing.T) {
 	if _, _, err := httpsGet(t, addr, &tls.Config{}); err == nil {
 		t.Error("a client that does not trust the CA verified the certificate")
 	}
-	if _, _, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.pool(), MaxVersion: tls.VersionTLS11}); err == nil {
+	if _, _, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS11}); err == nil {
 		t.Error("TLS 1.1 was accepted")
 	}
 	before := hits.Load()
@@ -99,7 +116,7 @@ func TestTLS(t *testing.T) {
 // connections without a restart.
 func TestTLSRotation(t *testing.T) {
 	t.Parallel()
-	ca := newCA(t)
+	ca := testkit.NewCA(t)
 	dir := t.TempDir()
 	certFile, keyFile := tlsFiles(t, ca, dir, 2, time.Now().Add(-time.Minute))
 	cfg, err := TLSConfig(certFile, keyFile, "", quiet)
@@ -109,7 +126,7 @@ func TestTLSRotation(t *testing.T) {
 	s, _ := serveTLS(t, cfg)
 	addr := s.Addr()
 	serial := func() int64 {
-		_, state, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.pool()})
+		_, state, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.Pool()})
 		if err != nil {
 			t.Fatalf("HTTPS: %v", err)
 		}
@@ -127,7 +144,7 @@ func TestTLSRotation(t *testing.T) {
 // that fails to load is logged once and the previous one kept.
 func TestCertReloader(t *testing.T) {
 	t.Parallel()
-	ca := newCA(t)
+	ca := testkit.NewCA(t)
 	dir := t.TempDir()
 	mod := time.Now().Add(-time.Hour)
 	certFile, keyFile := tlsFiles(t, ca, dir, 2, mod)
@@ -174,10 +191,10 @@ func TestCertReloader(t *testing.T) {
 // TestMutualTLS: with a client CA, a client needs a certificate it signed.
 func TestMutualTLS(t *testing.T) {
 	t.Parallel()
-	ca, other := newCA(t), newCA(t)
+	ca, other := testkit.NewCA(t), testkit.NewCA(t)
 	dir := t.TempDir()
 	certFile, keyFile := tlsFiles(t, ca, dir, 2, time.Now())
-	caFile := writeFile(t, dir, "client-ca.pem", ca.pem, time.Now())
+	caFile := writeFile(t, dir, "client-ca.pem", ca.PEM(), time.Now())
 	cfg, err := TLSConfig(certFile, keyFile, caFile, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -190,12 +207,12 @@ func TestMutualTLS(t *testing.T) {
 		ok    bool
 	}{
 		{"no client certificate", nil, false},
-		{"a certificate of another CA", []tls.Certificate{other.clientCert(t)}, false},
-		{"a certificate of the client CA", []tls.Certificate{ca.clientCert(t)}, true},
+		{"a certificate of another CA", []tls.Certificate{other.ClientCert(t)}, false},
+		{"a certificate of the client CA", []tls.Certificate{ca.ClientCert(t)}, true},
 	}
 	for _, tt := range tests {
 		before := hits.Load()
-		code, _, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.pool(), Certificates: tt.certs})
+		code, _, err := httpsGet(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: tt.certs})
 		switch {
 		case tt.ok && (err != nil || code != http.StatusNoContent):
 			t.Errorf("%s: %d %v", tt.name, code, err)
@@ -207,7 +224,7 @@ func TestMutualTLS(t *testing.T) {
 
 func TestTLSConfigErrors(t *testing.T) {
 	t.Parallel()
-	ca := newCA(t)
+	ca := testkit.NewCA(t)
 	dir := t.TempDir()
 	certFile, keyFile := tlsFiles(t, ca, dir, 2, time.Now())
 	notPEM := writeFile(t, dir, "ca.txt", []byte("no certificate here"), time.Now())

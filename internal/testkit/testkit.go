@@ -14,6 +14,9 @@
 //     test, and fail the test when Redis does not answer.
 //   - Metric readers (metric.go): Metric reads one series of a Prometheus
 //     Gatherer, Series all of them as `name{label="value",...}` strings.
+//   - Certificates (certs.go): NewCA makes a CA for one test, which issues
+//     server certificates for 127.0.0.1 and localhost and client
+//     certificates, in memory or as files.
 //
 // Where the Redis comes from, in order:
 //
