@@ -47,7 +47,7 @@ func (b *cliBundle) run(t *testing.T, stdin, cmd string, flags ...string) (code 
 // runCLIStdin is runCLI with stdin.
 func runCLIStdin(t *testing.T, ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut testkit.Buffer
 	code = run(ctx, args, streams{in: strings.NewReader(stdin), out: &out, err: &errOut})
 	return code, out.String(), errOut.String()
 }

@@ -60,8 +60,8 @@ const (
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testkit.Buffer
+	stderr testkit.Buffer
 	done   chan struct{}
 	err    error
 }

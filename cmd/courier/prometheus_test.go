@@ -57,7 +57,7 @@ const prometheusPollEvery = 50 * time.Millisecond
 type prometheusServer struct {
 	url  string
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  testkit.Buffer
 	done chan struct{}
 }
 

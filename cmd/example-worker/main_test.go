@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,23 +13,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestExampleWorker builds the example as a user would, runs it against
 // Redis, enqueues a good and a bad signup, and stops it with SIGTERM.
@@ -46,7 +27,7 @@ func TestExampleWorker(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	cmd := exec.Command(bin, "--redis", addr, "--prefix", prefix)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,14 +39,14 @@ type bundle struct {
 	opts   Options
 	h      *Handler
 	srv    *httptest.Server
-	logs   *syncBuffer
+	logs   *testkit.Buffer
 }
 
 // setup starts an API with a producer and an admin token; mutate adjusts
 // the options first.
 func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 	t.Helper()
-	b := &bundle{t: t, rdb: testkit.Single(t), prefix: testkit.Prefix(t), logs: &syncBuffer{}}
+	b := &bundle{t: t, rdb: testkit.Single(t), prefix: testkit.Prefix(t), logs: &testkit.Buffer{}}
 	b.calls = &countingClient{Client: b.rdb}
 	client, err := worker.NewClient(b.calls, worker.Config{Prefix: b.prefix})
 	if err != nil {
@@ -253,24 +252,6 @@ func (c *countingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 func (c *countingClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	c.n.Add(1)
 	return c.Client.DoMulti(ctx, cmds...)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers (a logger).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // fakeClock is an Options.Now that moves only when told to.

@@ -50,7 +50,7 @@ func conns(ctx context.Context, o options, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	limit, err := raiseFileLimit(uint64(o.n) + 1000) // the connections, and room for the rest
+	limit, err := raiseFileLimit(uint64(o.n) + 1000) // #nosec G115 -- --n is checked positive; the connections, and room for the rest
 	fdOK := err == nil
 	if !fdOK {
 		fmt.Fprintf(stderr, "courier bench: the open-file limit %d is below --n + 1000: %v; connections beyond it fail\n", limit, err)
@@ -233,7 +233,7 @@ func (a *attackers) settle(ctx context.Context) int64 {
 func (tg *target) openOne(ctx context.Context, source *atomic.Uint32, slow bool) (net.Conn, error) {
 	for {
 		s := source.Load()
-		c, err := tg.dial(ctx, byte(s))
+		c, err := tg.dial(ctx, byte(s)) // #nosec G115 -- s stays in 2..254: it grows only below 254
 		if errors.Is(err, syscall.EADDRNOTAVAIL) && tg.loopback && s < 254 {
 			source.CompareAndSwap(s, s+1) // no port left on 127.0.0.<s>
 			continue

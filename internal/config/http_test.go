@@ -1,8 +1,6 @@
 package config
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -42,13 +40,7 @@ admin:
 
 func TestHTTPBadConfigs(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		yaml    string
-		environ []string
-		key     string
-		msg     string
-	}{
+	tests := []badConfig{
 		{"bad metrics addr", "http:\n  metrics_addr: nope\n", nil, "http.metrics_addr", "host:port"},
 		{"metrics addr is http addr", "http:\n  addr: 127.0.0.1:9750\n  metrics_addr: 127.0.0.1:9750\n", nil, "http.metrics_addr", "is also http.addr"},
 		{"metrics addr is admin addr", "http:\n  metrics_addr: 127.0.0.1:9751\nadmin:\n  addr: 127.0.0.1:9751\n", nil, "http.metrics_addr", "is also admin.addr"},
@@ -61,24 +53,5 @@ func TestHTTPBadConfigs(t *testing.T) {
 		{"env: per client", "", []string{"COURIER_HTTP__MAX_CONNECTIONS_PER_CLIENT=-1"}, "http.max_connections_per_client", "1 to"},
 		{"unknown tls key", "http:\n  tls:\n    ca_file: /x\n", nil, "http.tls.ca_file", "unknown key"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			src := Sources{Environ: tt.environ}
-			if tt.yaml != "" {
-				src.File = writeFile(t, tt.yaml)
-			}
-			_, err := Load(src)
-			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Load: %v; want an *Error naming %s", err, tt.key)
-			}
-			for _, p := range e.Problems {
-				if p.Key == tt.key && strings.Contains(p.Message, tt.msg) {
-					return
-				}
-			}
-			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
-		})
-	}
+	checkRefused(t, tests, nil)
 }

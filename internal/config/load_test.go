@@ -143,13 +143,7 @@ queues:
 // TestBadConfigs: each bad configuration fails with its key named.
 func TestBadConfigs(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		yaml    string
-		environ []string
-		key     string
-		msg     string
-	}{
+	tests := []badConfig{
 		{"unknown top-level key", "redsi:\n  addr: x:1\n", nil, "redsi", "unknown key"},
 		{"unknown nested key with suggestion", "redis:\n  adr: x:1\n", nil, "redis.adr", "did you mean addr"},
 		{"unknown queue key", minimal + "    concurency: 3\n", nil, "queues.emails.concurency", "unknown key"},
@@ -212,26 +206,7 @@ func TestBadConfigs(t *testing.T) {
 		{"rate limit as a number", minimal + "    rate_limit: 100\n", nil, "queues.emails.rate_limit", "expected text"},
 		{"env: bad rate limit", minimal, []string{"COURIER_QUEUES__EMAILS__RATE_LIMIT=100 a second"}, "queues.emails.rate_limit", `expected "N per DURATION"`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			src := Sources{Environ: tt.environ}
-			if tt.yaml != "" {
-				src.File = writeFile(t, tt.yaml)
-			}
-			_, err := Load(src)
-			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Load: %v; want an *Error naming %s", err, tt.key)
-			}
-			for _, p := range e.Problems {
-				if p.Key == tt.key && strings.Contains(p.Message, tt.msg) {
-					return
-				}
-			}
-			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
-		})
-	}
+	checkRefused(t, tests, nil)
 }
 
 func TestEveryProblemReported(t *testing.T) {
@@ -386,5 +361,44 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, ok := e.options().Backoff.(worker.ExponentialBackoff); !ok {
 		t.Errorf("default policy %T", e.options().Backoff)
+	}
+}
+
+// badConfig is a configuration Load must refuse: from yaml ("" for no file)
+// and environ, with a problem for key whose message holds msg.
+type badConfig struct {
+	name    string
+	yaml    string
+	environ []string
+	key     string
+	msg     string
+}
+
+// checkRefused loads each case in a parallel subtest and checks that it is
+// refused as it says; more, if not nil, checks the error further.
+func checkRefused(t *testing.T, tests []badConfig, more func(t *testing.T, err error)) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := Sources{Environ: tt.environ}
+			if tt.yaml != "" {
+				src.File = writeFile(t, tt.yaml)
+			}
+			_, err := Load(src)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Load: %v; want an *Error naming %s", err, tt.key)
+			}
+			if more != nil {
+				more(t, err)
+			}
+			for _, p := range e.Problems {
+				if p.Key == tt.key && strings.Contains(p.Message, tt.msg) {
+					return
+				}
+			}
+			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
+		})
 	}
 }

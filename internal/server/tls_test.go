@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"crypto/tls"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -148,7 +146,7 @@ func TestCertReloader(t *testing.T) {
 	dir := t.TempDir()
 	mod := time.Now().Add(-time.Hour)
 	certFile, keyFile := tlsFiles(t, ca, dir, 2, mod)
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	now := time.Now()
 	r, err := newCertReloader(certFile, keyFile, slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return now })
 	if err != nil {
@@ -243,22 +241,4 @@ func TestTLSConfigErrors(t *testing.T) {
 			t.Errorf("%s: %v; want an error with %q", tt.name, err, tt.inErr)
 		}
 	}
-}
-
-// lockedBuffer is a log destination the test reads while the code writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
