@@ -200,8 +200,8 @@ queues:
 // failAuthentication sends requests to the API at addr that fail
 // authentication, n with a wrong token and one without, so that
 // courier_api_auth_failures_total moves. n stays below
-// admin.failed_auth_limit (10 per 1m): a throttled 127.0.0.1 would have its
-// connections closed at accept, Prometheus's scrapes included.
+// admin.failed_auth_limit (10 per 1m): a throttled 127.0.0.1 would get 429,
+// held a second, instead of the 401 checked here.
 func failAuthentication(t *testing.T, addr string, n int) {
 	t.Helper()
 	for i := range n + 1 {

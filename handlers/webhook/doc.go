@@ -36,9 +36,10 @@
 // (10/8, 172.16/12, 192.168/16, IPv6 fc00::/7), link-local (169.254/16,
 // fe80::/10), unspecified and 0.0.0.0/8, shared CGNAT (100.64/10),
 // 192.0.0.0/24, benchmarking (198.18/15), multicast, 240.0.0.0/4 with
-// broadcast, IPv6 site-local (fec0::/10), and the IPv6 forms of any of
-// them: IPv4-mapped, IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4
-// (2002::/16) addresses whose IPv4 address is refused.
+// broadcast, IPv6 site-local (fec0::/10), local-use NAT64
+// (64:ff9b:1::/48), and the IPv6 forms of any of them: IPv4-mapped,
+// IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses
+// whose IPv4 address is refused.
 //
 // The rule applies to the address a host name resolves to, checked again
 // on every new connection, so that a name that later resolves elsewhere
@@ -60,10 +61,11 @@
 // # Secrets
 //
 // Error messages (which become the job's last error) and logs never show
-// the secret or a header value of at least 8 bytes, in any letter case,
-// percent-, base64- or hex-encoded, nor the credential after an
-// authentication scheme ("Bearer <token>", and for "Basic <base64>" the
-// decoded "user:password" and the password). Shorter values are not
+// the secret, a header value, or the user information or a query value of
+// url, of at least 8 bytes, in any letter case, percent-, base64- or
+// hex-encoded, nor the credential after an authentication scheme
+// ("Bearer <token>", and for "Basic <base64>" the decoded
+// "user:password", the user and the password). Shorter values are not
 // blanked, since that would garble the messages, except for a secret
 // echoed as it is in a response body. A URL appears as scheme, host
 // and path only, without user information or query. With path_secret set,
@@ -88,7 +90,7 @@
 //	Courier-Queue      the job's queue
 //	Courier-Attempt    the attempt, 1 for the first
 //	Courier-Timestamp  the time of the request, in Unix seconds
-//	Courier-Signature  v2=<signature>, when a secret is set
+//	Courier-Signature  the signature (see Signature), when a secret is set
 //
 // Delivery is at least once: a receiver may see a job again, for instance
 // when its response was lost, and should dedupe on Courier-Job-Id.
@@ -117,7 +119,8 @@
 //	                  headers["Courier-Job-Id"].encode(),
 //	                  headers["Courier-Attempt"].encode(), body])
 //	mac = hmac.new(secret, msg, hashlib.sha256).hexdigest()
-//	ok = hmac.compare_digest("v2=" + mac, headers["Courier-Signature"])
+//	ok = hmac.compare_digest(("v2=" + mac).encode(),
+//	                         headers["Courier-Signature"].encode())
 //
 // The "v2=" prefix names the scheme. With signature_version: 1 the handler
 // sends the older v1 scheme instead, for receivers not yet upgraded:

@@ -44,6 +44,12 @@ var refusedRanges = []addrRange{
 	{prefix: netip.MustParsePrefix("::1/128"), kind: "a loopback address"},
 	{prefix: netip.MustParsePrefix("::/96"), kind: "an IPv4-compatible address", embeds: low32},
 	{prefix: netip.MustParsePrefix("64:ff9b::/96"), kind: "a NAT64 address", embeds: low32},
+	// The local-use NAT64 prefix (RFC 8215) is refused whole: unlike the
+	// well-known one above, whose translators must not reach non-global
+	// IPv4 addresses (RFC 6052, section 3.1), it exists to reach private
+	// networks, and where it carries the IPv4 address depends on the
+	// length of the prefix each site carves from it.
+	{prefix: netip.MustParsePrefix("64:ff9b:1::/48"), kind: "a local-use NAT64 address"},
 	{prefix: netip.MustParsePrefix("2002::/16"), kind: "a 6to4 address", embeds: sixToFour},
 	{prefix: netip.MustParsePrefix("fc00::/7"), kind: "a unique-local address"},
 	{prefix: netip.MustParsePrefix("fe80::/10"), kind: "a link-local address"},

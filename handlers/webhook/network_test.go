@@ -40,6 +40,8 @@ func TestClassify(t *testing.T) {
 		{"::127.0.0.1", "an IPv4-compatible address of 127.0.0.1, a loopback address"},
 		{"64:ff9b::7f00:1", "a NAT64 address of 127.0.0.1, a loopback address"},
 		{"64:ff9b::a9fe:a9fe", "a NAT64 address of 169.254.169.254, a link-local address"},
+		{"64:ff9b:1::a00:1", "a local-use NAT64 address"},
+		{"64:ff9b:1:ffff::1", "a local-use NAT64 address"},
 		{"2002:7f00:1::", "a 6to4 address of 127.0.0.1, a loopback address"},
 		{"2002:c0a8:101::1", "a 6to4 address of 192.168.1.1, a private address"},
 		{"fc00::1", "a unique-local address"},

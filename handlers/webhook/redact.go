@@ -64,7 +64,8 @@ func (r redactor) with(u *url.URL) redactor {
 
 // credentials returns v and the secrets inside it: after an authentication
 // scheme ("Bearer abc" holds "abc"), and, for Basic, the decoded
-// "user:password" and the password.
+// "user:password", the password, and the user, which is the credential
+// itself for services that take an API key as the user name.
 func credentials(v string) []string {
 	out := []string{v}
 	scheme, rest, ok := strings.Cut(v, " ")
@@ -81,8 +82,8 @@ func credentials(v string) []string {
 		return out
 	}
 	out = append(out, string(dec))
-	if _, password, ok := strings.Cut(string(dec), ":"); ok {
-		out = append(out, password)
+	if user, password, ok := strings.Cut(string(dec), ":"); ok {
+		out = append(out, user, password)
 	}
 	return out
 }

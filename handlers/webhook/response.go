@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -127,15 +126,11 @@ func (c *config) snippet(body []byte) string {
 	if s == "" {
 		return ""
 	}
-	cut := len(body) >= responseReadMax
+	truncated := len(body) >= responseReadMax
 	if len(s) > snippetMax {
-		n := snippetMax
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s, cut = strings.TrimRight(s[:n], " "), true
+		s, truncated = strings.TrimRight(cut(s, snippetMax, ""), " "), true
 	}
-	if cut {
+	if truncated {
 		s += " …"
 	}
 	return ": " + s

@@ -137,3 +137,34 @@ func TestPathSecretLogs(t *testing.T) {
 		t.Errorf("log = %q; want the url as scheme://host/[redacted]", out)
 	}
 }
+
+// The user information and the query of url are credentials too: the
+// client sends the former as a Basic Authorization header, and an echo of
+// either is blanked.
+func TestErrorsHideURLCredentials(t *testing.T) {
+	t.Parallel()
+	const (
+		apiKey = "sk_live_0123456789" // the user, with no password
+		token  = "qtok-0123456789"
+	)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		user, _, _ := r.BasicAuth()
+		io.WriteString(w, "auth "+r.Header.Get("Authorization")+" user "+user+" query "+r.URL.RawQuery)
+	})
+	u := strings.Replace(rc.srv.URL, "http://", "http://"+apiKey+"@", 1) + "/hook?api_key=" + token
+	err := newLocalHandler(t, webhook.Settings{URL: u}).Handle(t.Context(), newJob(`{}`))
+	if kind(err) != permanent {
+		t.Fatalf("Handle = %v; want a permanent error", err)
+	}
+	msg := err.Error()
+	basic := base64.StdEncoding.EncodeToString([]byte(apiKey + ":"))
+	for _, hidden := range []string{apiKey, basic, token} {
+		if strings.Contains(msg, hidden) {
+			t.Errorf("error = %q; it shows %q", msg, hidden)
+		}
+	}
+	if want := "401 Unauthorized: auth [redacted] user [redacted] query api_key=[redacted]"; !strings.Contains(msg, want) {
+		t.Errorf("error = %q; want it to contain %q", msg, want)
+	}
+}

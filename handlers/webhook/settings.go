@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -41,9 +42,9 @@ type Settings struct {
 	// application/json.
 	ContentType string `koanf:"content_type"`
 	// AllowHosts lists the hosts a job may name in its own URL, and turns on
-	// envelope mode (see the package doc). An entry is "host", "host:port"
-	// or "*.example.com", which matches every subdomain of example.com but
-	// not example.com itself; an entry without a port allows only the
+	// envelope mode (see the package doc). An entry is "host", "host:port",
+	// an IP address, or "*.example.com", which matches every subdomain of
+	// example.com but not example.com itself; an entry without a port allows only the
 	// scheme's default port (80 for http, 443 for https). Default none:
 	// every job goes to URL.
 	AllowHosts []string `koanf:"allow_hosts"`
@@ -124,8 +125,19 @@ func (s Settings) parse() (config, []error) {
 		c.redact.addKey(s.Secret)
 	}
 	if c.url != nil {
-		if pw, ok := c.url.User.Password(); ok {
-			c.redact.addSecret(pw)
+		if ui := c.url.User; ui != nil {
+			// http.Client sends user information as a Basic
+			// Authorization header: blank that value and what is in it
+			// (the user, who may be an API key, and the password).
+			pw, _ := ui.Password()
+			c.redact.addSecret("Basic " + base64.StdEncoding.EncodeToString([]byte(ui.Username()+":"+pw)))
+		}
+		// A query often carries a token (?api_key=...): display never
+		// shows it, and neither may a receiver's echo of it.
+		for _, values := range c.url.Query() {
+			for _, v := range values {
+				c.redact.addSecret(v)
+			}
 		}
 		if c.pathSecret {
 			c.redact.addPath(c.url)

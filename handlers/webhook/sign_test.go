@@ -72,6 +72,10 @@ func TestVerifier(t *testing.T) {
 		{name: "signed timestamp", change: set(webhook.HeaderTimestamp, "+1700000000"), want: webhook.ErrBadSignature},
 		{name: "no timestamp", change: set(webhook.HeaderTimestamp, ""), want: webhook.ErrBadSignature},
 		{name: "no job id", change: set(webhook.HeaderJobID, ""), want: webhook.ErrBadSignature},
+		{name: "repeated job id", change: add(webhook.HeaderJobID, "j-2"), want: webhook.ErrBadSignature},
+		{name: "repeated queue", change: add(webhook.HeaderQueue, "refunds"), want: webhook.ErrBadSignature},
+		{name: "repeated attempt", change: add(webhook.HeaderAttempt, "2"), want: webhook.ErrBadSignature},
+		{name: "repeated timestamp", change: add(webhook.HeaderTimestamp, "1700000000"), want: webhook.ErrBadSignature},
 		{name: "other body", change: func(_ http.Header, b *[]byte) { *b = []byte(`{"a":2}`) }, want: webhook.ErrBadSignature},
 		{name: "no signature", change: set(webhook.HeaderSignature, ""), want: webhook.ErrNoSignature},
 		{name: "no prefix", change: func(h http.Header, _ *[]byte) {
@@ -120,6 +124,10 @@ func TestVerifier(t *testing.T) {
 
 func set(name, value string) func(http.Header, *[]byte) {
 	return func(h http.Header, _ *[]byte) { h.Set(name, value) }
+}
+
+func add(name, value string) func(http.Header, *[]byte) {
+	return func(h http.Header, _ *[]byte) { h.Add(name, value) }
 }
 
 func at(t time.Time) func() time.Time { return func() time.Time { return t } }

@@ -52,7 +52,9 @@ type Verifier struct {
 // its headers and its body as received (before any parsing), and then its
 // timestamp. It compares in constant time and accepts upper-case hex; a
 // Courier-Signature header may list several signatures, separated by
-// commas, of which one must match. The error wraps ErrNoSignature,
+// commas, of which one must match. It refuses a request that repeats a
+// header the signature covers, since the receiver might read another
+// value than the one checked. The error wraps ErrNoSignature,
 // ErrBadSignature or ErrStale.
 func (v Verifier) Verify(h http.Header, body []byte) error {
 	header := strings.Join(h.Values(HeaderSignature), ",")
@@ -62,10 +64,10 @@ func (v Verifier) Verify(h http.Header, body []byte) error {
 	if len(v.Secret) == 0 {
 		return fmt.Errorf("%w: the verifier has no secret", ErrBadSignature)
 	}
-	ts := h.Get(HeaderTimestamp)
+	ts, one := single(h, HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || !isDigits(ts) {
-		return fmt.Errorf("%w: %s is missing or not Unix seconds", ErrBadSignature, HeaderTimestamp)
+	if !one || err != nil || !isDigits(ts) {
+		return fmt.Errorf("%w: %s is missing, repeated or not Unix seconds", ErrBadSignature, HeaderTimestamp)
 	}
 	if err := v.checkSignature(header, h, ts, body); err != nil {
 		return err
@@ -129,19 +131,33 @@ func (v Verifier) checkSignature(header string, h http.Header, ts string, body [
 
 // messageOf reads what a v2 signature covers from a request's headers.
 func messageOf(h http.Header, ts string, body []byte) (Message, error) {
-	m := Message{Timestamp: ts, Queue: h.Get(HeaderQueue), JobID: h.Get(HeaderJobID), Body: body}
-	raw := h.Get(HeaderAttempt)
+	m := Message{Timestamp: ts, Body: body}
+	queue, oneQueue := single(h, HeaderQueue)
+	id, oneID := single(h, HeaderJobID)
+	raw, oneAttempt := single(h, HeaderAttempt)
 	n, err := strconv.Atoi(raw)
 	switch {
-	case err != nil || strconv.Itoa(n) != raw:
-		return Message{}, fmt.Errorf("%w: %s is missing or not a decimal number", ErrBadSignature, HeaderAttempt)
-	case m.Queue == "" || strings.Contains(m.Queue, "\n"):
-		return Message{}, fmt.Errorf("%w: %s is missing or holds a newline", ErrBadSignature, HeaderQueue)
-	case m.JobID == "" || strings.Contains(m.JobID, "\n"):
-		return Message{}, fmt.Errorf("%w: %s is missing or holds a newline", ErrBadSignature, HeaderJobID)
+	case !oneAttempt || err != nil || strconv.Itoa(n) != raw:
+		return Message{}, fmt.Errorf("%w: %s is missing, repeated or not a decimal number", ErrBadSignature, HeaderAttempt)
+	case !oneQueue || queue == "" || strings.Contains(queue, "\n"):
+		return Message{}, fmt.Errorf("%w: %s is missing, repeated or holds a newline", ErrBadSignature, HeaderQueue)
+	case !oneID || id == "" || strings.Contains(id, "\n"):
+		return Message{}, fmt.Errorf("%w: %s is missing, repeated or holds a newline", ErrBadSignature, HeaderJobID)
 	}
-	m.Attempt = n
+	m.Queue, m.JobID, m.Attempt = queue, id, n
 	return m, nil
+}
+
+// single returns the value of the header name, and false when the request
+// has none or several: a receiver reading the last of several values, or
+// all of them joined, as some frameworks do, would act on a value the
+// signature does not cover.
+func single(h http.Header, name string) (string, bool) {
+	values := h.Values(name)
+	if len(values) != 1 {
+		return "", false
+	}
+	return values[0], true
 }
 
 // Verify is Verifier{Secret: secret}.Verify: it checks a request's v2

@@ -25,7 +25,7 @@ const (
 	HeaderJobID     = "Courier-Job-Id"    // the job's id: dedupe on it, delivery is at least once
 	HeaderQueue     = "Courier-Queue"     // the job's queue
 	HeaderAttempt   = "Courier-Attempt"   // the attempt, from 1, in decimal
-	HeaderTimestamp = "Courier-Timestamp" // when the request was signed, in Unix seconds
+	HeaderTimestamp = "Courier-Timestamp" // when the request was made (and signed), in Unix seconds
 	HeaderSignature = "Courier-Signature" // Sign's result; only when a secret is set
 )
 
@@ -55,7 +55,7 @@ func New(queue string, log *slog.Logger, s Settings) (worker.Handler, error) {
 
 type handler struct {
 	cfg    config
-	dial   *dialer
+	dial   *dialer // the client's dialer; tests replace its lookup
 	client *http.Client
 	log    *slog.Logger
 }
@@ -126,8 +126,9 @@ func (h *handler) setHeaders(hdr http.Header, job *worker.Job, body []byte) {
 }
 
 // sendError explains a request that got no response. A refused address
-// fails the job permanently. When the job's own context ended, the error wraps its cause (ErrShutdown, ErrJobTimeout,
-// ErrLeaseLost) for the daemon; otherwise it is a plain, retryable error.
+// fails the job permanently. When the job's own context ended, the error
+// wraps its cause (ErrShutdown, ErrJobTimeout, ErrLeaseLost) for the
+// daemon; otherwise it is a plain, retryable error.
 func (h *handler) sendError(ctx, reqCtx context.Context, where string, err error) error {
 	var refused *refusedError
 	if errors.As(err, &refused) {

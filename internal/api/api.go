@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,6 +120,7 @@ type Handler struct {
 	// no limit.
 	failures *limiter[netip.Addr]
 	hold     time.Duration // throttleHold; tests shorten it
+	held     atomic.Int64  // throttled requests held now; at most maxHeld
 	metrics  authMetrics
 	browser  *browserGuard
 	log      *slog.Logger

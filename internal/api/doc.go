@@ -27,10 +27,11 @@
 // limited to some queues. Failed authentications are counted, logged with
 // the client's address, and limited per address: an address that fails
 // too often is refused unchecked, each refusal held back a second so that
-// a flood costs next to nothing (failures.go). Without authentication,
-// requests a web page could make a browser send (cross-origin writes, DNS
-// rebinding) are refused (browser.go). Request bodies are read
-// whole up to a limit and decoded strictly: unknown fields, fields given
+// a flood costs next to nothing (failures.go). Requests a web page could
+// make a browser send are refused (browser.go): cross-origin writes
+// always, and without authentication any request addressed to a name a
+// page could rebind (DNS rebinding). Request bodies are read whole up to
+// a limit and decoded strictly: unknown fields, fields given
 // twice, wrong types and trailing data are refused with the field named,
 // before anything is written. Client is the Go client of the API, used by
 // the courier CLI's --api mode.

@@ -16,10 +16,14 @@ import (
 // token is hashed, and each refusal is held back (throttleHold) on its
 // connection before it is sent. Held, a flood's connections carry one
 // request a second each, and the listener's per-client cap bounds how
-// many it may hold; refused at once, or with its connection closed, the
-// flooder would send the next request, or open the next connection, at
-// once, and the refusals alone would keep the CPU busy (measured with
-// courier bench --mode authflood: a good token's p99 rose 18-fold that way).
+// many it may hold. (Over HTTP/2, which a TLS listener speaks, each stream
+// is held on its own: a connection carries up to net/http's limit of
+// concurrent streams, 250, a second; so at most maxHeld requests are held
+// at once, and those beyond are refused at once.) Refused at once, or with its
+// connection closed, the flooder would send the next request, or open the
+// next connection, at once, and the refusals alone would keep the CPU busy
+// (measured with courier bench --mode authflood: a good token's p99 rose
+// 18-fold that way).
 
 // The values of courier_api_auth_failures_total's reason label.
 const (
@@ -91,6 +95,11 @@ func clientKey(addr netip.Addr) netip.Addr {
 // a second, or until the address may try again if that is sooner.
 const throttleHold = time.Second
 
+// maxHeld bounds the throttled requests held at once, so that holding them
+// costs at most this many goroutines (about 8 MiB); past it they are
+// refused at once.
+const maxHeld = 1024
+
 // refuseThrottled answers a request from a throttled address with 429,
 // after holding it for h.hold or until the address may try again, and
 // reports whether it did. The token is not looked at, and nothing is
@@ -108,7 +117,8 @@ func (h *Handler) refuseThrottled(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	h.metrics.failures.WithLabelValues(failThrottled).Inc()
-	if hold := min(wait, h.hold); hold > 0 {
+	if hold := min(wait, h.hold); hold > 0 && h.takeHoldPlace() {
+		defer h.held.Add(-1)
 		t := time.NewTimer(hold)
 		select {
 		case <-t.C:
@@ -118,6 +128,16 @@ func (h *Handler) refuseThrottled(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	writeError(w, throttledError(wait))
+	return true
+}
+
+// takeHoldPlace takes one of the maxHeld places of held requests, and reports
+// whether there was one; the caller gives it back.
+func (h *Handler) takeHoldPlace() bool {
+	if h.held.Add(1) > maxHeld {
+		h.held.Add(-1)
+		return false
+	}
 	return true
 }
 

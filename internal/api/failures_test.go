@@ -272,7 +272,7 @@ func authFailures(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // TestThrottledHeld: a throttled request waits for its refusal, a second
 // or until the address may try again if that is sooner, so that a flood's
 // connections carry a request a second each; a client that leaves ends the
-// wait.
+// wait; past maxHeld held at once, the refusal comes at once.
 func TestThrottledHeld(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
@@ -318,5 +318,21 @@ func TestThrottledHeld(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a throttled request whose client left is still held")
+	}
+
+	// With maxHeld requests held already, the next is refused at once.
+	h.held.Store(maxHeld)
+	refused := make(chan int, 1)
+	go func() { refused <- serveFrom(t, h, "192.0.2.1:1000", adminSecret, nil) }()
+	select {
+	case code := <-refused:
+		if code != 429 {
+			t.Errorf("throttled past maxHeld: %d, want 429", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a throttled request past maxHeld was held")
+	}
+	if n := h.held.Load(); n != maxHeld {
+		t.Errorf("%d requests counted as held, want %d", n, maxHeld)
 	}
 }

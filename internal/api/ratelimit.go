@@ -154,10 +154,3 @@ func (l *limiter[K]) unlink(b *bucket[K]) {
 	}
 	b.prev, b.next = nil, nil
 }
-
-// size is how many buckets the limiter holds.
-func (l *limiter[K]) size() int {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return len(l.buckets)
-}

@@ -69,3 +69,10 @@ func TestLimiterBounded(t *testing.T) {
 		t.Errorf("%d buckets after the refill, want 3 (900, 1000, 2000)", n)
 	}
 }
+
+// size is how many buckets the limiter holds.
+func (l *limiter[K]) size() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.buckets)
+}

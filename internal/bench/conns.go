@@ -33,8 +33,10 @@ const (
 	// is counted once no dial is in flight and the held count has not
 	// changed for settleQuiet (at most settleMax): the connections the
 	// daemon accepted only to close them are closed by then, and so are
-	// the dials the daemon's full backlog made retry their SYN.
-	settleQuiet = 50 * time.Millisecond
+	// the dials the daemon's full backlog made retry their SYN. A loaded
+	// daemon may accept nothing for tens of milliseconds (with 50ms here,
+	// a test run under -race counted every --n connection as still open).
+	settleQuiet = 250 * time.Millisecond
 	settleMax   = 3 * time.Second
 )
 
@@ -115,8 +117,8 @@ type attackers struct {
 
 // slot keeps one attacker connection open until ctx ends: it dials, holds
 // the connection until the daemon closes it, and dials again after
-// --redial (and dialPause more when the dial failed). firstDial is called once, after its
-// first dial or when ctx ends before it.
+// --redial (and dialPause more when the dial failed). firstDial is called
+// once, after its first dial or when ctx ends before it.
 func (a *attackers) slot(ctx context.Context, firstDial func()) {
 	first := true
 	defer func() {

@@ -41,8 +41,9 @@
 //	            header and then a byte a second) and, when the daemon
 //	            closes it, is opened again after --redial (default at
 //	            once: a connection flood; slowloris itself replaces its
-//	            sockets every few seconds; reopened counts these dials). The measurement starts once each has been
-//	            dialled once, kept or not. held_p50 and held_min are the
+//	            sockets every few seconds; reopened counts these dials).
+//	            The measurement starts once each has been dialled once,
+//	            kept or not. held_p50 and held_min are the
 //	            connections open from this side, counted every 100 ms
 //	            (those the daemon has yet to accept and close included);
 //	            still_open is how many the daemon had not closed at the

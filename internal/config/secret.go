@@ -139,11 +139,44 @@ func redact(err error, secrets []string) error {
 	}
 	out := &Error{Problems: make([]Problem, len(e.Problems))}
 	for i, p := range e.Problems {
-		for _, s := range secrets {
-			p.Key = strings.ReplaceAll(p.Key, s, "[redacted]")
-			p.Message = strings.ReplaceAll(p.Message, s, "[redacted]")
-		}
-		out.Problems[i] = p
+		out.Problems[i] = Problem{Key: blank(p.Key, secrets), Message: blank(p.Message, secrets)}
 	}
 	return out
+}
+
+// blank replaces each run of s covered by a secret with "[redacted]". The
+// secrets are all found in s before any is replaced: replacing them one by
+// one would let a secret that contains, or overlaps, another show the part
+// the first replacement left.
+func blank(s string, secrets []string) string {
+	var covered []bool
+	for _, secret := range secrets {
+		for from := 0; secret != ""; {
+			i := strings.Index(s[from:], secret)
+			if i < 0 {
+				break
+			}
+			if covered == nil {
+				covered = make([]bool, len(s))
+			}
+			start := from + i
+			for j := start; j < start+len(secret); j++ {
+				covered[j] = true
+			}
+			from = start + 1
+		}
+	}
+	if covered == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := range len(s) {
+		switch {
+		case !covered[i]:
+			b.WriteByte(s[i])
+		case i == 0 || !covered[i-1]:
+			b.WriteString("[redacted]")
+		}
+	}
+	return b.String()
 }

@@ -190,17 +190,39 @@ func TestHandlerProblemsRedactSecrets(t *testing.T) {
 		return errors.Join(
 			errors.New("secret: "+s.Secret+" is not accepted"),
 			errors.New("headers.Authorization: "+s.Headers["Authorization"]+" is not accepted"),
+			errors.New("headers.X-Key: "+s.Headers["X-Key"]+" is not accepted"),
 			errors.New("url: "+s.URL+" is not accepted"),
 		)
 	})
-	err := buildTestHandler(t, b, "hook:\n  url: http://plain.example/\n  secret: hunter2-secret\n  headers: {Authorization: Bearer hunter2-header}\n")
+	err := buildTestHandler(t, b, "hook:\n  url: http://plain.example/\n  secret: hunter2-secret\n  headers: {Authorization: Bearer hunter2-header, X-Key: hunter2-secret-tail}\n")
 	if err == nil {
 		t.Fatal("build succeeded")
 	}
-	if strings.Contains(err.Error(), "hunter2") {
+	// X-Key holds the secret and more: blanking the secret first must not
+	// leave the rest of X-Key showing.
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "tail") {
 		t.Errorf("the handler's message shows a secret:\n%v", err)
 	}
 	if !strings.Contains(err.Error(), "queues.x.hook.url: http://plain.example/ is not accepted") {
 		t.Errorf("a value that is not secret was hidden or the key lost:\n%v", err)
+	}
+}
+
+// TestBlank: every secret is blanked, those that hold or overlap another
+// too, and a run of them is one mark.
+func TestBlank(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ s, want string }{
+		{"no secret here", "no secret here"},
+		{"key abcdef and abcdef", "key [redacted] and [redacted]"},
+		{"nested: abcdef-ghijkl.", "nested: [redacted]."},
+		{"overlap: abcdef-ghijkl-mnopqr!", "overlap: [redacted]!"},
+		{"adjacent abcdefmnopqr", "adjacent [redacted]"},
+	}
+	secrets := []string{"abcdef", "abcdef-ghijkl", "kl-mnopqr", "mnopqr", ""}
+	for _, tt := range tests {
+		if got := blank(tt.s, secrets); got != tt.want {
+			t.Errorf("blank(%q) = %q, want %q", tt.s, got, tt.want)
+		}
 	}
 }
