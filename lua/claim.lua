@@ -1,27 +1,29 @@
 -- claim.lua: move up to n due jobs to active with a lease and a fresh claim
 -- token, within the queue's rate limit when it has one.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (needed only
---   with a rate limit)
+-- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (touched only
+--   with a rate limit)   KEYS[8] paused string (pause.lua)
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
 --   or "0" (both) = no limit
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
---   (-1 = none), or, negated (< -1), the time in ms at which the rate window
---   next frees capacity, when the limit is used up and a job is due by then:
---   a claim before that time takes nothing. corrupt: records that are not
---   records (or whose header does not decode) and went to dead, wrapped
---   (rec_corrupt); then per claimed job: its id, the run-at it was
---   due at (a decimal string), its claim token (the same for every job of
---   one call), its record, unchanged, and its state entry ('' when it has
+--   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
+--   read or moved, nothing was written, corrupt is 0 and no job follows;
+--   or, negated (< -2), the time in ms at which the rate window next frees
+--   capacity, when the limit is used up and a job is due by then: a claim
+--   before that time takes nothing. corrupt: records that are not records
+--   (or whose header does not decode) and went to dead, wrapped
+--   (rec_corrupt); then per claimed job: its id, the run-at it was due at
+--   (a decimal string), its claim token (the same for every job of one
+--   call), its record, unchanged, and its state entry ('' when it has
 --   none), which overrides the record's attempts, max and last error (see
 --   record.lua; the running attempt is attempts + 1). A record whose header
 --   is not the fresh default gets its state entry here when it has none.
--- bound: n <= 1000; O(n log N) plus the bytes of the records returned; with
---   a rate limit, plus O(log E + 1000) for the E <= rate_n entries of the
---   rate zset (never a scan of the window).
+-- bound: n <= 1000; O(1) when paused, else O(n log N) plus the bytes of
+--   the records returned; with a rate limit, plus O(log E + 1000) for the
+--   E <= rate_n entries of the rate zset (never a scan of the window).
 --
 -- The rate zset holds one entry per claim call that took k > 0 jobs: score
 -- = the claim time in µs (never below the previous entry's, so scores follow
@@ -54,7 +56,11 @@ elseif rms_s ~= '' and rms_s ~= '0' then
   return redis.error_reply('ERR courier: rate_ms without rate_n')
 end
 
+if not KEYS[8] then return redis.error_reply('ERR courier: claim needs the paused key (KEYS[8])') end
+
 local now, now_us = now_ms()
+-- A paused queue hands out nothing: one EXISTS, before any write.
+if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0} end
 local out = {now_us, -1, 0}
 
 -- The rate window: how many jobs this call may take, read before any write.

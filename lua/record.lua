@@ -156,12 +156,17 @@ end
 -- gets PUBLISH; the subscribers choose the same way (store/wake.go).
 function wake(channel, prev_head, score)
   if score ~= nil and (prev_head == nil or score < prev_head) then
-    local msg = string.format('%d', score)
-    local r = redis.pcall('SPUBLISH', channel, msg)
-    if type(r) == 'table' and r.err then
-      if not string.find(string.lower(r.err), 'unknown', 1, true) then error(r) end
-      redis.call('PUBLISH', channel, msg)
-    end
+    announce(channel, string.format('%d', score))
+  end
+end
+
+-- announce sends msg on channel with SPUBLISH, or PUBLISH on a server that
+-- does not know it (see wake).
+function announce(channel, msg)
+  local r = redis.pcall('SPUBLISH', channel, msg)
+  if type(r) == 'table' and r.err then
+    if not string.find(string.lower(r.err), 'unknown', 1, true) then error(r) end
+    redis.call('PUBLISH', channel, msg)
   end
 end
 

@@ -12,6 +12,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 func TestDaemonGracefulStop(t *testing.T) {
@@ -222,7 +223,8 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		lastTry := enqueue(t, c, worker.JobSpec{Queue: "q", ID: "last-try", MaxAttempts: 1})
 
 		// A worker claims both jobs with a 300ms lease and dies.
-		keys := worker.QueueKeys(prefix, "q") // jobs, due, active, dead, claims, state, rate: claim.lua's keys
+		// jobs, due, active, dead, claims, state, rate, paused: claim.lua's keys
+		keys := append(worker.QueueKeys(prefix, "q"), store.QueueKeys(prefix, "q").Paused)
 		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
 		if err != nil || len(vals) != 3+2*5 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)

@@ -25,8 +25,9 @@
 // not idempotent) are never resent by the client: the caller learns that
 // the outcome is unknown, and the scripts are written so that the caller's
 // own next step (a recovery, a retried ack carrying the same claim token)
-// is safe. Resend scripts (the read-only ones, and lock_renew, which only
-// resets a TTL) are marked retryable for rueidis.
+// is safe. Resend scripts (the read-only ones; forget and pause, whose
+// second run finds nothing more to do; and lock_renew, which only resets a
+// TTL) are marked retryable for rueidis.
 //
 // When Redis refuses a call with an error reply that says it did not run
 // it, for a cause that passes by itself — TRYAGAIN (the keys' slot is

@@ -42,7 +42,13 @@ var (
 	// Forget deletes the leftovers of an unused queue: it only deletes, and a
 	// second run finds nothing more to delete.
 	Forget = declare("forget", Resend, AllowOOM)
-	// Stats counts a queue's jobs by state (read only).
+	// Pause pauses or resumes a queue: it sets or deletes one tiny key,
+	// so an operator can stop a queue's claims while Redis is full. A
+	// second run changes nothing (its reply then says "no change", and it
+	// publishes nothing).
+	Pause = declare("pause", Resend, AllowOOM)
+	// Stats counts a queue's jobs by state and reads its pause flag (read
+	// only).
 	Stats = declare("stats", Resend, DenyOOM)
 	// DeadList reads a page of the dead set after a cursor (read only).
 	DeadList = declare("deadlist", Resend, DenyOOM)
@@ -61,7 +67,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, Fire, Purge, Forget, Get, Stats, DeadList,
+		Recover, Trim, Fire, Purge, Forget, Pause, Get, Stats, DeadList,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

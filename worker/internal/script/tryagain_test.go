@@ -14,11 +14,11 @@ import (
 )
 
 // queueKeys are the keys of one queue as package store builds them.
-type queueKeys struct{ jobs, due, active, dead, claims, state, rate, wake string }
+type queueKeys struct{ jobs, due, active, dead, claims, state, rate, paused, wake string }
 
 func keysOf(prefix, queue string) queueKeys {
 	k := func(name string) string { return fmt.Sprintf("%s:{%s}:%s", prefix, queue, name) }
-	return queueKeys{k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("wake")}
+	return queueKeys{k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake")}
 }
 
 // enqueueRaw enqueues jobs due now with the enqueue script.
@@ -35,7 +35,7 @@ func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 
 // claimRaw runs the claim script for up to n jobs under a 60 s lease.
 func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
-	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate}, []string{strconv.Itoa(n), "60000"})
+	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused}, []string{strconv.Itoa(n), "60000"})
 }
 
 // TestExecWaitsOutAMigratingSlot moves a queue's slot to another master

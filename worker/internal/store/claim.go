@@ -19,6 +19,10 @@ type Claimed struct {
 	// Limited reports that the rate limit is used up and holds back a job
 	// due by Next: claims before Next take nothing.
 	Limited bool
+	// Paused reports that the queue is paused (Store.Pause): the claim took
+	// nothing and changed nothing, whatever is due; Next is zero. A
+	// resume publishes a wake-up.
+	Paused  bool
 	Corrupt int // records that did not decode and were moved to dead
 	Jobs    []Record
 	// Bad holds claimed jobs whose records the script accepted but Go could
@@ -46,6 +50,9 @@ const (
 	MaxRatePer = 366 * 24 * time.Hour
 )
 
+// claimPaused is claim.lua's next_ms when the queue is paused.
+const claimPaused = -2
+
 // Claim moves up to n due jobs of queue to active with the given lease and
 // returns them with their attempt spent. It ignores any rate limit.
 func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Duration) (Claimed, error) {
@@ -60,7 +67,7 @@ func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease tim
 	if limit != (Rate{}) {
 		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
 	}
-	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate},
+	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused},
 		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
@@ -78,7 +85,9 @@ func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease tim
 	switch next := head[1]; {
 	case next >= 0:
 		c.Next = time.UnixMilli(next)
-	case next < -1: // negated: when the rate window frees capacity
+	case next == claimPaused:
+		c.Paused = true
+	case next < claimPaused: // negated: when the rate window frees capacity
 		c.Next, c.Limited = time.UnixMilli(-next), true
 	}
 	c.Jobs = make([]Record, 0, (len(vals)-3)/5)

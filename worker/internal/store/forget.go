@@ -9,8 +9,9 @@ import (
 )
 
 // ForgetQueues removes from the set of known queues the names of queues no
-// longer in use: no job in any state, no process serving them, no leader
-// and no periodic schedule. Their leftover keys (the pins, the last claim
+// longer in use: no job in any state, no process serving them, no leader,
+// no periodic schedule, and not paused (a paused queue stays paused, and
+// listed, until an operator resumes it). Their leftover keys (the pins, the last claim
 // token, the state hash and the rate window) are deleted in the same script
 // call that checks the queue is unused, so a job enqueued meanwhile is never
 // touched. The queues in keep (the ones the caller serves) are left alone.
@@ -34,7 +35,7 @@ func (s *Store) ForgetQueues(ctx context.Context, keep []string) ([]string, erro
 		k := s.Keys(q)
 		candidates = append(candidates, q)
 		calls = append(calls, script.Call{Keys: []string{
-			k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet,
+			k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
 		}})
 	}
 	var gone []string

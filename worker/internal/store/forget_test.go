@@ -13,13 +13,17 @@ import (
 
 // TestForgetQueues: a queue whose jobs are all gone, that no process serves,
 // is forgotten with its leftovers (the pins, the last token); queues with a
-// job in any state, a process reporting, a periodic schedule, or that the
-// caller serves are kept untouched.
+// job in any state, a process reporting, a periodic schedule, a pause, or
+// that the caller serves are kept untouched.
 func TestForgetQueues(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		ctx := t.Context()
-		if err := s.AddQueues(ctx, "drained", "waiting", "dead", "served", "reported", "scheduled"); err != nil {
+		if err := s.AddQueues(ctx, "drained", "waiting", "dead", "served", "reported", "scheduled", "paused"); err != nil {
+			t.Fatal(err)
+		}
+		// paused: drained like the first, but an operator paused it.
+		if _, err := s.Pause(ctx, "paused"); err != nil {
 			t.Fatal(err)
 		}
 		// drained: a job ran and was acked; the pins and the token stay.
@@ -51,8 +55,18 @@ func TestForgetQueues(t *testing.T) {
 		}
 		names, err := s.Queues(ctx)
 		slices.Sort(names)
-		if err != nil || !slices.Equal(names, []string{"dead", "reported", "scheduled", "served", "waiting"}) {
+		if err != nil || !slices.Equal(names, []string{"dead", "paused", "reported", "scheduled", "served", "waiting"}) {
 			t.Errorf("queues left %v, %v", names, err)
+		}
+		if p, err := s.Paused(ctx, "paused"); err != nil || !p {
+			t.Errorf("the paused queue's flag after ForgetQueues: %v, %v; want still paused", p, err)
+		}
+		// Once resumed, nothing keeps it.
+		if _, err := s.Resume(ctx, "paused"); err != nil {
+			t.Fatal(err)
+		}
+		if gone, err := s.ForgetQueues(ctx, []string{"served"}); err != nil || !slices.Equal(gone, []string{"paused"}) {
+			t.Errorf("ForgetQueues after the resume = %v, %v; want [paused]", gone, err)
 		}
 		k := s.Keys("drained")
 		for _, key := range []string{k.Active, k.Claims} {

@@ -25,6 +25,9 @@ type Keys struct {
 	// reports itself at Fleet+":"+id, a string that expires unless renewed
 	// (see Store.Report).
 	Fleet string // set
+	// Paused is "1" while the queue is paused (Store.Pause): claims take
+	// nothing. Absent while it runs.
+	Paused string // string
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -45,6 +48,7 @@ func QueueKeys(prefix, queue string) Keys {
 		Rate:     base + "rate",
 		Periodic: base + "periodic",
 		Fleet:    base + "fleet",
+		Paused:   base + "paused",
 		Wake:     base + "wake",
 	}
 }

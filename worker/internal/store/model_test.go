@@ -42,6 +42,7 @@ type storeModel struct {
 	// cursor is where the last page of the dead set ended: the next page
 	// op reads on from it, with whatever changed in between.
 	cursor store.DeadCursor
+	paused bool // the queue is paused: claims take nothing
 }
 
 const modelDefaultMax = 3
@@ -53,7 +54,8 @@ const modelDefaultMax = 3
 // invariants hold: a job with a record is in exactly one of due, active and
 // dead; a claim entry exists exactly while the job is active; a state entry
 // only while the job has a record; a record is never rewritten after its
-// enqueue. The dead set
+// enqueue; while the queue is paused, claims take nothing and say so. The
+// dead set
 // is read page by page, with pages interleaved with the other operations,
 // and must list the model's dead jobs in the order of their deaths.
 func TestScriptsAgainstModel(t *testing.T) {
@@ -110,7 +112,7 @@ func (m *storeModel) step() string {
 		}
 		return 0, true
 	}
-	switch op := m.rng.IntN(14); op {
+	switch op := m.rng.IntN(15); op {
 	case 0, 1: // enqueue
 		id := m.id()
 		d, ready := delay()
@@ -248,6 +250,8 @@ func (m *storeModel) step() string {
 		return m.deadPage()
 	case 12, 13:
 		return m.kill()
+	case 14:
+		return m.pause(m.rng.IntN(2) == 0)
 	default: // recover, once the short leases have run out
 		var short []string
 		for id, j := range m.jobs {
@@ -293,9 +297,12 @@ func (m *storeModel) claim(n int, short bool) []store.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.Paused != m.paused {
+		t.Fatalf("claim %d: paused %v, model %v", n, got.Paused, m.paused)
+	}
 	var ready []string
 	for id, j := range m.jobs {
-		if j.set == store.SetDue && j.ready {
+		if j.set == store.SetDue && j.ready && !m.paused {
 			ready = append(ready, id)
 		}
 	}
@@ -378,5 +385,24 @@ func (m *storeModel) check(where string) {
 			t.Fatalf("%s: job %s due at %v (now %v), model ready %v", where, id, snap.Score, snap.Now, j.ready)
 		}
 	}
+	if p, err := m.s.Paused(t.Context(), queue); err != nil || p != m.paused {
+		t.Fatalf("%s: paused %v, %v; model %v", where, p, err, m.paused)
+	}
 	m.checkDead(where, st.Dead)
+}
+
+// pause pauses the queue (on) or resumes it: it changes only what the model
+// says is not so already.
+func (m *storeModel) pause(on bool) string {
+	t := m.t
+	f, what := m.s.Resume, "resume"
+	if on {
+		f, what = m.s.Pause, "pause"
+	}
+	changed, err := f(t.Context(), queue)
+	if err != nil || changed != (m.paused != on) {
+		t.Fatalf("%s = %v, %v; model paused %v", what, changed, err, m.paused)
+	}
+	m.paused = on
+	return what
 }

@@ -47,7 +47,8 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		// change something.
 		tok, _ := testkit.HGet(t, c, k.Claims, "seed-active")
 		active := []string{"seed-active", tok}
-		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate}
+		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused}
+		forgetKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused}
 
 		tests := []struct {
 			name   string
@@ -88,6 +89,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim rate_ms beyond a year", script.Claim, claimKeys, []string{"10", "1000", "5", "99999999999"}},
 			{"claim rate_ms without rate_n", script.Claim, claimKeys, []string{"10", "1000", "0", "1000"}},
 			{"claim rate limit without the rate key", script.Claim, claimKeys[:6], []string{"10", "1000", "5", "1000"}},
+			{"claim without the paused key", script.Claim, claimKeys[:7], []string{"10", "1000"}},
 			{"claim rate limit without the state and rate keys", script.Claim, claimKeys[:5], []string{"10", "1000", "5", "1000"}},
 
 			{"ack odd pairs", script.Ack, []string{k.Jobs, k.Active, k.Claims, k.State}, append(active, "other")},
@@ -139,6 +141,15 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"deadlist max bytes 0", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "", "", "0"}},
 			{"deadlist max bytes missing", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "", "", ""}},
 
+			{"pause without a state", script.Pause, []string{k.Paused}, []string{"", k.Wake}},
+			{"pause state yes", script.Pause, []string{k.Paused}, []string{"yes", k.Wake}},
+			{"pause state 2", script.Pause, []string{k.Paused}, []string{"2", k.Wake}},
+			{"pause without the wake channel", script.Pause, []string{k.Paused}, []string{"1"}},
+			{"pause empty wake channel", script.Pause, []string{k.Paused}, []string{"1", ""}},
+
+			{"forget without the paused key", script.Forget, forgetKeys[:10], nil},
+			{"stats without the paused key", script.Stats, []string{k.Due, k.Active, k.Dead}, nil},
+
 			{"purge without until", script.Purge, []string{k.Jobs, k.Dead, k.State}, nil},
 			{"purge 1001 ids", script.Purge, []string{k.Jobs, k.Dead, k.State}, append([]string{"", "seed-dead"}, repeatArgs(1000, "other")...)},
 			{"purge until not a number", script.Purge, []string{k.Jobs, k.Dead, k.State}, []string{"soon", "seed-dead"}},
@@ -155,6 +166,9 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 				t.Errorf("%s: error %q is not the script's own", tt.name, err)
 			}
 			unchanged(t, c, k, before)
+			if testkit.Exists(t, c, k.Paused) {
+				t.Fatalf("%s: the queue was paused", tt.name)
+			}
 		}
 	})
 }

@@ -13,17 +13,18 @@ type Stats struct {
 	Scheduled int64 // due later
 	Active    int64
 	Dead      int64
+	Paused    bool // the queue is paused (Store.Pause)
 }
 
-// Stats counts the jobs of queue by state.
+// Stats counts the jobs of queue by state and reads its pause flag.
 func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	k := s.Keys(queue)
-	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead}, nil).AsIntSlice()
+	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead, k.Paused}, nil).AsIntSlice()
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
-	if len(n) != 5 {
+	if len(n) != 6 {
 		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
 	}
-	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3]}, nil
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1}, nil
 }

@@ -15,7 +15,9 @@ import (
 // subscription breaks. onWake gets the queue and the run-at of the job that
 // became the earliest due one. onSubscribed runs each time a subscription
 // is (re)established: messages sent while disconnected are lost, so the
-// caller should look for due jobs then. Subscribe returns ctx's error when ctx
+// caller should look for due jobs then. Pause and Resume publish on the
+// same channel: a resume the Redis clock (jobs may be due now), a pause
+// PausedMessage, which reaches onWake as run-at 0. Subscribe returns ctx's error when ctx
 // ends, else the error that broke the subscription; callers loop.
 //
 // Wake-ups travel on sharded pub/sub (SSUBSCRIBE, Redis 7), as the scripts

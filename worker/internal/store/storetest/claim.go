@@ -31,6 +31,13 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 		f.record(c)
 		return store.Claimed{}, c.Err
 	}
+	if f.paused[queue] {
+		// claim.lua checks the flag before any write: nothing moves, and
+		// the rate window is left alone.
+		c.Paused = true
+		f.record(c)
+		return store.Claimed{Now: now, Paused: true}, nil
+	}
 	nowMs := ms(now)
 	var due []*Job
 	for _, j := range f.queues[queue] {

@@ -23,6 +23,9 @@ type Scripts interface {
 	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)
 	Get(ctx context.Context, queue, id string) (store.Snapshot, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
+	Pause(ctx context.Context, queue string) (bool, error)
+	Resume(ctx context.Context, queue string) (bool, error)
+	Paused(ctx context.Context, queue string) (bool, error)
 }
 
 // Backend is one store the contract runs against.
@@ -65,6 +68,8 @@ func contract() []contractCase {
 		{"dead", testDead},
 		{"requeue", testRequeue},
 		{"wake", testWake},
+		{"pause", testPause},
+		{"pause keeps running jobs", testPauseRunning},
 	}
 }
 

@@ -37,6 +37,7 @@ type Fake struct {
 	skew       time.Duration // Redis clock minus the local clock
 	latency    map[string]time.Duration
 	rate       map[string][]rateEntry // queue → claims in its rate window, oldest first
+	paused     map[string]bool        // queues paused by Pause
 }
 
 // rateEntry is one claim call that took jobs, as the rate zset of
@@ -62,7 +63,8 @@ type Call struct {
 	N       int        // Claim: n asked; Recover: limit
 	Rate    store.Rate // Claim: the rate limit passed
 	Limited bool       // Claim: reported the rate limit used up
-	Got     int        // Claim: jobs handed out (Bad included); Ack/Snooze: moved; Retry/Kill: 1 if moved
+	Paused  bool       // Claim: reported the queue paused
+	Got     int        // Claim: jobs handed out (Bad included); Ack/Snooze: moved; Retry/Kill/Pause/Resume: 1 if changed
 	Lease   time.Duration
 	Delay   time.Duration
 	ErrText string

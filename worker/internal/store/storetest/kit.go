@@ -270,3 +270,27 @@ func ids(recs []store.Record) []string {
 	}
 	return out
 }
+
+// pause pauses q (on) or resumes it, and returns whether that changed it.
+func (k *kit) pause(on bool) bool {
+	k.t.Helper()
+	f, what := k.b.Resume, "Resume"
+	if on {
+		f, what = k.b.Pause, "Pause"
+	}
+	changed, err := f(k.ctx(), q)
+	if err != nil {
+		k.t.Fatalf("%s: %v", what, err)
+	}
+	return changed
+}
+
+// paused reports whether q is paused.
+func (k *kit) paused() bool {
+	k.t.Helper()
+	p, err := k.b.Paused(k.ctx(), q)
+	if err != nil {
+		k.t.Fatalf("Paused: %v", err)
+	}
+	return p
+}
