@@ -303,15 +303,18 @@ func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int,
 	return n, err
 }
 
-// QueueStats counts a queue's jobs by state.
+// QueueStats counts a queue's jobs by state and says whether it is paused.
 type QueueStats struct {
 	Scheduled int64
 	Ready     int64
 	Active    int64
 	Dead      int64
+	// Paused reports that the queue is paused (Client.Pause): no process
+	// claims its jobs until Client.Resume.
+	Paused bool
 }
 
-// Stats counts the jobs of queue by state.
+// Stats counts the jobs of queue by state and reads its pause flag.
 func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return QueueStats{}, err
@@ -320,7 +323,7 @@ func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
 	if err != nil {
 		return QueueStats{}, err
 	}
-	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead}, nil
+	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Paused: s.Paused}, nil
 }
 
 // Queues lists the queues that were ever enqueued to or served.

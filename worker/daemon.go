@@ -141,6 +141,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		OnLeader:        m.Leader,
 		OnSample: func(queue string, s store.Stats) {
 			m.QueueJobs(queue, metrics.QueueSizes{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead})
+			m.QueuePaused(queue, s.Paused)
 		},
 		OnFire: func(queue string) { m.Enqueued(queue, 1) },
 	})

@@ -4,11 +4,11 @@ import "github.com/seed-53d105c9/courier/worker/internal/store"
 
 // QueueKeys returns the Redis keys that hold the jobs of queue under prefix
 // (the jobs, claims and state hashes, the due, active and dead sets, and the
-// rate limit window), for tools that back up, inspect or delete a queue.
-// They share one hash slot.
+// rate limit window) and its pause flag (Client.Pause), for tools that back
+// up, inspect or delete a queue. They share one hash slot.
 func QueueKeys(prefix, queue string) []string {
 	k := store.QueueKeys(prefix, queue)
-	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate}
+	return []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused}
 }
 
 // QueuesKey returns the Redis key of the set of known queue names under

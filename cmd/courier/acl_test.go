@@ -156,6 +156,11 @@ queues:
 		return strings.Contains(out, `"dead": 1`), "inspect: " + out
 	})
 	cli("dead", "purge", "--queue", "hooks", "--all")
+	cli("queue", "pause", "--queue", "logs")
+	if out := cli("queue", "status", "--queue", "logs", "--json"); !strings.Contains(out, `"paused": true`) {
+		t.Errorf("queue status after a pause: %s", out)
+	}
+	cli("queue", "resume", "--queue", "logs")
 
 	for _, d := range daemons {
 		d.signal(syscall.SIGTERM)

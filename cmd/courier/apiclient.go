@@ -9,9 +9,9 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// jobClient is what the client commands do with jobs: directly on Redis
-// (*worker.Client) or through the HTTP API (*api.Client), with the same
-// results and errors.
+// jobClient is what the client commands do with jobs and queues: directly
+// on Redis (*worker.Client) or through the HTTP API (*api.Client), with
+// the same results and errors.
 type jobClient interface {
 	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
 	Get(ctx context.Context, queue, id string) (*worker.Job, error)
@@ -22,6 +22,8 @@ type jobClient interface {
 	RequeueAll(ctx context.Context, queue string) (int, error)
 	Purge(ctx context.Context, queue string, ids ...string) (int, error)
 	PurgeAll(ctx context.Context, queue string) (int, error)
+	Pause(ctx context.Context, queue string) error
+	Resume(ctx context.Context, queue string) error
 }
 
 var (

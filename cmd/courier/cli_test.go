@@ -174,7 +174,7 @@ func TestHelpListsCommands(t *testing.T) {
 	if code != 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want 0 and the usage on stderr", code, stdout)
 	}
-	for _, name := range []string{"run", "dev", "enqueue", "inspect", "dead", "bench", "version"} {
+	for _, name := range []string{"run", "dev", "enqueue", "inspect", "dead", "queue", "bench", "version"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(stderr) {

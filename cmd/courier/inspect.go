@@ -62,7 +62,7 @@ func runInspect(ctx context.Context, args []string, std streams) error {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, queueRow{Queue: q, Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead})
+		rows = append(rows, rowOf(q, s))
 	}
 	if *asJSON {
 		return writeJSON(std.out, rows)
@@ -82,6 +82,10 @@ type queueRow struct {
 	Ready     int64  `json:"ready"`
 	Active    int64  `json:"active"`
 	Dead      int64  `json:"dead"`
+}
+
+func rowOf(queue string, s worker.QueueStats) queueRow {
+	return queueRow{Queue: queue, Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead}
 }
 
 // jobJSON is a job as inspect --json and dead list --json print it.

@@ -5,6 +5,7 @@
 //	courier enqueue  put a job on a queue
 //	courier inspect  queue sizes by state, or one job
 //	courier dead     list, requeue or purge dead jobs
+//	courier queue    pause or resume a queue, or show its state
 //	courier bench    measure throughput and latency against a Redis server
 //	courier version  print the version
 //
@@ -74,6 +75,7 @@ func commands() map[string]command {
 		"enqueue": {"put a job on a queue", runEnqueue, enqueueFlags},
 		"inspect": {"show queue sizes by state, or one job", runInspect, jobFlags},
 		"dead":    {"list, requeue or purge dead jobs", runDead, jobFlags},
+		"queue":   {"pause or resume a queue, or show its state", runQueue, jobFlags},
 		"bench":   {"measure throughput and latency against Redis", runBench, nil},
 		"version": {"print the version", runVersion, nil},
 	}

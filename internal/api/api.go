@@ -30,6 +30,8 @@ type Backend interface {
 	Purge(ctx context.Context, queue string, ids ...string) (int, error)
 	PurgeAll(ctx context.Context, queue string) (int, error)
 	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
+	Pause(ctx context.Context, queue string) error
+	Resume(ctx context.Context, queue string) error
 }
 
 var _ Backend = (*worker.Client)(nil)
@@ -241,6 +243,8 @@ func (h *Handler) table() []route {
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleAdmin, serve: h.cancelJob},
 		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, serve: h.listQueues},
 		{method: http.MethodGet, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.getQueue},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/resume", role: RoleAdmin, serve: h.resumeQueue},
 		{method: http.MethodGet, path: "/v1/queues/{queue}/dead", role: RoleAdmin, params: true, serve: h.listDead},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.requeueAllDead},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead", role: RoleAdmin, serve: h.purgeAllDead},

@@ -153,7 +153,7 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	return c.do(ctx, http.MethodDelete, queuePath(queue)+"/jobs/"+url.PathEscape(id), nil, nil)
 }
 
-// Stats counts the jobs of queue by state.
+// Stats counts the jobs of queue by state and tells whether it is paused.
 func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return worker.QueueStats{}, err
@@ -162,7 +162,27 @@ func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, er
 	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
 		return worker.QueueStats{}, err
 	}
-	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead}, nil
+	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
+		Paused: v.Paused}, nil
+}
+
+// Pause stops workers claiming the jobs of queue; pausing a paused queue
+// changes nothing.
+func (c *Client) Pause(ctx context.Context, queue string) error {
+	return c.setPaused(ctx, queue, "/pause")
+}
+
+// Resume lets workers claim the jobs of queue again; resuming a running
+// queue changes nothing.
+func (c *Client) Resume(ctx context.Context, queue string) error {
+	return c.setPaused(ctx, queue, "/resume")
+}
+
+func (c *Client) setPaused(ctx context.Context, queue, action string) error {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, queuePath(queue)+action, nil, nil)
 }
 
 // Queues lists the known queues.

@@ -10,10 +10,12 @@ import (
 )
 
 // queueView is a queue as GET /v1/queues and GET /v1/queues/{queue} show
-// it: sizes by state and the fleet that serves it.
+// it: whether it is paused, sizes by state and the fleet that serves it.
 type queueView struct {
-	Name string     `json:"name"`
-	Jobs countsView `json:"jobs"`
+	Name string `json:"name"`
+	// Paused is set while workers claim none of the queue's jobs.
+	Paused bool       `json:"paused"`
+	Jobs   countsView `json:"jobs"`
 	// Leader is the id of the leading process; null when none leads.
 	Leader *string `json:"leader"`
 	// Concurrency is the sum of the serving processes' concurrency.
@@ -74,7 +76,7 @@ func (h *Handler) getQueue(c *call) (int, any, error) {
 	return http.StatusOK, v, nil
 }
 
-// viewQueue reads a queue's sizes and fleet.
+// viewQueue reads a queue's state, sizes and fleet.
 func (h *Handler) viewQueue(ctx context.Context, b Backend, name string) (queueView, error) {
 	s, err := b.Stats(ctx, name)
 	if err != nil {
@@ -82,6 +84,7 @@ func (h *Handler) viewQueue(ctx context.Context, b Backend, name string) (queueV
 	}
 	v := queueView{
 		Name:    name,
+		Paused:  s.Paused,
 		Jobs:    countsView{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead},
 		Workers: []workerView{},
 	}

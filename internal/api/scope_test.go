@@ -42,6 +42,8 @@ func TestTokenQueues(t *testing.T) {
 		{"GET", "/v1/queues/billing/jobs/b", ""},
 		{"DELETE", "/v1/queues/billing/jobs/b", ""},
 		{"GET", "/v1/queues/billing", ""},
+		{"POST", "/v1/queues/billing/pause", ""},
+		{"POST", "/v1/queues/billing/resume", ""},
 		{"GET", "/v1/queues/billing/dead", ""},
 		{"POST", "/v1/queues/billing/dead/requeue", ""},
 		{"DELETE", "/v1/queues/billing/dead", ""},

@@ -61,7 +61,8 @@ type Config struct {
 	// OnLeader is told when this process gains (true) or loses (false) the
 	// lead of a queue.
 	OnLeader func(queue string, leading bool)
-	// OnSample receives the sizes of a queue this process leads.
+	// OnSample receives the sizes and the pause flag of a queue this
+	// process leads.
 	OnSample func(queue string, s store.Stats)
 	// OnFire is told of each periodic job this process enqueued.
 	OnFire func(queue string)

@@ -304,10 +304,19 @@ func TestTrimAndSampleDuties(t *testing.T) {
 		}
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if last != (store.Stats{Ready: 1, Dead: 1}) {
 		t.Errorf("last sample = %+v, want 1 ready and 1 dead", last)
 	}
+	mu.Unlock()
+	// The sample carries the pause flag, for courier_queue_paused.
+	if _, err := st.Pause(ctx, testQueue); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "a sample of the paused queue", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return last == store.Stats{Ready: 1, Dead: 1, Paused: true}
+	})
 }
 
 // TestLeaderForgetsUnusedQueues: the leader of the process's first queue

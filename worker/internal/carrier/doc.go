@@ -1,6 +1,7 @@
 // Package carrier runs a queue's carrier duties on the one process that leads
 // the queue: recovering jobs whose lease expired, trimming the dead set,
-// sampling the queue's sizes for the metrics, and firing periodic jobs.
+// sampling the queue's sizes and pause flag for the metrics, and firing
+// periodic jobs.
 //
 // Leadership of a queue is the queue's leader lock, <prefix>:{<queue>}:leader,
 // a worker/lock lock in watchdog mode. Every process that serves the queue

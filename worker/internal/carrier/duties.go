@@ -122,7 +122,7 @@ func drain(ctx context.Context, log *slog.Logger, what string, call func() (done
 	return nil
 }
 
-// sampleLoop reads the queue's sizes for the metrics. Only the leader
+// sampleLoop reads the queue's sizes and pause flag for the metrics. Only the leader
 // samples, so a fleet asks Redis once per queue, not once per process.
 func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 	if c.cfg.OnSample == nil {

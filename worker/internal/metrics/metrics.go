@@ -13,10 +13,11 @@ import (
 
 // Set is a Daemon's or a Client's metrics. A nil *Set records nothing.
 type Set struct {
-	leader    *prometheus.GaugeVec
-	queueJobs *prometheus.GaugeVec
-	jobs      *jobMetrics
-	redis     *Redis
+	leader      *prometheus.GaugeVec
+	queueJobs   *prometheus.GaugeVec
+	queuePaused *prometheus.GaugeVec
+	jobs        *jobMetrics
+	redis       *Redis
 }
 
 // New registers the metrics on reg; nil reg gives a nil Set. Metrics already
@@ -34,11 +35,15 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_jobs",
 			Help: "Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead.",
 		}, []string{"queue", "state"}),
+		queuePaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_queue_paused",
+			Help: "1 while the queue is paused (no process claims its jobs), else 0; sampled by the queue's leader.",
+		}, []string{"queue"}),
 		jobs: newJobMetrics(),
 	}
 	j := s.jobs
 	if err := register(reg, "job",
-		share(&s.leader), share(&s.queueJobs),
+		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused),
 		share(&j.enqueued), share(&j.processed), share(&j.duration), share(&j.lag),
 		share(&j.running), share(&j.concurrency),
 	); err != nil {
@@ -68,9 +73,10 @@ func (s *Set) Leader(queue string, leading bool) {
 	if leading {
 		v = 1
 	} else {
-		// Only the leader reports the queue's sizes; a former leader's last
-		// sample would be stale.
+		// Only the leader reports the queue's sizes and pause; a former
+		// leader's last sample would be stale.
 		s.queueJobs.DeletePartialMatch(prometheus.Labels{"queue": queue})
+		s.queuePaused.DeleteLabelValues(queue)
 	}
 	s.leader.WithLabelValues(queue).Set(v)
 }
@@ -89,6 +95,18 @@ func (s *Set) QueueJobs(queue string, q QueueSizes) {
 	s.queueJobs.WithLabelValues(queue, "ready").Set(float64(q.Ready))
 	s.queueJobs.WithLabelValues(queue, "active").Set(float64(q.Active))
 	s.queueJobs.WithLabelValues(queue, "dead").Set(float64(q.Dead))
+}
+
+// QueuePaused records a leader's sample of whether queue is paused.
+func (s *Set) QueuePaused(queue string, paused bool) {
+	if s == nil {
+		return
+	}
+	v := 0.0
+	if paused {
+		v = 1
+	}
+	s.queuePaused.WithLabelValues(queue).Set(v)
 }
 
 // LockLabel is the value of the lock label for a leader lock of queue.

@@ -17,6 +17,8 @@ func TestLeaderAndQueueGauges(t *testing.T) {
 	}
 	s.Leader("emails", true)
 	s.QueueJobs("emails", QueueSizes{Scheduled: 1, Ready: 2, Active: 3, Dead: 4})
+	s.QueuePaused("emails", true)
+	s.QueuePaused("sms", false)
 	want := `
 # HELP courier_leader 1 while this process leads the queue (holds its leader lock and runs its carrier duties), else 0.
 # TYPE courier_leader gauge
@@ -27,14 +29,22 @@ courier_queue_jobs{queue="emails",state="active"} 3
 courier_queue_jobs{queue="emails",state="dead"} 4
 courier_queue_jobs{queue="emails",state="ready"} 2
 courier_queue_jobs{queue="emails",state="scheduled"} 1
+# HELP courier_queue_paused 1 while the queue is paused (no process claims its jobs), else 0; sampled by the queue's leader.
+# TYPE courier_queue_paused gauge
+courier_queue_paused{queue="emails"} 1
+courier_queue_paused{queue="sms"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "courier_leader", "courier_queue_jobs"); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "courier_leader", "courier_queue_jobs", "courier_queue_paused"); err != nil {
 		t.Error(err)
 	}
-	// A former leader stops reporting the queue's sizes: they would be stale.
+	// A former leader stops reporting the queue's sizes and pause: they
+	// would be stale.
 	s.Leader("emails", false)
 	if n := testutil.CollectAndCount(s.queueJobs); n != 0 {
 		t.Errorf("%d queue samples left after losing the lead, want 0", n)
+	}
+	if n := testutil.CollectAndCount(s.queuePaused); n != 1 {
+		t.Errorf("%d pause samples left after losing the lead of emails, want 1 (sms)", n)
 	}
 	if v := testutil.ToFloat64(s.leader.WithLabelValues("emails")); v != 0 {
 		t.Errorf("courier_leader = %v after losing the lead", v)
@@ -70,4 +80,5 @@ func TestNilSetRecordsNothing(t *testing.T) {
 	}
 	s.Leader("q", true) // must not panic
 	s.QueueJobs("q", QueueSizes{})
+	s.QueuePaused("q", true)
 }

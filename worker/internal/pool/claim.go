@@ -11,6 +11,8 @@ import (
 // due, and otherwise sleeps until the earliest reason to look again. When
 // the queue's rate limit holds due jobs back, it sleeps until the window
 // frees capacity; wake-ups, freed slots and polls meanwhile do not claim.
+// A paused queue sleeps as an empty one does, until the next wake-up (the
+// resume publishes one), head timer or safety poll.
 func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
@@ -59,6 +61,14 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			failures = 0
 			skew = time.Until(c.Now)
 			p.dispatch(q, c, sent.Add(p.cfg.Lease))
+			if c.Paused {
+				// Nothing is claimed by anyone until the resume, whose
+				// wake-up makes maybeDue true again; freed slots meanwhile
+				// do not claim. The pause message itself costs one claim,
+				// which reports the pause.
+				maybeDue, backlog = false, false
+				continue
+			}
 			if c.Limited {
 				// Jobs are due, or will be before the window frees
 				// capacity: nothing can be claimed until then, by anyone.

@@ -21,6 +21,11 @@
 // message (published by the scripts when a job becomes the earliest due), the
 // run-at of the queue's head job, and a slow safety poll.
 //
+// A paused queue (store.Pause) is idle too: its claims take nothing and
+// report it, and the loop sleeps as for an empty queue, so a pause costs
+// one claim per wake-up, head timer or safety poll and no more. The
+// resume publishes a wake-up, on which every process claims at once.
+//
 // A queue with a rate limit claims only what the claim script's sliding
 // window (kept in Redis, shared by every process) leaves room for. When the
 // window is full and jobs are due, the claim loop sleeps until the time the
