@@ -988,25 +988,12 @@ func TestDeadUsage(t *testing.T) {
 		{"stray argument", "dead purge", []string{"--queue", "q", "--all", "now"}, 2, `unexpected argument "now"`},
 	}
 	// Without --redis and --prefix first: the action must come first.
-	bare := []struct {
-		name     string
-		args     []string
-		code     int
-		inStderr string
-	}{
+	bare := []bareCase{
 		{"nothing", []string{"dead"}, 2, "name an action: list, requeue or purge"},
 		{"help", []string{"dead", "-h"}, 0, "Usage: courier dead list|requeue|purge"},
 		{"flags before the action", []string{"dead", "--queue", "q", "list"}, 2, "name an action"},
 	}
-	for _, tt := range bare {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			code, stdout, stderr := runCLI(t, t.Context(), tt.args...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
-		})
-	}
+	checkBare(t, bare)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -1018,6 +1005,29 @@ func TestDeadUsage(t *testing.T) {
 			}
 			if s := b.stats(t, "q"); s != (worker.QueueStats{Dead: 1}) {
 				t.Errorf("queue q afterwards: %+v, want the dead job alone", s)
+			}
+		})
+	}
+}
+
+// bareCase is a command run without --redis and --prefix, that must exit
+// with code and print nothing on stdout and inStderr on stderr.
+type bareCase struct {
+	name     string
+	args     []string
+	code     int
+	inStderr string
+}
+
+// checkBare runs each case in a parallel subtest.
+func checkBare(t *testing.T, cases []bareCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, t.Context(), tt.args...)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
 			}
 		})
 	}

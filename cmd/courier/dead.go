@@ -13,18 +13,10 @@ import (
 // runDead is courier dead list|requeue|purge.
 func runDead(ctx context.Context, args []string, std streams) error {
 	const synopsis = "list|requeue|purge --queue Q [--job ID | --all]"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs := newFlagSet("dead", synopsis, std.err)
-		fs.Usage = func() {
-			fmt.Fprintf(std.err, "Usage: courier dead %s\n\nRun \"courier dead ACTION -h\" for an action's flags.\n", synopsis)
-		}
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fs.Usage()
-			return nil
-		}
-		return usageError(fs, "name an action: list, requeue or purge")
+	action, err := parseAction("dead", synopsis, []string{"list", "requeue", "purge"}, args, std.err)
+	if err != nil {
+		return err
 	}
-	action := args[0]
 	fs := newFlagSet("dead "+action, "--queue Q [--job ID | --all] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
@@ -42,9 +34,6 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	case "requeue", "purge":
 		job = fs.String("job", "", "the dead job to "+action)
 		all = fs.Bool("all", false, action+" every dead job of the queue")
-	default:
-		fmt.Fprintf(std.err, "unknown action %q: use list, requeue or purge\nUsage: courier dead %s\n", action, synopsis)
-		return errUsage
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err

@@ -21,7 +21,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -186,4 +188,28 @@ func runVersion(_ context.Context, args []string, std streams) error {
 	}
 	fmt.Fprintf(std.out, "courier %s %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
+}
+
+// parseAction reads the action a command with actions takes first
+// ("courier dead list …"): it prints the command's usage for -h (and
+// returns flag.ErrHelp) and refuses, as usage errors, a missing action,
+// flags before it and an unknown one.
+func parseAction(cmd, synopsis string, actions []string, args []string, stderr io.Writer) (string, error) {
+	list := strings.Join(actions[:len(actions)-1], ", ") + " or " + actions[len(actions)-1]
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs := newFlagSet(cmd, synopsis, stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(stderr, "Usage: courier %s %s\n\nRun \"courier %s ACTION -h\" for an action's flags.\n", cmd, synopsis, cmd)
+		}
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fs.Usage()
+			return "", flag.ErrHelp
+		}
+		return "", usageError(fs, "name an action: "+list)
+	}
+	if !slices.Contains(actions, args[0]) {
+		fmt.Fprintf(stderr, "unknown action %q: use %s\nUsage: courier %s %s\n", args[0], list, cmd, synopsis)
+		return "", errUsage
+	}
+	return args[0], nil
 }

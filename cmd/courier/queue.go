@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -12,23 +11,9 @@ import (
 // runQueue is courier queue pause|resume|status.
 func runQueue(ctx context.Context, args []string, std streams) error {
 	const synopsis = "pause|resume|status --queue Q [--json]"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs := newFlagSet("queue", synopsis, std.err)
-		fs.Usage = func() {
-			fmt.Fprintf(std.err, "Usage: courier queue %s\n\nRun \"courier queue ACTION -h\" for an action's flags.\n", synopsis)
-		}
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fs.Usage()
-			return nil
-		}
-		return usageError(fs, "name an action: pause, resume or status")
-	}
-	action := args[0]
-	switch action {
-	case "pause", "resume", "status":
-	default:
-		fmt.Fprintf(std.err, "unknown action %q: use pause, resume or status\nUsage: courier queue %s\n", action, synopsis)
-		return errUsage
+	action, err := parseAction("queue", synopsis, []string{"pause", "resume", "status"}, args, std.err)
+	if err != nil {
+		return err
 	}
 	fs := newFlagSet("queue "+action, "--queue Q [--json] [--api URL]", std.err)
 	cf := addConfigFlags(fs)

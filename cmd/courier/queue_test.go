@@ -104,25 +104,12 @@ func TestQueueUsage(t *testing.T) {
 		{"unknown flag", "queue status", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
 		{"stray argument", "queue pause", []string{"--queue", "q", "now"}, 2, `unexpected argument "now"`},
 	}
-	bare := []struct {
-		name     string
-		args     []string
-		code     int
-		inStderr string
-	}{
+	bare := []bareCase{
 		{"nothing", []string{"queue"}, 2, "name an action: pause, resume or status"},
 		{"help", []string{"queue", "-h"}, 0, "Usage: courier queue pause|resume|status"},
 		{"flags before the action", []string{"queue", "--queue", "q", "pause"}, 2, "name an action"},
 	}
-	for _, tt := range bare {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			code, stdout, stderr := runCLI(t, t.Context(), tt.args...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
-		})
-	}
+	checkBare(t, bare)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
