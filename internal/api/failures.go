@@ -1,13 +1,14 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed-53d105c9/courier/internal/server"
 )
 
 // Failed authentications are limited per client address, so that a client
@@ -48,17 +49,9 @@ func newAuthMetrics(reg prometheus.Registerer) (authMetrics, error) {
 			"the client's address failed too often).",
 	}, []string{"reason"})
 	if reg != nil {
-		if err := reg.Register(failures); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			var existing *prometheus.CounterVec
-			ok := errors.As(err, &are)
-			if ok {
-				existing, ok = are.ExistingCollector.(*prometheus.CounterVec)
-			}
-			if !ok {
-				return authMetrics{}, fmt.Errorf("api: register metrics: %w", err)
-			}
-			failures = existing
+		var err error
+		if failures, err = server.Register(reg, failures); err != nil {
+			return authMetrics{}, fmt.Errorf("api: register metrics: %w", err)
 		}
 	}
 	// The series exist at zero, so that rates and alerts see them before
@@ -80,15 +73,11 @@ func clientAddr(r *http.Request) netip.Addr {
 	return ap.Addr()
 }
 
-// clientKey is the failure bucket of addr: the address itself for IPv4
-// (IPv4-mapped IPv6 included), the /64 for IPv6, which one host usually
-// holds whole and could otherwise spend a fresh address per guess.
+// clientKey is the failure bucket of addr: the listener's unit of a client
+// (server.ClientOf: the IPv4 address, IPv4-mapped IPv6 included, or the
+// IPv6 /64), so that one host cannot spend a fresh address per guess.
 func clientKey(addr netip.Addr) netip.Addr {
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		return netip.PrefixFrom(addr, 64).Masked().Addr()
-	}
-	return addr
+	return server.ClientOf(addr.Unmap().WithZone("")).Addr()
 }
 
 // throttleHold is the longest a throttled request waits for its refusal:

@@ -74,7 +74,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 // connection idle the longest.
 func (l *capListener) admit(c net.Conn) *trackedConn {
 	addr := remoteAddr(c)
-	client := clientOf(addr)
+	client := ClientOf(addr)
 	l.mu.Lock()
 	if l.client[client] >= l.perClient {
 		l.mu.Unlock()
@@ -181,10 +181,11 @@ func remoteAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// clientOf is the unit a per-client cap counts: an IPv4 address, or an
-// IPv6 /64, since one host is commonly given a whole /64 and could
+// ClientOf is the unit a per-client limit counts (this package's
+// connection cap, and the API's failed-authentication limit): an IPv4
+// address, or an IPv6 /64, since one host is commonly given a whole /64 and could
 // otherwise open its connections from as many addresses as it likes.
-func clientOf(a netip.Addr) netip.Prefix {
+func ClientOf(a netip.Addr) netip.Prefix {
 	bits := a.BitLen()
 	if a.Is6() {
 		bits = 64

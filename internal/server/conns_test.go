@@ -266,12 +266,12 @@ func TestClientOf(t *testing.T) {
 		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
 	}
 	for _, tt := range tests {
-		if got := clientOf(netip.MustParseAddr(tt.addr)); got.String() != tt.want {
-			t.Errorf("clientOf(%s) = %s, want %s", tt.addr, got, tt.want)
+		if got := ClientOf(netip.MustParseAddr(tt.addr)); got.String() != tt.want {
+			t.Errorf("ClientOf(%s) = %s, want %s", tt.addr, got, tt.want)
 		}
 	}
-	if got := clientOf(netip.Addr{}); got.IsValid() {
-		t.Errorf("clientOf(zero) = %s", got)
+	if got := ClientOf(netip.Addr{}); got.IsValid() {
+		t.Errorf("ClientOf(zero) = %s", got)
 	}
 }
 

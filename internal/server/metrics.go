@@ -37,10 +37,10 @@ func newConnMetrics(reg prometheus.Registerer, key string) (*connMetrics, error)
 	}, []string{"reason"})
 	if reg != nil { // else counted, never exported: no nil checks on the accept path
 		var err error
-		if open, err = register(reg, open); err != nil {
+		if open, err = Register(reg, open); err != nil {
 			return nil, fmt.Errorf("server: %s: %w", key, err)
 		}
-		if refused, err = register(reg, refused); err != nil {
+		if refused, err = Register(reg, refused); err != nil {
 			return nil, fmt.Errorf("server: %s: %w", key, err)
 		}
 	}
@@ -51,10 +51,10 @@ func newConnMetrics(reg prometheus.Registerer, key string) (*connMetrics, error)
 	return m, nil
 }
 
-// register registers c, or returns the collector already registered in its
-// place: a listener bound again under the same key (a test, a restart in
-// process) adds to the same series instead of failing.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+// Register registers c, or returns the collector already registered in its
+// place: a listener (or an API handler) made again on the same registry (a
+// test, a restart in process) adds to the same series instead of failing.
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	err := reg.Register(c)
 	if err == nil {
 		return c, nil
