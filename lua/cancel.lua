@@ -1,17 +1,42 @@
--- cancel.lua: delete a job that has not started.
+-- cancel.lua: cancel a job. One that has not started is deleted. A running
+-- one ends: it leaves active (its claim is dropped, so the worker's late
+-- ack, retry or extension is stale and ignored) and goes to the dead set
+-- with the last error "cancelled", its running attempt spent, so it can be
+-- requeued; the worker holding it is told on the queue's wake channel
+-- ("cancel:<id>"), and learns it at its next lease extension if that
+-- message is lost (extend.lua).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] state hash
--- ARGV[1] id
--- returns: 1 = cancelled (deleted), 0 = no such job, -1 = running (untouched),
---   -2 = dead (untouched: requeue or purge it instead)
+-- KEYS[5] state hash   KEYS[6] claims hash
+-- ARGV[1] id   ARGV[2] wake channel
+-- returns: 1 = deleted (it had not started), 2 = it was running: now dead,
+--   its worker told; 0 = no such job; -2 = dead already (untouched: requeue
+--   or purge it instead)
 -- bound: one job; O(log N)
 
-local id = ARGV[1]
+local id, channel = ARGV[1], ARGV[2]
+if not KEYS[6] or not channel or channel == '' then
+  return redis.error_reply('ERR courier: cancel needs the claims key and the wake channel')
+end
 if redis.call('ZREM', KEYS[2], id) == 1 then
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[5], id)
   return 1
 end
-if redis.call('ZSCORE', KEYS[3], id) then return -1 end
+if redis.call('ZSCORE', KEYS[3], id) then
+  local now = now_ms()
+  redis.call('ZREM', KEYS[3], id)
+  redis.call('HDEL', KEYS[6], id)
+  if redis.call('HEXISTS', KEYS[1], id) == 0 then
+    redis.call('HDEL', KEYS[5], id)
+    return 2 -- the record vanished (deleted by hand): nothing to keep
+  end
+  -- Without a state entry, the job was claimed with the fresh default
+  -- header (see record.lua): no attempt spent, the queue's max.
+  local attempts, max = st_decode(redis.call('HGET', KEYS[5], id) or '')
+  redis.call('HSET', KEYS[5], id, st_encode((attempts or 0) + 1, max or 0, CANCELLED))
+  redis.call('ZADD', KEYS[4], now, id)
+  announce(channel, 'cancel:' .. id)
+  return 2
+end
 if redis.call('ZSCORE', KEYS[4], id) then return -2 end
 return 0

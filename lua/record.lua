@@ -109,6 +109,10 @@ function st_encode(attempts, max, err)
   return string.format('%d;%d;', attempts, max) .. err
 end
 
+-- CANCELLED is the last error of a job cancelled while it ran (cancel.lua);
+-- extend.lua reads it to tell the worker why its lease is gone.
+CANCELLED = 'cancelled'
+
 -- OLD_TOKEN: claim tokens below it were handed out by versions before the
 -- state hash, from a counter (see the header); tokens of this version are
 -- the Redis clock in µs, above it since 2001.

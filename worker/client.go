@@ -260,8 +260,15 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 	return job, nil
 }
 
-// Cancel deletes a job that has not started. It returns an error wrapping
-// ErrNotFound, ErrJobRunning or ErrJobDead when it cannot.
+// Cancel cancels a job. One that has not started is deleted. A running one
+// ends: it goes to the dead set with the last error "cancelled" (requeue it
+// to run it again), and the handler running it, on whichever process of
+// the fleet, sees its context end with cause ErrCancelled — within
+// milliseconds through the queue's wake channel, or at the process's next
+// lease extension (Config.Lease/3) if that message is lost; what the
+// handler returns then is ignored. It returns an error wrapping ErrNotFound
+// or ErrJobDead (a dead job is left as it is) when there is nothing to
+// cancel.
 func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	if err := validateRef(queue, id); err != nil {
 		return err
@@ -271,10 +278,8 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 		return err
 	}
 	switch res {
-	case store.Cancelled:
+	case store.Cancelled, store.CancelRunning:
 		return nil
-	case store.CancelRunning:
-		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobRunning)
 	case store.CancelDead:
 		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobDead)
 	}

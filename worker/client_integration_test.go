@@ -368,16 +368,14 @@ func TestClientCancel(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		started := make(chan string, 1)
-		release := make(chan struct{})
+		ended := make(chan error, 1)
 		h := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
 			switch string(job.Payload) {
 			case "block":
 				started <- job.ID
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				return nil
+				<-ctx.Done()
+				ended <- context.Cause(ctx)
+				return nil // ignored: the job was cancelled
 			case "die":
 				return worker.Permanent(errors.New("nope"))
 			}
@@ -402,7 +400,6 @@ func TestClientCancel(t *testing.T) {
 		}{
 			{"scheduled", "idle", scheduled, nil, ""},
 			{"ready", "idle", ready, nil, ""},
-			{"running", "q", running, worker.ErrJobRunning, worker.StateActive},
 			{"dead", "q", dead, worker.ErrJobDead, worker.StateDead},
 			{"unknown", "q", "no-such-job", worker.ErrNotFound, ""},
 			{"unknown queue", "nothing-here", running, worker.ErrNotFound, ""},
@@ -428,8 +425,33 @@ func TestClientCancel(t *testing.T) {
 		if s := stats(t, c, "idle"); s != (worker.QueueStats{}) {
 			t.Errorf("Stats(idle) = %+v, want all zero", s)
 		}
-		close(release)
-		testkit.Eventually(t, 10*time.Second, "the released job to be acked", func() bool { return isGone(t, c, "q", running) })
+
+		// A running job: its handler's context ends with ErrCancelled, and
+		// it stays dead with the last error "cancelled" although the
+		// handler returned nil.
+		if err := c.Cancel(t.Context(), "q", running); err != nil {
+			t.Fatalf("Cancel(running) = %v", err)
+		}
+		select {
+		case cause := <-ended:
+			if !errors.Is(cause, worker.ErrCancelled) {
+				t.Errorf("handler's context cause %v, want ErrCancelled", cause)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the handler's context did not end after Cancel")
+		}
+		job := getJob(t, c, "q", running)
+		if job.State != worker.StateDead || job.LastError != "cancelled" || job.Attempt != 1 {
+			t.Errorf("cancelled job: state %s, last error %q, attempt %d; want dead, cancelled, 1", job.State, job.LastError, job.Attempt)
+		}
+		if err := c.Cancel(t.Context(), "q", running); !errors.Is(err, worker.ErrJobDead) {
+			t.Errorf("second Cancel of the running job = %v, want ErrJobDead", err)
+		}
+		// The handler's nil, returned after the cancel, changed nothing.
+		<-time.After(200 * time.Millisecond)
+		if job := getJob(t, c, "q", running); job.State != worker.StateDead {
+			t.Errorf("cancelled job is %s after its handler returned, want dead", job.State)
+		}
 	})
 }
 

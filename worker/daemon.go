@@ -111,6 +111,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		PollInterval:    d.cfg.PollInterval,
 		ShutdownCause:   ErrShutdown,
 		LeaseLostCause:  ErrLeaseLost,
+		CancelledCause:  ErrCancelled,
 		Logger:          d.cfg.Logger,
 	}
 	if m != nil {

@@ -12,7 +12,9 @@ var (
 	ErrDuplicate = errors.New("job id exists")
 	// ErrNotFound: no job with that id in that queue.
 	ErrNotFound = errors.New("job not found")
-	// ErrJobRunning: the job is running, so it cannot be cancelled.
+	// ErrJobRunning: the job is running. Client.Cancel no longer returns
+	// it (a running job is cancelled); it is kept for callers that test
+	// for it.
 	ErrJobRunning = errors.New("job is running")
 	// ErrJobDead: the job is in the dead set (requeue it, or purge it).
 	ErrJobDead = errors.New("job is dead")
@@ -26,6 +28,11 @@ var (
 	// daemon stopped and the shutdown timeout passed. The job goes back to
 	// due without spending an attempt.
 	ErrShutdown = errors.New("courier: shutting down")
+	// ErrCancelled is the cause of a handler's context ending because the
+	// job was cancelled while it ran (Client.Cancel). The job is in the
+	// dead set already, with the last error "cancelled"; whatever the
+	// handler returns is ignored.
+	ErrCancelled = errors.New("courier: job cancelled")
 	// ErrLeaseLost is the cause of a handler's context ending because the
 	// job's lease could not be renewed: another worker may run it now.
 	ErrLeaseLost = errors.New("courier: job lease lost")

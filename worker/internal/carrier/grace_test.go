@@ -37,7 +37,7 @@ func claimTwo(t *testing.T, st *store.Store, lease time.Duration) store.Token {
 func renewWithin(t *testing.T, st *store.Store, tok store.Token, grace time.Duration) {
 	t.Helper()
 	<-time.After(grace / 2)
-	var lost map[string][]store.Token
+	var lost map[string][]store.Lost
 	var err error
 	testkit.Eventually(t, grace/4, "a renewal that Redis answers", func() bool {
 		lost, err = st.Extend(t.Context(), map[string][]store.Token{testQueue: {tok}}, time.Minute)

@@ -76,6 +76,16 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 		p.mu.Unlock()
 		return metrics.OutcomeCancelled // already handed back at the hard stop
 	}
+	if r.cancelled {
+		// Cancelled while it ran: the job is dead already, and any write
+		// would find its claim gone.
+		if p.stopping.Load() {
+			p.finished.Add(1)
+		}
+		p.forget(r)
+		p.mu.Unlock()
+		return metrics.OutcomeCancelled
+	}
 	handBack := p.hard && o.Kind != Ack
 	res := o.Kind.result()
 	if handBack || (r.lost && o.Kind != Ack) {

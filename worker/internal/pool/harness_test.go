@@ -33,11 +33,12 @@ type running struct {
 	ended  time.Time // when Run returned
 }
 
-// The causes the pool's jobs end with; the daemon passes worker.ErrShutdown
-// and worker.ErrLeaseLost.
+// The causes the pool's jobs end with; the daemon passes worker.ErrShutdown,
+// worker.ErrLeaseLost and worker.ErrCancelled.
 var (
 	errShutdown  = errors.New("test: shutting down")
 	errLeaseLost = errors.New("test: lease lost")
+	errCancelled = errors.New("test: cancelled")
 )
 
 // withDefaults fills the zero fields of cfg with the daemon's defaults
@@ -48,6 +49,7 @@ func withDefaults(cfg pool.Config) pool.Config {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, worker.PollIntervalDefault)
 	cfg.ShutdownCause = cmp.Or(cfg.ShutdownCause, errShutdown)
 	cfg.LeaseLostCause = cmp.Or(cfg.LeaseLostCause, errLeaseLost)
+	cfg.CancelledCause = cmp.Or(cfg.CancelledCause, errCancelled)
 	return cfg
 }
 

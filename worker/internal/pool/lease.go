@@ -12,7 +12,9 @@ import (
 // is still being written, so a finished job is not recovered and run again
 // while its ack waits for Redis. A queue whose call fails keeps its old
 // deadlines; the other queues' leases move on. It cancels (cause
-// Config.LeaseLostCause) the jobs whose lease Redis reports lost;
+// Config.LeaseLostCause, or Config.CancelledCause for a job cancelled while
+// it ran, when the cancel's message was missed) the jobs whose lease Redis
+// reports lost;
 // leaseWatch cancels those whose lease runs out unrenewed.
 func (p *Pool) extendLoop(ctx context.Context) {
 	every := p.renewEvery
@@ -45,8 +47,13 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		failed, all := store.FailedQueues(err)
 		p.mu.Lock()
 		for queue, toks := range lost {
-			for _, tok := range toks {
-				if r := p.running[tok]; r != nil && r.q.Name == queue {
+			for _, l := range toks {
+				r := p.running[l.Token]
+				switch {
+				case r == nil || r.q.Name != queue:
+				case l.Cancelled:
+					p.cancelled(r)
+				default:
 					p.loseLease(r, "lease lost: the job was recovered or claimed again")
 				}
 			}
@@ -120,6 +127,34 @@ func (p *Pool) loseLease(r *run, why string) {
 	}
 	p.log.Warn(why+"; cancelling the job", "queue", r.q.Name, "job", r.rec.ID)
 	r.cancel(p.cfg.LeaseLostCause)
+}
+
+// cancelRun ends the run of job id of queue, if this process holds it: the
+// job was cancelled while it ran (the cancel's message on the wake channel).
+func (p *Pool) cancelRun(queue, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tok, r := range p.running {
+		if tok.ID == id && r.q.Name == queue {
+			p.cancelled(r)
+		}
+	}
+}
+
+// cancelled ends a run whose job was cancelled (cause
+// Config.CancelledCause). The job is in the dead set already and its claim
+// gone: the run's outcome is not written, and its lease no longer renewed.
+// Called with p.mu held.
+func (p *Pool) cancelled(r *run) {
+	if r.cancelled {
+		return
+	}
+	r.cancelled, r.lost = true, true
+	if r.settling {
+		return // the handler returned first: its outcome's write is stale, and harmless
+	}
+	p.log.Info("job cancelled while it ran; ending its handler", "queue", r.q.Name, "job", r.rec.ID)
+	r.cancel(p.cfg.CancelledCause)
 }
 
 // stopAt is when a job whose lease was last confirmed to end at leaseUntil

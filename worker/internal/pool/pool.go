@@ -21,8 +21,8 @@ type Store interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
-	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error)
-	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
+	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Lost, error)
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error
 }
 
 var _ Store = (*store.Store)(nil)
@@ -108,12 +108,13 @@ type Config struct {
 	// ReturnGrace is how long, after cancelling jobs at the shutdown
 	// timeout, the pool waits for their handlers to return; 0 means 1s.
 	ReturnGrace time.Duration
-	// ShutdownCause and LeaseLostCause are the causes (context.Cause) a
-	// running job's context ends with at the shutdown timeout and when its
-	// lease is lost: the public package's sentinels.
-	ShutdownCause, LeaseLostCause error
-	Logger                        *slog.Logger // default: discards
-	Observer                      Observer     // default: none
+	// ShutdownCause, LeaseLostCause and CancelledCause are the causes
+	// (context.Cause) a running job's context ends with at the shutdown
+	// timeout, when its lease is lost and when it is cancelled (store.Cancel):
+	// the public package's sentinels.
+	ShutdownCause, LeaseLostCause, CancelledCause error
+	Logger                                        *slog.Logger // default: discards
+	Observer                                      Observer     // default: none
 }
 
 const (
@@ -136,8 +137,8 @@ func (c Config) check() (Config, error) {
 		return c, fmt.Errorf("pool: Config.PollInterval %v: must be positive", c.PollInterval)
 	case c.ReturnGrace < 0:
 		return c, fmt.Errorf("pool: Config.ReturnGrace %v: must not be negative", c.ReturnGrace)
-	case c.ShutdownCause == nil || c.LeaseLostCause == nil:
-		return c, errors.New("pool: Config.ShutdownCause and Config.LeaseLostCause are required")
+	case c.ShutdownCause == nil || c.LeaseLostCause == nil || c.CancelledCause == nil:
+		return c, errors.New("pool: Config.ShutdownCause, Config.LeaseLostCause and Config.CancelledCause are required")
 	}
 	if c.ReturnGrace == 0 {
 		c.ReturnGrace = returnGrace
@@ -191,10 +192,13 @@ type run struct {
 	leaseUntil time.Time
 	// lag is how long the job had been due when it was claimed (Redis
 	// clock), claimed when the claim's answer arrived (local clock).
-	lag      time.Duration
-	claimed  time.Time
-	lost     bool // Redis reported the lease lost, or it ran out before the handler returned
-	returned bool // handed back at the hard stop: its outcome is ignored
+	lag     time.Duration
+	claimed time.Time
+	lost    bool // Redis reported the lease lost, or it ran out before the handler returned
+	// cancelled: the job was cancelled while it ran (store.Cancel); it is in
+	// the dead set already, and its outcome is not written.
+	cancelled bool
+	returned  bool // handed back at the hard stop: its outcome is ignored
 	// settling: the handler returned and the outcome is being written; the
 	// run stays in Pool.running, its lease renewed, until it is stored.
 	settling bool

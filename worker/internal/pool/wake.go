@@ -14,6 +14,11 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 			q.wake(at)
 		}
 	}
+	onCancel := func(name, id string) {
+		if p.queues[name] != nil {
+			p.cancelRun(name, id)
+		}
+	}
 	onSubscribed := func() {
 		for _, q := range p.queues {
 			q.wake(0)
@@ -25,7 +30,7 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 		onSubscribed()
 	}
 	for {
-		err := p.st.Subscribe(ctx, names, onWake, subscribed)
+		err := p.st.Subscribe(ctx, names, onWake, onCancel, subscribed)
 		if ctx.Err() != nil {
 			return
 		}

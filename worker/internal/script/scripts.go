@@ -22,7 +22,8 @@ var (
 	Snooze = declare("snooze", Once, AllowOOM)
 	// Extend renews the leases of running jobs.
 	Extend = declare("extend", Once, AllowOOM)
-	// Cancel deletes a job that has not started.
+	// Cancel deletes a job that has not started and ends a running one (to
+	// the dead set, its worker told).
 	Cancel = declare("cancel", Once, AllowOOM)
 	// Requeue moves dead jobs back to due.
 	Requeue = declare("requeue", Once, AllowOOM)

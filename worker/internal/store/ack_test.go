@@ -147,7 +147,7 @@ func TestExtend(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Lost tokens come back as they were given.
-		want := []store.Token{byID["acked"], byID["recovered"], {ID: "due", Claim: 0}, {ID: "missing", Claim: 1}}
+		want := []store.Lost{{Token: byID["acked"]}, {Token: byID["recovered"]}, {Token: store.Token{ID: "due", Claim: 0}}, {Token: store.Token{ID: "missing", Claim: 1}}}
 		if !slices.Equal(lost[queue], want) || len(lost) != 1 {
 			t.Errorf("lost = %v, want %s: %v", lost, queue, want)
 		}
@@ -197,7 +197,7 @@ func TestExtendManyQueues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string][]store.Token{"q2": {byQueue["q2"][1]}}; fmt.Sprint(lost) != fmt.Sprint(want) {
+		if want := map[string][]store.Lost{"q2": {{Token: byQueue["q2"][1]}}}; fmt.Sprint(lost) != fmt.Sprint(want) {
 			t.Errorf("lost = %v, want %v", lost, want)
 		}
 		for q, toks := range byQueue {

@@ -14,24 +14,32 @@ type CancelResult int
 const (
 	CancelNotFound CancelResult = iota // no such job
 	Cancelled                          // deleted before it started
-	CancelRunning                      // running: untouched
+	CancelRunning                      // it was running: now in the dead set, its worker told
 	CancelDead                         // in the dead set: untouched
 )
 
-// Cancel deletes a job of queue that has not started.
+// Cancel deletes a job of queue that has not started, and ends a running
+// one: it goes to the dead set with the last error CancelledError, its
+// claim dropped (the worker's late outcome is ignored), and the worker
+// holding it is told on the queue's wake channel (Subscribe's onCancel),
+// or at its next lease extension (Lost.Cancelled) if that message is lost.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State}, []string{id}).AsInt64()
+	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims}, []string{id, k.Wake}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}
 	switch n {
 	case 1:
 		return Cancelled, nil
-	case -1:
+	case 2:
 		return CancelRunning, nil
 	case -2:
 		return CancelDead, nil
 	}
 	return CancelNotFound, nil
 }
+
+// CancelledError is the last error of a job cancelled while it ran
+// (lua/record.lua's CANCELLED).
+const CancelledError = "cancelled"

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -37,17 +38,69 @@ func TestCancel(t *testing.T) {
 
 		before := state(t, c, k)
 		for id, want := range map[string]store.CancelResult{
-			"seed-active": store.CancelRunning,
-			"seed-dead":   store.CancelDead,
-			"missing":     store.CancelNotFound,
-			"later":       store.CancelNotFound, // cancelled already
+			"seed-dead": store.CancelDead,
+			"missing":   store.CancelNotFound,
+			"later":     store.CancelNotFound, // cancelled already
 		} {
 			if res, err := s.Cancel(t.Context(), queue, id); res != want || err != nil {
 				t.Errorf("Cancel(%s) = %v, %v; want %v", id, res, err, want)
 			}
 		}
 		unchanged(t, c, k, before)
+
+		// Running: to dead, "cancelled", the attempt spent, the claim gone.
+		wakes := subscribeCancels(t, s, queue)
+		t0 := testkit.RedisNow(t, c)
+		if res, err := s.Cancel(t.Context(), queue, "seed-active"); res != store.CancelRunning || err != nil {
+			t.Errorf("Cancel(seed-active) = %v, %v; want CancelRunning", res, err)
+		}
+		t1 := testkit.RedisNow(t, c)
+		st = state(t, c, k)
+		if _, ok := st.Active["seed-active"]; ok {
+			t.Errorf("seed-active still active: %v", st)
+		}
+		if _, ok := st.Claims["seed-active"]; ok {
+			t.Errorf("seed-active's claim left behind: %v", st)
+		}
+		inRange(t, "time of death", int64(st.Dead["seed-active"]), t0, t1)
+		if got := st.State["seed-active"]; got != "1;0;"+store.CancelledError {
+			t.Errorf("state entry %q, want attempt 1 spent and the last error %q", got, store.CancelledError)
+		}
+		select {
+		case id := <-wakes:
+			if id != "seed-active" {
+				t.Errorf("cancel announced %q, want seed-active", id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("no cancel announced on the wake channel")
+		}
 	})
+}
+
+// subscribeCancels returns the ids announced on q's wake channel as
+// cancelled while they ran.
+func subscribeCancels(t *testing.T, s *store.Store, q string) <-chan string {
+	t.Helper()
+	ids := make(chan string, 16)
+	subscribed := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Subscribe(ctx, []string{q}, func(string, int64) {}, func(_, id string) { ids <- id }, func() {
+			select {
+			case <-subscribed:
+			default:
+				close(subscribed)
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-subscribed:
+	case err := <-done:
+		t.Fatalf("Subscribe: %v", err)
+	}
+	return ids
 }
 
 func TestRequeue(t *testing.T) {

@@ -11,13 +11,23 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
+// Lost is a running job whose lease Extend could not renew: it is no
+// longer held under that claim.
+type Lost struct {
+	Token
+	// Cancelled reports that the job was cancelled while it ran (Cancel):
+	// it is in the dead set now. Otherwise it was recovered, finished
+	// elsewhere or deleted.
+	Cancelled bool
+}
+
 // Extend renews the leases of running jobs, grouped by queue, in one round
-// trip. It returns, per queue, the tokens whose lease could not be renewed
+// trip. It returns, per queue, the jobs whose lease could not be renewed
 // because the job is no longer held under that claim. A failed call does not
 // stop the others: their results are returned with the joined errors, one
 // *QueueError per failed queue, so the caller knows which leases were not
 // renewed (FailedQueues).
-func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Token, err error) {
+func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Lost, err error) {
 	var queues []string
 	var calls []script.Call
 	leaseArg := strconv.FormatInt(lease.Milliseconds(), 10)
@@ -25,23 +35,23 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 		k := s.Keys(queue)
 		for batch := range slices.Chunk(toks, MaxBatch) {
 			queues = append(queues, queue)
-			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims}, Args: tokenArgs([]string{leaseArg}, batch)})
+			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims, k.Dead, k.State}, Args: tokenArgs([]string{leaseArg}, batch)})
 		}
 	}
-	lost = make(map[string][]Token)
+	lost = make(map[string][]Lost)
 	var errs []error
 	for i, res := range script.Extend.ExecMulti(ctx, s.c, calls...) {
 		vals, err := res.AsStrSlice()
-		if err == nil && len(vals)%2 != 0 {
+		if err == nil && len(vals)%3 != 0 {
 			err = fmt.Errorf("unexpected reply of %d values", len(vals))
 		}
 		if err != nil {
 			errs = append(errs, &QueueError{Queue: queues[i], Op: "extend", Err: err})
 			continue
 		}
-		for j := 0; j < len(vals); j += 2 {
+		for j := 0; j < len(vals); j += 3 {
 			claim, _ := strconv.ParseInt(vals[j+1], 10, 64)
-			lost[queues[i]] = append(lost[queues[i]], Token{ID: vals[j], Claim: claim})
+			lost[queues[i]] = append(lost[queues[i]], Lost{Token: Token{ID: vals[j], Claim: claim}, Cancelled: vals[j+2] == CancelledError})
 		}
 	}
 	return lost, errors.Join(errs...)

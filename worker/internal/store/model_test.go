@@ -197,12 +197,14 @@ func (m *storeModel) step() string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var wantLost []store.Token
+		var wantLost []store.Lost
 		for _, tok := range toks {
 			if j := m.held(tok); j != nil {
 				j.short = false
 			} else {
-				wantLost = append(wantLost, tok)
+				j := m.jobs[tok.ID]
+				cancelled := j != nil && j.set == store.SetDead && j.lastErr == store.CancelledError
+				wantLost = append(wantLost, store.Lost{Token: tok, Cancelled: cancelled})
 			}
 		}
 		if !slices.Equal(lost[queue], wantLost) {
@@ -227,8 +229,13 @@ func (m *storeModel) step() string {
 			if err != nil || res != want {
 				t.Fatalf("cancel %s = %v, %v; want %v", id, res, err, want)
 			}
-			if want == store.Cancelled {
+			switch want {
+			case store.Cancelled:
 				delete(m.jobs, id)
+			case store.CancelRunning:
+				j.set, j.short, j.token, j.died = store.SetDead, false, 0, m.now
+				j.attempts++
+				j.lastErr = store.CancelledError
 			}
 			return "cancel " + id
 		}

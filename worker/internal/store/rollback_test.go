@@ -40,7 +40,7 @@ func TestClaimTokensSurviveRollback(t *testing.T) {
 		t.Fatalf("the (id, token) pair %v was handed out twice: before the reload %v and %v", again.Token(), first.Token(), lost.Token())
 	}
 	lostLeases, err := s.Extend(ctx, map[string][]store.Token{queue: {lost.Token(), again.Token()}}, time.Hour)
-	if err != nil || !slices.Equal(lostLeases[queue], []store.Token{lost.Token()}) {
+	if err != nil || !slices.Equal(lostLeases[queue], []store.Lost{{Token: lost.Token()}}) {
 		t.Errorf("Extend(A, B) lost %v, %v; want A's lease lost, B's renewed", lostLeases, err)
 	}
 	if n, err := s.Ack(ctx, queue, []store.Token{lost.Token()}); n != 0 || err != nil {

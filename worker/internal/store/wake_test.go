@@ -32,7 +32,7 @@ func subscribe(t *testing.T, s *store.Store, q string) <-chan int64 {
 				t.Errorf("wake-up for queue %q, want %q", got, q)
 			}
 			wakes <- runAt
-		}, func() {
+		}, nil, func() {
 			select {
 			case subscribed <- struct{}{}:
 			default:

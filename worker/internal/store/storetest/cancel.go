@@ -8,8 +8,9 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Cancel is cancel.lua: a due job is deleted; a running or dead one is
-// left as it is.
+// Cancel is cancel.lua: a due job is deleted; a running one goes to dead
+// with the last error store.CancelledError, its claim gone, and its worker
+// is told on the wake channel; a dead one is left as it is.
 func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, error) {
 	f.sleep("Cancel")
 	f.mu.Lock()
@@ -24,6 +25,11 @@ func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, 
 	case j == nil:
 		return store.CancelNotFound, nil
 	case j.State == store.SetActive:
+		j.Rec.LastError = store.CancelledError
+		j.leave(store.SetDead, ms(f.nowLocked()))
+		if f.subscribed[queue] && !f.loseCancels {
+			f.outbox = append(f.outbox, wakeMsg{queue: queue, cancel: id})
+		}
 		return store.CancelRunning, nil
 	case j.State == store.SetDead:
 		return store.CancelDead, nil

@@ -17,12 +17,12 @@ type Scripts interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
-	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Lost, error)
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	Cancel(ctx context.Context, queue, id string) (store.CancelResult, error)
 	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)
 	Get(ctx context.Context, queue, id string) (store.Snapshot, error)
-	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error
 	Pause(ctx context.Context, queue string) (bool, error)
 	Resume(ctx context.Context, queue string) (bool, error)
 	Paused(ctx context.Context, queue string) (bool, error)

@@ -49,17 +49,21 @@ func testRetry(k *kit) {
 	}
 }
 
-// testCancel: a cancel deletes a job that has not started and leaves a
-// running or dead one alone.
+// testCancel: a cancel deletes a job that has not started, ends a running
+// one (to dead with the last error "cancelled", its worker told on the
+// wake channel and by its next extension, its late outcome stale), and
+// leaves a dead one alone.
 func testCancel(k *kit) {
 	t := k.t
+	wakes := k.subscribe()
 	k.enqueue(store.NewJob{ID: "dead"}, store.NewJob{ID: "running"})
+	<-wakes
 	held := tokensByID(k.claim(2, long).Jobs)
 	if !k.kill(held["dead"], "gone") {
 		t.Fatalf("Kill did not move the job")
 	}
 	k.enqueue(store.NewJob{ID: "due", Delay: long})
-	running, dead := k.get("running"), k.get("dead")
+	dead := k.get("dead")
 	for _, c := range []struct {
 		id   string
 		want store.CancelResult
@@ -67,6 +71,7 @@ func testCancel(k *kit) {
 		{"due", store.Cancelled},
 		{"due", store.CancelNotFound},
 		{"running", store.CancelRunning},
+		{"running", store.CancelDead},
 		{"dead", store.CancelDead},
 		{"missing", store.CancelNotFound},
 	} {
@@ -75,10 +80,35 @@ func testCancel(k *kit) {
 		}
 	}
 	k.gone("due")
-	k.unchanged("running", running)
 	k.unchanged("dead", dead)
-	if n := k.ack(held["running"]); n != 1 {
-		t.Errorf("Ack of the running job after Cancel = %d, want 1: its worker still holds it", n)
+	select {
+	case id := <-k.cancels:
+		if id != "running" {
+			t.Errorf("the cancel announced job %q, want running", id)
+		}
+	case <-time.After(waitLimit):
+		t.Fatalf("no cancel announced within %v", waitLimit)
+	}
+	snap := k.get("running")
+	if snap.Set != store.SetDead || snap.Record.LastError != store.CancelledError || snap.Record.Attempt != 1 {
+		t.Errorf("the cancelled job: set %s, last error %q, attempt %d; want dead, %q, 1",
+			snap.Set, snap.Record.LastError, snap.Record.Attempt, store.CancelledError)
+	}
+	lost := k.extendLost(map[string][]store.Token{q: {held["running"]}}, long)
+	if want := []store.Lost{{Token: held["running"], Cancelled: true}}; !slices.Equal(lost[q], want) {
+		t.Errorf("Extend of the cancelled job lost %v, want %v", lost[q], want)
+	}
+	if n := k.ack(held["running"]); n != 0 {
+		t.Errorf("Ack of the cancelled job = %d, want 0: its claim is gone", n)
+	}
+	if k.retry(held["running"], 0, "late") {
+		t.Errorf("Retry of the cancelled job moved it: its claim is gone")
+	}
+	if got := k.get("running"); got.Set != store.SetDead || got.Record.LastError != store.CancelledError {
+		t.Errorf("after the late outcomes: set %s, last error %q; want dead, %q", got.Set, got.Record.LastError, store.CancelledError)
+	}
+	if moved := k.requeue("running"); !moved[0] {
+		t.Errorf("Requeue of the cancelled job did not move it")
 	}
 }
 

@@ -124,6 +124,15 @@ func (f *Fake) BreakSubscriptions(d time.Duration) {
 	f.mu.Unlock()
 }
 
+// LoseCancels makes the cancels of running jobs publish nothing, as if
+// every such message were lost: their workers learn of them at their next
+// lease extension.
+func (f *Fake) LoseCancels() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loseCancels = true
+}
+
 // SetLatency makes every call of method take d of (fake) time.
 func (f *Fake) SetLatency(method string, d time.Duration) {
 	f.mu.Lock()

@@ -10,7 +10,7 @@ import (
 )
 
 // Extend is extend.lua for every queue of byQueue, in one round trip.
-func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Token, error) {
+func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Lost, error) {
 	f.sleep("Extend")
 	f.mu.Lock()
 	defer f.unlock()
@@ -24,9 +24,9 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 		c.N += len(toks)
 	}
 	if f.downLocked(&c, "extend") {
-		return map[string][]store.Token{}, c.Err
+		return map[string][]store.Lost{}, c.Err
 	}
-	lost := make(map[string][]store.Token)
+	lost := make(map[string][]store.Lost)
 	var errs []error
 	for queue, toks := range byQueue {
 		if f.downQueues[queue] {
@@ -37,7 +37,9 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Token, lease
 			if j := f.heldLocked(queue, tok); j != nil {
 				j.Score = after(now, lease)
 			} else {
-				lost[queue] = append(lost[queue], tok)
+				j := f.queues[queue][tok.ID]
+				cancelled := j != nil && j.State == store.SetDead && j.Rec.LastError == store.CancelledError
+				lost[queue] = append(lost[queue], store.Lost{Token: tok, Cancelled: cancelled})
 			}
 		}
 	}

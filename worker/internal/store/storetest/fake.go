@@ -28,6 +28,7 @@ type Fake struct {
 	issued     map[string]int64           // queue → the last claim token handed out; a rollback leaves it alone
 	calls      []Call
 	onWake     func(queue string, runAtMs int64) // set while subscribed
+	onCancel   func(queue, id string)            // set while subscribed; may be nil
 	subscribed map[string]bool
 	outbox     []wakeMsg       // published under mu, delivered after unlocking
 	failClaims int             // fail this many of the next claims
@@ -38,6 +39,8 @@ type Fake struct {
 	latency    map[string]time.Duration
 	rate       map[string][]rateEntry // queue → claims in its rate window, oldest first
 	paused     map[string]bool        // queues paused by Pause
+	// loseCancels: Cancel of a running job publishes nothing (LoseCancels)
+	loseCancels bool
 }
 
 // rateEntry is one claim call that took jobs, as the rate zset of
@@ -75,8 +78,9 @@ type Call struct {
 }
 
 type wakeMsg struct {
-	queue string
-	at    int64
+	queue  string
+	at     int64
+	cancel string // the id of a job cancelled while it ran; at is unused
 }
 
 // errDown is what every call returns while the fake's Redis is down.
@@ -139,11 +143,16 @@ func (j *Job) leave(s store.Set, score time.Time) {
 // unlock releases mu and then delivers the wake-ups published under it, as
 // Redis delivers a PUBLISH after the script ends.
 func (f *Fake) unlock() {
-	out, wake := f.outbox, f.onWake
+	out, wake, cancel := f.outbox, f.onWake, f.onCancel
 	f.outbox = nil
 	f.mu.Unlock()
 	for _, m := range out {
-		if wake != nil {
+		switch {
+		case m.cancel != "":
+			if cancel != nil {
+				cancel(m.queue, m.cancel)
+			}
+		case wake != nil:
 			wake(m.queue, m.at)
 		}
 	}
@@ -168,7 +177,7 @@ func (f *Fake) publishLocked(queue string, prev time.Time, hadPrev bool, score t
 		return
 	}
 	if f.subscribed[queue] {
-		f.outbox = append(f.outbox, wakeMsg{queue, score.UnixMilli()})
+		f.outbox = append(f.outbox, wakeMsg{queue: queue, at: score.UnixMilli()})
 	}
 }
 

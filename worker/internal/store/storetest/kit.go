@@ -24,6 +24,9 @@ const (
 type kit struct {
 	t *testing.T
 	b Backend
+	// cancels receives the ids the subscription (subscribe) reports
+	// cancelled while they ran.
+	cancels chan string
 }
 
 func (k *kit) ctx() context.Context { return k.t.Context() }
@@ -151,7 +154,19 @@ func (k *kit) snooze(delay time.Duration, toks ...store.Token) int {
 	return n
 }
 
+// extend returns the tokens Extend reports lost; extendLost says why too.
 func (k *kit) extend(byQueue map[string][]store.Token, lease time.Duration) map[string][]store.Token {
+	k.t.Helper()
+	toks := make(map[string][]store.Token)
+	for queue, lost := range k.extendLost(byQueue, lease) {
+		for _, l := range lost {
+			toks[queue] = append(toks[queue], l.Token)
+		}
+	}
+	return toks
+}
+
+func (k *kit) extendLost(byQueue map[string][]store.Token, lease time.Duration) map[string][]store.Lost {
 	k.t.Helper()
 	lost, err := k.b.Extend(k.ctx(), byQueue, lease)
 	if err != nil {
@@ -219,6 +234,7 @@ func (k *kit) waitExpired(ids ...string) time.Time {
 func (k *kit) subscribe() <-chan int64 {
 	k.t.Helper()
 	wakes := make(chan int64, 64)
+	k.cancels = make(chan string, 64)
 	subscribed := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(k.ctx())
 	done := make(chan error, 1)
@@ -228,6 +244,11 @@ func (k *kit) subscribe() <-chan int64 {
 				k.t.Errorf("wake-up for queue %q, want %q", queue, q)
 			}
 			wakes <- runAt
+		}, func(queue, id string) {
+			if queue != q {
+				k.t.Errorf("cancel for queue %q, want %q", queue, q)
+			}
+			k.cancels <- id
 		}, func() {
 			select {
 			case subscribed <- struct{}{}:

@@ -54,7 +54,7 @@ func (f *Fake) setPaused(method, queue string, on bool) (bool, error) {
 			at = ms(f.nowLocked()).UnixMilli()
 		}
 		if f.subscribed[queue] {
-			f.outbox = append(f.outbox, wakeMsg{queue, at})
+			f.outbox = append(f.outbox, wakeMsg{queue: queue, at: at})
 		}
 		c.Got = 1
 	}

@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// Subscribe delivers wake-ups of queues until ctx ends.
-func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onSubscribed func()) error {
+// Subscribe delivers wake-ups, and the cancels of running jobs, of queues
+// until ctx ends.
+func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error {
 	f.mu.Lock()
 	if f.onWake != nil {
 		f.t.Errorf("fake: two subscriptions at once")
 	}
-	f.onWake = onWake
+	f.onWake, f.onCancel = onWake, onCancel
 	for _, q := range queues {
 		f.subscribed[q] = true
 	}
@@ -34,7 +35,7 @@ func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue
 		err = fmt.Errorf("subscribe to wake-ups: %w", errDown)
 	}
 	f.mu.Lock()
-	f.onWake = nil
+	f.onWake, f.onCancel = nil, nil
 	clear(f.subscribed)
 	f.mu.Unlock()
 	return err
