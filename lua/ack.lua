@@ -1,10 +1,14 @@
 -- ack.lua: delete finished jobs; a stale claim is ignored.
 -- KEYS[1] jobs hash   KEYS[2] active zset   KEYS[3] claims hash   KEYS[4] state hash
+-- KEYS[5] opts hash   KEYS[6] unique hash   KEYS[7] unique:exp zset
 -- ARGV: pairs of id, claim (the claim token the worker got)
 -- returns: number of jobs deleted (pairs whose job is not active under that
 --   claim are skipped; a repeated id counts once)
+-- A finished job's unique key is released, or kept for its window, and a
+-- retained id remembered (record.lua's finished).
 -- bound: <= 1000 pairs; O(n log N)
 
+if not KEYS[7] then return redis.error_reply('ERR courier: ack needs the opts and unique keys') end
 local ids, toks = pairs_from(1, 1000)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return 0 end
@@ -20,4 +24,9 @@ if k == 0 then return 0 end
 redis.call('HDEL', KEYS[1], unpack(done))
 redis.call('HDEL', KEYS[3], unpack(done))
 if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HDEL', KEYS[4], unpack(done)) end
+local os = opts_of(KEYS[5], done)
+if os then
+  finished(KEYS[6], KEYS[7], done, os, now_ms())
+  redis.call('HDEL', KEYS[5], unpack(done))
+end
 return redis.call('ZREM', KEYS[2], unpack(done))

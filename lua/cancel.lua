@@ -6,7 +6,10 @@
 -- ("cancel:<id>"), and learns it at its next lease extension if that
 -- message is lost (extend.lua).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
--- KEYS[5] state hash   KEYS[6] claims hash
+-- KEYS[5] state hash   KEYS[6] claims hash   KEYS[7] due:high zset
+-- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
+-- KEYS[11] unique:exp zset (a cancelled job releases its unique key, or
+--   keeps it for its window: record.lua's finished)
 -- ARGV[1] id   ARGV[2] wake channel
 -- returns: 1 = deleted (it had not started), 2 = it was running: now dead,
 --   its worker told; 0 = no such job; -2 = dead already (untouched: requeue
@@ -14,12 +17,19 @@
 -- bound: one job; O(log N)
 
 local id, channel = ARGV[1], ARGV[2]
-if not KEYS[6] or not channel or channel == '' then
-  return redis.error_reply('ERR courier: cancel needs the claims key and the wake channel')
+if not KEYS[11] or not channel or channel == '' then
+  return redis.error_reply('ERR courier: cancel needs the claims, due levels, opts and unique keys and the wake channel')
 end
-if redis.call('ZREM', KEYS[2], id) == 1 then
+local os = opts_of(KEYS[9], {id})
+local due = KEYS[2]
+if os then due = dues(KEYS[7], KEYS[2], KEYS[8])[level_of(os[1])] end
+if redis.call('ZREM', due, id) == 1 then
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[5], id)
+  if os then
+    finished(KEYS[10], KEYS[11], {id}, os, now_ms())
+    redis.call('HDEL', KEYS[9], id)
+  end
   return 1
 end
 if redis.call('ZSCORE', KEYS[3], id) then
@@ -35,6 +45,7 @@ if redis.call('ZSCORE', KEYS[3], id) then
   local attempts, max = st_decode(redis.call('HGET', KEYS[5], id) or '')
   redis.call('HSET', KEYS[5], id, st_encode((attempts or 0) + 1, max or 0, CANCELLED))
   redis.call('ZADD', KEYS[4], now, id)
+  finished(KEYS[10], KEYS[11], {id}, os, now)
   announce(channel, 'cancel:' .. id)
   return 2
 end

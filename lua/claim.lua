@@ -3,11 +3,20 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (touched only
 --   with a rate limit)   KEYS[8] paused string (pause.lua)
+-- KEYS[9] due:high zset   KEYS[10] due:low zset (the other priority levels;
+--   KEYS[2] is the normal one)
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
 --   or "0" (both) = no limit
--- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
+-- ARGV[5] the queue's priority weights "<high>,<normal>,<low>" (integers
+--   0..1000, not all 0), or '' = strict: due jobs of a higher level are
+--   always taken first. With weights, each job of the call goes to a level
+--   that has one due, chosen in proportion to the weights of those levels
+--   (spread by the clock's µs), and a level with too few due jobs leaves
+--   its share to the others, highest first: a lower level gets its share
+--   while higher ones have a backlog.
+-- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, level1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
 --   read or moved, nothing was written, corrupt is 0 and no job follows;
@@ -19,9 +28,11 @@
 --   (a decimal string), its claim token (the same for every job of one
 --   call), its record, unchanged, and its state entry ('' when it has
 --   none), which overrides the record's attempts, max and last error (see
---   record.lua; the running attempt is attempts + 1). A record whose header
+--   record.lua; the running attempt is attempts + 1), and its priority
+--   level ('h', 'n' or 'l'). Within one call the jobs come level by level,
+--   each level by run-at. A record whose header
 --   is not the fresh default gets its state entry here when it has none.
--- bound: n <= 1000; O(1) when paused, else O(n log N) plus the bytes of
+-- bound: n <= 1000; O(1) when paused, else O(levels + n log N) plus the bytes of
 --   the records returned; with a rate limit, plus O(log E + 1000) for the
 --   E <= rate_n entries of the rate zset (never a scan of the window).
 --
@@ -57,6 +68,18 @@ elseif rms_s ~= '' and rms_s ~= '0' then
 end
 
 if not KEYS[8] then return redis.error_reply('ERR courier: claim needs the paused key (KEYS[8])') end
+if not KEYS[10] then return redis.error_reply('ERR courier: claim needs the due:high and due:low keys (KEYS[9], KEYS[10])') end
+local weights = nil
+if (ARGV[5] or '') ~= '' then
+  local wh, wn, wl = string.match(ARGV[5], '^(%d+),(%d+),(%d+)$')
+  if not wh or #wh > 4 or #wn > 4 or #wl > 4 then
+    return redis.error_reply('ERR courier: weights must be "<high>,<normal>,<low>"')
+  end
+  weights = {h = tonumber(wh), n = tonumber(wn), l = tonumber(wl)}
+  if weights.h > 1000 or weights.n > 1000 or weights.l > 1000 or weights.h + weights.n + weights.l == 0 then
+    return redis.error_reply('ERR courier: weights must be 0 to 1000 each, not all 0')
+  end
+end
 
 local now, now_us = now_ms()
 -- A paused queue hands out nothing: one EXISTS, before any write.
@@ -87,8 +110,14 @@ if rate_n > 0 then
 end
 
 local claimed = 0
-local due = {}
-if take > 0 then due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, take) end
+local due, levels = {}, nil -- levels[i]: the level of the i-th job of due; nil = all normal
+local d = dues(KEYS[9], KEYS[2], KEYS[10])
+local leveled = redis.call('EXISTS', KEYS[9], KEYS[10]) > 0
+if take > 0 and not leveled then
+  due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, take)
+elseif take > 0 then
+  due, levels = take_levels(d, now, take, weights, now_us)
+end
 if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do ids[(i + 1) / 2] = due[i] end
@@ -129,7 +158,18 @@ if #due > 0 then
     end
     -- an id with no record is dropped from due: there is nothing to run
   end
-  redis.call('ZREM', KEYS[2], unpack(ids))
+  if not levels then
+    redis.call('ZREM', KEYS[2], unpack(ids))
+  else
+    local by = {h = {}, n = {}, l = {}}
+    for i = 1, #ids do
+      local b = by[levels[i]]
+      b[#b + 1] = ids[i]
+    end
+    for level, b in pairs(by) do
+      if #b > 0 then redis.call('ZREM', d[level], unpack(b)) end
+    end
+  end
   -- The state hash exists once a job of the queue failed, or was claimed
   -- with its own max attempts: other queues never read it.
   local states = redis.call('EXISTS', KEYS[6]) == 1
@@ -172,7 +212,8 @@ if #due > 0 then
       out[o + 3] = tok
       out[o + 4] = recs[i]
       out[o + 5] = state
-      o = o + 5
+      out[o + 6] = levels and levels[i] or 'n'
+      o = o + 6
     end
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))
@@ -181,7 +222,8 @@ if #due > 0 then
   end
   if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
 end
-local nxt = head_ms(KEYS[2])
+local nxt
+if leveled then nxt = heads_ms(d) else nxt = head_ms(KEYS[2]) end
 if nxt then out[2] = nxt end
 
 if claimed > 0 and rate_ms > 0 then

@@ -1,22 +1,34 @@
--- enqueue.lua: add jobs to a queue; an id that exists is reported, never overwritten.
--- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] state hash
+-- enqueue.lua: add jobs to a queue; an id that exists is reported, never
+-- overwritten, and so is a unique key that another job holds.
+-- KEYS[1] jobs hash   KEYS[2] due zset (normal)   KEYS[3] state hash
+-- KEYS[4] due:high zset   KEYS[5] due:low zset   KEYS[6] opts hash
+-- KEYS[7] unique hash   KEYS[8] unique:exp zset   KEYS[9] settings hash
+--   (field id_retention: ms a caller-supplied id stays refused after its job
+--   finished; written by the daemons that serve the queue)
 -- ARGV[1] wake channel   ARGV[2] n = number of jobs
--- then 6 values per job: id, at_ms (absolute run-at, ms since epoch; -1 = none),
---   delay_ms (used when at_ms is -1), max_attempts (0 = queue default),
---   timeout_ms (0 = queue default), payload (bytes, may be empty)
--- returns: array of n integers, 1 = enqueued, 0 = the id exists (that job
---   untouched; a later copy of an id within the same call counts as existing)
+-- then 7 values per job: id, at_ms (absolute run-at, ms since epoch; -1 =
+--   none), delay_ms (used when at_ms is -1), max_attempts (0 = queue
+--   default), timeout_ms (0 = queue default), payload (bytes, may be empty),
+--   options: '' for a job of the normal priority without a unique key whose
+--   id was generated, else "<level>;<since>;<for_ms>;<caller>;" .. unique_key
+--   (see record.lua's opts; caller: '1' when the caller chose the id)
+-- returns: array of n values: 1 = enqueued, 0 = the id exists, or is
+--   retained after its job finished (that job untouched; a later copy of an
+--   id within the same call counts as existing), or a string: the unique key
+--   is held, by the job of that id (nothing written for this job)
 -- bound: n <= 1000; O(n log N) plus the payloads given; an existing record is
 --   never read (HSETNX), whatever its size
 
 local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
-if #ARGV ~= 2 + n * 6 then return redis.error_reply('ERR courier: 6 values per job expected') end
+if #ARGV ~= 2 + n * 7 then return redis.error_reply('ERR courier: 7 values per job expected') end
+if not KEYS[9] then return redis.error_reply('ERR courier: enqueue needs the due levels, opts, unique and settings keys') end
 -- one pattern match per job for the common case (every value well formed);
 -- a job that fails it is checked field by field to name what is wrong
 local find = string.find
+local any_opts = false
 for i = 0, n - 1 do
-  local b = 2 + i * 6
+  local b = 2 + i * 7
   local id, at, d, m, t = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
   if id == '' or #at > 15 or #d > 12 or #m > 12 or #t > 12
     or not find(at .. ';' .. d .. ';' .. m .. ';' .. t, '^%-?%d+;%d+;%d+;%d+$')
@@ -32,20 +44,48 @@ for i = 0, n - 1 do
       end
     end
   end
+  local o = ARGV[b + 7]
+  if o ~= '' then
+    local level, since, w, caller = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);')
+    if not level or #w > 12 then
+      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' options must be "<h|n|l>;<e|f|->;<for_ms>;<0|1>;<unique key>"')
+    end
+    any_opts = true
+  end
 end
 
 local now = now_ms()
-local prev = head_ms(KEYS[2])
-local zadd, added, out = {}, {}, {}
+local d = dues(KEYS[4], KEYS[2], KEYS[5])
+local prev = heads_ms(d)
+local zadd, added, out = {h = {}, n = {}, l = {}}, {}, {}
+local os = {}
 local earliest = nil
 local now_s = ms_str(now)
 local enq = ';' .. now_s .. ';0;'
+local uniques = any_opts and redis.call('EXISTS', KEYS[7]) == 1
+-- the queue's id retention, read only when a job has options
+local retain = 0
+if any_opts then retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0 end
 for i = 0, n - 1 do
-  local b = 2 + i * 6
-  local id = ARGV[b + 1]
-  -- HSETNX tests for the id without reading what is stored under it; a
-  -- later copy of an id in this call finds the first one.
-  out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+  local b = 2 + i * 7
+  local id, o = ARGV[b + 1], ARGV[b + 7]
+  local level, since, w, caller, key = 'n', '-', 0, '0', ''
+  if o ~= '' then
+    local ws
+    level, since, ws, caller, key = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);(.*)$')
+    w = tonumber(ws)
+  end
+  local holder = nil
+  if key ~= '' and uniques then holder = uniq_held(KEYS[7], KEYS[1], 'k:' .. key, now) end
+  if holder then
+    out[i + 1] = holder
+  elseif caller == '1' and uniques and uniq_held(KEYS[7], KEYS[1], 'i:' .. id, now) then
+    out[i + 1] = 0 -- a retained id: its job finished within the retention
+  else
+    -- HSETNX tests for the id without reading what is stored under it; a
+    -- later copy of an id in this call finds the first one.
+    out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+  end
   if out[i + 1] == 1 then
     -- the score as a string, formatted only when it must be computed
     local score, score_s = tonumber(ARGV[b + 2]), ARGV[b + 2]
@@ -57,16 +97,33 @@ for i = 0, n - 1 do
         score_s = ms_str(score)
       end
     end
-    zadd[#zadd + 1] = score_s
-    zadd[#zadd + 1] = id
+    local z = zadd[level]
+    z[#z + 1] = score_s
+    z[#z + 1] = id
     added[#added + 1] = id
     if earliest == nil or score < earliest then earliest = score end
+    local r = 0
+    if caller == '1' then r = retain end
+    if level ~= 'n' or key ~= '' or r > 0 then
+      os[#os + 1] = id
+      os[#os + 1] = level .. ';' .. since .. ';' .. w .. ';' .. r .. ';' .. key
+    end
+    if key ~= '' then
+      local untl = 0
+      if since == 'e' and w > 0 then untl = now + w end
+      uniq_set(KEYS[7], KEYS[8], 'k:' .. key, true, untl, id)
+      uniques = true
+    end
   end
 end
 if #added > 0 then
-  redis.call('ZADD', KEYS[2], unpack(zadd))
-  -- a state entry left behind under a reused id (see record.lua) is not this job's
+  for level, z in pairs(zadd) do
+    if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
+  end
+  -- a state or options entry left behind under a reused id (see record.lua) is not this job's
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
+  if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], unpack(added)) end
+  if #os > 0 then redis.call('HSET', KEYS[6], unpack(os)) end
 end
 wake(ARGV[1], prev, earliest)
 return out

@@ -6,15 +6,18 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset
 -- KEYS[8] leader hash   KEYS[9] periodic hash   KEYS[10] fleet set
--- KEYS[11] paused string
+-- KEYS[11] paused string   KEYS[12] due:high zset   KEYS[13] due:low zset
+-- KEYS[14] opts hash   KEYS[15] unique hash   KEYS[16] unique:exp zset
+-- KEYS[17] settings hash
+--   (a unique key or id remembered for a window keeps the queue in use)
 -- ARGV: none
 -- returns: 1 = the queue was unused and its leftovers are gone (or there were
 --   none), 0 = it is in use (nothing changed)
 -- bound: O(1) reads; the deleted keys hold at most the pins, one token and
 --   the entries of jobs that no longer exist
 
-if not KEYS[11] then return redis.error_reply('ERR courier: forget needs the paused key (KEYS[11])') end
-if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11]) > 0 then return 0 end
+if not KEYS[17] then return redis.error_reply('ERR courier: forget needs the paused, due level, opts and unique keys') end
+if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[15]) > 0 then return 0 end
 if redis.call('ZCOUNT', KEYS[3], '-inf', '(inf') > 0 then return 0 end
-redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[7])
+redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[7], KEYS[14], KEYS[16], KEYS[17])
 return 1

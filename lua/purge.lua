@@ -1,5 +1,5 @@
 -- purge.lua: delete dead jobs for good.
--- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash
+-- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash   KEYS[4] opts hash
 -- ARGV[1] until_ms: delete only jobs that died at or before it ('' = no bound)
 -- then ids
 -- returns: array with one integer per id, 1 = deleted, 0 = not in the dead set
@@ -12,6 +12,7 @@
 -- until_ms lets a purge of everything that was dead when it started spare a
 -- job that was requeued and died again in the meantime.
 
+if not KEYS[4] then return redis.error_reply('ERR courier: purge needs the opts key') end
 if #ARGV < 1 then return redis.error_reply('ERR courier: until_ms expected') end
 if #ARGV - 1 > 1000 then return redis.error_reply('ERR courier: at most 1000 jobs per call') end
 local until_ms = tonumber(ARGV[1])
@@ -27,6 +28,7 @@ for i = 2, #ARGV do
     redis.call('ZREM', KEYS[2], id)
     redis.call('HDEL', KEYS[1], id)
     redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
     out[i - 1] = 1
   end
 end

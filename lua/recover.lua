@@ -4,6 +4,9 @@
 -- runs it (fenced).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] leader hash (the queue's leader lock)
+-- KEYS[8] due:high zset   KEYS[9] due:low zset   KEYS[10] opts hash
+-- KEYS[11] unique hash   KEYS[12] unique:exp zset (a job goes back to the
+--   due zset of its priority level; one that dies releases its unique key)
 -- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
 -- ARGV[4] leader field (<client-uuid>:<holder>)
 -- returns: {recovered, dead}, or {-1, 0} when the caller no longer holds the
@@ -15,19 +18,23 @@
 local limit, defmax = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
 if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default max attempts must be >= 1') end
+if not KEYS[12] then return redis.error_reply('ERR courier: recover needs the due levels, opts and unique keys') end
 if not fenced(KEYS[7], ARGV[4]) then return {-1, 0} end
 
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. now, 'LIMIT', 0, limit)
 if #ids == 0 then return {0, 0} end
-local prev = head_ms(KEYS[2])
+local d = dues(KEYS[8], KEYS[2], KEYS[9])
+local prev = heads_ms(d)
+local os = opts_of(KEYS[10], ids)
 local toks = redis.call('HMGET', KEYS[5], unpack(ids))
 local st = {}
 if redis.call('EXISTS', KEYS[6]) == 1 then st = redis.call('HMGET', KEYS[6], unpack(ids)) end
 redis.call('ZREM', KEYS[3], unpack(ids))
 redis.call('HDEL', KEYS[5], unpack(ids))
 local now_s = ms_str(now)
-local states, due, dead = {}, {}, {}
+local states, due, dead, died, died_os = {}, {h = {}, n = {}, l = {}}, {}, {}, {}
+local ndue = 0
 for i, id in ipairs(ids) do
   -- A job whose record is gone (deleted by hand) has nothing to run.
   if redis.call('HEXISTS', KEYS[1], id) == 1 then
@@ -47,16 +54,25 @@ for i, id in ipairs(ids) do
       err = err .. '; no attempts left'
       dead[#dead + 1] = now_s
       dead[#dead + 1] = id
+      died[#died + 1] = id
+      died_os[#died] = os and os[i]
     else
-      due[#due + 1] = now_s
-      due[#due + 1] = id
+      local z = due[level_of(os and os[i])]
+      z[#z + 1] = now_s
+      z[#z + 1] = id
+      ndue = ndue + 1
     end
     states[#states + 1] = id
     states[#states + 1] = st_encode(attempts, max, err)
   end
 end
 if #states > 0 then redis.call('HSET', KEYS[6], unpack(states)) end
-if #due > 0 then redis.call('ZADD', KEYS[2], unpack(due)) end
-if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
-if #due > 0 then wake(ARGV[1], prev, now) end
-return {#due / 2, #dead / 2}
+for level, z in pairs(due) do
+  if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
+end
+if #dead > 0 then
+  redis.call('ZADD', KEYS[4], unpack(dead))
+  if os then finished(KEYS[11], KEYS[12], died, died_os, now) end
+end
+if ndue > 0 then wake(ARGV[1], prev, now) end
+return {ndue, #dead / 2}

@@ -1,16 +1,22 @@
 -- stats.lua: count a queue's jobs by state, and say whether it is paused
 -- (read only).
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] dead zset
--- KEYS[4] paused string (pause.lua)
+-- KEYS[4] paused string (pause.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
 -- ARGV: none
--- returns: {ready, scheduled, active, dead, now_ms, paused}; ready = due now,
---   scheduled = due later; active does not count the set's pin (see
+-- returns: {ready, scheduled, active, dead, now_ms, paused, ready_high,
+--   ready_low}; ready = due now, scheduled = due later, of every priority
+--   level; ready_high and ready_low: those of ready at the high and low
+--   levels; active does not count the set's pin (see
 --   record.lua); paused: 1 = paused, 0 = running
 -- bound: O(log N)
 
-if not KEYS[4] then return redis.error_reply('ERR courier: stats needs the paused key (KEYS[4])') end
+if not KEYS[6] then return redis.error_reply('ERR courier: stats needs the paused and due level keys') end
 local now = now_ms()
-local ready = redis.call('ZCOUNT', KEYS[1], '-inf', now)
-local due = redis.call('ZCARD', KEYS[1])
+local ready, due, by = 0, 0, {}
+for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
+  by[i] = redis.call('ZCOUNT', k, '-inf', now)
+  ready = ready + by[i]
+  due = due + redis.call('ZCARD', k)
+end
 local active = redis.call('ZCOUNT', KEYS[2], '-inf', '(inf')
-return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4])}
+return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4]), by[2], by[3]}

@@ -1,7 +1,7 @@
 -- trim.lua: (carrier, fenced) delete dead jobs older than the age limit, then
 -- the oldest beyond the count limit.
 -- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] leader hash (the queue's leader lock)
--- KEYS[4] state hash
+-- KEYS[4] state hash   KEYS[5] opts hash
 -- ARGV[1] leader field (<client-uuid>:<holder>)   ARGV[2] max jobs kept (>= 0)
 -- ARGV[3] max age, ms (>= 1)   ARGV[4] limit: jobs deleted per call (1..1000)
 -- returns: {deleted by age, deleted by count}, or {-1, 0} when the caller no
@@ -12,6 +12,7 @@ local maxjobs, maxage, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(AR
 if not maxjobs or maxjobs < 0 then return redis.error_reply('ERR courier: max jobs must be >= 0') end
 if not maxage or maxage < 1 then return redis.error_reply('ERR courier: max age must be >= 1 ms') end
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
+if not KEYS[5] then return redis.error_reply('ERR courier: trim needs the opts key') end
 if not fenced(KEYS[3], ARGV[1]) then return {-1, 0} end
 
 local function delete(ids)
@@ -19,6 +20,7 @@ local function delete(ids)
     redis.call('ZREM', KEYS[2], unpack(ids))
     redis.call('HDEL', KEYS[1], unpack(ids))
     redis.call('HDEL', KEYS[4], unpack(ids))
+    redis.call('HDEL', KEYS[5], unpack(ids))
   end
   return #ids
 end

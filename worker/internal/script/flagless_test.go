@@ -32,7 +32,7 @@ func TestServersWithoutFlagsGetPlainScripts(t *testing.T) {
 	}
 	enqueueRaw(t, c, k, "j1", "j2")
 	vals, err := claimRaw(c, k, t, 2).ToArray()
-	if err != nil || len(vals) != 3+2*5 {
+	if err != nil || len(vals) != 3+2*6 {
 		t.Fatalf("claim: %d values, %v", len(vals), err)
 	}
 	tok, err := vals[5].AsInt64()
@@ -42,8 +42,8 @@ func TestServersWithoutFlagsGetPlainScripts(t *testing.T) {
 	// A fresh Conn learns it within an ExecMulti too.
 	fresh := NewConn(rdb, nil)
 	calls := []Call{
-		{Keys: []string{k.active, k.claims}, Args: []string{"60000", "j1", strconv.FormatInt(tok, 10)}},
-		{Keys: []string{k.active, k.claims}, Args: []string{"60000", "j2", strconv.FormatInt(tok, 10)}},
+		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "j1", strconv.FormatInt(tok, 10)}},
+		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "j2", strconv.FormatInt(tok, 10)}},
 	}
 	for i, res := range Extend.ExecMulti(ctx, fresh, calls...) {
 		if lost, err := res.ToArray(); err != nil || len(lost) != 0 {

@@ -30,14 +30,14 @@ func TestScriptsUnderOOM(t *testing.T) {
 	// queue.
 	enqueueRaw(t, c, k, "j1", "j2", "j3", "j4", "j5", "j6")
 	vals, err := claimRaw(c, k, t, 4).ToArray()
-	if err != nil || len(vals) != 3+4*5 {
+	if err != nil || len(vals) != 3+4*6 {
 		t.Fatalf("claim before: %d values, %v", len(vals), err)
 	}
 	tok := claimToken(t, vals) // every job of one claim gets the same token
 	run := func(s *Script, keys []string, args ...string) rueidis.RedisResult {
 		return s.Exec(ctx, c, keys, args)
 	}
-	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
+	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
 		t.Fatalf("retry to dead before: %v", err)
 	}
 	if err := run(LockAcquire, []string{leader}, "60000", "me:leader").Error(); !rueidis.IsRedisNil(err) {
@@ -66,24 +66,26 @@ func TestScriptsUnderOOM(t *testing.T) {
 		args []string
 		done func(rueidis.RedisResult) bool // nil: any reply
 	}{
-		{Extend, []string{k.active, k.claims}, []string{"60000", "j1", tok}, none},
-		{Ack, []string{k.jobs, k.active, k.claims, k.state}, []string{"j1", tok}, one},
-		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
-		{Snooze, []string{k.due, k.active, k.claims}, []string{k.wake, "0", "j3", tok}, one},
-		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state}, []string{"j6"}, nil},
-		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused}, []string{"10", "60000"}, nil},
-		{Requeue, []string{k.jobs, k.due, k.dead, k.state}, []string{k.wake, "j4"}, nil},
-		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader}, []string{k.wake, "100", "3", "me:leader"}, led},
-		{Trim, []string{k.jobs, k.dead, leader, k.state}, []string{"me:leader", "10", "1000", "100"}, led},
-		{Purge, []string{k.jobs, k.dead, k.state}, []string{"", "j4"}, nil},
-		{Enqueue, []string{k.jobs, k.due, k.state}, []string{k.wake, "1", "new", "-1", "0", "0", "0", "payload"}, nil},
+		{Extend, []string{k.active, k.claims, k.dead, k.state}, []string{"60000", "j1", tok}, none},
+		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp}, []string{"j1", tok}, one},
+		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
+		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
+		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"j6", k.wake}, nil},
+		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow}, []string{"10", "60000"}, nil},
+		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
+		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "100", "3", "me:leader"}, led},
+		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts}, []string{"me:leader", "10", "1000", "100"}, led},
+		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
+		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
+		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "new", "-1", "0", "0", "0", "payload", ""}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
-		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused}, nil, nil},
+		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
+			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, nil, nil},
 		// An operator can pause a queue, and resume it, while Redis is full.
 		{Pause, []string{k.paused}, []string{"1", k.wake}, one},
 		{Pause, []string{k.paused}, []string{"0", k.wake}, one},
-		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state}, []string{"j5"}, nil},
-		{Stats, []string{k.due, k.active, k.dead, k.paused}, nil, nil},
+		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts}, []string{"j5"}, nil},
+		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow}, nil, nil},
 		{DeadList, []string{k.jobs, k.dead, k.state}, []string{"10", "ids", "", "", "", ""}, nil},
 		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},
 		{LockRenew, []string{lockKey}, []string{"60000", "other:h"}, one},

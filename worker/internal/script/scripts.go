@@ -33,6 +33,9 @@ var (
 	// Trim deletes dead jobs beyond the age and count limits (leader only,
 	// fenced).
 	Trim = declare("trim", Once, AllowOOM)
+	// UniqExpire forgets unique keys and retained ids past their window
+	// (leader only, fenced); it only deletes.
+	UniqExpire = declare("uniq_expire", Once, AllowOOM)
 	// Fire enqueues one fire of a periodic job, once (leader only, fenced).
 	// It adds a job, so it is refused out of memory like Enqueue.
 	Fire = declare("fire", Once, DenyOOM)
@@ -68,7 +71,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, Fire, Purge, Forget, Pause, Get, Stats, DeadList,
+		Recover, Trim, UniqExpire, Fire, Purge, Forget, Pause, Get, Stats, DeadList,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

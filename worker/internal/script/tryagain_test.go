@@ -14,11 +14,17 @@ import (
 )
 
 // queueKeys are the keys of one queue as package store builds them.
-type queueKeys struct{ jobs, due, active, dead, claims, state, rate, paused, wake string }
+type queueKeys struct {
+	jobs, due, active, dead, claims, state, rate, paused, wake string
+	dueHigh, dueLow, opts, unique, uniqueExp, settings         string
+}
 
 func keysOf(prefix, queue string) queueKeys {
 	k := func(name string) string { return fmt.Sprintf("%s:{%s}:%s", prefix, queue, name) }
-	return queueKeys{k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake")}
+	return queueKeys{
+		k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake"),
+		k("due:high"), k("due:low"), k("opts"), k("unique"), k("unique:exp"), k("settings"),
+	}
 }
 
 // enqueueRaw enqueues jobs due now with the enqueue script.
@@ -26,16 +32,16 @@ func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 	t.Helper()
 	args := []string{k.wake, strconv.Itoa(len(ids))}
 	for _, id := range ids {
-		args = append(args, id, "-1", "0", "0", "0", "payload of "+id)
+		args = append(args, id, "-1", "0", "0", "0", "payload of "+id, "")
 	}
-	if err := Enqueue.Exec(t.Context(), c, []string{k.jobs, k.due, k.state}, args).Error(); err != nil {
+	if err := Enqueue.Exec(t.Context(), c, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, args).Error(); err != nil {
 		t.Fatalf("enqueue: %v", err)
 	}
 }
 
 // claimRaw runs the claim script for up to n jobs under a 60 s lease.
 func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
-	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused}, []string{strconv.Itoa(n), "60000"})
+	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow}, []string{strconv.Itoa(n), "60000"})
 }
 
 // TestExecWaitsOutAMigratingSlot moves a queue's slot to another master

@@ -25,7 +25,7 @@ const (
 // or at its next lease extension (Lost.Cancelled) if that message is lost.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims}, []string{id, k.Wake}).AsInt64()
+	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}, []string{id, k.Wake}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}

@@ -50,6 +50,9 @@ const (
 	MaxRatePer = 366 * 24 * time.Hour
 )
 
+// claimWidth is how many values claim.lua returns per job.
+const claimWidth = 6
+
 // claimPaused is claim.lua's next_ms when the queue is paused.
 const claimPaused = -2
 
@@ -62,17 +65,46 @@ func (s *Store) Claim(ctx context.Context, queue string, n int, lease time.Durat
 // ClaimLimited is Claim within the queue's rate limit: it takes no more jobs
 // than limit leaves room for, counting the claims of every process.
 func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit Rate) (Claimed, error) {
+	return s.ClaimWith(ctx, queue, n, lease, ClaimOptions{Rate: limit})
+}
+
+// ClaimOptions are the queue's settings a claim applies.
+type ClaimOptions struct {
+	Rate Rate
+	// Weights, when set, share each claim among the priority levels that
+	// have jobs due, in proportion (lua/claim.lua); the zero value is
+	// strict priority: a higher level first, always.
+	Weights Weights
+}
+
+// Weights are the shares of the high, normal and low priority levels, each
+// 0 to MaxWeight, not all 0; the zero Weights is strict priority.
+type Weights struct{ High, Normal, Low int }
+
+// MaxWeight is the largest weight of a level.
+const MaxWeight = 1000
+
+func (w Weights) arg() string {
+	if w == (Weights{}) {
+		return ""
+	}
+	return strconv.Itoa(w.High) + "," + strconv.Itoa(w.Normal) + "," + strconv.Itoa(w.Low)
+}
+
+// ClaimWith is Claim with the queue's rate limit and priority weights.
+func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.Duration, o ClaimOptions) (Claimed, error) {
+	limit := o.Rate
 	k := s.Keys(queue)
 	rateN, rateMs := "0", "0"
 	if limit != (Rate{}) {
 		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
 	}
-	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused},
-		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs}).ToArray()
+	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow},
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg()}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
-	if len(vals) < 3 || (len(vals)-3)%5 != 0 {
+	if len(vals) < 3 || (len(vals)-3)%claimWidth != 0 {
 		return Claimed{}, fmt.Errorf("claim %s: unexpected reply of %d values", queue, len(vals))
 	}
 	var head [3]int64
@@ -90,16 +122,17 @@ func (s *Store) ClaimLimited(ctx context.Context, queue string, n int, lease tim
 	case next < claimPaused: // negated: when the rate window frees capacity
 		c.Next, c.Limited = time.UnixMilli(-next), true
 	}
-	c.Jobs = make([]Record, 0, (len(vals)-3)/5)
-	for i := 3; i < len(vals); i += 5 {
+	c.Jobs = make([]Record, 0, (len(vals)-3)/claimWidth)
+	for i := 3; i < len(vals); i += claimWidth {
 		id, _ := vals[i].ToString()
 		runAtStr, _ := vals[i+1].ToString()
 		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
 		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
 		st, _ := vals[i+4].ToString()
+		level, _ := vals[i+5].ToString()
 		r, err := decodeJob(id, raw, st)
-		r.Claim, r.Attempt, r.RunAt = claim, r.Attempt+1, time.UnixMilli(runAt)
+		r.Claim, r.Attempt, r.RunAt, r.Priority = claim, r.Attempt+1, time.UnixMilli(runAt), priorityOf(level)
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
 			continue

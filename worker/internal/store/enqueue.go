@@ -19,6 +19,19 @@ type NewJob struct {
 	MaxAttempts int           // 0 = the queue's default
 	Timeout     time.Duration // 0 = the queue's default
 	Payload     []byte
+	Priority    Priority
+	Unique      Unique
+	// CallerID says the caller chose ID: it stays refused after the job
+	// finished for the queue's id retention (SetIDRetention).
+	CallerID bool
+}
+
+// Enqueued is the outcome of one job of EnqueueJobs.
+type Enqueued struct {
+	Added bool
+	// Holder is the id of the job that holds the job's unique key, when the
+	// job was refused for it (Added is false).
+	Holder string
 }
 
 // Enqueue adds jobs to queue, MaxBatch per script call, all calls in one
@@ -28,30 +41,47 @@ type NewJob struct {
 // and enqueueing the same ids again is safe. A batch Redis refused for
 // memory wrote nothing, and the error matches ErrOOM.
 func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added []bool, err error) {
+	res, err := s.EnqueueJobs(ctx, queue, jobs)
+	added = make([]bool, len(res))
+	for i, r := range res {
+		added[i] = r.Added
+	}
+	return added, err
+}
+
+// EnqueueJobs is Enqueue that also says, for a job refused for its unique
+// key, which job holds the key.
+func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([]Enqueued, error) {
 	k := s.Keys(queue)
 	var calls []script.Call
 	for batch := range slices.Chunk(jobs, MaxBatch) {
-		args := make([]string, 0, 2+len(batch)*6)
+		args := make([]string, 0, 2+len(batch)*7)
 		args = append(args, k.Wake, strconv.Itoa(len(batch)))
-		for _, j := range batch {
+		for i := range batch {
+			j := &batch[i]
 			at := int64(-1)
 			if !j.At.IsZero() {
 				at = j.At.UnixMilli()
 			}
 			args = append(args, j.ID, strconv.FormatInt(at, 10), strconv.FormatInt(j.Delay.Milliseconds(), 10),
-				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload))
+				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload), j.options())
 		}
-		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due, k.State}, Args: args})
+		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}, Args: args})
 	}
-	added = make([]bool, 0, len(jobs))
+	out := make([]Enqueued, 0, len(jobs))
 	for i, res := range script.Enqueue.ExecMulti(ctx, s.c, calls...) {
-		flags, err := res.AsIntSlice()
+		vals, err := res.ToArray()
 		if err != nil {
-			return added, fmt.Errorf("enqueue batch %d: %w", i+1, markOOM(err))
+			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markOOM(err))
 		}
-		for _, f := range flags {
-			added = append(added, f == 1)
+		for _, v := range vals {
+			if n, err := v.AsInt64(); err == nil {
+				out = append(out, Enqueued{Added: n == 1})
+				continue
+			}
+			holder, _ := v.ToString()
+			out = append(out, Enqueued{Holder: holder})
 		}
 	}
-	return added, nil
+	return out, nil
 }

@@ -36,6 +36,7 @@ func (s *Store) ForgetQueues(ctx context.Context, keep []string) ([]string, erro
 		candidates = append(candidates, q)
 		calls = append(calls, script.Call{Keys: []string{
 			k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
+			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings,
 		}})
 	}
 	var gone []string

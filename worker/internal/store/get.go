@@ -37,14 +37,14 @@ var ErrNotFound = errors.New("job not found")
 // Get reads job id of queue. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	k := s.Keys(queue)
-	vals, err := script.Get.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{id}).ToArray()
+	vals, err := script.Get.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts}, []string{id}).ToArray()
 	if rueidis.IsRedisNil(err) {
 		return Snapshot{}, ErrNotFound
 	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("get %s job %q: %w", queue, id, err)
 	}
-	if len(vals) != 6 {
+	if len(vals) != 7 {
 		return Snapshot{}, fmt.Errorf("get %s job %q: unexpected reply of %d values", queue, id, len(vals))
 	}
 	raw, _ := vals[0].ToString()
@@ -53,11 +53,15 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	score, _ := vals[3].AsInt64()
 	now, _ := vals[4].AsInt64()
 	st, _ := vals[5].ToString()
+	opts, _ := vals[6].ToString()
 	snap := Snapshot{Set: Set(set), Now: time.UnixMilli(now)}
 	if score >= 0 {
 		snap.Score = time.UnixMilli(score)
 	}
 	snap.Record, err = decodeJob(id, raw, st)
+	if err == nil {
+		err = decodeOpts(&snap.Record, opts)
+	}
 	if snap.Set == SetActive && claim > 0 {
 		snap.Record.Claim = claim
 		snap.Record.Attempt++ // the running attempt

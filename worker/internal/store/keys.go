@@ -28,6 +28,21 @@ type Keys struct {
 	// Paused is "1" while the queue is paused (Store.Pause): claims take
 	// nothing. Absent while it runs.
 	Paused string // string
+	// DueHigh and DueLow are the due zsets of the high and low priority
+	// levels; Due is the normal level's (lua/record.lua).
+	DueHigh, DueLow string // zset: id → run-at, ms
+	// Opts holds the options of a job that has any: its priority level
+	// when not normal, its unique key and window, how long its id is
+	// retained (lua/record.lua's opts).
+	Opts string // hash: id → options entry
+	// Unique says who holds a unique key ("k:"+key) or a retained id
+	// ("i:"+id): "<live>;<until ms>;<id>"; UniqueExp lists the fields with a
+	// window by its end, for the leader's cleanup (Store.ExpireUnique).
+	Unique    string // hash
+	UniqueExp string // zset: field → end of its window, ms
+	// Settings holds queue settings the daemons serving the queue write
+	// and the scripts read: id_retention (ms).
+	Settings string // hash
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -38,18 +53,24 @@ type Keys struct {
 func QueueKeys(prefix, queue string) Keys {
 	base := prefix + ":{" + queue + "}:"
 	return Keys{
-		Jobs:     base + "jobs",
-		Due:      base + "due",
-		Active:   base + "active",
-		Dead:     base + "dead",
-		Claims:   base + "claims",
-		State:    base + "state",
-		Leader:   base + "leader",
-		Rate:     base + "rate",
-		Periodic: base + "periodic",
-		Fleet:    base + "fleet",
-		Paused:   base + "paused",
-		Wake:     base + "wake",
+		Jobs:      base + "jobs",
+		Due:       base + "due",
+		Active:    base + "active",
+		Dead:      base + "dead",
+		Claims:    base + "claims",
+		State:     base + "state",
+		Leader:    base + "leader",
+		Rate:      base + "rate",
+		Periodic:  base + "periodic",
+		Fleet:     base + "fleet",
+		Paused:    base + "paused",
+		DueHigh:   base + "due:high",
+		DueLow:    base + "due:low",
+		Opts:      base + "opts",
+		Unique:    base + "unique",
+		UniqueExp: base + "unique:exp",
+		Settings:  base + "settings",
+		Wake:      base + "wake",
 	}
 }
 

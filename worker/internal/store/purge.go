@@ -20,7 +20,7 @@ func (s *Store) Purge(ctx context.Context, queue string, ids []string, until tim
 	}
 	deleted = make([]bool, 0, len(ids))
 	for batch := range slices.Chunk(ids, MaxBatch) {
-		flags, err := script.Purge.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.State}, append([]string{untilArg}, batch...)).AsIntSlice()
+		flags, err := script.Purge.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.State, k.Opts}, append([]string{untilArg}, batch...)).AsIntSlice()
 		if err != nil {
 			return deleted, fmt.Errorf("purge %s: %w", queue, err)
 		}

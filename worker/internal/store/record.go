@@ -32,6 +32,10 @@ type Record struct {
 	// RunAt is not part of the stored record: Claim sets it to the run-at
 	// the job was due at.
 	RunAt time.Time
+	// Priority and Unique come from the job's options entry: Claim sets
+	// Priority, Get both.
+	Priority Priority
+	Unique   Unique
 }
 
 // Token identifies the claim a worker holds the job under.

@@ -14,17 +14,20 @@ type Stats struct {
 	Active    int64
 	Dead      int64
 	Paused    bool // the queue is paused (Store.Pause)
+	// ReadyHigh and ReadyLow count the jobs of Ready at the high and low
+	// priority levels.
+	ReadyHigh, ReadyLow int64
 }
 
 // Stats counts the jobs of queue by state and reads its pause flag.
 func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	k := s.Keys(queue)
-	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead, k.Paused}, nil).AsIntSlice()
+	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}, nil).AsIntSlice()
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
-	if len(n) != 6 {
+	if len(n) != 8 {
 		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
 	}
-	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1}, nil
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7]}, nil
 }

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Priority is a job's priority level (lua/record.lua): among due jobs, a
+// higher level is claimed first. The zero value is PriorityNormal.
+type Priority int8
+
+// The priority levels.
+const (
+	PriorityLow    Priority = -1
+	PriorityNormal Priority = 0
+	PriorityHigh   Priority = 1
+)
+
+// level is the level's letter in the scripts.
+func (p Priority) level() string {
+	switch p {
+	case PriorityHigh:
+		return "h"
+	case PriorityLow:
+		return "l"
+	}
+	return "n"
+}
+
+func priorityOf(level string) Priority {
+	switch level {
+	case "h":
+		return PriorityHigh
+	case "l":
+		return PriorityLow
+	}
+	return PriorityNormal
+}
+
+// Unique is a job's unique key (lua/record.lua): while the job has not
+// finished (acked, dead or cancelled), and for For after its enqueue (or
+// after it finished, with AfterFinish), an enqueue with the same Key in the
+// queue is refused and told the id of the job holding it. The zero Unique
+// is no uniqueness.
+type Unique struct {
+	Key         string
+	For         time.Duration // whole ms; 0 = until the job finishes
+	AfterFinish bool          // For counts from the finish, not the enqueue
+}
+
+// MaxUniqueFor is the longest window a Unique may have.
+const MaxUniqueFor = 366 * 24 * time.Hour
+
+// options is the options value enqueue.lua takes for a job: "" for a job
+// with none, else "<level>;<since>;<for_ms>;<caller>;<key>".
+func (j *NewJob) options() string {
+	if j.Priority == PriorityNormal && j.Unique.Key == "" && !j.CallerID {
+		return ""
+	}
+	since := "-"
+	if j.Unique.For > 0 {
+		since = "e"
+		if j.Unique.AfterFinish {
+			since = "f"
+		}
+	}
+	caller := "0"
+	if j.CallerID {
+		caller = "1"
+	}
+	return j.Priority.level() + ";" + since + ";" + strconv.FormatInt(j.Unique.For.Milliseconds(), 10) + ";" + caller + ";" + j.Unique.Key
+}
+
+// decodeOpts fills r's Priority and Unique from its options entry ("" when
+// it has none).
+func decodeOpts(r *Record, s string) error {
+	if s == "" {
+		return nil
+	}
+	parts := strings.SplitN(s, ";", 5)
+	if len(parts) != 5 || len(parts[0]) != 1 {
+		return fmt.Errorf("job %q: options entry %q: %w", r.ID, s, ErrCorrupt)
+	}
+	w, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return fmt.Errorf("job %q: options entry %q: %w", r.ID, s, ErrCorrupt)
+	}
+	r.Priority = priorityOf(parts[0])
+	r.Unique = Unique{Key: parts[4]}
+	if parts[1] != "-" {
+		r.Unique.For, r.Unique.AfterFinish = time.Duration(w)*time.Millisecond, parts[1] == "f"
+	}
+	return nil
+}
