@@ -32,10 +32,30 @@ type JobSpec struct {
 	MaxAttempts int
 	// Timeout limits each attempt's run time; 0 means the queue's default.
 	Timeout time.Duration
+	// Priority orders the queue's due jobs: higher first (see Priority).
+	// The zero value is PriorityNormal.
+	Priority Priority
+	// UniqueKey makes the job unique in its queue (any string within the
+	// id rules; empty means no uniqueness): until this job has finished
+	// (acked, dead or cancelled), an enqueue with the same key is refused
+	// with ErrDuplicate, and EnqueueResult.ID (Enqueue's id) is this job's.
+	// Enforced in the enqueue script, across the fleet.
+	UniqueKey string
+	// UniqueFor keeps the key held for a window as well: this long after
+	// the enqueue, or after the job finished with UniqueAfterFinish, even
+	// if the job finished before. So a producer that retries after a
+	// timeout never creates a second job, even when the first already ran.
+	// At most one year (MaxUniqueFor); 0 means until the job finishes.
+	UniqueFor time.Duration
+	// UniqueAfterFinish counts UniqueFor from the job's finish instead of
+	// its enqueue.
+	UniqueAfterFinish bool
 }
 
 // EnqueueResult is the outcome of one job of EnqueueMany.
 type EnqueueResult struct {
+	// ID is the job's id; when Err says its unique key is held, the id of
+	// the job that holds it.
 	ID  string
 	Err error // nil, or wraps ErrDuplicate
 }
@@ -68,7 +88,8 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same
-// queue is left untouched and the error wraps ErrDuplicate. On a Redis error
+// queue is left untouched and the error wraps ErrDuplicate; so is a job
+// holding the same UniqueKey, whose id is then returned. On a Redis error
 // the job may or may not have been added; the id (a generated one too) is
 // still returned with the error: enqueue the spec again with that ID to
 // retry safely (ErrDuplicate then means the first call had added it).
@@ -127,17 +148,21 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 	}
 	for _, q := range queues {
 		g := groups[q]
-		added, err := c.st.Enqueue(ctx, q, g.jobs)
+		added, err := c.st.EnqueueJobs(ctx, q, g.jobs)
 		if err != nil {
 			return results, enqueueError(q, len(g.jobs), len(added), err)
 		}
 		n := 0
-		for k, ok := range added {
-			if !ok {
-				i := g.index[k]
-				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
-			} else {
+		for k, a := range added {
+			i := g.index[k]
+			switch {
+			case a.Added:
 				n++
+			case a.Holder != "":
+				results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", q, g.jobs[k].Unique.Key, a.Holder, ErrDuplicate)
+				results[i].ID = a.Holder
+			default:
+				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
 			}
 		}
 		c.metrics.Enqueued(q, n)
@@ -190,6 +215,12 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 	case spec.Timeout > 0 && spec.Timeout < time.Millisecond:
 		return store.NewJob{}, invalid("Timeout", "must be at least 1ms (got %s)", spec.Timeout)
 	}
+	if err := spec.Priority.validate(); err != nil {
+		return store.NewJob{}, err
+	}
+	if err := validateUnique(spec); err != nil {
+		return store.NewJob{}, err
+	}
 	return store.NewJob{
 		ID:          id,
 		At:          spec.RunAt,
@@ -197,6 +228,9 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		MaxAttempts: spec.MaxAttempts,
 		Timeout:     spec.Timeout,
 		Payload:     spec.Payload,
+		Priority:    store.Priority(spec.Priority),
+		Unique:      store.Unique{Key: spec.UniqueKey, For: spec.UniqueFor.Truncate(time.Millisecond), AfterFinish: spec.UniqueAfterFinish},
+		CallerID:    spec.ID != "",
 	}, nil
 }
 

@@ -100,6 +100,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			Concurrency: reg.opts.Concurrency,
 			MaxAttempts: reg.opts.MaxAttempts,
 			RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per},
+			Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 			Exec:        executor(name, reg, d.cfg.Logger),
 			Abort:       aborter(name, reg, d.cfg.Logger),
 		})

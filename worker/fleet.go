@@ -88,20 +88,33 @@ func newProcessID() string {
 // ctx ends, then withdraws it.
 func (d *Daemon) reportLoop(ctx context.Context) {
 	members := make([]store.Member, 0, len(d.queues))
+	retain := make([]time.Duration, 0, len(d.queues))
 	for _, name := range d.queues {
 		reg, _ := d.reg.lookup(name)
 		members = append(members, store.Member{
 			ID: d.id, Concurrency: reg.opts.Concurrency,
 			RateN: reg.opts.RateLimit.N, RatePerMs: reg.opts.RateLimit.Per.Milliseconds(),
 		})
+		retain = append(retain, reg.opts.IDRetention)
 	}
+	// The queue's id retention lives in Redis, where every producer's
+	// enqueue reads it: a process that has one writes it with each report
+	// (so a restarted Redis gets it back); one without removes it once,
+	// at start.
+	first := true
 	report := func() {
 		for i, name := range d.queues {
 			members[i].Reported = time.Now()
 			if err := d.st.Report(ctx, name, members[i], FleetTTL); err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Warn("fleet report failed; will retry", "queue", name, "err", err)
 			}
+			if retain[i] > 0 || first {
+				if err := d.st.SetIDRetention(ctx, name, retain[i]); err != nil && ctx.Err() == nil {
+					d.cfg.Logger.Warn("store the queue's id retention failed; will retry", "queue", name, "err", err)
+				}
+			}
 		}
+		first = false
 	}
 	report()
 	t := time.NewTicker(FleetReportInterval)

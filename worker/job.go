@@ -44,18 +44,29 @@ type Job struct {
 	DiedAt time.Time
 	// LastError is the error of the last failed attempt, if any.
 	LastError string
+	// Priority is the job's priority level.
+	Priority Priority
+	// UniqueKey, UniqueFor and UniqueAfterFinish are the job's unique key
+	// and window as enqueued (from Get; a handler sees UniqueKey too).
+	UniqueKey         string
+	UniqueFor         time.Duration
+	UniqueAfterFinish bool
 }
 
 func jobFromRecord(queue string, r *store.Record) *Job {
 	return &Job{
-		ID:          r.ID,
-		Queue:       queue,
-		Payload:     r.Payload,
-		Attempt:     r.Attempt,
-		MaxAttempts: r.MaxAttempts,
-		Timeout:     r.Timeout,
-		EnqueuedAt:  r.EnqueuedAt,
-		RunAt:       r.RunAt,
-		LastError:   r.LastError,
+		ID:                r.ID,
+		Queue:             queue,
+		Payload:           r.Payload,
+		Attempt:           r.Attempt,
+		MaxAttempts:       r.MaxAttempts,
+		Timeout:           r.Timeout,
+		EnqueuedAt:        r.EnqueuedAt,
+		RunAt:             r.RunAt,
+		LastError:         r.LastError,
+		Priority:          Priority(r.Priority),
+		UniqueKey:         r.Unique.Key,
+		UniqueFor:         r.Unique.For,
+		UniqueAfterFinish: r.Unique.AfterFinish,
 	}
 }

@@ -35,6 +35,15 @@ type QueueOptions struct {
 	// Periodic lists jobs the queue's leader enqueues on a schedule.
 	// Default: none.
 	Periodic []Periodic
+	// PriorityWeights share each claim among the priority levels that have
+	// jobs due, so lower levels do not starve. Default: strict priority.
+	PriorityWeights PriorityWeights
+	// IDRetention keeps a caller-supplied job id (JobSpec.ID) refused for
+	// this long after its job finished, not only while it exists, so a
+	// producer retrying later never runs the job twice. Processes serving
+	// the queue store it in Redis at start, where every producer's enqueue
+	// reads it: give every process the same. At most one year. Default 0.
+	IDRetention time.Duration
 }
 
 func (o QueueOptions) withDefaults() QueueOptions {
@@ -87,6 +96,17 @@ func (o QueueOptions) validate() error {
 	}
 	if err := o.RateLimit.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := o.PriorityWeights.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch {
+	case o.IDRetention < 0:
+		errs = append(errs, invalid("IDRetention", "must not be negative (got %s)", o.IDRetention))
+	case o.IDRetention > MaxUniqueFor:
+		errs = append(errs, invalid("IDRetention", "%s is over the limit of %s", o.IDRetention, MaxUniqueFor))
+	case o.IDRetention > 0 && o.IDRetention < time.Millisecond:
+		errs = append(errs, invalid("IDRetention", "must be at least 1ms (got %s)", o.IDRetention))
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 type jobClient interface {
 	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
 	Get(ctx context.Context, queue, id string) (*worker.Job, error)
+	Cancel(ctx context.Context, queue, id string) error
 	Queues(ctx context.Context) ([]string, error)
 	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
 	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)

@@ -5,6 +5,7 @@
 //	courier enqueue  put a job on a queue
 //	courier inspect  queue sizes by state, or one job
 //	courier dead     list, requeue or purge dead jobs
+//	courier cancel   cancel a job, running or not
 //	courier queue    pause or resume a queue, or show its state
 //	courier bench    measure throughput and latency against a Redis server
 //	courier version  print the version
@@ -54,7 +55,8 @@ var (
 		"Queue": "--queue", "ID": "--id", "Payload": "--payload", "Delay": "--delay",
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout",
 	}
-	jobFlags = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
+	jobFlags    = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
+	cancelFlags = map[string]string{"Queue": "--queue", "ID": "--id"}
 )
 
 // flagError rewrites a validation error of the library to name the flag
@@ -77,6 +79,7 @@ func commands() map[string]command {
 		"enqueue": {"put a job on a queue", runEnqueue, enqueueFlags},
 		"inspect": {"show queue sizes by state, or one job", runInspect, jobFlags},
 		"dead":    {"list, requeue or purge dead jobs", runDead, jobFlags},
+		"cancel":  {"cancel a job: delete it before it starts, or stop it while it runs", runCancel, cancelFlags},
 		"queue":   {"pause or resume a queue, or show its state", runQueue, jobFlags},
 		"bench":   {"measure throughput and latency against Redis", runBench, nil},
 		"version": {"print the version", runVersion, nil},

@@ -41,7 +41,7 @@ type Role string
 
 // The roles.
 const (
-	// RoleProducer may enqueue jobs and read them.
+	// RoleProducer may enqueue jobs, read them and cancel them.
 	RoleProducer Role = "producer"
 	// RoleAdmin may do everything.
 	RoleAdmin Role = "admin"
@@ -240,7 +240,7 @@ func (h *Handler) table() []route {
 		{method: http.MethodPost, path: "/v1/queues/{queue}/jobs", role: RoleProducer, serve: h.enqueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/jobs/batch", role: RoleProducer, serve: h.enqueueBatch},
 		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.getJob},
-		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleAdmin, serve: h.cancelJob},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.cancelJob},
 		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, serve: h.listQueues},
 		{method: http.MethodGet, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.getQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -197,43 +198,80 @@ func TestGetMissing(t *testing.T) {
 	}
 }
 
+// TestCancel: a producer cancels a job that has not started (deleted) and
+// a running one (its handler's context ends with ErrCancelled, the job is
+// dead with the last error "cancelled" and can be requeued); a dead job is
+// refused with 409 and left as it is.
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.enqueue(worker.JobSpec{Queue: "later", ID: "a", Delay: time.Hour})
-	b.want(b.do("DELETE", "/v1/queues/later/jobs/a", adminSecret, ""), 204)
-	b.want(b.do("GET", "/v1/queues/later/jobs/a", adminSecret, ""), 404)
-	b.want(b.do("DELETE", "/v1/queues/later/jobs/a", adminSecret, ""), 404)
-
-	// A running job cannot be cancelled.
-	started, release := make(chan struct{}), make(chan struct{})
-	b.run("busy", func(ctx context.Context, _ *worker.Job) error {
-		close(started)
-		select {
-		case <-release:
-		case <-ctx.Done():
+	for _, spec := range []worker.JobSpec{{Queue: "later", ID: "scheduled", Delay: time.Hour}, {Queue: "idle", ID: "ready"}} {
+		b.enqueue(spec)
+		path := "/v1/queues/" + spec.Queue + "/jobs/" + spec.ID
+		b.want(b.do("DELETE", path, producerSecret, ""), 204)
+		b.want(b.do("GET", path, producerSecret, ""), 404)
+		r := b.want(b.do("DELETE", path, producerSecret, ""), 404)
+		if e := r.apiErr(t); e.Code != CodeNotFound || e.Field != "id" {
+			t.Errorf("%s cancelled twice: error %+v", spec.ID, e)
 		}
+	}
+
+	// A running job: its handler is told to stop, and what it returns is
+	// ignored. Run again after the requeue, it succeeds.
+	started, causes := make(chan worker.Job, 2), make(chan error, 1)
+	b.run("busy", func(ctx context.Context, j *worker.Job) error {
+		started <- *j
+		if j.LastError == "cancelled" {
+			return nil // the run after the requeue
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
 		return nil
 	}, worker.QueueOptions{Concurrency: 1})
 	b.enqueue(worker.JobSpec{Queue: "busy", ID: "running"})
 	<-started
-	r := b.want(b.do("DELETE", "/v1/queues/busy/jobs/running", adminSecret, ""), 409)
-	if e := r.apiErr(t); e.Code != CodeConflict || e.Field != "id" || !strings.Contains(e.Message, "running") {
-		t.Errorf("error %+v", e)
+	b.want(b.do("DELETE", "/v1/queues/busy/jobs/running", producerSecret, ""), 204)
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, worker.ErrCancelled) {
+			t.Errorf("the handler's context ended with %v, want ErrCancelled", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context did not end within 10s of the cancel")
 	}
-	r = b.want(b.do("GET", "/v1/queues/busy/jobs/running", producerSecret, ""), 200)
+	r := b.want(b.do("GET", "/v1/queues/busy/jobs/running", producerSecret, ""), 200)
 	var v jobView
-	if r.json(t, &v); v.State != "active" || v.Attempts != 1 || v.LeaseUntil == nil {
-		t.Errorf("running job: %s", r.body)
+	if r.json(t, &v); v.State != "dead" || v.Attempts != 1 || v.LastError != "cancelled" || v.DiedAt == nil {
+		t.Errorf("cancelled running job: %s", r.body)
 	}
-	close(release)
 
-	// Nor can a dead one.
+	// A dead job, cancelled or failed, is refused and left as it is.
 	b.kill("doomed", "x")
-	r = b.want(b.do("DELETE", "/v1/queues/doomed/jobs/x", adminSecret, ""), 409)
-	if e := r.apiErr(t); !strings.Contains(e.Message, "dead") {
-		t.Errorf("error %+v", e)
+	for _, path := range []string{"/v1/queues/busy/jobs/running", "/v1/queues/doomed/jobs/x"} {
+		before := b.snapshot()
+		r = b.want(b.do("DELETE", path, producerSecret, ""), 409)
+		if e := r.apiErr(t); e.Code != CodeConflict || e.Field != "id" || !strings.Contains(e.Message, "job is dead") ||
+			!strings.Contains(e.Message, "requeue it or purge it") {
+			t.Errorf("%s: error %+v", path, e)
+		}
+		if !maps.Equal(b.snapshot(), before) {
+			t.Errorf("%s: a refused cancel changed Redis", path)
+		}
 	}
+
+	b.want(b.do("POST", "/v1/queues/busy/dead/running/requeue", adminSecret, ""), 200)
+	select {
+	case j := <-started:
+		if j.Attempt != 1 || j.LastError != "cancelled" {
+			t.Errorf("the requeued job ran with attempt %d, last error %q; want 1, cancelled", j.Attempt, j.LastError)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the requeued job did not run within 10s")
+	}
+	testkit.Eventually(t, 10*time.Second, "the requeued job acked", func() bool {
+		_, err := b.client.Get(t.Context(), "busy", "running")
+		return errors.Is(err, worker.ErrNotFound)
+	})
 }
 
 func TestQueues(t *testing.T) {

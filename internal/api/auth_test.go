@@ -52,14 +52,15 @@ func TestRoles(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.kill("q", "d")
-	// The producer enqueues and reads jobs; the admin does everything.
+	// The producer enqueues, reads and cancels jobs; the admin does
+	// everything.
 	for _, tok := range []string{producerSecret, adminSecret} {
 		b.want(b.do("POST", "/v1/queues/q/jobs", tok, `{"id": "by-`+tok[:5]+`"}`), 201)
 		b.want(b.do("POST", "/v1/queues/q/jobs/batch", tok, `{"jobs": [{}]}`), 200)
 		b.want(b.do("GET", "/v1/queues/q/jobs/d", tok, ""), 200)
+		b.want(b.do("DELETE", "/v1/queues/q/jobs/by-"+tok[:5], tok, ""), 204)
 	}
 	admin := []struct{ method, path string }{
-		{"DELETE", "/v1/queues/q/jobs/by-produ"},
 		{"GET", "/v1/queues"},
 		{"GET", "/v1/queues/q"},
 		{"GET", "/v1/queues/q/dead"},

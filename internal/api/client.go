@@ -18,8 +18,8 @@ import (
 // Client calls the API over HTTP; the courier CLI uses it for --api. Its
 // methods mirror worker.Client's and fail alike: a refused value is an
 // *Error that errors.Is matches to worker.ErrInvalid, an existing id to
-// worker.ErrDuplicate, a missing job to worker.ErrNotFound. It is safe for
-// concurrent use.
+// worker.ErrDuplicate, a missing job to worker.ErrNotFound, a dead job that
+// cannot be cancelled to worker.ErrJobDead. It is safe for concurrent use.
 type Client struct {
 	base  string // scheme://host[:port][/path], without /v1
 	token string
@@ -145,7 +145,10 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*worker.Job, error)
 	return v.job()
 }
 
-// Cancel deletes a job that has not started.
+// Cancel cancels a job as worker.Client.Cancel does: one that has not
+// started is deleted, a running one ends in the dead set with the last
+// error "cancelled". A missing job is an error wrapping worker.ErrNotFound,
+// a dead one worker.ErrJobDead.
 func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	if err := validateRef(queue, id); err != nil {
 		return err

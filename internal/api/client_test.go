@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -172,5 +173,56 @@ func TestClientErrors(t *testing.T) {
 		if _, err := NewClient(u, "", nil); err == nil {
 			t.Errorf("NewClient(%q) accepted it", u)
 		}
+	}
+}
+
+// TestClientCancel: a producer's API client cancels as worker.Client does,
+// a running job included, and fails alike.
+func TestClientCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := newClient(t, b, producerSecret)
+	ctx := t.Context()
+
+	b.enqueue(worker.JobSpec{Queue: "q", ID: "later", Delay: time.Hour})
+	if err := c.Cancel(ctx, "q", "later"); err != nil {
+		t.Fatalf("cancel a job that has not started: %v", err)
+	}
+	err := c.Cancel(ctx, "q", "later")
+	if direct := b.client.Cancel(ctx, "q", "later"); !errors.Is(err, worker.ErrNotFound) || direct == nil || err.Error() != direct.Error() {
+		t.Errorf("cancel twice: %v; directly: %v", err, direct)
+	}
+	err = c.Cancel(ctx, "q", "a b")
+	if direct := b.client.Cancel(ctx, "q", "a b"); !errors.Is(err, worker.ErrInvalid) || direct == nil || err.Error() != direct.Error() {
+		t.Errorf("bad id: %v; directly: %v", err, direct)
+	}
+
+	started, causes := make(chan struct{}), make(chan error, 1)
+	b.run("busy", func(ctx context.Context, _ *worker.Job) error {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return errors.New("ignored: the job was cancelled")
+	}, worker.QueueOptions{Concurrency: 1})
+	b.enqueue(worker.JobSpec{Queue: "busy", ID: "running"})
+	<-started
+	if err := c.Cancel(ctx, "busy", "running"); err != nil {
+		t.Fatalf("cancel a running job: %v", err)
+	}
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, worker.ErrCancelled) {
+			t.Errorf("the handler's context ended with %v, want ErrCancelled", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context did not end within 10s of the cancel")
+	}
+	if j, err := c.Get(ctx, "busy", "running"); err != nil || j.State != worker.StateDead || j.LastError != "cancelled" {
+		t.Errorf("the cancelled job: %+v, %v", j, err)
+	}
+	err = c.Cancel(ctx, "busy", "running")
+	var e *Error
+	if !errors.Is(err, worker.ErrJobDead) || !errors.As(err, &e) || e.Code != CodeConflict {
+		t.Errorf("cancel a cancelled job: %v, want ErrJobDead", err)
 	}
 }

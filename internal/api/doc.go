@@ -12,7 +12,7 @@
 //	POST   /v1/queues/{queue}/jobs                   producer, admin
 //	POST   /v1/queues/{queue}/jobs/batch             producer, admin
 //	GET    /v1/queues/{queue}/jobs/{id}              producer, admin
-//	DELETE /v1/queues/{queue}/jobs/{id}              admin (cancel a job that has not started)
+//	DELETE /v1/queues/{queue}/jobs/{id}              producer, admin (cancel a job, running or not)
 //	GET    /v1/queues                                admin
 //	GET    /v1/queues/{queue}                        admin
 //	GET    /v1/queues/{queue}/dead                   admin (?cursor=&limit=)

@@ -22,7 +22,7 @@ const (
 	CodeUnauthorized     Code = "unauthorized"       // 401: no token, or an unknown one
 	CodeForbidden        Code = "forbidden"          // 403: the token's role or queues do not allow this, or a browser was tricked into sending it
 	CodeNotFound         Code = "not_found"          // 404: no such job or route
-	CodeConflict         Code = "conflict"           // 409: the id exists, or the job's state forbids it
+	CodeConflict         Code = "conflict"           // 409: the id exists (enqueue), or the job is dead (cancel)
 	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit, or the address's failed authentications; see Retry-After
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
 	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet, or out of memory; see Retry-After
@@ -97,10 +97,9 @@ func errorOf(err error) *Error {
 		return apiError(CodeNotFound, "id", err.Error())
 	case errors.Is(err, worker.ErrDuplicate):
 		return apiError(CodeConflict, "id", err.Error())
-	case errors.Is(err, worker.ErrJobRunning):
-		return apiError(CodeConflict, "id", err.Error()+": it has started, so it cannot be cancelled")
 	case errors.Is(err, worker.ErrJobDead):
-		return apiError(CodeConflict, "id", err.Error()+": requeue it or purge it through /dead")
+		// Only Cancel returns it: a dead job has nothing left to cancel.
+		return apiError(CodeConflict, "id", err.Error()+": there is nothing to cancel; requeue it or purge it through /dead")
 	case errors.Is(err, worker.ErrRedisOOM):
 		e := apiError(CodeUnavailable, "", err.Error())
 		e.retryAfter = oomRetryAfter

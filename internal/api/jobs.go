@@ -125,7 +125,10 @@ func (h *Handler) getJob(c *call) (int, any, error) {
 	return http.StatusOK, viewJob(job), nil
 }
 
-// DELETE /v1/queues/{queue}/jobs/{id}
+// DELETE /v1/queues/{queue}/jobs/{id}: 204 whether the job had not
+// started (deleted) or was running (now dead, its handler told to stop):
+// worker.Client.Cancel does not tell the two apart. A dead job is 409
+// (errorOf).
 func (h *Handler) cancelJob(c *call) (int, any, error) {
 	queue, id, apiErr := pathJob(c.r)
 	if apiErr != nil {

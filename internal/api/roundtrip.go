@@ -91,10 +91,12 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 		}
 	case CodeConflict:
 		switch {
-		case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
-			e.cause = worker.ErrJobRunning
 		case strings.Contains(e.Message, worker.ErrJobDead.Error()):
 			e.cause = worker.ErrJobDead
+		case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
+			// A server of a version before running jobs could be
+			// cancelled refuses them so.
+			e.cause = worker.ErrJobRunning
 		default:
 			e.cause = worker.ErrDuplicate
 		}

@@ -17,8 +17,9 @@ const (
 )
 
 // TestTokenQueues: a token limited to some queues gets 403 on a route of
-// any other, changing nothing, and GET /v1/queues shows it only its own;
-// a token without a list sees every queue.
+// any other (a producer's cancel included), changing nothing, and GET
+// /v1/queues shows it only its own; a token without a list sees every
+// queue.
 func TestTokenQueues(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
@@ -34,6 +35,7 @@ func TestTokenQueues(t *testing.T) {
 	b.want(b.do("POST", "/v1/queues/emails/jobs", limitedProducerSecret, `{"id": "e"}`), 201)
 	b.want(b.do("GET", "/v1/queues/sms/jobs/s", limitedProducerSecret, ""), 200)
 	b.want(b.do("GET", "/v1/queues/emails/dead", limitedAdminSecret, ""), 200)
+	b.want(b.do("DELETE", "/v1/queues/emails/jobs/e", limitedProducerSecret, ""), 204)
 
 	before := b.snapshot()
 	refused := []struct{ method, path, body string }{
@@ -70,9 +72,15 @@ func TestTokenQueues(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %q", rt.method, rt.path, e, want)
 		}
 	}
-	r := b.want(b.do("POST", "/v1/queues/billing/jobs", limitedProducerSecret, `{}`), http.StatusForbidden)
-	if e := r.apiErr(t); e.Message != `token "mailer" may not use queue "billing" (it is limited to emails, sms)` {
-		t.Errorf("error %+v", e)
+	// A producer may cancel, but only in its queues.
+	for _, rt := range []struct{ method, path, body string }{
+		{"POST", "/v1/queues/billing/jobs", `{}`},
+		{"DELETE", "/v1/queues/billing/jobs/b", ""},
+	} {
+		r := b.want(b.do(rt.method, rt.path, limitedProducerSecret, rt.body), http.StatusForbidden)
+		if e := r.apiErr(t); e.Field != "queue" || e.Message != `token "mailer" may not use queue "billing" (it is limited to emails, sms)` {
+			t.Errorf("%s %s: error %+v", rt.method, rt.path, e)
+		}
 	}
 	if !maps.Equal(b.snapshot(), before) {
 		t.Error("a refused request changed Redis")

@@ -17,6 +17,7 @@ type Store interface {
 	Keys(queue string) store.Keys
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
+	ExpireUnique(ctx context.Context, queue, leader string, limit int) (store.ExpiredUnique, error)
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)
 	LastFire(ctx context.Context, queue, schedule string) (time.Time, bool, error)
 	ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error)

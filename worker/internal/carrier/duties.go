@@ -66,15 +66,27 @@ func (t *touch) ready(probe func() error) bool {
 	return !t.since.IsZero() && time.Since(t.since) >= t.grace
 }
 
-// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge.
+// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, and
+// forgets the unique keys and retained ids whose window has ended (Redis
+// 7.0 has no per-field expiry), each in bounded batches.
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
-		return drain(ctx, log, "trim the dead set", func() (int, error) {
+		err := drain(ctx, log, "trim the dead set", func() (int, error) {
 			t, err := c.st.TrimDead(ctx, q.Name, field, c.cfg.DeadMaxJobs, c.cfg.DeadMaxAge, batchLimit)
 			if t.ByAge+t.ByCount > 0 {
 				log.Info("trimmed the dead set", "by_age", t.ByAge, "by_count", t.ByCount)
 			}
 			return t.ByAge + t.ByCount, err
+		})
+		if err != nil {
+			return err
+		}
+		return drain(ctx, log, "forget expired unique keys", func() (int, error) {
+			u, err := c.st.ExpireUnique(ctx, q.Name, field, batchLimit)
+			if u.Forgotten > 0 {
+				log.Debug("forgot expired unique keys", "forgotten", u.Forgotten)
+			}
+			return u.Looked, err
 		})
 	})
 }

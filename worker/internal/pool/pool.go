@@ -16,7 +16,7 @@ import (
 
 // Store is what the pool needs from Redis; *store.Store implements it.
 type Store interface {
-	ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit store.Rate) (store.Claimed, error)
+	ClaimWith(ctx context.Context, queue string, n int, lease time.Duration, o store.ClaimOptions) (store.Claimed, error)
 	Ack(ctx context.Context, queue string, toks []store.Token) (int, error)
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
@@ -72,7 +72,9 @@ type Queue struct {
 	// RateLimit caps how many jobs of the queue all processes together
 	// claim in any window of RateLimit.Per; zero = no limit.
 	RateLimit store.Rate
-	Exec      Exec
+	// Weights share each claim among the priority levels; zero = strict.
+	Weights store.Weights
+	Exec    Exec
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.
 	Abort Abort

@@ -112,3 +112,9 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 	f.record(c)
 	return out, nil
 }
+
+// ClaimWith is ClaimLimited: the Fake does not model priority levels, so
+// the weights are not used (the store's tests cover them on real Redis).
+func (f *Fake) ClaimWith(ctx context.Context, queue string, n int, lease time.Duration, o store.ClaimOptions) (store.Claimed, error) {
+	return f.ClaimLimited(ctx, queue, n, lease, o.Rate)
+}

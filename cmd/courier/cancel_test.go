@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// producerAPIServer serves the API on the bundle's prefix, in-process,
+// with a producer token only: what a producer may do through --api.
+func (b *cliBundle) producerAPIServer(t *testing.T) string {
+	t.Helper()
+	h, err := api.New(api.Options{
+		Backend: func() api.Backend { return b.client },
+		Tokens:  []api.Token{{Name: "shop", Secret: testProducerToken, Role: api.RoleProducer}},
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// blocker is a worker daemon on one queue whose handler holds every job
+// until its context ends.
+type blocker struct {
+	started chan string // the id of each job started
+	causes  chan error  // the cause its context ended with
+}
+
+// serveBlocking runs a blocker on queue until the test ends.
+func (b *cliBundle) serveBlocking(t *testing.T, queue string) *blocker {
+	t.Helper()
+	bl := &blocker{started: make(chan string, 1), causes: make(chan error, 1)}
+	reg := worker.NewRegistry()
+	h := func(ctx context.Context, j *worker.Job) error {
+		bl.started <- j.ID
+		<-ctx.Done()
+		bl.causes <- context.Cause(ctx)
+		return nil // ignored once the job is cancelled
+	}
+	if err := reg.Register(queue, worker.HandlerFunc(h), worker.QueueOptions{Concurrency: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler),
+		ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = d.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return bl
+}
+
+// TestCancelCommand: courier cancel deletes a job that has not started and
+// stops a running one, saying which; refuses a dead job and an unknown one
+// with exit 1, changing nothing; directly on Redis and through the API
+// with a producer's token, each on a queue of its own.
+func TestCancelCommand(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	url := b.producerAPIServer(t)
+	modes := map[string]func(t *testing.T, flags ...string) (int, string, string){
+		"redis": func(t *testing.T, flags ...string) (int, string, string) {
+			t.Helper()
+			return b.run(t, "", "cancel", flags...)
+		},
+		"api": func(t *testing.T, flags ...string) (int, string, string) {
+			t.Helper()
+			args := []string{"cancel", "--api", url, "--token", testProducerToken}
+			return runCLIStdin(t, t.Context(), "", append(args, flags...)...)
+		},
+	}
+	for mode, run := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			q := "q-" + mode
+			want := func(what string, code int, stdout, inStderr string, flags ...string) {
+				t.Helper()
+				c, out, errOut := run(t, append([]string{"--queue", q}, flags...)...)
+				if c != code || out != stdout || !strings.Contains(errOut, inStderr) || (code == 0 && errOut != "") {
+					t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q, %q", what, c, out, errOut, code, stdout, inStderr)
+				}
+			}
+
+			// Not started: deleted.
+			b.enqueue(t, worker.JobSpec{Queue: q, ID: "later", Delay: time.Hour}, worker.JobSpec{Queue: q, ID: "later-json", Delay: time.Hour})
+			want("not started", 0, "cancelled job later of queue "+q+" (it had not started)\n", "", "--id", "later")
+			c, out, errOut := run(t, "--queue", q, "--id", "later-json", "--json")
+			if c != 0 || errOut != "" || decodeJSON[cancelJSON](t, out) != (cancelJSON{Queue: q, ID: "later-json", Cancelled: true}) {
+				t.Errorf("--json: exit %d, %s %q", c, out, errOut)
+			}
+			if s := b.stats(t, q); s != (worker.QueueStats{}) {
+				t.Errorf("after cancelling the jobs that had not started: %+v, want nothing left", s)
+			}
+
+			// Running: its handler is told to stop; the job is dead.
+			bl := b.serveBlocking(t, q)
+			b.enqueue(t, worker.JobSpec{Queue: q, ID: "running"})
+			<-bl.started
+			want("running", 0, "cancelled job running of queue "+q+": it was running; its handler was told to stop "+
+				"and the job is in the dead set (requeue it with courier dead requeue)\n", "", "--id", "running")
+			select {
+			case cause := <-bl.causes:
+				if !errors.Is(cause, worker.ErrCancelled) {
+					t.Errorf("the handler's context ended with %v, want ErrCancelled", cause)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the handler's context did not end within 10s of the cancel")
+			}
+			if j := b.get(t, q, "running"); j.State != worker.StateDead || j.LastError != "cancelled" || j.Attempt != 1 {
+				t.Errorf("the cancelled job: %+v", j)
+			}
+
+			// Dead (the job just cancelled), unknown: refused, nothing changed.
+			want("dead", 1, "", `job "running" of queue "`+q+`" is dead, so there is nothing to cancel; it was left as it is`,
+				"--id", "running")
+			want("dead", 1, "", "courier dead requeue", "--id", "running")
+			want("unknown", 1, "", `job "nope": job not found`, "--id", "nope")
+			if s := b.stats(t, q); s != (worker.QueueStats{Dead: 1}) {
+				t.Errorf("after the refused cancels: %+v, want the dead job alone", s)
+			}
+		})
+	}
+}
+
+func TestCancelUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		flags    []string
+		code     int
+		inStderr string
+	}{
+		{"help", []string{"-h"}, 0, "Usage: courier cancel --queue Q --id ID"},
+		{"no queue", []string{"--id", "x"}, 2, "--queue is required"},
+		{"no id", []string{"--queue", "q"}, 2, "--id is required"},
+		{"bad queue", []string{"--queue", "a{b}", "--id", "x"}, 2, `invalid --queue: name "a{b}" has '{'`},
+		{"bad id", []string{"--queue", "q", "--id", "a b"}, 2, "invalid --id"},
+		{"bad id through the API", []string{"--queue", "q", "--id", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --id"},
+		{"id of 257 bytes", []string{"--queue", "q", "--id", strings.Repeat("i", 257)}, 2, "invalid --id"},
+		{"inspect's flag", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
+		{"stray argument", []string{"--queue", "q", "--id", "x", "now"}, 2, `unexpected argument "now"`},
+		{"--api and --redis", []string{"--queue", "q", "--id", "x", "--api", "http://127.0.0.1:1"}, 2, "give --api or --redis, not both"},
+	}
+	checkBare(t, []bareCase{{"listed in help", []string{"help"}, 0, "\n  cancel     cancel a job"}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			b.enqueue(t, worker.JobSpec{Queue: "q", ID: "x", Delay: time.Hour})
+			code, stdout, stderr := b.run(t, "", "cancel", tt.flags...)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
+			}
+			if s := b.stats(t, "q"); s != (worker.QueueStats{Scheduled: 1}) {
+				t.Errorf("queue q afterwards: %+v, want job x alone, untouched", s)
+			}
+		})
+	}
+}

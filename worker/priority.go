@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Priority is a job's priority: among a queue's due jobs, a higher level
+// is claimed first, and within a level the earliest run-at; no job starts
+// before its run-at, whatever its level. Three named levels, stored as
+// three sorted sets per queue, keep a claim O(levels + n log N) and make
+// the order among levels strict (or shared by QueueOptions.PriorityWeights).
+// The zero value is PriorityNormal.
+type Priority int8
+
+// The priority levels.
+const (
+	PriorityLow    Priority = -1
+	PriorityNormal Priority = 0
+	PriorityHigh   Priority = 1
+)
+
+// String returns "low", "normal" or "high".
+func (p Priority) String() string {
+	switch p {
+	case PriorityLow:
+		return "low"
+	case PriorityNormal:
+		return "normal"
+	case PriorityHigh:
+		return "high"
+	}
+	return fmt.Sprintf("Priority(%d)", int8(p))
+}
+
+// ParsePriority reads "low", "normal" or "high" (any case); "" is normal.
+func ParsePriority(s string) (Priority, error) {
+	switch strings.ToLower(s) {
+	case "low":
+		return PriorityLow, nil
+	case "", "normal":
+		return PriorityNormal, nil
+	case "high":
+		return PriorityHigh, nil
+	}
+	return 0, invalid("Priority", "%q is not a priority; use low, normal or high", s)
+}
+
+func (p Priority) validate() error {
+	if p < PriorityLow || p > PriorityHigh {
+		return invalid("Priority", "%d is not a priority; use PriorityLow, PriorityNormal or PriorityHigh", int8(p))
+	}
+	return nil
+}
+
+// PriorityWeights protect a queue's lower priority levels from starving:
+// each claim shares its jobs among the levels that have jobs due, in
+// proportion to their weights (0 to 1000 each). With {High: 8, Normal: 3,
+// Low: 1}, while every level has a backlog, about 8 of 12 jobs started are
+// high, 3 normal and 1 low; a level with nothing due leaves its share to
+// the others, highest first, and a weight of 0 runs a level only when the
+// levels with a weight have nothing due. The zero value is strict
+// priority: a lower level runs only when no higher level has a job due.
+type PriorityWeights struct {
+	High, Normal, Low int
+}
+
+func (w PriorityWeights) validate() error {
+	if w == (PriorityWeights{}) {
+		return nil
+	}
+	for _, v := range []int{w.High, w.Normal, w.Low} {
+		if v < 0 || v > store.MaxWeight {
+			return invalid("PriorityWeights", "each weight must be 0 to %d (got %d, %d, %d)", store.MaxWeight, w.High, w.Normal, w.Low)
+		}
+	}
+	return nil
+}
+
+// MaxUniqueFor is the longest JobSpec.UniqueFor and QueueOptions.IDRetention.
+const MaxUniqueFor = 365 * 24 * time.Hour
+
+// validateUnique checks the unique fields of spec.
+func validateUnique(spec *JobSpec) error {
+	if spec.UniqueKey != "" {
+		if err := ValidateID(spec.UniqueKey); err != nil {
+			if ve, ok := err.(*ValidationError); ok {
+				return invalid("UniqueKey", "%s", ve.Reason)
+			}
+			return err
+		}
+	}
+	switch {
+	case spec.UniqueFor < 0:
+		return invalid("UniqueFor", "must not be negative (got %s)", spec.UniqueFor)
+	case spec.UniqueFor > MaxUniqueFor:
+		return invalid("UniqueFor", "%s is over the limit of %s", spec.UniqueFor, MaxUniqueFor)
+	case spec.UniqueFor > 0 && spec.UniqueFor < time.Millisecond:
+		return invalid("UniqueFor", "must be at least 1ms (got %s)", spec.UniqueFor)
+	case spec.UniqueFor > 0 && spec.UniqueKey == "":
+		return invalid("UniqueFor", "needs a UniqueKey")
+	case spec.UniqueAfterFinish && spec.UniqueFor == 0:
+		return invalid("UniqueAfterFinish", "needs a UniqueFor window")
+	}
+	return nil
+}
