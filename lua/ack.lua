@@ -23,10 +23,13 @@ end
 if k == 0 then return 0 end
 redis.call('HDEL', KEYS[1], unpack(done))
 redis.call('HDEL', KEYS[3], unpack(done))
-if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HDEL', KEYS[4], unpack(done)) end
-local os = opts_of(KEYS[5], done)
-if os then
-  finished(KEYS[6], KEYS[7], done, os, now_ms())
-  redis.call('HDEL', KEYS[5], unpack(done))
+-- One EXISTS for a queue without failed jobs or options (the common case).
+if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then
+  if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HDEL', KEYS[4], unpack(done)) end
+  local os = opts_of(KEYS[5], done)
+  if os then
+    finished(KEYS[6], KEYS[7], done, os, now_ms())
+    redis.call('HDEL', KEYS[5], unpack(done))
+  end
 end
 return redis.call('ZREM', KEYS[2], unpack(done))

@@ -16,7 +16,7 @@
 --   (spread by the clock's µs), and a level with too few due jobs leaves
 --   its share to the others, highest first: a lower level gets its share
 --   while higher ones have a backlog.
--- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, level1, id2, ...}
+-- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
 --   read or moved, nothing was written, corrupt is 0 and no job follows;
@@ -28,9 +28,11 @@
 --   (a decimal string), its claim token (the same for every job of one
 --   call), its record, unchanged, and its state entry ('' when it has
 --   none), which overrides the record's attempts, max and last error (see
---   record.lua; the running attempt is attempts + 1), and its priority
---   level ('h', 'n' or 'l'). Within one call the jobs come level by level,
---   each level by run-at. A record whose header
+--   record.lua; the running attempt is attempts + 1). The run-at of a job
+--   of the high or low priority level carries its level's letter in front
+--   ('h' or 'l', then the ms), so a queue without levels pays nothing for
+--   them. Within one call the jobs come level by level, each level by
+--   run-at. A record whose header
 --   is not the fresh default gets its state entry here when it has none.
 -- bound: n <= 1000; O(1) when paused, else O(levels + n log N) plus the bytes of
 --   the records returned; with a rate limit, plus O(log E + 1000) for the
@@ -82,8 +84,14 @@ if (ARGV[5] or '') ~= '' then
 end
 
 local now, now_us = now_ms()
--- A paused queue hands out nothing: one EXISTS, before any write.
-if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0} end
+-- A paused queue hands out nothing, checked before any write. One EXISTS
+-- tells a running queue without priority levels (the common case) from
+-- the rest, which pay for a second.
+local leveled = false
+if redis.call('EXISTS', KEYS[8], KEYS[9], KEYS[10]) > 0 then
+  if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0} end
+  leveled = true
+end
 local out = {now_us, -1, 0}
 
 -- The rate window: how many jobs this call may take, read before any write.
@@ -112,7 +120,6 @@ end
 local claimed = 0
 local due, levels = {}, nil -- levels[i]: the level of the i-th job of due; nil = all normal
 local d = dues(KEYS[9], KEYS[2], KEYS[10])
-local leveled = redis.call('EXISTS', KEYS[9], KEYS[10]) > 0
 if take > 0 and not leveled then
   due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, take)
 elseif take > 0 then
@@ -208,12 +215,12 @@ if #due > 0 then
         migrate[#migrate + 1] = state
       end
       out[o + 1] = id
-      out[o + 2] = due[i * 2]
+      local lv = levels and levels[i] or 'n'
+      if lv == 'n' then out[o + 2] = due[i * 2] else out[o + 2] = lv .. due[i * 2] end
       out[o + 3] = tok
       out[o + 4] = recs[i]
       out[o + 5] = state
-      out[o + 6] = levels and levels[i] or 'n'
-      o = o + 6
+      o = o + 5
     end
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))

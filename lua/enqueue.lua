@@ -56,16 +56,62 @@ end
 
 local now = now_ms()
 local d = dues(KEYS[4], KEYS[2], KEYS[5])
-local prev = heads_ms(d)
-local zadd, added, out = {h = {}, n = {}, l = {}}, {}, {}
-local os = {}
+-- the other levels' heads matter only when they hold jobs
+local prev
+if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then prev = heads_ms(d) else prev = head_ms(KEYS[2]) end
+local added, out = {}, {}
 local earliest = nil
 local now_s = ms_str(now)
 local enq = ';' .. now_s .. ';0;'
-local uniques = any_opts and redis.call('EXISTS', KEYS[7]) == 1
+
+-- read the score of job i (0-based) as a number and a string, formatted
+-- only when it must be computed
+local function score_of(b)
+  local score, score_s = tonumber(ARGV[b + 2]), ARGV[b + 2]
+  if score < 0 then
+    if ARGV[b + 3] == '0' then
+      score, score_s = now, now_s
+    else
+      score = now + tonumber(ARGV[b + 3])
+      score_s = ms_str(score)
+    end
+  end
+  return score, score_s
+end
+
+if not any_opts then
+  -- The common case: every job of the normal level, without a unique key,
+  -- its id generated.
+  local zadd = {}
+  for i = 0, n - 1 do
+    local b = 2 + i * 7
+    local id = ARGV[b + 1]
+    -- HSETNX tests for the id without reading what is stored under it; a
+    -- later copy of an id in this call finds the first one.
+    out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+    if out[i + 1] == 1 then
+      local score, score_s = score_of(b)
+      zadd[#zadd + 1] = score_s
+      zadd[#zadd + 1] = id
+      added[#added + 1] = id
+      if earliest == nil or score < earliest then earliest = score end
+    end
+  end
+  if #added > 0 then
+    redis.call('ZADD', KEYS[2], unpack(zadd))
+    -- a state or options entry left behind under a reused id (see record.lua) is not this job's
+    if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
+    if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], unpack(added)) end
+  end
+  wake(ARGV[1], prev, earliest)
+  return out
+end
+
+local zadd = {h = {}, n = {}, l = {}}
+local os = {}
+local uniques = redis.call('EXISTS', KEYS[7]) == 1
 -- the queue's id retention, read only when a job has options
-local retain = 0
-if any_opts then retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0 end
+local retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0
 for i = 0, n - 1 do
   local b = 2 + i * 7
   local id, o = ARGV[b + 1], ARGV[b + 7]
@@ -87,16 +133,7 @@ for i = 0, n - 1 do
     out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
   end
   if out[i + 1] == 1 then
-    -- the score as a string, formatted only when it must be computed
-    local score, score_s = tonumber(ARGV[b + 2]), ARGV[b + 2]
-    if score < 0 then
-      if ARGV[b + 3] == '0' then
-        score, score_s = now, now_s
-      else
-        score = now + tonumber(ARGV[b + 3])
-        score_s = ms_str(score)
-      end
-    end
+    local score, score_s = score_of(b)
     local z = zadd[level]
     z[#z + 1] = score_s
     z[#z + 1] = id

@@ -366,7 +366,7 @@ function take_levels(d, now, take, weights, seed)
         total = total + weights[lv]
       end
     end
-    if #live > 1 then
+    if #live > 0 then
       local x, step = seed % total, total * 0.6180339887498949
       for _ = 1, take do
         local acc = 0

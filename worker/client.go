@@ -152,7 +152,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		if err != nil {
 			return results, enqueueError(q, len(g.jobs), len(added), err)
 		}
-		n := 0
+		n, byID, byKey := 0, 0, 0
 		for k, a := range added {
 			i := g.index[k]
 			switch {
@@ -161,10 +161,14 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 			case a.Holder != "":
 				results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", q, g.jobs[k].Unique.Key, a.Holder, ErrDuplicate)
 				results[i].ID = a.Holder
+				byKey++
 			default:
 				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
+				byID++
 			}
 		}
+		c.metrics.Duplicates(q, metrics.DuplicateID, byID)
+		c.metrics.Duplicates(q, metrics.DuplicateUnique, byKey)
 		c.metrics.Enqueued(q, n)
 	}
 	return results, nil

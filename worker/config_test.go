@@ -161,3 +161,59 @@ func TestConfigValidateAfterDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueOptionsValidatePriorityAndRetention: PriorityWeights and
+// IDRetention are checked by QueueOptions.Validate and by Register, each
+// error naming the field.
+func TestQueueOptionsValidatePriorityAndRetention(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		mutate    func(o *QueueOptions)
+		wantField string // "" when valid
+		wantInErr []string
+	}{
+		{"strict priority", func(*QueueOptions) {}, "", nil},
+		{"even weights", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: 1, Normal: 1, Low: 1} }, "", nil},
+		{"largest weights", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: 1000, Normal: 1000, Low: 1000} }, "", nil},
+		{"a zero weight", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: 8, Normal: 0, Low: 1} }, "", nil},
+		{"only low weighted", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{Low: 1} }, "", nil},
+		{"negative high weight", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: -1, Normal: 1, Low: 1} }, "PriorityWeights", []string{"0 to 1000", "-1"}},
+		{"negative low weight", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: 3, Low: -2} }, "PriorityWeights", []string{"-2"}},
+		{"normal weight over 1000", func(o *QueueOptions) { o.PriorityWeights = PriorityWeights{High: 1, Normal: 1001, Low: 1} }, "PriorityWeights", []string{"0 to 1000", "1001"}},
+		{"id retention 1ms", func(o *QueueOptions) { o.IDRetention = time.Millisecond }, "", nil},
+		{"id retention of a year", func(o *QueueOptions) { o.IDRetention = MaxUniqueFor }, "", nil},
+		{"negative id retention", func(o *QueueOptions) { o.IDRetention = -time.Second }, "IDRetention", []string{"negative", "-1s"}},
+		{"id retention over a year", func(o *QueueOptions) { o.IDRetention = MaxUniqueFor + time.Millisecond }, "IDRetention", []string{"over the limit", "8760h0m0s"}},
+		{"id retention under 1ms", func(o *QueueOptions) { o.IDRetention = 500 * time.Microsecond }, "IDRetention", []string{"at least 1ms", "500µs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var o QueueOptions
+			tt.mutate(&o)
+			err := o.Validate()
+			regErr := NewRegistry().Register("q", noopJobHandler, o)
+			if tt.wantField == "" {
+				if err != nil || regErr != nil {
+					t.Fatalf("Validate() = %v, Register = %v; want nil", err, regErr)
+				}
+				return
+			}
+			requireInvalidField(t, err, tt.wantField, append([]string{tt.wantField}, tt.wantInErr...)...)
+			requireInvalidField(t, regErr, tt.wantField, `"q"`)
+		})
+	}
+}
+
+// TestQueueOptionsValidateReportsEveryField: a bad weight and a bad
+// retention are both reported, with the other fields' errors.
+func TestQueueOptionsValidateReportsEveryField(t *testing.T) {
+	t.Parallel()
+	err := QueueOptions{Concurrency: -1, PriorityWeights: PriorityWeights{High: 2000}, IDRetention: -1}.Validate()
+	for _, field := range []string{"Concurrency", "PriorityWeights", "IDRetention"} {
+		if err == nil || !strings.Contains(err.Error(), "invalid "+field+": ") {
+			t.Errorf("Validate() = %v; want it to name %s", err, field)
+		}
+	}
+}

@@ -142,7 +142,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Logger:          d.cfg.Logger,
 		OnLeader:        m.Leader,
 		OnSample: func(queue string, s store.Stats) {
-			m.QueueJobs(queue, metrics.QueueSizes{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead})
+			m.QueueJobs(queue, metrics.QueueSizes{
+				Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead,
+				ReadyHigh: s.ReadyHigh, ReadyLow: s.ReadyLow,
+			})
 			m.QueuePaused(queue, s.Paused)
 		},
 		OnFire: func(queue string) { m.Enqueued(queue, 1) },

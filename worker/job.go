@@ -47,7 +47,8 @@ type Job struct {
 	// Priority is the job's priority level.
 	Priority Priority
 	// UniqueKey, UniqueFor and UniqueAfterFinish are the job's unique key
-	// and window as enqueued (from Get; a handler sees UniqueKey too).
+	// and window as enqueued. Get sets them; a handler's Job leaves them
+	// empty (the claim does not read them, to stay fast).
 	UniqueKey         string
 	UniqueFor         time.Duration
 	UniqueAfterFinish bool

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -87,7 +88,8 @@ const MaxUniqueFor = 365 * 24 * time.Hour
 func validateUnique(spec *JobSpec) error {
 	if spec.UniqueKey != "" {
 		if err := ValidateID(spec.UniqueKey); err != nil {
-			if ve, ok := err.(*ValidationError); ok {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
 				return invalid("UniqueKey", "%s", ve.Reason)
 			}
 			return err

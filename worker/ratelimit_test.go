@@ -78,7 +78,7 @@ func (c *claimTap) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 	if vals, err := res.ToArray(); err == nil && len(vals) >= 3 {
 		us, _ := vals[0].AsInt64()
 		tc := tappedClaim{At: time.UnixMicro(us)}
-		for i := 3; i < len(vals); i += 6 {
+		for i := 3; i < len(vals); i += 5 {
 			id, _ := vals[i].ToString()
 			tc.IDs = append(tc.IDs, id)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // requireInvalidField fails t unless err is a *ValidationError for field
@@ -410,5 +412,128 @@ func TestClientNewJobGeneratedIDsIncrease(t *testing.T) {
 				prev = j.ID
 			}
 		})
+	}
+}
+
+func TestClientNewJobInvalidPriorityAndUnique(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		spec      JobSpec
+		wantField string
+		wantInErr []string
+	}{
+		{"priority above high", JobSpec{Queue: "q", Priority: Priority(5)}, "Priority", []string{"5", "PriorityHigh"}},
+		{"priority below low", JobSpec{Queue: "q", Priority: Priority(-2)}, "Priority", []string{"-2"}},
+		{"unique key with a space", JobSpec{Queue: "q", UniqueKey: "user 42"}, "UniqueKey", []string{"' '", "byte 4"}},
+		{"unique key with a newline", JobSpec{Queue: "q", UniqueKey: "k\n"}, "UniqueKey", []string{`'\n'`}},
+		{"unique key over 256 bytes", JobSpec{Queue: "q", UniqueKey: strings.Repeat("k", MaxIDLen+1)}, "UniqueKey", []string{"257", "256"}},
+		{"unique key not UTF-8", JobSpec{Queue: "q", UniqueKey: "\xff"}, "UniqueKey", []string{"UTF-8"}},
+		{"window without a key", JobSpec{Queue: "q", UniqueFor: time.Minute}, "UniqueFor", []string{"needs a UniqueKey"}},
+		{"negative window", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: -time.Second}, "UniqueFor", []string{"negative", "-1s"}},
+		{"negative window without a key", JobSpec{Queue: "q", UniqueFor: -time.Second}, "UniqueFor", []string{"negative"}},
+		{"window over a year", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: MaxUniqueFor + time.Millisecond}, "UniqueFor", []string{"over the limit", "8760h0m0s"}},
+		{"window under 1ms", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: 999 * time.Microsecond}, "UniqueFor", []string{"at least 1ms", "999µs"}},
+		{"window of 1ns", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: 1}, "UniqueFor", []string{"at least 1ms"}},
+		{"after finish without a window", JobSpec{Queue: "q", UniqueKey: "k", UniqueAfterFinish: true}, "UniqueAfterFinish", []string{"UniqueFor"}},
+		{"after finish without a key or window", JobSpec{Queue: "q", UniqueAfterFinish: true}, "UniqueAfterFinish", nil},
+		// The queue and the id are checked first, the priority before the
+		// unique fields.
+		{"bad queue and bad priority", JobSpec{Queue: "", Priority: 7}, "Queue", nil},
+		{"bad id and bad unique key", JobSpec{Queue: "q", ID: " ", UniqueKey: " "}, "ID", nil},
+		{"bad priority and bad unique key", JobSpec{Queue: "q", Priority: 2, UniqueKey: " "}, "Priority", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{cfg: Config{}.withDefaults()}
+			_, err := c.newJob(&tt.spec, newJobTestNow)
+			requireInvalidField(t, err, tt.wantField, tt.wantInErr...)
+			if !strings.HasPrefix(err.Error(), "invalid "+tt.wantField+": ") {
+				t.Errorf("err = %q; want it to start with %q", err, "invalid "+tt.wantField+": ")
+			}
+		})
+	}
+}
+
+// TestClientNewJobPriorityAndUnique: valid priorities and unique fields
+// reach the store job as given, the window whole milliseconds, and the job
+// is marked as having a caller-chosen id exactly when the spec has one.
+func TestClientNewJobPriorityAndUnique(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		spec         JobSpec
+		wantPriority store.Priority
+		wantUnique   store.Unique
+	}{
+		{"defaults", JobSpec{Queue: "q"}, store.PriorityNormal, store.Unique{}},
+		{"low", JobSpec{Queue: "q", Priority: PriorityLow}, store.PriorityLow, store.Unique{}},
+		{"high", JobSpec{Queue: "q", Priority: PriorityHigh}, store.PriorityHigh, store.Unique{}},
+		{"key only", JobSpec{Queue: "q", UniqueKey: "user:42"}, store.PriorityNormal, store.Unique{Key: "user:42"}},
+		{"key of 256 bytes", JobSpec{Queue: "q", UniqueKey: strings.Repeat("k", MaxIDLen)}, store.PriorityNormal, store.Unique{Key: strings.Repeat("k", MaxIDLen)}},
+		{"key of any printable runes", JobSpec{Queue: "q", UniqueKey: "订单:{42}/📦"}, store.PriorityNormal, store.Unique{Key: "订单:{42}/📦"}},
+		{"window 1ms", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: time.Millisecond}, store.PriorityNormal, store.Unique{Key: "k", For: time.Millisecond}},
+		{"window truncated to ms", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: 1500 * time.Microsecond}, store.PriorityNormal, store.Unique{Key: "k", For: time.Millisecond}},
+		{"window of a year", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: MaxUniqueFor}, store.PriorityNormal, store.Unique{Key: "k", For: MaxUniqueFor}},
+		{"after finish", JobSpec{Queue: "q", Priority: PriorityHigh, UniqueKey: "k", UniqueFor: time.Hour, UniqueAfterFinish: true}, store.PriorityHigh, store.Unique{Key: "k", For: time.Hour, AfterFinish: true}},
+		{"own id", JobSpec{Queue: "q", ID: "order-1", Priority: PriorityLow, UniqueKey: "order-1"}, store.PriorityLow, store.Unique{Key: "order-1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{cfg: Config{}.withDefaults()}
+			got, err := c.newJob(&tt.spec, newJobTestNow)
+			if err != nil {
+				t.Fatalf("newJob = %v; want nil", err)
+			}
+			if got.Priority != tt.wantPriority || got.Unique != tt.wantUnique {
+				t.Errorf("newJob = {Priority:%d Unique:%+v}; want {%d %+v}", got.Priority, got.Unique, tt.wantPriority, tt.wantUnique)
+			}
+			if got.CallerID != (tt.spec.ID != "") {
+				t.Errorf("CallerID = %v; want %v (spec ID %q)", got.CallerID, tt.spec.ID != "", tt.spec.ID)
+			}
+		})
+	}
+}
+
+func TestParsePriority(t *testing.T) {
+	t.Parallel()
+	good := []struct {
+		in   string
+		want Priority
+	}{
+		{"low", PriorityLow},
+		{"LOW", PriorityLow},
+		{"", PriorityNormal},
+		{"normal", PriorityNormal},
+		{"Normal", PriorityNormal},
+		{"high", PriorityHigh},
+		{"HiGh", PriorityHigh},
+	}
+	for _, tt := range good {
+		got, err := ParsePriority(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParsePriority(%q) = %v, %v; want %v, nil", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{"urgent", "medium", "1", "-1", " high", "high ", "h", "lowest", "\x00"} {
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			t.Parallel()
+			got, err := ParsePriority(in)
+			requireInvalidField(t, err, "Priority", "low, normal or high")
+			if got != PriorityNormal {
+				t.Errorf("ParsePriority(%q) = %v with the error; want the zero Priority", in, got)
+			}
+		})
+	}
+	// String and ParsePriority agree on every level.
+	for _, p := range []Priority{PriorityLow, PriorityNormal, PriorityHigh} {
+		if got, err := ParsePriority(p.String()); err != nil || got != p {
+			t.Errorf("ParsePriority(%q) = %v, %v; want %v", p.String(), got, err, p)
+		}
+	}
+	if s := Priority(5).String(); s != "Priority(5)" {
+		t.Errorf("Priority(5).String() = %q; want %q", s, "Priority(5)")
 	}
 }

@@ -14,6 +14,21 @@
 //	idle        the commands an idle pool sends per second (counting.go)
 //	api         --n jobs through the HTTP API's batch endpoint, served in
 //	            this process: requests and jobs per second, request latency
+//	pause       three daemons (each on its own connections, as processes
+//	            would be) run a queue that always has jobs due, each handler
+//	            taking --work; --n times the queue is paused (Client.Pause,
+//	            the call the API's pause route makes) and resumed: from the
+//	            pause call to the last handler start of the fleet after it
+//	            (0 when none started after it) (controls.go)
+//	priority    --backlog low-priority jobs due now, worked through by the
+//	            pool (--work each), while a high-priority job is enqueued
+//	            every --every: enqueue to handler start of the high ones
+//	cancel      --n running jobs, one at a time, each cancelled once it has
+//	            started: from the Cancel call to its handler's context
+//	            ending
+//
+// throughput --unique gives every job a unique key, to show what
+// uniqueness costs.
 //
 // The last two measure the HTTP defences of a running daemon (--api URL,
 // with --token a producer or admin token of it) and need no Redis of their

@@ -37,14 +37,16 @@ type options struct {
 	slow        bool          // conns: send half a request on each connection
 	giveUp      time.Duration // authflood: abandon a request unanswered this long
 	redial      time.Duration // conns: the wait before a closed connection is replaced
+	work        time.Duration // pause, priority: how long each handler runs
+	unique      bool          // throughput: every job gets a unique key
 }
 
-const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api [flags]\n" +
+const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api|pause|priority|cancel [flags]\n" +
 	"       courier bench --api URL --token T --mode authflood|conns [flags]"
 
 // modes lists the modes; the last two measure a running daemon's API and
 // need no Redis.
-var modes = []string{"throughput", "latency", "delayed", "idle", "api", "authflood", "conns"}
+var modes = []string{"throughput", "latency", "delayed", "idle", "api", "pause", "priority", "cancel", "authflood", "conns"}
 
 // againstAPI reports whether mode measures a running daemon (--api) rather
 // than Redis.
@@ -52,7 +54,9 @@ func againstAPI(mode string) bool { return mode == "authflood" || mode == "conns
 
 // Per-mode defaults of the flags whose zero value means "the mode's".
 var (
-	defaultN        = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000, "authflood": 100000, "conns": 20000}
+	defaultN        = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000, "pause": 20, "priority": 500, "cancel": 200, "authflood": 100000, "conns": 20000}
+	defaultBacklog  = map[string]int{"priority": 1000000}
+	defaultWork     = map[string]time.Duration{"pause": 5 * time.Millisecond, "priority": time.Millisecond}
 	defaultClients  = map[string]int{"api": 8, "authflood": 64}
 	defaultDuration = map[string]time.Duration{"idle": 10 * time.Second, "authflood": 5 * time.Second, "conns": 5 * time.Second}
 )
@@ -69,14 +73,19 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
 	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle, api (enqueue through the HTTP API's batch endpoint), "+
+		"pause (3 daemons: from a pause to the fleet's last job start), priority (a high-priority job's start behind --backlog low-priority jobs due), "+
+		"cancel (from cancelling a running job to its handler's context ending), "+
 		"authflood (a good token's latency under a flood of wrong tokens) or conns (a good request's latency with --n idle connections open); see doc.go")
-	fs.IntVar(&o.n, "n", 0, "number of jobs; authflood: wrong-token requests; conns: idle connections "+
-		"(default: throughput 200000, latency 500, delayed 1000, api 50000, authflood 100000, conns 20000)")
+	fs.IntVar(&o.n, "n", 0, "number of jobs; pause: pauses; priority: high-priority jobs; authflood: wrong-token requests; conns: idle connections "+
+		"(default: throughput 200000, latency 500, delayed 1000, api 50000, pause 20, priority 500, cancel 200, authflood 100000, conns 20000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "handler goroutines")
 	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency: time between two enqueues")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "delayed: how far ahead the first job is due")
 	fs.IntVar(&o.payload, "payload", 100, "payload size in `bytes`")
-	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming")
+	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming; "+
+		"priority: low-priority jobs due now (default 1000000)")
+	fs.DurationVar(&o.work, "work", 0, "pause, priority: how long each handler runs (default pause 5ms, priority 1ms)")
+	fs.BoolVar(&o.unique, "unique", false, "throughput: give every job a unique key (its cost)")
 	fs.DurationVar(&o.duration, "duration", 0, "idle: how long to watch an idle pool (default 10s); "+
 		"authflood: how long to measure idle, then at most how long to flood (default 5s); conns: how long to measure (default 5s)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
@@ -106,6 +115,12 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.duration == 0 {
 		o.duration = defaultDuration[o.mode]
 	}
+	if o.backlog == 0 {
+		o.backlog = defaultBacklog[o.mode]
+	}
+	if o.work == 0 {
+		o.work = defaultWork[o.mode]
+	}
 	if problems := o.problems(); len(problems) > 0 {
 		return o, usageError(fs, "%s", strings.Join(problems, "\n"))
 	}
@@ -116,7 +131,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 func (o options) problems() []string {
 	var problems []string
 	if !slices.Contains(modes, o.mode) {
-		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, authflood or conns", o.mode))
+		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, pause, priority, cancel, authflood or conns", o.mode))
 	}
 	if againstAPI(o.mode) {
 		if o.api == "" || o.token == "" {
@@ -134,8 +149,11 @@ func (o options) problems() []string {
 	if o.concurrency < 1 {
 		problems = append(problems, "--concurrency must be at least 1")
 	}
-	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration < 0 || o.timeout <= 0 {
-		problems = append(problems, "--every, --duration and --timeout must be positive; --delay, --payload and --backlog not negative")
+	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration < 0 || o.timeout <= 0 || o.work < 0 {
+		problems = append(problems, "--every, --duration and --timeout must be positive; --delay, --payload, --backlog and --work not negative")
+	}
+	if o.mode == "priority" && o.backlog < 1 {
+		problems = append(problems, "--mode priority needs a --backlog of at least 1")
 	}
 	return problems
 }

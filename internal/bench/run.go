@@ -74,6 +74,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		line, err = b.idle(runCtx)
 	case "api":
 		line, err = b.api(runCtx)
+	case "pause":
+		line, err = b.pause(runCtx)
+	case "priority":
+		line, err = b.priority(runCtx)
+	case "cancel":
+		line, err = b.cancelRunning(runCtx)
 	}
 	if err != nil {
 		return err

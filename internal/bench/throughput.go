@@ -27,8 +27,12 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		specs := make([]worker.JobSpec, 0, chunk)
 		for done := 0; done < n; done += len(specs) {
 			specs = specs[:0]
-			for range min(chunk, n-done) {
-				specs = append(specs, worker.JobSpec{Queue: queue, Payload: payload, Delay: delay})
+			for i := range min(chunk, n-done) {
+				spec := worker.JobSpec{Queue: queue, Payload: payload, Delay: delay}
+				if o.unique {
+					spec.UniqueKey = fmt.Sprintf("k%d-%d", delay, done+i)
+				}
+				specs = append(specs, spec)
 			}
 			if _, err := producer.EnqueueMany(ctx, specs); err != nil {
 				return err
@@ -100,6 +104,9 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		float64(afterEnqueue.memory-before.memory)/n)
 	if o.backlog > 0 {
 		line += fmt.Sprintf(" backlog=%d", o.backlog)
+	}
+	if o.unique {
+		line += " unique=true"
 	}
 	return line, nil
 }

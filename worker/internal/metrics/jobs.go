@@ -48,6 +48,7 @@ const OtherQueue = "_other"
 
 type jobMetrics struct {
 	enqueued    *prometheus.CounterVec
+	duplicates  *prometheus.CounterVec
 	processed   *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	lag         *prometheus.HistogramVec
@@ -64,6 +65,10 @@ func newJobMetrics() *jobMetrics {
 			Name: "courier_jobs_enqueued_total",
 			Help: "Jobs this process added to the queue: periodic fires, admin API and Go producers (duplicates not counted).",
 		}, []string{"queue"}),
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "courier_jobs_duplicates_total",
+			Help: "Enqueues this process had refused as duplicates, by reason: id (the job id exists, or is retained after its job finished) or unique (another job holds the unique key).",
+		}, []string{"queue", "reason"}),
 		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "courier_jobs_processed_total",
 			Help: "Attempts this process ended, by outcome: success, retry, snooze, dead, cancelled (handed back at shutdown, never started, or lease lost).",
@@ -101,6 +106,9 @@ func (s *Set) Serve(queue string, concurrency int) {
 	s.jobs.duration.WithLabelValues(queue)
 	s.jobs.lag.WithLabelValues(queue)
 	s.Enqueued(queue, 0)
+	for _, r := range []string{DuplicateID, DuplicateUnique} {
+		s.jobs.duplicates.WithLabelValues(s.jobs.label(queue), r)
+	}
 	for _, o := range Outcomes {
 		s.jobs.processed.WithLabelValues(queue, string(o))
 	}
@@ -122,17 +130,36 @@ func (s *Set) Enqueued(queue string, n int) {
 	if s == nil {
 		return
 	}
-	j := s.jobs
+	s.jobs.enqueued.WithLabelValues(s.jobs.label(queue)).Add(float64(n))
+}
+
+// Duplicate reasons: the reason label of courier_jobs_duplicates_total.
+const (
+	DuplicateID     = "id"
+	DuplicateUnique = "unique"
+)
+
+// Duplicates records n enqueues to queue refused for reason (DuplicateID
+// or DuplicateUnique).
+func (s *Set) Duplicates(queue, reason string, n int) {
+	if s == nil || n == 0 {
+		return
+	}
+	s.jobs.duplicates.WithLabelValues(s.jobs.label(queue), reason).Add(float64(n))
+}
+
+// label returns queue, or OtherQueue once MaxQueueLabels queues have
+// taken a label.
+func (j *jobMetrics) label(queue string) string {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	if !j.labels[queue] {
 		if len(j.labels) >= MaxQueueLabels {
-			queue = OtherQueue
-		} else {
-			j.labels[queue] = true
+			return OtherQueue
 		}
+		j.labels[queue] = true
 	}
-	j.mu.Unlock()
-	j.enqueued.WithLabelValues(queue).Add(float64(n))
+	return queue
 }
 
 // Started records the start of an attempt of a job of queue that had been

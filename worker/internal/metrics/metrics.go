@@ -16,6 +16,7 @@ type Set struct {
 	leader      *prometheus.GaugeVec
 	queueJobs   *prometheus.GaugeVec
 	queuePaused *prometheus.GaugeVec
+	readyLevels *prometheus.GaugeVec
 	jobs        *jobMetrics
 	redis       *Redis
 }
@@ -39,12 +40,16 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_paused",
 			Help: "1 while the queue is paused (no process claims its jobs), else 0; sampled by the queue's leader.",
 		}, []string{"queue"}),
+		readyLevels: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_queue_ready_priority",
+			Help: "Ready jobs (due now) of the queue by priority level: high, normal, low; sampled by the queue's leader.",
+		}, []string{"queue", "priority"}),
 		jobs: newJobMetrics(),
 	}
 	j := s.jobs
 	if err := register(reg, "job",
-		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused),
-		share(&j.enqueued), share(&j.processed), share(&j.duration), share(&j.lag),
+		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused), share(&s.readyLevels),
+		share(&j.enqueued), share(&j.duplicates), share(&j.processed), share(&j.duration), share(&j.lag),
 		share(&j.running), share(&j.concurrency),
 	); err != nil {
 		return nil, err
@@ -77,13 +82,17 @@ func (s *Set) Leader(queue string, leading bool) {
 		// leader's last sample would be stale.
 		s.queueJobs.DeletePartialMatch(prometheus.Labels{"queue": queue})
 		s.queuePaused.DeleteLabelValues(queue)
+		s.readyLevels.DeletePartialMatch(prometheus.Labels{"queue": queue})
 	}
 	s.leader.WithLabelValues(queue).Set(v)
 }
 
-// QueueSizes is a leader's sample of a queue's jobs by state.
+// QueueSizes is a leader's sample of a queue's jobs by state; ReadyHigh
+// and ReadyLow are the ready jobs of the high and low priority levels
+// (the rest of Ready are normal).
 type QueueSizes struct {
 	Scheduled, Ready, Active, Dead int64
+	ReadyHigh, ReadyLow            int64
 }
 
 // QueueJobs records a leader's sample of a queue's sizes.
@@ -95,6 +104,9 @@ func (s *Set) QueueJobs(queue string, q QueueSizes) {
 	s.queueJobs.WithLabelValues(queue, "ready").Set(float64(q.Ready))
 	s.queueJobs.WithLabelValues(queue, "active").Set(float64(q.Active))
 	s.queueJobs.WithLabelValues(queue, "dead").Set(float64(q.Dead))
+	s.readyLevels.WithLabelValues(queue, "high").Set(float64(q.ReadyHigh))
+	s.readyLevels.WithLabelValues(queue, "normal").Set(float64(q.Ready - q.ReadyHigh - q.ReadyLow))
+	s.readyLevels.WithLabelValues(queue, "low").Set(float64(q.ReadyLow))
 }
 
 // QueuePaused records a leader's sample of whether queue is paused.

@@ -32,7 +32,7 @@ func TestServersWithoutFlagsGetPlainScripts(t *testing.T) {
 	}
 	enqueueRaw(t, c, k, "j1", "j2")
 	vals, err := claimRaw(c, k, t, 2).ToArray()
-	if err != nil || len(vals) != 3+2*6 {
+	if err != nil || len(vals) != 3+2*5 {
 		t.Fatalf("claim: %d values, %v", len(vals), err)
 	}
 	tok, err := vals[5].AsInt64()

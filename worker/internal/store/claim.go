@@ -51,7 +51,7 @@ const (
 )
 
 // claimWidth is how many values claim.lua returns per job.
-const claimWidth = 6
+const claimWidth = 5
 
 // claimPaused is claim.lua's next_ms when the queue is paused.
 const claimPaused = -2
@@ -126,11 +126,14 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	for i := 3; i < len(vals); i += claimWidth {
 		id, _ := vals[i].ToString()
 		runAtStr, _ := vals[i+1].ToString()
+		level := ""
+		if runAtStr != "" && (runAtStr[0] == 'h' || runAtStr[0] == 'l') {
+			level, runAtStr = runAtStr[:1], runAtStr[1:]
+		}
 		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
 		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
 		st, _ := vals[i+4].ToString()
-		level, _ := vals[i+5].ToString()
 		r, err := decodeJob(id, raw, st)
 		r.Claim, r.Attempt, r.RunAt, r.Priority = claim, r.Attempt+1, time.UnixMilli(runAt), priorityOf(level)
 		if err != nil {

@@ -75,7 +75,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([
 			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markOOM(err))
 		}
 		for _, v := range vals {
-			if n, err := v.AsInt64(); err == nil {
+			if n, err := v.ToInt64(); err == nil { // not AsInt64: a holder's id may read as a number
 				out = append(out, Enqueued{Added: n == 1})
 				continue
 			}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -27,6 +28,11 @@ type mjob struct {
 	lastErr  string
 	payload  string
 	record   string // the record enqueue wrote, which nothing rewrites
+	level    store.Priority
+	key      string // its unique key ("" = none; never a window)
+	// holds: the job holds key while it is not dead. A requeued job holds
+	// it again only when no other job does.
+	holds bool
 }
 
 // storeModel runs random operations against the scripts and against a model
@@ -57,7 +63,11 @@ const modelDefaultMax = 3
 // enqueue; while the queue is paused, claims take nothing and say so. The
 // dead set
 // is read page by page, with pages interleaved with the other operations,
-// and must list the model's dead jobs in the order of their deaths.
+// and must list the model's dead jobs in the order of their deaths. Some
+// jobs have a priority level and some a unique key from a small pool: a
+// claim takes exactly the jobs the model predicts (by level, then run-at),
+// each job sits in the due zset of its level, and an enqueue whose key a
+// due or active job holds is refused and told that job's id.
 func TestScriptsAgainstModel(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
@@ -73,6 +83,71 @@ func TestScriptsAgainstModel(t *testing.T) {
 }
 
 func (m *storeModel) id() string { return fmt.Sprintf("j%d", m.rng.IntN(10)) }
+
+// holder returns the id of the job that holds the unique key, or "".
+func (m *storeModel) holder(key string) string {
+	for id, j := range m.jobs {
+		if key != "" && j.key == key && j.holds && j.set != store.SetDead {
+			return id
+		}
+	}
+	return ""
+}
+
+// newJob returns a random job to enqueue and what the model expects of it.
+func (m *storeModel) newJob() (store.NewJob, *mjob) {
+	d, ready := time.Duration(0), true
+	if m.rng.IntN(4) == 0 {
+		d, ready = time.Hour, false
+	}
+	j := &mjob{set: store.SetDue, ready: ready, max: m.rng.IntN(3), payload: fmt.Sprintf("p-%d", m.rng.IntN(1000))}
+	switch m.rng.IntN(4) {
+	case 0:
+		j.level = store.PriorityHigh
+	case 1:
+		j.level = store.PriorityLow
+	}
+	if m.rng.IntN(2) == 0 {
+		j.key = fmt.Sprintf("u%d", m.rng.IntN(2))
+	}
+	return store.NewJob{ID: m.id(), Delay: d, MaxAttempts: j.max, Payload: []byte(j.payload), Priority: j.level, Unique: store.Unique{Key: j.key}}, j
+}
+
+// enqueue enqueues one or two jobs in one call: each is refused when
+// another job holds its key, not added when its id exists, else added.
+func (m *storeModel) enqueue() string {
+	t := m.t
+	nj := make([]store.NewJob, 1+m.rng.IntN(2))
+	mj := make([]*mjob, len(nj))
+	for i := range nj {
+		nj[i], mj[i] = m.newJob()
+	}
+	got, err := m.s.EnqueueJobs(t.Context(), queue, nj)
+	if err != nil || len(got) != len(nj) {
+		t.Fatalf("enqueue %v = %v, %v", nj, got, err)
+	}
+	var what []string
+	for i, j := range mj {
+		id := nj[i].ID
+		var want store.Enqueued
+		switch h := m.holder(j.key); {
+		case h != "":
+			want.Holder = h
+		case m.jobs[id] == nil:
+			want.Added = true
+		}
+		if got[i] != want {
+			t.Fatalf("enqueue %s (level %d, key %q) = %+v, want %+v", id, j.level, j.key, got[i], want)
+		}
+		if want.Added {
+			j.record, _ = testkit.HGet(t, m.c, m.s.Keys(queue).Jobs, id)
+			j.holds = j.key != ""
+			m.jobs[id] = j
+		}
+		what = append(what, fmt.Sprintf("%s/%d/%q", id, j.level, j.key))
+	}
+	return fmt.Sprintf("enqueue %v", what)
+}
 
 // token returns the current token of a random active job, or a stale or
 // made-up one.
@@ -113,22 +188,8 @@ func (m *storeModel) step() string {
 		return 0, true
 	}
 	switch op := m.rng.IntN(15); op {
-	case 0, 1: // enqueue
-		id := m.id()
-		d, ready := delay()
-		j := &mjob{set: store.SetDue, ready: ready, max: m.rng.IntN(3), payload: fmt.Sprintf("p-%d", m.rng.IntN(1000))}
-		added, err := m.s.Enqueue(ctx, queue, []store.NewJob{{ID: id, Delay: d, MaxAttempts: j.max, Payload: []byte(j.payload)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := m.jobs[id] == nil; added[0] != want {
-			t.Fatalf("enqueue %s: added %v, want %v", id, added[0], want)
-		}
-		if added[0] {
-			j.record, _ = testkit.HGet(t, m.c, m.s.Keys(queue).Jobs, id)
-			m.jobs[id] = j
-		}
-		return "enqueue " + id
+	case 0, 1:
+		return m.enqueue()
 	case 2, 3: // claim
 		n := 1 + m.rng.IntN(4)
 		m.claim(n, m.rng.IntN(3) == 0)
@@ -212,9 +273,9 @@ func (m *storeModel) step() string {
 		}
 		return fmt.Sprintf("extend %v", toks)
 	case 8: // cancel or requeue
-		id := m.id()
-		j := m.jobs[id]
 		if m.rng.IntN(2) == 0 {
+			id := m.id()
+			j := m.jobs[id]
 			res, err := m.s.Cancel(ctx, queue, id)
 			want := store.CancelNotFound
 			switch {
@@ -239,12 +300,16 @@ func (m *storeModel) step() string {
 			}
 			return "cancel " + id
 		}
+		// Mostly a dead job, so that requeues meet keys taken meanwhile.
+		id := m.deadID()
+		j := m.jobs[id]
 		moved, err := m.s.Requeue(ctx, queue, []string{id})
 		want := j != nil && j.set == store.SetDead
 		if err != nil || moved[0] != want {
 			t.Fatalf("requeue %s = %v, %v; want %v", id, moved, err, want)
 		}
 		if want {
+			j.holds = j.key != "" && m.holder(j.key) == ""
 			j.set, j.ready, j.attempts = store.SetDue, true, 0
 		}
 		return "requeue " + id
@@ -300,6 +365,7 @@ func (m *storeModel) claim(n int, short bool) []store.Record {
 	if short {
 		lease = time.Millisecond
 	}
+	runAt := m.runAts()
 	got, err := m.s.Claim(t.Context(), queue, n, lease)
 	if err != nil {
 		t.Fatal(err)
@@ -307,21 +373,46 @@ func (m *storeModel) claim(n int, short bool) []store.Record {
 	if got.Paused != m.paused {
 		t.Fatalf("claim %d: paused %v, model %v", n, got.Paused, m.paused)
 	}
-	var ready []string
+	// The jobs due now, highest level first, each level by run-at (then
+	// id, as Redis orders equal scores): the claim takes the first n. The
+	// model knows which jobs are due and their levels; their run-ats are
+	// the Redis clock's when they went to due, read from Redis.
+	var ready, rest []string
 	for id, j := range m.jobs {
 		if j.set == store.SetDue && j.ready && !m.paused {
 			ready = append(ready, id)
 		}
 	}
-	if len(got.Jobs) != min(n, len(ready)) || len(got.Bad) > 0 {
-		t.Fatalf("claim %d: got %v (bad %v), want %d of ready %v", n, ids(got.Jobs), got.Bad, min(n, len(ready)), ready)
+	slices.SortFunc(ready, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m.jobs[b].level, m.jobs[a].level), cmp.Compare(runAt[a], runAt[b]), cmp.Compare(a, b))
+	})
+	want := ready[:min(n, len(ready))]
+	if !slices.Equal(ids(got.Jobs), want) || len(got.Bad) > 0 {
+		t.Fatalf("claim %d: got %v (bad %v), want %v of ready %v (run-ats %v)", n, ids(got.Jobs), got.Bad, want, ready, runAt)
+	}
+	// Next is the earliest run-at of every level left.
+	var next int64
+	for id, j := range m.jobs {
+		if j.set == store.SetDue && !slices.Contains(want, id) {
+			rest = append(rest, id)
+			if next == 0 || runAt[id] < next {
+				next = runAt[id]
+			}
+		}
+	}
+	if m.paused {
+		next = 0
+	}
+	if got.Next.IsZero() != (next == 0) || (next != 0 && got.Next.UnixMilli() != next) {
+		t.Fatalf("claim %d: Next = %v, want %d, the earliest of %v", n, got.Next, next, rest)
 	}
 	for _, r := range got.Jobs {
 		j := m.jobs[r.ID]
 		if j == nil || j.set != store.SetDue || !j.ready {
 			t.Fatalf("claim returned %s, which the model has as %+v", r.ID, j)
 		}
-		if r.Attempt != j.attempts+1 || !strings.HasPrefix(r.LastError, j.lastErr) || string(r.Payload) != j.payload || r.MaxAttempts != j.max {
+		if r.Attempt != j.attempts+1 || !strings.HasPrefix(r.LastError, j.lastErr) || string(r.Payload) != j.payload || r.MaxAttempts != j.max ||
+			r.Priority != j.level || r.RunAt.UnixMilli() != runAt[r.ID] {
 			t.Fatalf("claimed %+v, model %+v", r, j)
 		}
 		for _, old := range m.tokens {
@@ -339,13 +430,19 @@ func (m *storeModel) claim(n int, short bool) []store.Record {
 func (m *storeModel) check(where string) {
 	t := m.t
 	t.Helper()
-	st := state(t, m.c, m.s.Keys(queue))
+	k := m.s.Keys(queue)
+	st := state(t, m.c, k)
+	// The due zsets of the levels: each due job is in its level's.
+	dues := map[store.Priority]map[string]float64{store.PriorityNormal: st.Due, store.PriorityHigh: zsetOf(t, m.c, k.DueHigh), store.PriorityLow: zsetOf(t, m.c, k.DueLow)}
+	due := maps.Clone(st.Due)
+	maps.Copy(due, dues[store.PriorityHigh])
+	maps.Copy(due, dues[store.PriorityLow])
 	if len(st.Jobs) != len(m.jobs) {
 		t.Fatalf("%s: Redis holds jobs %v, the model %d", where, st, len(m.jobs))
 	}
 	for id := range st.Jobs {
 		sets := 0
-		for _, set := range []map[string]float64{st.Due, st.Active, st.Dead} {
+		for _, set := range []map[string]float64{st.Due, dues[store.PriorityHigh], dues[store.PriorityLow], st.Active, st.Dead} {
 			if _, ok := set[id]; ok {
 				sets++
 			}
@@ -354,7 +451,7 @@ func (m *storeModel) check(where string) {
 			t.Fatalf("%s: job %s is in %d sets: %v", where, id, sets, st)
 		}
 	}
-	for _, set := range []map[string]float64{st.Due, st.Active, st.Dead} {
+	for _, set := range []map[string]float64{due, st.Active, st.Dead} {
 		for id := range set {
 			if _, ok := st.Jobs[id]; !ok {
 				t.Fatalf("%s: %s is in a set without a record: %v", where, id, st)
@@ -391,7 +488,14 @@ func (m *storeModel) check(where string) {
 		if j.set == store.SetDue && j.ready != !snap.Score.After(snap.Now) {
 			t.Fatalf("%s: job %s due at %v (now %v), model ready %v", where, id, snap.Score, snap.Now, j.ready)
 		}
+		if _, ok := dues[j.level][id]; ok != (j.set == store.SetDue) {
+			t.Fatalf("%s: job %s (%s, level %d) in its level's due zset: %v", where, id, j.set, j.level, ok)
+		}
+		if snap.Record.Priority != j.level || snap.Record.Unique != (store.Unique{Key: j.key}) {
+			t.Fatalf("%s: job %s has Priority %d and Unique %+v, model %d and %q", where, id, snap.Record.Priority, snap.Record.Unique, j.level, j.key)
+		}
 	}
+	m.checkOptions(where)
 	if p, err := m.s.Paused(t.Context(), queue); err != nil || p != m.paused {
 		t.Fatalf("%s: paused %v, %v; model %v", where, p, err, m.paused)
 	}
@@ -412,4 +516,45 @@ func (m *storeModel) pause(on bool) string {
 	}
 	m.paused = on
 	return what
+}
+
+// runAts returns the run-at (ms) of every job in a due zset, whatever its
+// level.
+func (m *storeModel) runAts() map[string]int64 {
+	k := m.s.Keys(queue)
+	out := map[string]int64{}
+	for _, key := range []string{k.Due, k.DueHigh, k.DueLow} {
+		for id, score := range zsetOf(m.t, m.c, key) {
+			out[id] = int64(score)
+		}
+	}
+	return out
+}
+
+// checkOptions compares the options and unique hashes with the model: an
+// options entry for each job of a level other than normal or with a key,
+// a unique entry for each key held, and no window.
+func (m *storeModel) checkOptions(where string) {
+	t := m.t
+	t.Helper()
+	k := m.s.Keys(queue)
+	opts, unique := map[string]string{}, map[string]string{}
+	letter := map[store.Priority]string{store.PriorityHigh: "h", store.PriorityNormal: "n", store.PriorityLow: "l"}
+	for id, j := range m.jobs {
+		if j.level != store.PriorityNormal || j.key != "" {
+			opts[id] = letter[j.level] + ";-;0;0;" + j.key
+		}
+		if j.key != "" && m.holder(j.key) == id {
+			unique["k:"+j.key] = "1;0;" + id
+		}
+	}
+	if got := testkit.HGetAll(t, m.c, k.Opts); !maps.Equal(got, opts) {
+		t.Fatalf("%s: options %v, model %v", where, got, opts)
+	}
+	if got := testkit.HGetAll(t, m.c, k.Unique); !maps.Equal(got, unique) {
+		t.Fatalf("%s: unique keys %v, model %v", where, got, unique)
+	}
+	if testkit.Exists(t, m.c, k.UniqueExp) {
+		t.Fatalf("%s: keys without a window wrote %s", where, k.UniqueExp)
+	}
 }
