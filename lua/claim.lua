@@ -4,7 +4,9 @@
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (touched only
 --   with a rate limit)   KEYS[8] paused string (pause.lua)
 -- KEYS[9] due:high zset   KEYS[10] due:low zset (the other priority levels;
---   KEYS[2] is the normal one)
+--   KEYS[2] is the normal one)   KEYS[11] opts hash   KEYS[12] unique hash
+--   KEYS[13] unique:exp zset (read only when a corrupt record goes to dead:
+--   it has finished, so its unique key is released)
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
@@ -70,7 +72,7 @@ elseif rms_s ~= '' and rms_s ~= '0' then
 end
 
 if not KEYS[8] then return redis.error_reply('ERR courier: claim needs the paused key (KEYS[8])') end
-if not KEYS[10] then return redis.error_reply('ERR courier: claim needs the due:high and due:low keys (KEYS[9], KEYS[10])') end
+if not KEYS[13] then return redis.error_reply('ERR courier: claim needs the due:high, due:low, opts and unique keys (KEYS[9] to KEYS[13])') end
 local weights = nil
 if (ARGV[5] or '') ~= '' then
   local wh, wn, wl = string.match(ARGV[5], '^(%d+),(%d+),(%d+)$')
@@ -180,11 +182,13 @@ if #due > 0 then
   -- The state hash exists once a job of the queue failed, or was claimed
   -- with its own max attempts: other queues never read it.
   local states = redis.call('EXISTS', KEYS[6]) == 1
-  if states and #dead > 0 then
-    -- the corrupt record's header is the whole truth now
+  if #dead > 0 then
     local gone = {}
     for i = 2, #dead, 2 do gone[#gone + 1] = dead[i] end
-    redis.call('HDEL', KEYS[6], unpack(gone))
+    -- the corrupt record's header is the whole truth now
+    if states then redis.call('HDEL', KEYS[6], unpack(gone)) end
+    -- a dead job has finished: its unique key is released
+    finished(KEYS[12], KEYS[13], gone, opts_of(KEYS[11], gone), now)
   end
   if ng > 0 then
     pin(KEYS[3], KEYS[5])

@@ -159,7 +159,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 			case a.Added:
 				n++
 			case a.Holder != "":
-				results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", q, g.jobs[k].Unique.Key, a.Holder, ErrDuplicate)
+				results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", q, g.jobs[k].Unique.Key, a.Holder, ErrUniqueKeyHeld)
 				results[i].ID = a.Holder
 				byKey++
 			default:

@@ -223,8 +223,8 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 
 		// A worker claims both jobs with a 300ms lease and dies.
 		// jobs, due, active, dead, claims, state, rate, paused, due:high,
-		// due:low: claim.lua's keys
-		keys := worker.QueueKeys(prefix, "q")[:10]
+		// due:low, opts, unique, unique:exp: claim.lua's keys
+		keys := worker.QueueKeys(prefix, "q")[:13]
 		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
 		if err != nil || len(vals) != 3+2*5 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)

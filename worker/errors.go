@@ -10,6 +10,10 @@ import (
 var (
 	// ErrDuplicate: a job with that id exists; it was left untouched.
 	ErrDuplicate = errors.New("job id exists")
+	// ErrUniqueKeyHeld: another job holds the unique key (JobSpec.UniqueKey);
+	// nothing was added. It wraps ErrDuplicate, so errors.Is(err,
+	// ErrDuplicate) holds too, and the result's id is the holder's.
+	ErrUniqueKeyHeld = fmt.Errorf("unique key held: %w", ErrDuplicate)
 	// ErrNotFound: no job with that id in that queue.
 	ErrNotFound = errors.New("job not found")
 	// ErrJobRunning: the job is running. Client.Cancel no longer returns

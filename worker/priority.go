@@ -82,7 +82,7 @@ func (w PriorityWeights) validate() error {
 }
 
 // MaxUniqueFor is the longest JobSpec.UniqueFor and QueueOptions.IDRetention.
-const MaxUniqueFor = 365 * 24 * time.Hour
+const MaxUniqueFor = store.MaxUniqueFor
 
 // validateUnique checks the unique fields of spec.
 func validateUnique(spec *JobSpec) error {

@@ -15,12 +15,13 @@ import (
 )
 
 // refused fails unless enqueueing spec is refused as a duplicate naming
-// holder, the id returned.
+// holder, the id returned: for its unique key (ErrUniqueKeyHeld, an
+// ErrDuplicate) when it has one, else for its id.
 func refused(t *testing.T, c *worker.Client, spec worker.JobSpec, holder string) {
 	t.Helper()
 	id, err := c.Enqueue(t.Context(), spec)
-	if !errors.Is(err, worker.ErrDuplicate) {
-		t.Fatalf("Enqueue(%+v) = %q, %v; want ErrDuplicate", spec, id, err)
+	if !errors.Is(err, worker.ErrDuplicate) || errors.Is(err, worker.ErrUniqueKeyHeld) != (spec.UniqueKey != "") {
+		t.Fatalf("Enqueue(%+v) = %q, %v; want ErrDuplicate, ErrUniqueKeyHeld when for the unique key", spec, id, err)
 	}
 	if id != holder {
 		t.Errorf("Enqueue(%+v) returned id %q with ErrDuplicate; want the holder's %q", spec, id, holder)

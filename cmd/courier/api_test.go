@@ -96,6 +96,25 @@ func TestCLIThroughAPI(t *testing.T) {
 	same("bad id", "", "enqueue", "--queue", "q", "--id", "a b", "--payload", "x")
 	same("run-at beyond the horizon", "", "enqueue", "--queue", "q", "--at", "2999-01-01T00:00:00Z", "--payload", "x")
 
+	// Priorities and unique keys: stored alike, refused alike.
+	code, out, errOut := viaAPI("", "enqueue", "--queue", "q", "--id", "unique", "--priority", "high", "--unique-key", "order:42",
+		"--unique-for", "2h", "--unique-after-finish", "--payload", "x")
+	if code != 0 || strings.TrimSpace(out) != "unique" {
+		t.Fatalf("enqueue with a unique key: exit %d, %q %s", code, out, errOut)
+	}
+	if j := b.get(t, "q", "unique"); j.Priority != worker.PriorityHigh || j.UniqueKey != "order:42" || j.UniqueFor != 2*time.Hour || !j.UniqueAfterFinish {
+		t.Errorf("stored %+v", j)
+	}
+	_, errOut = same("held unique key", "", "enqueue", "--queue", "q", "--unique-key", "order:42", "--payload", "x")
+	if !strings.Contains(errOut, `is held by job "unique"`) {
+		t.Errorf("held unique key: stderr %q does not name the holder", errOut)
+	}
+	same("held unique key, with an id", "", "enqueue", "--queue", "q", "--id", "other", "--unique-key", "order:42", "--payload", "x")
+	same("the holder enqueued again", "", "enqueue", "--queue", "q", "--id", "unique", "--unique-key", "order:42", "--payload", "x")
+	same("bad unique key", "", "enqueue", "--queue", "q", "--unique-key", "a b", "--payload", "x")
+	same("unique window over a year", "", "enqueue", "--queue", "q", "--unique-key", "k", "--unique-for", "9000h", "--payload", "x")
+	same("bad priority", "", "enqueue", "--queue", "q", "--priority", "urgent", "--payload", "x")
+
 	// inspect, every way.
 	b.killJobs(t, "d", "d1", "d2", "d3")
 	same("inspect", "", "inspect")
@@ -105,6 +124,8 @@ func TestCLIThroughAPI(t *testing.T) {
 		same("inspect a job: "+name, "", "inspect", "--queue", "q", "--job", name)
 		same("inspect a job as JSON: "+name, "", "inspect", "--queue", "q", "--job", name, "--json")
 	}
+	same("inspect a job with a unique key", "", "inspect", "--queue", "q", "--job", "unique")
+	same("inspect a job with a unique key as JSON", "", "inspect", "--queue", "q", "--job", "unique", "--json")
 	same("inspect a dead job", "", "inspect", "--queue", "d", "--job", "d1", "--json")
 	same("inspect a missing job", "", "inspect", "--queue", "q", "--job", "nope")
 

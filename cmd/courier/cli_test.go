@@ -277,6 +277,45 @@ func TestEnqueue(t *testing.T) {
 			},
 		},
 		{
+			name:  "priority",
+			flags: func(*testing.T) []string { return []string{"--priority", "high", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.Priority != worker.PriorityHigh {
+					t.Errorf("priority %s, want high", e.job.Priority)
+				}
+			},
+		},
+		{
+			name:  "priority in capitals",
+			flags: func(*testing.T) []string { return []string{"--priority", "LOW", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.Priority != worker.PriorityLow {
+					t.Errorf("priority %s, want low", e.job.Priority)
+				}
+			},
+		},
+		{
+			name:  "unique key",
+			flags: func(*testing.T) []string { return []string{"--unique-key", "order:42", "--payload", "x"} },
+			check: func(t *testing.T, e enqueued) {
+				if e.job.Priority != worker.PriorityNormal || e.job.UniqueKey != "order:42" || e.job.UniqueFor != 0 || e.job.UniqueAfterFinish {
+					t.Errorf("priority %s, unique key %q for %s (after finish: %t); want normal, order:42 until it finishes",
+						e.job.Priority, e.job.UniqueKey, e.job.UniqueFor, e.job.UniqueAfterFinish)
+				}
+			},
+		},
+		{
+			name: "unique window after the finish",
+			flags: func(*testing.T) []string {
+				return []string{"--unique-key", "order:42", "--unique-for", "90m", "--unique-after-finish", "--payload", "x"}
+			},
+			check: func(t *testing.T, e enqueued) {
+				if e.job.UniqueKey != "order:42" || e.job.UniqueFor != 90*time.Minute || !e.job.UniqueAfterFinish {
+					t.Errorf("unique key %q for %s (after finish: %t); want order:42 for 90m after the finish", e.job.UniqueKey, e.job.UniqueFor, e.job.UniqueAfterFinish)
+				}
+			},
+		},
+		{
 			name: "payload file",
 			flags: func(t *testing.T) []string {
 				return []string{"--payload-file", writeFile(t, "payload.bin", payload)}
@@ -382,6 +421,50 @@ func TestEnqueueDuplicateID(t *testing.T) { //nolint:tparallel // "again" waits 
 	}
 }
 
+// TestEnqueueUniqueKey: an enqueue whose unique key another job holds
+// is refused like an existing id (exit 1, nothing printed or changed),
+// naming the job that holds the key.
+func TestEnqueueUniqueKey(t *testing.T) { //nolint:tparallel // "again" waits for every attempt before the checks below
+	t.Parallel()
+	b := setupCLI(t)
+	code, stdout, stderr := b.run(t, "", "enqueue", "--queue", "q", "--unique-key", "order:42", "--payload", "first")
+	holder := strings.TrimSpace(stdout)
+	if code != 0 || holder == "" {
+		t.Fatalf("first enqueue: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	tests := []struct {
+		name  string
+		flags []string
+	}{
+		{"same payload", []string{"--payload", "first"}},
+		{"an id of its own", []string{"--id", "order-42", "--payload", "second"}},
+		{"another priority and a window", []string{"--payload", "second", "--priority", "high", "--unique-for", "1h"}},
+	}
+	// Not parallel: the checks below wait for every attempt.
+	t.Run("again", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				code, stdout, stderr := b.run(t, "", "enqueue", append([]string{"--queue", "q", "--unique-key", "order:42"}, tt.flags...)...)
+				if code != 1 || stdout != "" {
+					t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+				}
+				for _, want := range []string{`unique key "order:42" is held by job "` + holder + `"`, "nothing was changed"} {
+					if !strings.Contains(stderr, want) {
+						t.Errorf("stderr %q does not say %q", stderr, want)
+					}
+				}
+			})
+		}
+	})
+	if j := b.get(t, "q", holder); string(j.Payload) != "first" || j.UniqueKey != "order:42" {
+		t.Errorf("the holder: payload %q, unique key %q; want the first job's", j.Payload, j.UniqueKey)
+	}
+	if s := b.stats(t, "q"); s != (worker.QueueStats{Ready: 1}) {
+		t.Errorf("queue q: %+v, want the one job", s)
+	}
+}
+
 func TestEnqueueRefuses(t *testing.T) {
 	t.Parallel()
 	limit := "jobs: {max_payload_bytes: 10}\n"
@@ -423,8 +506,35 @@ func TestEnqueueRefuses(t *testing.T) {
 		{"payload and payload file", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--payload", "x", "--payload-file", writeFile(t, "p", []byte("y"))}
 		}, 2, []string{"--payload or --payload-file, not both"}},
-		{"unknown flag", "", func(*testing.T) []string { return []string{"--queue", "q", "--priority", "9"} },
-			2, []string{"flag provided but not defined: -priority"}},
+		{"unknown flag", "", func(*testing.T) []string { return []string{"--queue", "q", "--urgency", "9"} },
+			2, []string{"flag provided but not defined: -urgency"}},
+		{"priority not a level", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--priority", "urgent", "--payload", "x"}
+		}, 2, []string{`--priority must be low, normal or high (got "urgent")`}},
+		{"priority as a number", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--priority", "1", "--payload", "x"}
+		}, 2, []string{`--priority must be low, normal or high (got "1")`}},
+		{"empty unique key", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "", "--payload", "x"}
+		}, 2, []string{"--unique-key must not be empty"}},
+		{"zero unique window", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "0s", "--payload", "x"}
+		}, 2, []string{"--unique-for must be positive (got 0s)"}},
+		{"negative unique window", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "-1h", "--payload", "x"}
+		}, 2, []string{"--unique-for must be positive (got -1h0m0s)"}},
+		{"unique window without a key", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-for", "1h", "--payload", "x"}
+		}, 2, []string{"--unique-for needs --unique-key"}},
+		{"after finish without a window", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "k", "--unique-after-finish", "--payload", "x"}
+		}, 2, []string{"--unique-after-finish needs --unique-for"}},
+		{"unique window over a year", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "8761h", "--payload", "x"}
+		}, 1, []string{"invalid --unique-for", "over the limit of 8760h0m0s"}},
+		{"bad unique key", "", func(*testing.T) []string {
+			return []string{"--queue", "q", "--unique-key", "two words", "--payload", "x"}
+		}, 1, []string{"invalid --unique-key", `"two words"`}},
 		{"stray argument", "", func(*testing.T) []string { return []string{"--queue", "q", "hello"} },
 			2, []string{`unexpected argument "hello"`}},
 		{"bad queue name", "", func(*testing.T) []string { return []string{"--queue", "a{b}", "--payload", "x"} },
@@ -495,17 +605,21 @@ type queueJSON struct {
 // jobOut is a job of inspect --job --json and dead list --json, as scripts
 // read it.
 type jobOut struct {
-	ID            string     `json:"id"`
-	Queue         string     `json:"queue"`
-	State         string     `json:"state"`
-	Attempts      int        `json:"attempts"`
-	MaxAttempts   int        `json:"max_attempts"`
-	EnqueuedAt    time.Time  `json:"enqueued_at"`
-	RunAt         *time.Time `json:"run_at"`
-	DiedAt        *time.Time `json:"died_at"`
-	LastError     string     `json:"last_error"`
-	Payload       string     `json:"payload"`
-	PayloadBase64 []byte     `json:"payload_base64"`
+	ID                string     `json:"id"`
+	Queue             string     `json:"queue"`
+	State             string     `json:"state"`
+	Attempts          int        `json:"attempts"`
+	MaxAttempts       int        `json:"max_attempts"`
+	Priority          string     `json:"priority"`
+	UniqueKey         string     `json:"unique_key"`
+	UniqueFor         string     `json:"unique_for"`
+	UniqueAfterFinish bool       `json:"unique_after_finish"`
+	EnqueuedAt        time.Time  `json:"enqueued_at"`
+	RunAt             *time.Time `json:"run_at"`
+	DiedAt            *time.Time `json:"died_at"`
+	LastError         string     `json:"last_error"`
+	Payload           string     `json:"payload"`
+	PayloadBase64     []byte     `json:"payload_base64"`
 }
 
 func decodeJSON[T any](t *testing.T, s string) T {
@@ -536,9 +650,12 @@ func TestInspect(t *testing.T) {
 		worker.JobSpec{Queue: "emails", ID: "e-now-1"},
 		worker.JobSpec{Queue: "emails", ID: "e-now-2"},
 		worker.JobSpec{Queue: "emails", ID: "e-now-3", Payload: []byte{0xff, 0xfe}},
+		worker.JobSpec{Queue: "emails", ID: "e-unique-1", Priority: worker.PriorityHigh, UniqueKey: "user:7"},
+		worker.JobSpec{Queue: "emails", ID: "e-unique-2", Priority: worker.PriorityLow, UniqueKey: "user:8", UniqueFor: time.Hour},
+		worker.JobSpec{Queue: "emails", ID: "e-unique-3", UniqueKey: "user:9", UniqueFor: 90 * time.Minute, UniqueAfterFinish: true},
 		worker.JobSpec{Queue: "sms", ID: "s-now-1"},
 	)
-	emails := queueJSON{Queue: "emails", Scheduled: 2, Ready: 3, Dead: 1}
+	emails := queueJSON{Queue: "emails", Scheduled: 2, Ready: 6, Dead: 1}
 	sms := queueJSON{Queue: "sms", Ready: 1}
 	header := []string{"QUEUE", "SCHEDULED", "READY", "ACTIVE", "DEAD"}
 	row := func(q queueJSON) []string {
@@ -614,10 +731,38 @@ func TestInspect(t *testing.T) {
 			}
 		}},
 		{"ready job with the queue's limit", []string{"--queue", "emails", "--job", "e-now-1"}, 0, func(t *testing.T, stdout, _ string) {
-			for _, re := range []string{`(?m)^state: +ready$`, `(?m)^attempts: +0 spent \(limit: the queue's\)$`, `(?m)^run at: .* ago\)$`, `(?m)^payload: +0 bytes: ""$`} {
+			for _, re := range []string{`(?m)^state: +ready$`, `(?m)^attempts: +0 spent \(limit: the queue's\)$`, `(?m)^priority: +normal$`, `(?m)^run at: .* ago\)$`, `(?m)^payload: +0 bytes: ""$`} {
 				if !regexp.MustCompile(re).MatchString(stdout) {
 					t.Errorf("output does not match %s:\n%s", re, stdout)
 				}
+			}
+			if strings.Contains(stdout, "unique") {
+				t.Errorf("a job without a unique key shows one:\n%s", stdout)
+			}
+		}},
+		{"job with a unique key", []string{"--queue", "emails", "--job", "e-unique-1"}, 0, func(t *testing.T, stdout, _ string) {
+			for _, re := range []string{`(?m)^priority: +high$`, `(?m)^unique key: +user:7 \(held until the job finishes\)$`} {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("output does not match %s:\n%s", re, stdout)
+				}
+			}
+		}},
+		{"job with a unique window", []string{"--queue", "emails", "--job", "e-unique-2"}, 0, func(t *testing.T, stdout, _ string) {
+			for _, re := range []string{`(?m)^priority: +low$`, `(?m)^unique key: +user:8 \(held until the job finishes, and for 1h0m0s after its enqueue\)$`} {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("output does not match %s:\n%s", re, stdout)
+				}
+			}
+		}},
+		{"job with a unique window after its finish", []string{"--queue", "emails", "--job", "e-unique-3"}, 0, func(t *testing.T, stdout, _ string) {
+			if re := `(?m)^unique key: +user:9 \(held until 1h30m0s after the job finishes\)$`; !regexp.MustCompile(re).MatchString(stdout) {
+				t.Errorf("output does not match %s:\n%s", re, stdout)
+			}
+		}},
+		{"job with a unique key as JSON", []string{"--queue", "emails", "--job", "e-unique-3", "--json"}, 0, func(t *testing.T, stdout, _ string) {
+			got := decodeJSON[jobOut](t, stdout)
+			if got.Priority != "normal" || got.UniqueKey != "user:9" || got.UniqueFor != "1h30m0s" || !got.UniqueAfterFinish {
+				t.Errorf("JSON %+v, want priority normal, unique key user:9 for 1h30m0s after the finish", got)
 			}
 		}},
 		{"dead job", []string{"--queue", "emails", "--job", "e-dead"}, 0, func(t *testing.T, stdout, _ string) {
@@ -632,7 +777,7 @@ func TestInspect(t *testing.T) {
 			got := decodeJSON[jobOut](t, stdout)
 			if got.ID != "e-later-1" || got.Queue != "emails" || got.State != "scheduled" || got.Attempts != 0 ||
 				got.MaxAttempts != 3 || got.Payload != "payload" || got.RunAt == nil || !got.RunAt.Equal(j.RunAt) ||
-				!got.EnqueuedAt.Equal(j.EnqueuedAt) || got.DiedAt != nil {
+				!got.EnqueuedAt.Equal(j.EnqueuedAt) || got.DiedAt != nil || got.Priority != "normal" || got.UniqueKey != "" {
 				t.Errorf("JSON %+v does not match the job %+v", got, j)
 			}
 		}},

@@ -15,7 +15,7 @@ import (
 
 // runEnqueue is courier enqueue: put one job on a queue and print its id.
 func runEnqueue(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--payload TEXT | --payload-file FILE | < stdin] [--api URL]", std.err)
+	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] [--unique-key K [--unique-for D [--unique-after-finish]]] [--payload TEXT | --payload-file FILE | < stdin] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
@@ -26,11 +26,17 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	timeout := fs.Duration("timeout", 0, "run time limit of each attempt (default: the queue's)")
 	payload := fs.String("payload", "", "the payload, as text")
 	payloadFile := fs.String("payload-file", "", "read the payload from this file")
+	priority := fs.String("priority", "normal", "low, normal or high: the queue's due jobs of a higher level start first")
+	uniqueKey := fs.String("unique-key", "", "refuse the job while another job of the queue holds this key (until that job finishes, or --unique-for)")
+	uniqueFor := fs.Duration("unique-for", 0, "keep the unique key held this long after the enqueue, even once the job finished, e.g. 24h")
+	uniqueAfterFinish := fs.Bool("unique-after-finish", false, "count --unique-for from the job's finish instead of its enqueue")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout}
+	spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
+		UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish}
 	given := setFlags(fs)
+	level, levelErr := worker.ParsePriority(*priority)
 	switch {
 	case *queue == "":
 		return usageError(fs, "--queue is required")
@@ -44,8 +50,20 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 		return usageError(fs, "--timeout must be positive (got %s)", *timeout)
 	case *delay < 0:
 		return usageError(fs, "--delay must not be negative (got %s)", *delay)
+	case levelErr != nil:
+		return usageError(fs, "--priority must be low, normal or high (got %q)", *priority)
+	case given["unique-key"] && *uniqueKey == "":
+		// An empty key would mean no uniqueness: surely not what was meant.
+		return usageError(fs, "--unique-key must not be empty")
+	case given["unique-for"] && *uniqueFor <= 0:
+		return usageError(fs, "--unique-for must be positive (got %s)", *uniqueFor)
+	case given["unique-for"] && *uniqueKey == "":
+		return usageError(fs, "--unique-for needs --unique-key")
+	case *uniqueAfterFinish && !given["unique-for"]:
+		return usageError(fs, "--unique-after-finish needs --unique-for")
 	}
 	spec.MaxAttempts = *maxAttempts
+	spec.Priority = level
 	if given["at"] {
 		t, err := time.Parse(time.RFC3339Nano, *at)
 		if err != nil {
@@ -89,6 +107,10 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	defer closeClient()
 	jobID, err := client.Enqueue(ctx, spec)
 	if errors.Is(err, worker.ErrDuplicate) {
+		// Refused for its unique key, the client returns the holder's id.
+		if errors.Is(err, worker.ErrUniqueKeyHeld) {
+			return fmt.Errorf("queue %q: unique key %q is held by job %q; nothing was changed", spec.Queue, spec.UniqueKey, jobID)
+		}
 		return fmt.Errorf("queue %q already has a job with id %q; nothing was changed", spec.Queue, jobID)
 	}
 	if err != nil {

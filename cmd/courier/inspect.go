@@ -90,18 +90,24 @@ func rowOf(queue string, s worker.QueueStats) queueRow {
 
 // jobJSON is a job as inspect --json and dead list --json print it.
 type jobJSON struct {
-	ID          string     `json:"id"`
-	Queue       string     `json:"queue"`
-	State       string     `json:"state"`
-	Attempts    int        `json:"attempts"`
-	MaxAttempts int        `json:"max_attempts,omitempty"`
-	Timeout     string     `json:"timeout,omitempty"`
-	EnqueuedAt  time.Time  `json:"enqueued_at"`
-	RunAt       *time.Time `json:"run_at,omitempty"`
-	LeaseUntil  *time.Time `json:"lease_until,omitempty"`
-	DiedAt      *time.Time `json:"died_at,omitempty"`
-	LastError   string     `json:"last_error,omitempty"`
-	Payload     string     `json:"payload"`
+	ID          string `json:"id"`
+	Queue       string `json:"queue"`
+	State       string `json:"state"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts,omitempty"`
+	Timeout     string `json:"timeout,omitempty"`
+	// Priority is low, normal or high; the unique fields are left out
+	// when not set.
+	Priority          string     `json:"priority"`
+	UniqueKey         string     `json:"unique_key,omitempty"`
+	UniqueFor         string     `json:"unique_for,omitempty"`
+	UniqueAfterFinish bool       `json:"unique_after_finish,omitempty"`
+	EnqueuedAt        time.Time  `json:"enqueued_at"`
+	RunAt             *time.Time `json:"run_at,omitempty"`
+	LeaseUntil        *time.Time `json:"lease_until,omitempty"`
+	DiedAt            *time.Time `json:"died_at,omitempty"`
+	LastError         string     `json:"last_error,omitempty"`
+	Payload           string     `json:"payload"`
 	// PayloadBase64 is set instead of Payload when the payload is not UTF-8.
 	PayloadBase64 []byte `json:"payload_base64,omitempty"`
 }
@@ -111,9 +117,13 @@ func jobView(j *worker.Job) jobJSON {
 		ID: j.ID, Queue: j.Queue, State: string(j.State), Attempts: j.Attempt,
 		MaxAttempts: j.MaxAttempts, EnqueuedAt: j.EnqueuedAt, LastError: j.LastError,
 		RunAt: timeOrNil(j.RunAt), LeaseUntil: timeOrNil(j.LeaseUntil), DiedAt: timeOrNil(j.DiedAt),
+		Priority: j.Priority.String(), UniqueKey: j.UniqueKey, UniqueAfterFinish: j.UniqueAfterFinish,
 	}
 	if j.Timeout > 0 {
 		v.Timeout = j.Timeout.String()
+	}
+	if j.UniqueFor > 0 {
+		v.UniqueFor = j.UniqueFor.String()
 	}
 	if utf8.Valid(j.Payload) {
 		v.Payload = string(j.Payload)
@@ -140,6 +150,10 @@ func printJob(w io.Writer, j *worker.Job) {
 	fmt.Fprintf(tw, "queue:\t%s\n", printable(j.Queue))
 	fmt.Fprintf(tw, "state:\t%s\n", printable(string(j.State)))
 	fmt.Fprintf(tw, "attempts:\t%d spent (limit: %s)\n", j.Attempt, limit)
+	fmt.Fprintf(tw, "priority:\t%s\n", j.Priority)
+	if j.UniqueKey != "" {
+		fmt.Fprintf(tw, "unique key:\t%s (%s)\n", printable(j.UniqueKey), uniqueWindow(j))
+	}
 	fmt.Fprintf(tw, "enqueued at:\t%s\n", stamp(j.EnqueuedAt))
 	if !j.RunAt.IsZero() {
 		fmt.Fprintf(tw, "run at:\t%s (%s)\n", stamp(j.RunAt), relative(j.RunAt))
@@ -155,6 +169,17 @@ func printJob(w io.Writer, j *worker.Job) {
 	}
 	fmt.Fprintf(tw, "payload:\t%s\n", preview(j.Payload))
 	_ = tw.Flush()
+}
+
+// uniqueWindow says how long a job holds its unique key.
+func uniqueWindow(j *worker.Job) string {
+	switch {
+	case j.UniqueFor == 0:
+		return "held until the job finishes"
+	case j.UniqueAfterFinish:
+		return "held until " + j.UniqueFor.String() + " after the job finishes"
+	}
+	return "held until the job finishes, and for " + j.UniqueFor.String() + " after its enqueue"
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -53,7 +53,8 @@ type command struct {
 var (
 	enqueueFlags = map[string]string{
 		"Queue": "--queue", "ID": "--id", "Payload": "--payload", "Delay": "--delay",
-		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout",
+		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
+		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 	}
 	jobFlags    = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
 	cancelFlags = map[string]string{"Queue": "--queue", "ID": "--id"}

@@ -17,7 +17,7 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 	t.Parallel()
 	const payloadLimit = 1024
 	b := setup(t, func(o *Options) { o.Limits.MaxPayloadBytes = payloadLimit })
-	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me")})
+	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me"), UniqueKey: "held"})
 	b.kill("q", "dead-1")
 
 	jobs := func(n int, item string) string {
@@ -41,7 +41,7 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"invalid UTF-8", "POST", "/v1/queues/q/jobs", producerSecret, "{\"payload\": \"\xff\"}", 400, CodeInvalidJSON, "body"},
 		{"oversized body", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": "` + strings.Repeat("x", 200_000) + `"}`, 413, CodeTooLarge, "body"},
 		// Fields.
-		{"unknown field", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "priority": 5}`, 400, CodeUnknownField, "priority"},
+		{"unknown field", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "urgency": 5}`, 400, CodeUnknownField, "urgency"},
 		{"field in the wrong case", "POST", "/v1/queues/q/jobs", producerSecret, `{"ID": "x"}`, 400, CodeUnknownField, "ID"},
 		{"unknown field set to null", "POST", "/v1/queues/q/jobs", producerSecret, `{"queue": null}`, 400, CodeUnknownField, "queue"},
 		{"field twice", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "a", "id": "b"}`, 400, CodeInvalidField, "id"},
@@ -74,7 +74,24 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"payload and payload_base64", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "payload_base64": "MQ=="}`, 400, CodeInvalidField, "payload_base64"},
 		{"payload over the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": "` + big + `"}`, 413, CodeTooLarge, "payload"},
 		{"payload_base64 over the limit", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": "` + base64.StdEncoding.EncodeToString([]byte(big+"x")) + `"}`, 413, CodeTooLarge, "payload_base64"},
+		{"priority not a level", "POST", "/v1/queues/q/jobs", producerSecret, `{"priority": "urgent"}`, 400, CodeInvalidField, "priority"},
+		{"priority as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"priority": 1}`, 400, CodeInvalidField, "priority"},
+		{"empty unique_key", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": ""}`, 400, CodeInvalidField, "unique_key"},
+		{"unique_key with a space", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "a b"}`, 400, CodeInvalidField, "unique_key"},
+		{"unique_key of 257 bytes", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "` + strings.Repeat("k", 257) + `"}`, 400, CodeInvalidField, "unique_key"},
+		{"unique_key as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": 42}`, 400, CodeInvalidField, "unique_key"},
+		{"unique_for in words", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "a while"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_for as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": 3600}`, 400, CodeInvalidField, "unique_for"},
+		{"negative unique_for", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "-1s"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_for zero", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "0s"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_for under 1ms", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "500us"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_for over a year", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "8761h"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_for without unique_key", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_for": "1h"}`, 400, CodeInvalidField, "unique_for"},
+		{"unique_after_finish without unique_for", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_after_finish": true}`, 400, CodeInvalidField, "unique_after_finish"},
+		{"unique_after_finish as a string", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "k", "unique_for": "1h", "unique_after_finish": "yes"}`, 400, CodeInvalidField, "unique_after_finish"},
 		{"existing id", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "existing", "payload": 1}`, 409, CodeConflict, "id"},
+		{"held unique key", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "held", "payload": 1}`, 409, CodeConflict, "unique_key"},
+		{"held unique key with an id of its own", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "new", "unique_key": "held"}`, 409, CodeConflict, "unique_key"},
 		{"query parameter", "POST", "/v1/queues/q/jobs?priority=high", producerSecret, `{}`, 400, CodeUnknownField, "priority"},
 		// Batches.
 		{"oversized batch", "POST", "/v1/queues/q/jobs/batch", producerSecret, jobs(1001, `{}`), 413, CodeTooLarge, "jobs"},
@@ -85,7 +102,11 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"batch job not an object", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, 1]}`, 400, CodeInvalidField, "jobs[1]"},
 		{"batch job with an unknown field", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"prio": 1}]}`, 400, CodeUnknownField, "jobs[1].prio"},
 		{"batch with one bad job", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"id": "ok-1"}, {"id": "ok-2"}, {"delay": "-5s"}]}`, 400, CodeInvalidField, "jobs[2].delay"},
+		{"batch job with a bad priority", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"priority": "top"}]}`, 400, CodeInvalidField, "jobs[1].priority"},
+		{"batch job with a negative unique_for", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"unique_key": "k", "unique_for": "-1m"}]}`, 400, CodeInvalidField, "jobs[1].unique_for"},
+		{"batch job with unique_for alone", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {}, {"unique_for": "1m"}]}`, 400, CodeInvalidField, "jobs[2].unique_for"},
 		{"batch job with an existing id", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"id": "existing"}]}`, 200, "", ""},
+		{"batch job with a held unique key", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"unique_key": "held"}]}`, 200, "", ""},
 		// Names in the path.
 		{"queue with {", "POST", "/v1/queues/a%7Bb/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},
 		{"queue with }", "POST", "/v1/queues/a%7Db/jobs", producerSecret, `{}`, 400, CodeInvalidField, "queue"},

@@ -18,8 +18,9 @@ import (
 // Client calls the API over HTTP; the courier CLI uses it for --api. Its
 // methods mirror worker.Client's and fail alike: a refused value is an
 // *Error that errors.Is matches to worker.ErrInvalid, an existing id to
-// worker.ErrDuplicate, a missing job to worker.ErrNotFound, a dead job that
-// cannot be cancelled to worker.ErrJobDead. It is safe for concurrent use.
+// worker.ErrDuplicate (a held unique key too), a missing job to
+// worker.ErrNotFound, a dead job that cannot be cancelled to
+// worker.ErrJobDead. It is safe for concurrent use.
 type Client struct {
 	base  string // scheme://host[:port][/path], without /v1
 	token string
@@ -46,20 +47,24 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 
 // jobBody is an enqueue request's job.
 type jobBody struct {
-	ID            string          `json:"id,omitempty"`
-	Payload       json.RawMessage `json:"payload,omitempty"`
-	PayloadBase64 *string         `json:"payload_base64,omitempty"`
-	Delay         string          `json:"delay,omitempty"`
-	RunAt         string          `json:"run_at,omitempty"`
-	MaxAttempts   int             `json:"max_attempts,omitempty"`
-	Timeout       string          `json:"timeout,omitempty"`
+	ID                string          `json:"id,omitempty"`
+	Payload           json.RawMessage `json:"payload,omitempty"`
+	PayloadBase64     *string         `json:"payload_base64,omitempty"`
+	Delay             string          `json:"delay,omitempty"`
+	RunAt             string          `json:"run_at,omitempty"`
+	MaxAttempts       int             `json:"max_attempts,omitempty"`
+	Timeout           string          `json:"timeout,omitempty"`
+	Priority          string          `json:"priority,omitempty"`
+	UniqueKey         string          `json:"unique_key,omitempty"`
+	UniqueFor         string          `json:"unique_for,omitempty"`
+	UniqueAfterFinish bool            `json:"unique_after_finish,omitempty"`
 }
 
 // bodyOf encodes spec so that the API stores its payload byte for byte:
 // as JSON when it is compact JSON (which the API keeps as is), else in
 // base64.
 func bodyOf(spec worker.JobSpec) jobBody {
-	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts}
+	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish}
 	switch {
 	case compactJSON(spec.Payload):
 		b.Payload = spec.Payload
@@ -76,11 +81,18 @@ func bodyOf(spec worker.JobSpec) jobBody {
 	if spec.Timeout != 0 {
 		b.Timeout = spec.Timeout.String()
 	}
+	if spec.Priority != worker.PriorityNormal {
+		b.Priority = spec.Priority.String()
+	}
+	if spec.UniqueFor != 0 {
+		b.UniqueFor = spec.UniqueFor.String()
+	}
 	return b
 }
 
 // Enqueue adds one job and returns its id; an existing id is an error that
-// wraps worker.ErrDuplicate, with the id returned.
+// wraps worker.ErrDuplicate, with the id returned, and so is a unique key
+// another job holds, with that job's id returned.
 func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, error) {
 	if err := worker.ValidateQueueName(spec.Queue); err != nil {
 		return "", err
@@ -88,7 +100,11 @@ func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, erro
 	var out enqueued
 	err := c.do(ctx, http.MethodPost, queuePath(spec.Queue)+"/jobs", bodyOf(spec), &out)
 	if errors.Is(err, worker.ErrDuplicate) {
-		return spec.ID, err
+		var e *Error
+		if errors.As(err, &e) && e.ExistingID != "" {
+			return e.ExistingID, err
+		}
+		return spec.ID, err // a server of a version before existing_id
 	}
 	if err != nil {
 		return "", err
@@ -98,7 +114,8 @@ func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, erro
 
 // EnqueueBatch adds up to the server's max_batch jobs to queue in one
 // request (the specs' Queue fields are ignored). Each result's Err wraps
-// worker.ErrDuplicate when its id existed.
+// worker.ErrDuplicate when its id existed, or its unique key was held (its
+// ID is then the holder's, as worker.Client.EnqueueMany gives it).
 func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return nil, err
@@ -120,7 +137,14 @@ func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.
 	for i, item := range out.Jobs {
 		res[i].ID = item.ID
 		if item.Status != "created" {
-			res[i].Err = &Error{Code: CodeConflict, Message: errorMessage(item.Error), cause: worker.ErrDuplicate}
+			e := &Error{Code: CodeConflict, Message: errorMessage(item.Error), cause: worker.ErrDuplicate}
+			if item.Error != nil {
+				e.Field, e.ExistingID = item.Error.Field, item.Error.ExistingID
+				if e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key") {
+					e.cause = worker.ErrUniqueKeyHeld
+				}
+			}
+			res[i].Err = e
 		}
 	}
 	return res, nil
@@ -303,6 +327,7 @@ func (v *jobView) job() (*worker.Job, error) {
 		ID: v.ID, Queue: v.Queue, State: worker.State(v.State), Attempt: v.Attempts, MaxAttempts: v.MaxAttempts,
 		EnqueuedAt: localTime(v.EnqueuedAt), RunAt: localTime(v.RunAt), LeaseUntil: localTime(v.LeaseUntil),
 		DiedAt: localTime(v.DiedAt), LastError: v.LastError,
+		UniqueKey: v.UniqueKey, UniqueAfterFinish: v.UniqueAfterFinish,
 	}
 	if v.Timeout != "" {
 		d, err := time.ParseDuration(v.Timeout)
@@ -310,6 +335,18 @@ func (v *jobView) job() (*worker.Job, error) {
 			return nil, fmt.Errorf("courier API: job %q has timeout %q: %w", v.ID, v.Timeout, err)
 		}
 		j.Timeout = d
+	}
+	p, err := worker.ParsePriority(v.Priority) // "" from a server before priorities: normal
+	if err != nil {
+		return nil, fmt.Errorf("courier API: job %q has priority %q: %w", v.ID, v.Priority, err)
+	}
+	j.Priority = p
+	if v.UniqueFor != "" {
+		d, err := time.ParseDuration(v.UniqueFor)
+		if err != nil {
+			return nil, fmt.Errorf("courier API: job %q has unique_for %q: %w", v.ID, v.UniqueFor, err)
+		}
+		j.UniqueFor = d
 	}
 	switch {
 	case v.PayloadBase64 != nil:

@@ -169,6 +169,16 @@ func durationField(field string, raw json.RawMessage) (time.Duration, *Error) {
 	return d, nil
 }
 
+func boolField(field string, raw json.RawMessage) (bool, *Error) {
+	switch string(raw) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, invalidField(field, "must be true or false, not "+kind(raw))
+}
+
 func intField(field string, raw json.RawMessage) (int, *Error) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, invalidField(field, "must be a whole number, not "+kind(raw))

@@ -2,7 +2,8 @@
 // or in batches, read and cancel them, see queue sizes and the fleet that
 // serves each queue, and list, requeue and purge dead jobs. It speaks JSON
 // in and out; every error is {"error": {"code", "message", "field"}} with
-// the status its code implies (see Code).
+// the status its code implies (see Code), and an enqueue's conflict names
+// the job that caused it in "existing_id".
 //
 // New returns an http.Handler for the routes; the daemon mounts it on its
 // main listener next to /metrics, or serves it on a listener of its own

@@ -22,7 +22,7 @@ const (
 	CodeUnauthorized     Code = "unauthorized"       // 401: no token, or an unknown one
 	CodeForbidden        Code = "forbidden"          // 403: the token's role or queues do not allow this, or a browser was tricked into sending it
 	CodeNotFound         Code = "not_found"          // 404: no such job or route
-	CodeConflict         Code = "conflict"           // 409: the id exists (enqueue), or the job is dead (cancel)
+	CodeConflict         Code = "conflict"           // 409: the id exists or the unique key is held (enqueue), or the job is dead (cancel)
 	CodeRateLimited      Code = "rate_limited"       // 429: the token's request rate limit, or the address's failed authentications; see Retry-After
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
 	CodeUnavailable      Code = "unavailable"        // 503: Redis not reached yet, or out of memory; see Retry-After
@@ -63,6 +63,10 @@ type Error struct {
 	// parameter ("limit"), "body", or a header ("Authorization",
 	// "Host"). Empty when no one field is to blame.
 	Field string `json:"field,omitempty"`
+	// ExistingID is, on an enqueue's conflict, the id of the job that
+	// caused it: the one with the id sent, or the one that holds the
+	// unique key sent (Field is then "unique_key"). Empty otherwise.
+	ExistingID string `json:"existing_id,omitempty"`
 
 	retryAfter time.Duration // sent as Retry-After with 429 and 503
 	cause      error         // what Unwrap returns: a worker sentinel, on the client side
@@ -116,15 +120,19 @@ const oomRetryAfter = 10 * time.Second
 // errors (worker.ValidationError.Field) to this API's JSON names: the one
 // table between the two vocabularies.
 var jsonFields = map[string]string{
-	"Queue":       "queue",
-	"ID":          "id",
-	"Payload":     "payload",
-	"Delay":       "delay",
-	"RunAt":       "run_at",
-	"MaxAttempts": "max_attempts",
-	"Timeout":     "timeout",
-	"Limit":       "limit",
-	"Cursor":      "cursor",
+	"Queue":             "queue",
+	"ID":                "id",
+	"Payload":           "payload",
+	"Delay":             "delay",
+	"RunAt":             "run_at",
+	"MaxAttempts":       "max_attempts",
+	"Timeout":           "timeout",
+	"Limit":             "limit",
+	"Cursor":            "cursor",
+	"Priority":          "priority",
+	"UniqueKey":         "unique_key",
+	"UniqueFor":         "unique_for",
+	"UniqueAfterFinish": "unique_after_finish",
 }
 
 // jsonField names a library field as the API's JSON does: "specs[3].RunAt"

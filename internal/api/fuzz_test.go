@@ -25,6 +25,8 @@ func FuzzDecode(f *testing.F) {
 		`[`,
 		`{"id": "a", "id": "a"}`,
 		`{"payload": "\u00e9\ud83d\ude00"}`,
+		`{"priority": "high", "unique_key": "k", "unique_for": "1h", "unique_after_finish": true}`,
+		`{"jobs": [{"priority": "LOW", "unique_key": "k"}, {"unique_for": "1s"}, {"unique_after_finish": false}]}`,
 	} {
 		f.Add(false, []byte(seed))
 		f.Add(true, []byte(seed))
@@ -70,6 +72,14 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("accepted max_attempts %d", s.MaxAttempts)
 			case s.Timeout != 0 && (s.Timeout < time.Millisecond || s.Timeout > MaxTimeout):
 				t.Fatalf("accepted timeout %s", s.Timeout)
+			case s.Priority < worker.PriorityLow || s.Priority > worker.PriorityHigh:
+				t.Fatalf("accepted priority %d", s.Priority)
+			case s.UniqueKey != "" && worker.ValidateID(s.UniqueKey) != nil:
+				t.Fatalf("accepted unique_key %q", s.UniqueKey)
+			case s.UniqueFor != 0 && (s.UniqueKey == "" || s.UniqueFor < time.Millisecond || s.UniqueFor > worker.MaxUniqueFor):
+				t.Fatalf("accepted unique_for %s with unique_key %q", s.UniqueFor, s.UniqueKey)
+			case s.UniqueAfterFinish && s.UniqueFor == 0:
+				t.Fatalf("accepted unique_after_finish without unique_for")
 			case s.Queue != "":
 				t.Fatalf("the body set the queue %q", s.Queue)
 			}

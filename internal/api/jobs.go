@@ -37,7 +37,7 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	if err := res[0].Err; err != nil {
-		return 0, nil, duplicate(err, "id", queue, res[0].ID)
+		return 0, nil, duplicate(err, "", queue, spec, res[0].ID)
 	}
 	c.w.Header().Set("Location", jobPath(queue, res[0].ID))
 	return http.StatusCreated, enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now)}, nil
@@ -83,7 +83,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	for i, r := range res {
 		if r.Err != nil {
 			out.Conflicts++
-			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].id", queue, r.ID)}
+			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].", queue, specs[i], r.ID)}
 			continue
 		}
 		out.Created++
@@ -93,12 +93,22 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	return http.StatusOK, out, nil
 }
 
-// duplicate describes an enqueue refused because its id exists.
-func duplicate(err error, field, queue, id string) *Error {
+// duplicate describes an enqueue of spec refused as a duplicate: its id
+// exists (or is retained after its job finished), or its unique key is
+// held by another job; id is what the worker returned, the existing job's
+// either way. prefix starts the field's name ("", "jobs[3].").
+func duplicate(err error, prefix, queue string, spec worker.JobSpec, id string) *Error {
 	if !errors.Is(err, worker.ErrDuplicate) {
 		return errorOf(err)
 	}
-	return apiError(CodeConflict, field, fmt.Sprintf("queue %q already has a job with id %q; it was left untouched", queue, id))
+	var e *Error
+	if errors.Is(err, worker.ErrUniqueKeyHeld) {
+		e = apiError(CodeConflict, prefix+"unique_key", fmt.Sprintf("queue %q: unique key %q is held by job %q; nothing was added", queue, spec.UniqueKey, id))
+	} else {
+		e = apiError(CodeConflict, prefix+"id", fmt.Sprintf("queue %q already has a job with id %q; it was left untouched", queue, id))
+	}
+	e.ExistingID = id
+	return e
 }
 
 // dueAt is when an enqueued job is due, by the API's clock (the job runs

@@ -74,7 +74,7 @@ func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error
 }
 
 // jobFields are the fields of a job object, for unknown-field messages.
-const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout"
+const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout, priority, unique_key, unique_for, unique_after_finish"
 
 // readJob reads one job object from dec; prefix starts its field names.
 func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.JobSpec, *Error) {
@@ -176,6 +176,49 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 				return invalidField(field, fmt.Sprintf("must be 1ms to %s, or left out for the queue's default (got %s)", MaxTimeout, d))
 			}
 			spec.Timeout = d
+		case "priority":
+			s, err := stringField(field, raw)
+			if err != nil {
+				return err
+			}
+			p, perr := worker.ParsePriority(s)
+			if perr != nil {
+				return fieldError(field, perr)
+			}
+			spec.Priority = p
+		case "unique_key":
+			// Checked here as id is: the library would take "" for no key,
+			// which a producer who sent one did not mean.
+			s, err := stringField(field, raw)
+			if err != nil {
+				return err
+			}
+			if err := worker.ValidateID(s); err != nil {
+				return fieldError(field, err)
+			}
+			spec.UniqueKey = s
+		case "unique_for":
+			d, err := durationField(field, raw)
+			if err != nil {
+				return err
+			}
+			// Worded as the library words it, so that the CLI fails alike
+			// through the API.
+			switch {
+			case d < 0:
+				return invalidField(field, fmt.Sprintf("must not be negative (got %s)", d))
+			case d > worker.MaxUniqueFor:
+				return invalidField(field, fmt.Sprintf("%s is over the limit of %s", d, worker.MaxUniqueFor))
+			case d < time.Millisecond:
+				return invalidField(field, fmt.Sprintf("must be at least 1ms (got %s)", d))
+			}
+			spec.UniqueFor = d
+		case "unique_after_finish":
+			b, err := boolField(field, raw)
+			if err != nil {
+				return err
+			}
+			spec.UniqueAfterFinish = b
 		default:
 			return unknownField(field, jobFields)
 		}
@@ -188,12 +231,18 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 		return worker.JobSpec{}, invalidField(prefix+"payload_base64", "set payload or payload_base64, not both")
 	case hasRunAt && spec.Delay != 0:
 		return worker.JobSpec{}, invalidField(prefix+"run_at", "set delay or run_at, not both")
+	// The library checks these too, but words them in Go names.
+	case spec.UniqueFor != 0 && spec.UniqueKey == "":
+		return worker.JobSpec{}, invalidField(prefix+"unique_for", "needs a unique_key")
+	case spec.UniqueAfterFinish && spec.UniqueFor == 0:
+		return worker.JobSpec{}, invalidField(prefix+"unique_after_finish", "needs a unique_for window")
 	}
 	return spec, nil
 }
 func isJobField(key string) bool {
 	switch key {
-	case "id", "payload", "payload_base64", "delay", "run_at", "max_attempts", "timeout":
+	case "id", "payload", "payload_base64", "delay", "run_at", "max_attempts", "timeout",
+		"priority", "unique_key", "unique_for", "unique_after_finish":
 		return true
 	}
 	return false

@@ -97,6 +97,8 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 			// A server of a version before running jobs could be
 			// cancelled refuses them so.
 			e.cause = worker.ErrJobRunning
+		case e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key"):
+			e.cause = worker.ErrUniqueKeyHeld
 		default:
 			e.cause = worker.ErrDuplicate
 		}

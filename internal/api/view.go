@@ -20,13 +20,19 @@ type jobView struct {
 	Attempts int `json:"attempts"`
 	// MaxAttempts and Timeout are the job's own; left out when the queue's
 	// apply.
-	MaxAttempts int        `json:"max_attempts,omitempty"`
-	Timeout     string     `json:"timeout,omitempty"`
-	EnqueuedAt  *time.Time `json:"enqueued_at,omitempty"`
-	RunAt       *time.Time `json:"run_at,omitempty"`
-	LeaseUntil  *time.Time `json:"lease_until,omitempty"`
-	DiedAt      *time.Time `json:"died_at,omitempty"`
-	LastError   string     `json:"last_error,omitempty"`
+	MaxAttempts int    `json:"max_attempts,omitempty"`
+	Timeout     string `json:"timeout,omitempty"`
+	// Priority is low, normal or high; the unique fields are left out
+	// when not set (no unique key, no window).
+	Priority          string     `json:"priority"`
+	UniqueKey         string     `json:"unique_key,omitempty"`
+	UniqueFor         string     `json:"unique_for,omitempty"`
+	UniqueAfterFinish bool       `json:"unique_after_finish,omitempty"`
+	EnqueuedAt        *time.Time `json:"enqueued_at,omitempty"`
+	RunAt             *time.Time `json:"run_at,omitempty"`
+	LeaseUntil        *time.Time `json:"lease_until,omitempty"`
+	DiedAt            *time.Time `json:"died_at,omitempty"`
+	LastError         string     `json:"last_error,omitempty"`
 	// Payload holds the payload when it is compact JSON (as the API
 	// stores the payloads it is given); PayloadBase64 holds any other,
 	// byte for byte. Exactly one is present.
@@ -39,9 +45,13 @@ func viewJob(j *worker.Job) jobView {
 		ID: j.ID, Queue: j.Queue, State: string(j.State), Attempts: j.Attempt, MaxAttempts: j.MaxAttempts,
 		EnqueuedAt: timeView(j.EnqueuedAt), RunAt: timeView(j.RunAt), LeaseUntil: timeView(j.LeaseUntil),
 		DiedAt: timeView(j.DiedAt), LastError: j.LastError,
+		Priority: j.Priority.String(), UniqueKey: j.UniqueKey, UniqueAfterFinish: j.UniqueAfterFinish,
 	}
 	if j.Timeout > 0 {
 		v.Timeout = j.Timeout.String()
+	}
+	if j.UniqueFor > 0 {
+		v.UniqueFor = j.UniqueFor.String()
 	}
 	if compactJSON(j.Payload) {
 		v.Payload = j.Payload

@@ -16,7 +16,7 @@ type AdminToken struct {
 	// least AdminTokenMinLen characters and AdminTokenMinBits of estimated
 	// randomness.
 	Token Secret `koanf:"token"`
-	// Role is producer (enqueue and read jobs) or admin (everything).
+	// Role is producer (enqueue, read and cancel jobs) or admin (everything).
 	Role string `koanf:"role"`
 	// Queues are the queues the token may use, each once; a request for
 	// another queue gets 403. Default empty: every queue.

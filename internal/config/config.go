@@ -131,6 +131,13 @@ type Queue struct {
 	// Periodic lists jobs the queue's leader enqueues on a schedule, by
 	// schedule name.
 	Periodic map[string]Periodic `koanf:"periodic"`
+	// PriorityWeights share each claim among the priority levels that have
+	// jobs due (worker.PriorityWeights); all zero = strict priority.
+	PriorityWeights PriorityWeights `koanf:"priority_weights"`
+	// IDRetention keeps a caller-supplied job id refused this long after
+	// its job finished (worker.QueueOptions.IDRetention); 0 = only while
+	// the job exists.
+	IDRetention time.Duration `koanf:"id_retention"`
 	// Settings holds the handler's own section, queues.<name>.<handler>,
 	// decoded by the handler; any other key of the queue is refused.
 	Settings map[string]any `koanf:",remain"`
@@ -144,6 +151,15 @@ type Periodic struct {
 	MaxAttempts int           `koanf:"max_attempts"`
 	Timeout     time.Duration `koanf:"timeout"`
 	SkipMissed  bool          `koanf:"skip_missed"`
+}
+
+// PriorityWeights are a queue's weights of its priority levels, 0 to 1000
+// each: worker.PriorityWeights, field for field (Queue.options converts
+// one to the other).
+type PriorityWeights struct {
+	High   int `koanf:"high"`
+	Normal int `koanf:"normal"`
+	Low    int `koanf:"low"`
 }
 
 // Backoff is a queue's retry policy: exponential (Base, Cap) unless Steps is

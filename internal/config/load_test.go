@@ -205,6 +205,19 @@ func TestBadConfigs(t *testing.T) {
 		{"rate limit window not whole ms", minimal + "    rate_limit: 100 per 1.5ms\n", nil, "queues.emails.rate_limit", "whole milliseconds"},
 		{"rate limit as a number", minimal + "    rate_limit: 100\n", nil, "queues.emails.rate_limit", "expected text"},
 		{"env: bad rate limit", minimal, []string{"COURIER_QUEUES__EMAILS__RATE_LIMIT=100 a second"}, "queues.emails.rate_limit", `expected "N per DURATION"`},
+		{"priority weight unknown", minimal + "    priority_weights:\n      hgh: 8\n", nil, "queues.emails.priority_weights.hgh", "did you mean high"},
+		{"priority weight of another name", minimal + "    priority_weights:\n      urgent: 8\n", nil, "queues.emails.priority_weights.urgent", "known here: high, low, normal"},
+		{"priority weight too large", minimal + "    priority_weights:\n      high: 1001\n", nil, "queues.emails.priority_weights.high", "must be 0 to 1000 (got 1001)"},
+		{"priority weight negative", minimal + "    priority_weights: {high: 8, normal: 3, low: -1}\n", nil, "queues.emails.priority_weights.low", "must be 0 to 1000 (got -1)"},
+		{"priority weight in words", minimal + "    priority_weights:\n      normal: lots\n", nil, "queues.emails.priority_weights.normal", "expected a whole number"},
+		{"priority weight fractional", minimal + "    priority_weights:\n      normal: 1.5\n", nil, "queues.emails.priority_weights.normal", "expected a whole number"},
+		{"priority weights as a number", minimal + "    priority_weights: 8\n", nil, "queues.emails.priority_weights", "expected a section"},
+		{"env: bad priority weight", minimal, []string{"COURIER_QUEUES__EMAILS__PRIORITY_WEIGHTS__HIGH=2000"}, "queues.emails.priority_weights.high", "must be 0 to 1000"},
+		{"id retention negative", minimal + "    id_retention: -1h\n", nil, "queues.emails.id_retention", "must not be negative"},
+		{"id retention over a year", minimal + "    id_retention: 8761h\n", nil, "queues.emails.id_retention", "over the limit of 8760h0m0s"},
+		{"id retention under 1ms", minimal + "    id_retention: 500us\n", nil, "queues.emails.id_retention", "at least 1ms"},
+		{"id retention as a number", minimal + "    id_retention: 24\n", nil, "queues.emails.id_retention", "expected a duration"},
+		{"env: bad id retention", minimal, []string{"COURIER_QUEUES__EMAILS__ID_RETENTION=a day"}, "queues.emails.id_retention", "expected a duration"},
 	}
 	checkRefused(t, tests, nil)
 }
@@ -328,6 +341,67 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("default rate limit %q, %+v; want none", audit.RateLimit, audit.options().RateLimit)
 		}
 	})
+}
+
+// TestPriorityWeightsAndIDRetention: queues.<name>.priority_weights and
+// id_retention reach the queue's options, from the file and the
+// environment; a queue without them has strict priority and no retention.
+func TestPriorityWeightsAndIDRetention(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{
+		File: writeFile(t, minimal+`
+    priority_weights: {high: 8, normal: 3, low: 1}
+    id_retention: 24h
+  audit:
+    handler: log
+    priority_weights:
+      normal: 1
+`),
+		Environ: []string{"COURIER_QUEUES__AUDIT__PRIORITY_WEIGHTS__HIGH=1000", "COURIER_QUEUES__AUDIT__ID_RETENTION=1ms"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emails, audit := cfg.Queues["emails"], cfg.Queues["audit"]
+	if o := emails.options(); o.PriorityWeights != (worker.PriorityWeights{High: 8, Normal: 3, Low: 1}) || o.IDRetention != 24*time.Hour {
+		t.Errorf("emails: weights %+v, id retention %s", o.PriorityWeights, o.IDRetention)
+	}
+	if o := audit.options(); o.PriorityWeights != (worker.PriorityWeights{High: 1000, Normal: 1}) || o.IDRetention != time.Millisecond {
+		t.Errorf("audit: weights %+v, id retention %s", o.PriorityWeights, o.IDRetention)
+	}
+	if _, err := cfg.Registry(slog.New(slog.DiscardHandler)); err != nil {
+		t.Errorf("registry: %v", err)
+	}
+
+	cfg, err = Load(Sources{File: writeFile(t, minimal)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.Queues["emails"]
+	if o := q.options(); o.PriorityWeights != (worker.PriorityWeights{}) || o.IDRetention != 0 {
+		t.Errorf("defaults: weights %+v, id retention %s; want strict priority and none", o.PriorityWeights, o.IDRetention)
+	}
+}
+
+// TestPriorityWeightMax: the limit the configuration checks each weight
+// against is the library's.
+func TestPriorityWeightMax(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		weights worker.PriorityWeights
+		valid   bool
+	}{
+		{worker.PriorityWeights{High: priorityWeightMax}, true},
+		{worker.PriorityWeights{Normal: priorityWeightMax}, true},
+		{worker.PriorityWeights{Low: priorityWeightMax}, true},
+		{worker.PriorityWeights{High: priorityWeightMax + 1}, false},
+		{worker.PriorityWeights{Normal: priorityWeightMax + 1}, false},
+		{worker.PriorityWeights{Low: priorityWeightMax + 1}, false},
+	} {
+		if err := (worker.QueueOptions{PriorityWeights: tt.weights}).Validate(); (err == nil) != tt.valid {
+			t.Errorf("%+v: the library says %v; the configuration takes it as valid: %t", tt.weights, err, tt.valid)
+		}
+	}
 }
 
 // TestRegistry: the configuration builds a registry with the queues' options.

@@ -43,12 +43,14 @@ func (q *Queue) options() worker.QueueOptions {
 	}
 	limit, _ := parseRateLimit(q.RateLimit) // validated
 	return worker.QueueOptions{
-		Concurrency: q.Concurrency,
-		MaxAttempts: q.MaxAttempts,
-		Timeout:     q.Timeout,
-		Backoff:     policy,
-		RateLimit:   limit,
-		Periodic:    q.periodic(),
+		Concurrency:     q.Concurrency,
+		MaxAttempts:     q.MaxAttempts,
+		Timeout:         q.Timeout,
+		Backoff:         policy,
+		RateLimit:       limit,
+		Periodic:        q.periodic(),
+		PriorityWeights: worker.PriorityWeights(q.PriorityWeights),
+		IDRetention:     q.IDRetention,
 	}
 }
 

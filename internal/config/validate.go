@@ -92,11 +92,15 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	if q.Timeout == 0 {
 		ps.add(key+".timeout", "must be positive (got 0s)")
 	}
-	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic()}
+	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic(),
+		IDRetention: q.IDRetention}
 	if limit, err := parseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
 		opts.RateLimit = limit
+	}
+	if validateWeights(key+".priority_weights", q.PriorityWeights, ps) {
+		opts.PriorityWeights = worker.PriorityWeights(q.PriorityWeights)
 	}
 	schedules := slices.Sorted(maps.Keys(q.Periodic)) // the order of q.periodic()
 	libraryProblems(ps, opts.Validate(), func(field string) (string, bool) {
@@ -133,6 +137,28 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 			*ps = append(*ps, problemsOf(err)...)
 		}
 	}
+}
+
+// priorityWeightMax is the largest weight of a priority level, the
+// library's (worker.PriorityWeights); TestPriorityWeightMax holds the two
+// together. It is checked here so that a problem names the level's key,
+// where the library names the three weights at once.
+const priorityWeightMax = 1000
+
+// validateWeights checks each weight of a queue's priority_weights and
+// reports whether all are in range.
+func validateWeights(key string, w PriorityWeights, ps *problems) bool {
+	ok := true
+	for _, l := range []struct {
+		name   string
+		weight int
+	}{{"high", w.High}, {"normal", w.Normal}, {"low", w.Low}} {
+		if l.weight < 0 || l.weight > priorityWeightMax {
+			ps.add(key+"."+l.name, "must be 0 to %d (got %d)", priorityWeightMax, l.weight)
+			ok = false
+		}
+	}
+	return ok
 }
 
 func validateBackoff(key string, b Backoff, ps *problems) {
@@ -174,10 +200,12 @@ var libraryKeys = map[string]string{
 	"Config.DeadMaxJobs":      "dead.max_jobs",
 	"Config.DeadMaxAge":       "dead.max_age",
 
-	"QueueOptions.Concurrency": "concurrency",
-	"QueueOptions.MaxAttempts": "max_attempts",
-	"QueueOptions.Timeout":     "timeout",
-	"QueueOptions.RateLimit":   "rate_limit",
+	"QueueOptions.Concurrency":     "concurrency",
+	"QueueOptions.MaxAttempts":     "max_attempts",
+	"QueueOptions.Timeout":         "timeout",
+	"QueueOptions.RateLimit":       "rate_limit",
+	"QueueOptions.PriorityWeights": "priority_weights",
+	"QueueOptions.IDRetention":     "id_retention",
 
 	"Periodic.":            "",
 	"Periodic.Name":        "",

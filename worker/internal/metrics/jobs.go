@@ -31,7 +31,8 @@ const (
 	OutcomeSnooze  Outcome = "snooze"  // the handler asked to run again later
 	OutcomeDead    Outcome = "dead"    // failed for good
 	// OutcomeCancelled: the process gave the job up: handed back at the
-	// shutdown timeout, never started, or its lease was lost.
+	// shutdown timeout, never started, its lease was lost, or the job was
+	// cancelled while it ran (Client.Cancel).
 	OutcomeCancelled Outcome = "cancelled"
 )
 
@@ -71,7 +72,7 @@ func newJobMetrics() *jobMetrics {
 		}, []string{"queue", "reason"}),
 		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "courier_jobs_processed_total",
-			Help: "Attempts this process ended, by outcome: success, retry, snooze, dead, cancelled (handed back at shutdown, never started, or lease lost).",
+			Help: "Attempts this process ended, by outcome: success, retry, snooze, dead, cancelled (handed back at shutdown, never started, lease lost, or cancelled while running).",
 		}, []string{"queue", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "courier_job_duration_seconds",

@@ -71,7 +71,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
 		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
 		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"j6", k.wake}, nil},
-		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow}, []string{"10", "60000"}, nil},
+		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"10", "60000"}, nil},
 		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
 		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "100", "3", "me:leader"}, led},
 		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts}, []string{"me:leader", "10", "1000", "100"}, led},

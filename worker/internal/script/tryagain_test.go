@@ -41,7 +41,7 @@ func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 
 // claimRaw runs the claim script for up to n jobs under a 60 s lease.
 func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
-	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow}, []string{strconv.Itoa(n), "60000"})
+	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{strconv.Itoa(n), "60000"})
 }
 
 // TestExecWaitsOutAMigratingSlot moves a queue's slot to another master

@@ -50,8 +50,9 @@ type Unique struct {
 	AfterFinish bool          // For counts from the finish, not the enqueue
 }
 
-// MaxUniqueFor is the longest window a Unique may have.
-const MaxUniqueFor = 366 * 24 * time.Hour
+// MaxUniqueFor is the longest window a Unique may have, and the longest id
+// retention (SetIDRetention).
+const MaxUniqueFor = 365 * 24 * time.Hour
 
 // options is the options value enqueue.lua takes for a job: "" for a job
 // with none, else "<level>;<since>;<for_ms>;<caller>;<key>".

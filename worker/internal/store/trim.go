@@ -50,6 +50,9 @@ func (s *Store) ExpireUnique(ctx context.Context, queue, leader string, limit in
 // exists). The daemons serving the queue write it at start; enqueue.lua
 // reads it.
 func (s *Store) SetIDRetention(ctx context.Context, queue string, d time.Duration) error {
+	if d > MaxUniqueFor {
+		return fmt.Errorf("set id retention of %s: %s is over the limit of %s", queue, d, MaxUniqueFor)
+	}
 	k := s.Keys(queue)
 	var err error
 	if d <= 0 {

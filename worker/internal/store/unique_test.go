@@ -549,3 +549,21 @@ func TestUniqueMemory(t *testing.T) {
 		}
 	})
 }
+
+// TestUniqueCorruptRecordReleasesKey: a job whose record no longer decodes
+// goes to dead when claimed; it has finished, so its unique key is free.
+func TestUniqueCorruptRecordReleasesKey(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		added(t, s, queue, uniq("bad", "user:1"))
+		do(t, c, c.B().Hset().Key(k.Jobs).FieldValue().FieldValue("bad", "garbage;bytes").Build())
+		if got := claim(t, s, 10, time.Minute); got.Corrupt != 1 || len(got.Jobs) != 0 {
+			t.Fatalf("claim = %+v, want the corrupt record moved to dead", got)
+		}
+		if _, _, _, ok := uniqueEntry(t, s, c, queue, "k:user:1"); ok {
+			t.Errorf("the dead corrupt job still holds its unique key")
+		}
+		added(t, s, queue, uniq("next", "user:1"))
+	})
+}
