@@ -5,13 +5,16 @@
 -- KEYS[7] unique hash   KEYS[8] unique:exp zset   KEYS[9] settings hash
 --   (field id_retention: ms a caller-supplied id stays refused after its job
 --   finished; written by the daemons that serve the queue)
--- ARGV[1] wake channel   ARGV[2] n = number of jobs
--- then 7 values per job: id, at_ms (absolute run-at, ms since epoch; -1 =
+-- ARGV[1] wake channel   ARGV[2] n = number of jobs   ARGV[3] k = number of
+--   jobs with options
+-- then 6 values per job: id, at_ms (absolute run-at, ms since epoch; -1 =
 --   none), delay_ms (used when at_ms is -1), max_attempts (0 = queue
---   default), timeout_ms (0 = queue default), payload (bytes, may be empty),
---   options: '' for a job of the normal priority without a unique key whose
---   id was generated, else "<level>;<since>;<for_ms>;<caller>;" .. unique_key
---   (see record.lua's opts; caller: '1' when the caller chose the id)
+--   default), timeout_ms (0 = queue default), payload (bytes, may be empty)
+-- then k pairs: the job's position (1..n, increasing) and its options,
+--   "<level>;<since>;<for_ms>;<caller>;" .. unique_key (see record.lua's
+--   opts; caller: '1' when the caller chose the id). A job without a pair is
+--   of the normal priority, has no unique key, and its id was generated: a
+--   call of such jobs only (the common case) carries no options at all.
 -- returns: array of n values: 1 = enqueued, 0 = the id exists, or is
 --   retained after its job finished (that job untouched; a later copy of an
 --   id within the same call counts as existing), or a string: the unique key
@@ -21,14 +24,15 @@
 
 local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
-if #ARGV ~= 2 + n * 7 then return redis.error_reply('ERR courier: 7 values per job expected') end
+local k = tonumber(ARGV[3])
+if not k or k < 0 or k > n then return redis.error_reply('ERR courier: k must be 0 to n') end
+if #ARGV ~= 3 + n * 6 + k * 2 then return redis.error_reply('ERR courier: 6 values per job and 2 per job with options expected') end
 if not KEYS[9] then return redis.error_reply('ERR courier: enqueue needs the due levels, opts, unique and settings keys') end
 -- one pattern match per job for the common case (every value well formed);
 -- a job that fails it is checked field by field to name what is wrong
 local find = string.find
-local any_opts = false
 for i = 0, n - 1 do
-  local b = 2 + i * 7
+  local b = 3 + i * 6
   local id, at, d, m, t = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
   if id == '' or #at > 15 or #d > 12 or #m > 12 or #t > 12
     or not find(at .. ';' .. d .. ';' .. m .. ';' .. t, '^%-?%d+;%d+;%d+;%d+$')
@@ -44,14 +48,19 @@ for i = 0, n - 1 do
       end
     end
   end
-  local o = ARGV[b + 7]
-  if o ~= '' then
-    local level, since, w, caller = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);')
-    if not level or #w > 12 then
-      return redis.error_reply('ERR courier: job ' .. (i + 1) .. ' options must be "<h|n|l>;<e|f|->;<for_ms>;<0|1>;<unique key>"')
-    end
-    any_opts = true
+end
+local opts, last = {}, 0 -- job position -> options
+for j = 0, k - 1 do
+  local at = 3 + n * 6 + j * 2
+  local pos, o = tonumber(ARGV[at + 1]), ARGV[at + 2]
+  if not pos or pos <= last or pos > n or pos % 1 ~= 0 then
+    return redis.error_reply('ERR courier: option positions must increase within 1..n')
   end
+  local level, _, w = string.match(o, '^([hnl]);([ef%-]);(%d+);[01];')
+  if not level or #w > 12 then
+    return redis.error_reply('ERR courier: job ' .. pos .. ' options must be "<h|n|l>;<e|f|->;<for_ms>;<0|1>;<unique key>"')
+  end
+  opts[pos], last = o, pos
 end
 
 local now = now_ms()
@@ -79,18 +88,28 @@ local function score_of(b)
   return score, score_s
 end
 
-if not any_opts then
+if k == 0 then
   -- The common case: every job of the normal level, without a unique key,
   -- its id generated.
   local zadd = {}
   for i = 0, n - 1 do
-    local b = 2 + i * 7
+    local b = 3 + i * 6
     local id = ARGV[b + 1]
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
     out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
     if out[i + 1] == 1 then
-      local score, score_s = score_of(b)
+      -- the score as a string, formatted only when it must be computed
+      -- (score_of, inline: this is the hot path)
+      local score, score_s = tonumber(ARGV[b + 2]), ARGV[b + 2]
+      if score < 0 then
+        if ARGV[b + 3] == '0' then
+          score, score_s = now, now_s
+        else
+          score = now + tonumber(ARGV[b + 3])
+          score_s = ms_str(score)
+        end
+      end
       zadd[#zadd + 1] = score_s
       zadd[#zadd + 1] = id
       added[#added + 1] = id
@@ -99,57 +118,90 @@ if not any_opts then
   end
   if #added > 0 then
     redis.call('ZADD', KEYS[2], unpack(zadd))
-    -- a state or options entry left behind under a reused id (see record.lua) is not this job's
+    -- a state entry left behind under a reused id (see record.lua) is not
+    -- this job's; these ids were generated (a caller's id comes with
+    -- options), so no options entry can be left under them
     if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
-    if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], unpack(added)) end
   end
   wake(ARGV[1], prev, earliest)
   return out
 end
 
 local zadd = {h = {}, n = {}, l = {}}
-local os = {}
-local uniques = redis.call('EXISTS', KEYS[7]) == 1
+local os, uset, uexp = {}, {}, {}
 -- the queue's id retention, read only when a job has options
 local retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0
-for i = 0, n - 1 do
-  local b = 2 + i * 7
-  local id, o = ARGV[b + 1], ARGV[b + 7]
-  local level, since, w, caller, key = 'n', '-', 0, '0', ''
-  if o ~= '' then
-    local ws
-    level, since, ws, caller, key = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);(.*)$')
-    w = tonumber(ws)
+-- The options of each job, parsed once; and the unique fields they ask
+-- about (a unique key, or a caller's id that may be retained), read in one
+-- call. held[f] is the id holding f now, or false; jobs of this call that
+-- take a field update it, so a later copy of a key finds the first.
+local lv, since, w, caller, kf, fields = {}, {}, {}, {}, {}, {}
+for pos, o in pairs(opts) do
+  local key
+  lv[pos], since[pos], w[pos], caller[pos], key = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);(.*)$')
+  if key ~= '' then
+    kf[pos] = 'k:' .. key
+    fields[#fields + 1] = kf[pos]
   end
-  local holder = nil
-  if key ~= '' and uniques then holder = uniq_held(KEYS[7], KEYS[1], 'k:' .. key, now) end
-  if holder then
-    out[i + 1] = holder
-  elseif caller == '1' and uniques and uniq_held(KEYS[7], KEYS[1], 'i:' .. id, now) then
-    out[i + 1] = 0 -- a retained id: its job finished within the retention
+  if caller[pos] == '1' then fields[#fields + 1] = 'i:' .. ARGV[3 + (pos - 1) * 6 + 1] end
+end
+local held = {}
+if #fields > 0 and redis.call('EXISTS', KEYS[7]) == 1 then
+  local es = redis.call('HMGET', KEYS[7], unpack(fields))
+  for j, f in ipairs(fields) do
+    held[f] = false
+    if es[j] then
+      local live, untl, id = uniq_parse(es[j])
+      if (live and redis.call('HEXISTS', KEYS[1], id) == 1) or untl > now then held[f] = id end
+    end
+  end
+end
+local reused = {} -- added jobs whose id the caller chose: an old entry may be left under it
+local retain_s = ms_str(retain)
+for i = 0, n - 1 do
+  local b = 3 + i * 6
+  local pos = i + 1
+  local id, o, f = ARGV[b + 1], opts[pos], kf[pos]
+  if f and held[f] then
+    out[pos] = held[f]
+  elseif caller[pos] == '1' and held['i:' .. id] then
+    out[pos] = 0 -- a retained id: its job finished within the retention
   else
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
-    out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+    out[pos] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
   end
-  if out[i + 1] == 1 then
+  if out[pos] == 1 then
     local score, score_s = score_of(b)
-    local z = zadd[level]
+    local z = zadd[lv[pos] or 'n']
     z[#z + 1] = score_s
     z[#z + 1] = id
     added[#added + 1] = id
     if earliest == nil or score < earliest then earliest = score end
-    local r = 0
-    if caller == '1' then r = retain end
-    if level ~= 'n' or key ~= '' or r > 0 then
-      os[#os + 1] = id
-      os[#os + 1] = level .. ';' .. since .. ';' .. w .. ';' .. r .. ';' .. key
+    if o then
+      -- the entry is the options as given, but for the retention of a
+      -- caller's id in place of its flag
+      if caller[pos] == '1' then
+        reused[#reused + 1] = id
+        if lv[pos] ~= 'n' or f or retain > 0 then
+          os[#os + 1] = id
+          os[#os + 1] = lv[pos] .. ';' .. since[pos] .. ';' .. w[pos] .. ';' .. retain_s .. ';' .. string.sub(o, #lv[pos] + #since[pos] + #w[pos] + 6)
+        end
+      else
+        os[#os + 1] = id
+        os[#os + 1] = o
+      end
     end
-    if key ~= '' then
-      local untl = 0
-      if since == 'e' and w > 0 then untl = now + w end
-      uniq_set(KEYS[7], KEYS[8], 'k:' .. key, true, untl, id)
-      uniques = true
+    if f then
+      held[f] = id
+      local untl = '0'
+      if since[pos] == 'e' and w[pos] ~= '0' then
+        untl = ms_str(now + tonumber(w[pos]))
+        uexp[#uexp + 1] = untl
+        uexp[#uexp + 1] = f
+      end
+      uset[#uset + 1] = f
+      uset[#uset + 1] = '1;' .. untl .. ';' .. id
     end
   end
 end
@@ -159,8 +211,11 @@ if #added > 0 then
   end
   -- a state or options entry left behind under a reused id (see record.lua) is not this job's
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
-  if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], unpack(added)) end
+  if #reused > 0 then redis.call('HDEL', KEYS[6], unpack(reused)) end
   if #os > 0 then redis.call('HSET', KEYS[6], unpack(os)) end
+  -- the unique fields taken (uniq_set's layout), one write for the call
+  if #uset > 0 then redis.call('HSET', KEYS[7], unpack(uset)) end
+  if #uexp > 0 then redis.call('ZADD', KEYS[8], unpack(uexp)) end
 end
 wake(ARGV[1], prev, earliest)
 return out

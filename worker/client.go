@@ -133,7 +133,9 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		results[i].ID = job.ID
 		g := groups[specs[i].Queue]
 		if g == nil {
-			g = &group{}
+			// Most calls name one queue: room for every job up front saves
+			// growing the slices job by job.
+			g = &group{index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
 			groups[specs[i].Queue] = g
 			queues = append(queues, specs[i].Queue)
 		}

@@ -96,11 +96,12 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%w: %d of %d", errIncomplete, ran.Load(), o.n)
 	}
 	n := float64(o.n)
-	line := fmt.Sprintf("mode=throughput n=%d concurrency=%d enqueue_per_s=%.0f process_per_s=%.0f end_to_end_per_s=%.0f redis_calls_per_job=%.4f redis_cpu_us_per_job=%.2f redis_bytes_per_job=%.0f",
+	line := fmt.Sprintf("mode=throughput n=%d concurrency=%d enqueue_per_s=%.0f process_per_s=%.0f end_to_end_per_s=%.0f redis_calls_per_job=%.4f redis_cpu_us_per_job=%.2f enqueue_redis_cpu_us_per_job=%.2f redis_bytes_per_job=%.0f",
 		o.n, o.concurrency,
 		n/enqueueTime.Seconds(), n/processTime.Seconds(), n/(enqueueTime+processTime).Seconds(),
 		float64(clientCalls(before, after))/n,
 		(after.cpuSec-before.cpuSec)*1e6/n,
+		(afterEnqueue.cpuSec-before.cpuSec)*1e6/n,
 		float64(afterEnqueue.memory-before.memory)/n)
 	if o.backlog > 0 {
 		line += fmt.Sprintf(" backlog=%d", o.backlog)

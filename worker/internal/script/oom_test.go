@@ -77,7 +77,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts}, []string{"me:leader", "10", "1000", "100"}, led},
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
-		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "new", "-1", "0", "0", "0", "payload", ""}, nil},
+		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
 			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, nil, nil},

@@ -30,9 +30,9 @@ func keysOf(prefix, queue string) queueKeys {
 // enqueueRaw enqueues jobs due now with the enqueue script.
 func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 	t.Helper()
-	args := []string{k.wake, strconv.Itoa(len(ids))}
+	args := []string{k.wake, strconv.Itoa(len(ids)), "0"}
 	for _, id := range ids {
-		args = append(args, id, "-1", "0", "0", "0", "payload of "+id, "")
+		args = append(args, id, "-1", "0", "0", "0", "payload of "+id)
 	}
 	if err := Enqueue.Exec(t.Context(), c, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, args).Error(); err != nil {
 		t.Fatalf("enqueue: %v", err)

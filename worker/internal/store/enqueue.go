@@ -55,8 +55,9 @@ func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([
 	k := s.Keys(queue)
 	var calls []script.Call
 	for batch := range slices.Chunk(jobs, MaxBatch) {
-		args := make([]string, 0, 2+len(batch)*7)
-		args = append(args, k.Wake, strconv.Itoa(len(batch)))
+		args := make([]string, 0, 3+len(batch)*6)
+		args = append(args, k.Wake, strconv.Itoa(len(batch)), "0")
+		var opts []string // position, options: only for the jobs that have any
 		for i := range batch {
 			j := &batch[i]
 			at := int64(-1)
@@ -64,8 +65,13 @@ func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([
 				at = j.At.UnixMilli()
 			}
 			args = append(args, j.ID, strconv.FormatInt(at, 10), strconv.FormatInt(j.Delay.Milliseconds(), 10),
-				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload), j.options())
+				strconv.Itoa(j.MaxAttempts), strconv.FormatInt(j.Timeout.Milliseconds(), 10), string(j.Payload))
+			if o := j.options(); o != "" {
+				opts = append(opts, strconv.Itoa(i+1), o)
+			}
 		}
+		args[2] = strconv.Itoa(len(opts) / 2)
+		args = append(args, opts...)
 		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}, Args: args})
 	}
 	out := make([]Enqueued, 0, len(jobs))
