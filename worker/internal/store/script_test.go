@@ -25,9 +25,10 @@ func repeatArgs(n int, args ...string) []string {
 	return out
 }
 
-// enqueueArgs returns enqueue ARGV for the given jobs of six values each.
+// enqueueArgs returns enqueue ARGV for the given jobs of six values each,
+// none with options.
 func enqueueArgs(wake string, jobs ...[6]string) []string {
-	args := []string{wake, strconv.Itoa(len(jobs))}
+	args := []string{wake, strconv.Itoa(len(jobs)), "0"}
 	for _, j := range jobs {
 		args = append(args, j[:]...)
 	}
@@ -47,8 +48,24 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		// change something.
 		tok, _ := testkit.HGet(t, c, k.Claims, "seed-active")
 		active := []string{"seed-active", tok}
-		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused}
-		forgetKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused}
+		// Each script's full keys, so that every case fails for its own
+		// reason; the "without" cases leave keys off.
+		enqKeys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
+		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp}
+		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		snoozeKeys := []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}
+		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State}
+		cancelKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		requeueKeys := []string{k.Jobs, k.Due, k.Dead, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		recoverKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		forgetKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
+			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
+		statsKeys := []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
+		purgeKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
+		// One job with options: enqueue ARGV with n = 1 and k = 1, and the
+		// options pair (position, options) after the job.
+		withOpts := func(pos, o string) []string { return append(append([]string{k.Wake, "1", "1"}, ok[:]...), pos, o) }
 
 		tests := []struct {
 			name   string
@@ -56,22 +73,35 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			keys   []string
 			args   []string
 		}{
-			{"enqueue n=0", script.Enqueue, []string{k.Jobs, k.Due, k.State}, []string{k.Wake, "0"}},
-			{"enqueue n=1001", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, make([][6]string, 1001)...)},
-			{"enqueue n not a number", script.Enqueue, []string{k.Jobs, k.Due, k.State}, append([]string{k.Wake, "one"}, ok[:]...)},
-			{"enqueue too few values", script.Enqueue, []string{k.Jobs, k.Due, k.State}, append([]string{k.Wake, "2"}, ok[:]...)},
-			{"enqueue too many values", script.Enqueue, []string{k.Jobs, k.Due, k.State}, append(enqueueArgs(k.Wake, ok), "extra")},
-			{"enqueue empty id in the second job", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"", "-1", "0", "0", "0", "p"})},
-			{"enqueue run-at not an integer", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "1.5", "0", "0", "0", ""})},
-			{"enqueue run-at empty", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "", "0", "0", "0", ""})},
-			{"enqueue delay of 16 digits", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "1234567890123456", "0", "0", ""})},
-			{"enqueue max attempts not a number", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "three", "0", ""})},
-			{"enqueue timeout in exponent form", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "1e3", ""})},
-			{"enqueue negative max attempts", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "-1", "0", ""})},
-			{"enqueue negative timeout", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "-5", ""})},
-			{"enqueue negative delay", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "-5", "0", "0", ""})},
-			{"enqueue run-at below -1", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-2", "0", "0", "0", ""})},
-			{"enqueue timeout beyond a Duration", script.Enqueue, []string{k.Jobs, k.Due, k.State}, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "9999999999999", ""})},
+			{"enqueue n=0", script.Enqueue, enqKeys, []string{k.Wake, "0", "0"}},
+			{"enqueue n=1001", script.Enqueue, enqKeys, enqueueArgs(k.Wake, make([][6]string, 1001)...)},
+			{"enqueue n not a number", script.Enqueue, enqKeys, append([]string{k.Wake, "one", "0"}, ok[:]...)},
+			{"enqueue too few values", script.Enqueue, enqKeys, append([]string{k.Wake, "2", "0"}, ok[:]...)},
+			{"enqueue too many values", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "extra")},
+			{"enqueue empty id in the second job", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"", "-1", "0", "0", "0", "p"})},
+			{"enqueue run-at not an integer", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "1.5", "0", "0", "0", ""})},
+			{"enqueue run-at empty", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "", "0", "0", "0", ""})},
+			{"enqueue delay of 16 digits", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "1234567890123456", "0", "0", ""})},
+			{"enqueue max attempts not a number", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "three", "0", ""})},
+			{"enqueue timeout in exponent form", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "1e3", ""})},
+			{"enqueue negative max attempts", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "-1", "0", ""})},
+			{"enqueue negative timeout", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "-5", ""})},
+			{"enqueue negative delay", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "-5", "0", "0", ""})},
+			{"enqueue run-at below -1", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-2", "0", "0", "0", ""})},
+			{"enqueue timeout beyond a Duration", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "9999999999999", ""})},
+			{"enqueue without the settings key", script.Enqueue, enqKeys[:8], enqueueArgs(k.Wake, ok)},
+			{"enqueue k missing", script.Enqueue, enqKeys, append([]string{k.Wake, "1"}, ok[:]...)},
+			{"enqueue k above n", script.Enqueue, enqKeys, append(append([]string{k.Wake, "1", "2"}, ok[:]...), "1", "h;-;0;0;", "1", "h;-;0;0;")},
+			{"enqueue options without their pair", script.Enqueue, enqKeys, append([]string{k.Wake, "1", "1"}, ok[:]...)},
+			{"enqueue options of job 0", script.Enqueue, enqKeys, withOpts("0", "h;-;0;0;")},
+			{"enqueue options of job 2 of 1", script.Enqueue, enqKeys, withOpts("2", "h;-;0;0;")},
+			{"enqueue options position not a number", script.Enqueue, enqKeys, withOpts("first", "h;-;0;0;")},
+			{"enqueue options level unknown", script.Enqueue, enqKeys, withOpts("1", "x;-;0;0;")},
+			{"enqueue options since unknown", script.Enqueue, enqKeys, withOpts("1", "h;a;0;0;")},
+			{"enqueue options window not a number", script.Enqueue, enqKeys, withOpts("1", "n;e;soon;0;key")},
+			{"enqueue options window of 13 digits", script.Enqueue, enqKeys, withOpts("1", "n;e;1234567890123;0;key")},
+			{"enqueue options caller flag 2", script.Enqueue, enqKeys, withOpts("1", "n;-;0;2;key")},
+			{"enqueue options cut short", script.Enqueue, enqKeys, withOpts("1", "h;-;0")},
 
 			{"claim n=0", script.Claim, claimKeys, []string{"0", "1000"}},
 			{"claim n=1001", script.Claim, claimKeys, []string{"1001", "1000"}},
@@ -90,38 +120,54 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim rate_ms without rate_n", script.Claim, claimKeys, []string{"10", "1000", "0", "1000"}},
 			{"claim rate limit without the rate key", script.Claim, claimKeys[:6], []string{"10", "1000", "5", "1000"}},
 			{"claim without the paused key", script.Claim, claimKeys[:7], []string{"10", "1000"}},
+			{"claim without the unique keys", script.Claim, claimKeys[:10], []string{"10", "1000"}},
+			{"claim weights of two levels", script.Claim, claimKeys, []string{"10", "1000", "", "", "1,1"}},
+			{"claim weight 1001", script.Claim, claimKeys, []string{"10", "1000", "", "", "1001,1,1"}},
+			{"claim weights all 0", script.Claim, claimKeys, []string{"10", "1000", "", "", "0,0,0"}},
+			{"claim weight negative", script.Claim, claimKeys, []string{"10", "1000", "", "", "-1,1,1"}},
 			{"claim rate limit without the state and rate keys", script.Claim, claimKeys[:5], []string{"10", "1000", "5", "1000"}},
 
-			{"ack odd pairs", script.Ack, []string{k.Jobs, k.Active, k.Claims, k.State}, append(active, "other")},
-			{"ack claim not a number", script.Ack, []string{k.Jobs, k.Active, k.Claims, k.State}, append(active, "other", "x")},
-			{"ack negative claim", script.Ack, []string{k.Jobs, k.Active, k.Claims, k.State}, append(active, "other", "-1")},
-			{"ack 1001 pairs", script.Ack, []string{k.Jobs, k.Active, k.Claims, k.State}, append(active, repeatArgs(1000, "other", "1")...)},
+			{"ack odd pairs", script.Ack, ackKeys, append(active, "other")},
+			{"ack without the unique keys", script.Ack, ackKeys[:4], active},
+			{"ack claim not a number", script.Ack, ackKeys, append(active, "other", "x")},
+			{"ack negative claim", script.Ack, ackKeys, append(active, "other", "-1")},
+			{"ack 1001 pairs", script.Ack, ackKeys, append(active, repeatArgs(1000, "other", "1")...)},
 
-			{"retry claim not a number", script.Retry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{k.Wake, "seed-active", "one", "due", "0", "e"}},
-			{"retry to nowhere", script.Retry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{k.Wake, "seed-active", tok, "limbo", "0", "e"}},
-			{"retry negative delay", script.Retry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{k.Wake, "seed-active", tok, "due", "-1", "e"}},
-			{"retry delay not a number", script.Retry, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{k.Wake, "seed-active", tok, "due", "soon", "e"}},
+			{"retry claim not a number", script.Retry, retryKeys, []string{k.Wake, "seed-active", "one", "due", "0", "e"}},
+			{"retry to nowhere", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "limbo", "0", "e"}},
+			{"retry negative delay", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "due", "-1", "e"}},
+			{"retry delay not a number", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "due", "soon", "e"}},
 
-			{"snooze negative delay", script.Snooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "-1"}, active...)},
-			{"snooze delay not a number", script.Snooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "later"}, active...)},
-			{"snooze odd pairs", script.Snooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other")...)},
-			{"snooze claim not a number", script.Snooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, "other", "x")...)},
-			{"snooze 1001 pairs", script.Snooze, []string{k.Due, k.Active, k.Claims}, append([]string{k.Wake, "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
+			{"snooze negative delay", script.Snooze, snoozeKeys, append([]string{k.Wake, "-1"}, active...)},
+			{"snooze delay not a number", script.Snooze, snoozeKeys, append([]string{k.Wake, "later"}, active...)},
+			{"snooze odd pairs", script.Snooze, snoozeKeys, append([]string{k.Wake, "0"}, append(active, "other")...)},
+			{"snooze claim not a number", script.Snooze, snoozeKeys, append([]string{k.Wake, "0"}, append(active, "other", "x")...)},
+			{"snooze 1001 pairs", script.Snooze, snoozeKeys, append([]string{k.Wake, "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
 
-			{"extend lease 0", script.Extend, []string{k.Active, k.Claims}, append([]string{"0"}, active...)},
-			{"extend lease not a number", script.Extend, []string{k.Active, k.Claims}, append([]string{"long"}, active...)},
-			{"extend odd pairs", script.Extend, []string{k.Active, k.Claims}, append([]string{"1000"}, append(active, "other")...)},
-			{"extend claim not a number", script.Extend, []string{k.Active, k.Claims}, append([]string{"1000"}, append(active, "other", "x")...)},
-			{"extend 1001 pairs", script.Extend, []string{k.Active, k.Claims}, append([]string{"1000"}, append(active, repeatArgs(1000, "other", "1")...)...)},
+			{"extend lease 0", script.Extend, extendKeys, append([]string{"0"}, active...)},
+			{"extend lease not a number", script.Extend, extendKeys, append([]string{"long"}, active...)},
+			{"extend odd pairs", script.Extend, extendKeys, append([]string{"1000"}, append(active, "other")...)},
+			{"extend claim not a number", script.Extend, extendKeys, append([]string{"1000"}, append(active, "other", "x")...)},
+			{"extend 1001 pairs", script.Extend, extendKeys, append([]string{"1000"}, append(active, repeatArgs(1000, "other", "1")...)...)},
 
-			{"cancel without an id", script.Cancel, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State}, nil},
+			{"cancel without an id", script.Cancel, cancelKeys, nil},
+			{"cancel without the wake channel", script.Cancel, cancelKeys, []string{"seed-active"}},
+			{"cancel without the unique keys", script.Cancel, cancelKeys[:6], []string{"seed-active", k.Wake}},
+			{"extend without the dead and state keys", script.Extend, extendKeys[:2], append([]string{"1000"}, active...)},
+			{"retry without the unique keys", script.Retry, retryKeys[:6], []string{k.Wake, "seed-active", tok, "dead", "0", "e"}},
+			{"snooze without the opts key", script.Snooze, snoozeKeys[:3], append([]string{k.Wake, "0"}, active...)},
+			{"requeue without the unique keys", script.Requeue, requeueKeys[:4], []string{k.Wake, "seed-dead"}},
+			{"recover without the unique keys", script.Recover, recoverKeys[:7], []string{k.Wake, "10", "3", "x"}},
+			{"uniq_expire limit 0", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "0"}},
+			{"uniq_expire limit 1001", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "1001"}},
+			{"uniq_expire limit not a number", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "all"}},
 
-			{"requeue 1001 ids", script.Requeue, []string{k.Jobs, k.Due, k.Dead, k.State}, append([]string{k.Wake, "seed-dead"}, repeatArgs(1000, "other")...)},
+			{"requeue 1001 ids", script.Requeue, requeueKeys, append([]string{k.Wake, "seed-dead"}, repeatArgs(1000, "other")...)},
 
-			{"recover limit 0", script.Recover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader}, []string{k.Wake, "0", "3"}},
-			{"recover limit 1001", script.Recover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader}, []string{k.Wake, "1001", "3"}},
-			{"recover default max 0", script.Recover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader}, []string{k.Wake, "10", "0"}},
-			{"recover default max not a number", script.Recover, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader}, []string{k.Wake, "10", "many"}},
+			{"recover limit 0", script.Recover, recoverKeys, []string{k.Wake, "0", "3"}},
+			{"recover limit 1001", script.Recover, recoverKeys, []string{k.Wake, "1001", "3"}},
+			{"recover default max 0", script.Recover, recoverKeys, []string{k.Wake, "10", "0"}},
+			{"recover default max not a number", script.Recover, recoverKeys, []string{k.Wake, "10", "many"}},
 
 			{"deadlist limit 0", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"0", "jobs", "", "", "", "1000"}},
 			{"deadlist limit 1001", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"1001", "jobs", "", "", "", "1000"}},
@@ -148,12 +194,17 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"pause empty wake channel", script.Pause, []string{k.Paused}, []string{"1", ""}},
 
 			{"forget without the paused key", script.Forget, forgetKeys[:10], nil},
-			{"stats without the paused key", script.Stats, []string{k.Due, k.Active, k.Dead}, nil},
+			{"forget without the settings key", script.Forget, forgetKeys[:16], nil},
+			{"stats without the paused key", script.Stats, statsKeys[:3], nil},
+			{"stats without the due level keys", script.Stats, statsKeys[:4], nil},
+			{"get without the opts key", script.Get, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{"seed-due"}},
+			{"purge without the opts key", script.Purge, purgeKeys[:3], []string{"", "seed-dead"}},
+			{"trim without the opts key", script.Trim, []string{k.Jobs, k.Dead, k.Leader, k.State}, []string{"x", "10", "1000", "100"}},
 
-			{"purge without until", script.Purge, []string{k.Jobs, k.Dead, k.State}, nil},
-			{"purge 1001 ids", script.Purge, []string{k.Jobs, k.Dead, k.State}, append([]string{"", "seed-dead"}, repeatArgs(1000, "other")...)},
-			{"purge until not a number", script.Purge, []string{k.Jobs, k.Dead, k.State}, []string{"soon", "seed-dead"}},
-			{"purge until negative", script.Purge, []string{k.Jobs, k.Dead, k.State}, []string{"-1", "seed-dead"}},
+			{"purge without until", script.Purge, purgeKeys, nil},
+			{"purge 1001 ids", script.Purge, purgeKeys, append([]string{"", "seed-dead"}, repeatArgs(1000, "other")...)},
+			{"purge until not a number", script.Purge, purgeKeys, []string{"soon", "seed-dead"}},
+			{"purge until negative", script.Purge, purgeKeys, []string{"-1", "seed-dead"}},
 		}
 		before := state(t, c, k)
 		for _, tt := range tests {
@@ -162,6 +213,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 				t.Errorf("%s: no error", tt.name)
 				continue
 			}
+			t.Logf("%s: %v", tt.name, err)
 			if tt.name != "cancel without an id" && !strings.Contains(err.Error(), "courier:") {
 				t.Errorf("%s: error %q is not the script's own", tt.name, err)
 			}
