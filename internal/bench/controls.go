@@ -171,6 +171,12 @@ func (b *bench) cancelRunning(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer func() { _ = stop() }()
+	// Let the daemon subscribe first: a cancel published before would
+	// reach it at its first extension round instead (see pool's
+	// subscribeLoop).
+	if !sleep(ctx, 500*time.Millisecond) {
+		return "", ctx.Err()
+	}
 	var delays []time.Duration
 	for range o.n {
 		if _, err := producer.Enqueue(ctx, worker.JobSpec{Queue: queue, Payload: b.payload()}); err != nil {

@@ -14,7 +14,9 @@ import (
 
 // TestCancelEndsRunningJob: a cancel of a running job ends its handler's
 // context (cause CancelledCause) as soon as the message arrives, or at the
-// next lease extension (every Lease/3) when the message is lost; the job
+// next lease extension (every Lease/3) when the message is lost, or as soon
+// as the wake-up subscription is back when it was lost to a broken
+// subscription (the resubscription runs an extension round); the job
 // stays dead with the last error "cancelled", whatever the handler
 // returns, and the other job runs on.
 func TestCancelEndsRunningJob(t *testing.T) {
@@ -22,10 +24,14 @@ func TestCancelEndsRunningJob(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		lose bool
+		brk  time.Duration // subscriptions break this long after they start (0 = never)
 		want time.Duration // when the handler's context ends, from the cancel at +5s
 	}{
-		{"message", false, 0},
-		{"message lost", true, 5 * time.Second}, // the extension at +10s
+		{"message", false, 0, 0},
+		{"message lost", true, 0, 5 * time.Second}, // the extension at +10s
+		// The subscription breaks at +6s and is back 100ms later
+		// (errorBackoff(1)): its extension round finds the cancel.
+		{"message lost, subscription back", true, 6 * time.Second, 1100 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -33,6 +39,9 @@ func TestCancelEndsRunningJob(t *testing.T) {
 				st := storetest.NewFake(t)
 				if c.lose {
 					st.LoseCancels()
+				}
+				if c.brk > 0 {
+					st.BreakSubscriptions(c.brk)
 				}
 				t0 := time.Now()
 				st.Add("q", "j", t0)

@@ -25,6 +25,7 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-p.extendSig:
 		}
 		byQueue := make(map[string][]store.Token)
 		p.mu.Lock()

@@ -169,6 +169,10 @@ type Pool struct {
 	margin     time.Duration
 	renewEvery time.Duration // renewInterval(Lease)
 	leaseSig   chan struct{} // runs whose lease ends before watchAt were dispatched
+	// extendSig asks for a lease extension round now: the wake-up
+	// subscription was (re)established, and a cancel published while it
+	// was down was lost; the extension reports it.
+	extendSig chan struct{}
 
 	mu       sync.Mutex
 	running  map[store.Token]*run
@@ -234,6 +238,7 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		margin:     lock.Margin(cfg.Lease),
 		renewEvery: renewInterval(cfg.Lease),
 		leaseSig:   make(chan struct{}, 1),
+		extendSig:  make(chan struct{}, 1),
 	}
 	for _, q := range queues {
 		p.queues[q.Name] = newQueue(q)

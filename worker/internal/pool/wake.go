@@ -6,8 +6,9 @@ import (
 )
 
 // subscribeLoop keeps the wake-up subscription open until ctx ends. Each
-// (re)subscription makes every queue look for due jobs, since messages sent
-// while it was down are lost.
+// (re)subscription makes every queue look for due jobs, and each
+// resubscription runs a lease extension round (which reports jobs cancelled
+// while they ran), since messages sent while it was down are lost.
 func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 	onWake := func(name string, at int64) {
 		if q := p.queues[name]; q != nil {
@@ -19,9 +20,17 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 			p.cancelRun(name, id)
 		}
 	}
+	var subscriptions atomic.Int32
 	onSubscribed := func() {
 		for _, q := range p.queues {
 			q.wake(0)
+		}
+		// A cancel of a running job published while the subscription was
+		// down is lost too: an extension round now reports it. (Before the
+		// first subscription, in the first moments of Run, the jobs just
+		// claimed learn of a cancel at the first regular round.)
+		if subscriptions.Add(1) > 1 {
+			signal(p.extendSig)
 		}
 	}
 	var failures atomic.Int32
