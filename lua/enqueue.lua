@@ -88,9 +88,25 @@ local function score_of(b)
   return score, score_s
 end
 
-if k == 0 then
+-- the queue's id retention, read only when a job has options
+local retain = 0
+if k > 0 then retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0 end
+-- A job whose only option is a caller's id has none that matters when the
+-- queue retains no ids.
+local plain = k == 0
+if not plain and retain == 0 then
+  plain = true
+  for _, o in pairs(opts) do
+    if o ~= CALLER_ONLY then
+      plain = false
+      break
+    end
+  end
+end
+
+if plain then
   -- The common case: every job of the normal level, without a unique key,
-  -- its id generated.
+  -- and no id to retain.
   local zadd = {}
   for i = 0, n - 1 do
     local b = 3 + i * 6
@@ -119,8 +135,8 @@ if k == 0 then
   if #added > 0 then
     redis.call('ZADD', KEYS[2], unpack(zadd))
     -- a state entry left behind under a reused id (see record.lua) is not
-    -- this job's; these ids were generated (a caller's id comes with
-    -- options), so no options entry can be left under them
+    -- this job's; an options entry is deleted with its job's record, so
+    -- none can be left under an id that is free
     if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
   end
   wake(ARGV[1], prev, earliest)
@@ -129,8 +145,6 @@ end
 
 local zadd = {h = {}, n = {}, l = {}}
 local os, uset, uexp = {}, {}, {}
--- the queue's id retention, read only when a job has options
-local retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0
 -- The options of each job, parsed once; and the unique fields they ask
 -- about (a unique key, or a caller's id that may be retained), read in one
 -- call. held[f] is the id holding f now, or false; jobs of this call that

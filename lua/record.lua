@@ -245,6 +245,10 @@ end
 --                 it is absent, or not live and past its window, or live
 --                 under an id whose record is gone (deleted by hand).
 
+-- CALLER_ONLY is the options enqueue.lua is given for a job whose only
+-- option is that the caller chose its id.
+CALLER_ONLY = 'n;-;0;1;'
+
 -- opt_decode returns the level, since, window (ms), retention (ms) and
 -- unique key of an options entry, or nil when s is not one.
 function opt_decode(s)

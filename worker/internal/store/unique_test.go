@@ -497,6 +497,17 @@ func TestIDRetention(t *testing.T) {
 		waitRedisClock(t, c, until)
 		enqueue(t, s, mine)
 
+		// Retained again, then the retention is removed: the id is free at
+		// once (a call of caller ids only, with no retention, takes the
+		// plain path).
+		if err := s.SetIDRetention(ctx, queue, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		ackAll(t, s, queue)
+		if got := enqueueJobs(t, s, queue, mine); got[0] != (store.Enqueued{}) {
+			t.Errorf("enqueue of an id retained for an hour = %+v, want not added", got[0])
+		}
+
 		// Without a retention, nothing is remembered.
 		if err := s.SetIDRetention(ctx, queue, 0); err != nil {
 			t.Fatal(err)
@@ -504,6 +515,7 @@ func TestIDRetention(t *testing.T) {
 		if _, ok := testkit.HGet(t, c, k.Settings, "id_retention"); ok {
 			t.Error("SetIDRetention(0) left the setting")
 		}
+		enqueue(t, s, mine)
 		enqueue(t, s, store.NewJob{ID: "mine-2", CallerID: true})
 		ackAll(t, s, queue)
 		if _, _, _, ok := uniqueEntry(t, s, c, queue, "i:mine-2"); ok {
