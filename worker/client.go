@@ -38,7 +38,8 @@ type JobSpec struct {
 	// UniqueKey makes the job unique in its queue (any string within the
 	// id rules; empty means no uniqueness): until this job has finished
 	// (acked, dead or cancelled), an enqueue with the same key is refused
-	// with ErrDuplicate, and EnqueueResult.ID (Enqueue's id) is this job's.
+	// with ErrUniqueKeyHeld (an ErrDuplicate), and EnqueueResult.ID
+	// (Enqueue's id) is this job's.
 	// Enforced in the enqueue script, across the fleet.
 	UniqueKey string
 	// UniqueFor keeps the key held for a window as well: this long after
