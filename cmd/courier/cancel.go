@@ -10,11 +10,11 @@ import (
 
 // runCancel is courier cancel: cancel one job, running or not.
 func runCancel(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("cancel", "--queue Q --id ID [--json] [--api URL]", std.err)
+	fs := newFlagSet("cancel", "--queue Q --job ID [--json] [--api URL]", std.err)
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
-	id := fs.String("id", "", "id of the job to cancel (required)")
+	id := fs.String("job", "", "id of the job to cancel (required)")
 	asJSON := fs.Bool("json", false, "print JSON for machines")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -23,7 +23,7 @@ func runCancel(ctx context.Context, args []string, std streams) error {
 	case *queue == "":
 		return usageError(fs, "--queue is required")
 	case *id == "":
-		return usageError(fs, "--id is required")
+		return usageError(fs, "--job is required")
 	}
 	// A name the library refuses is a mistyped flag: a usage error, before
 	// any connection.

@@ -100,8 +100,8 @@ func TestCancelCommand(t *testing.T) {
 
 			// Not started: deleted.
 			b.enqueue(t, worker.JobSpec{Queue: q, ID: "later", Delay: time.Hour}, worker.JobSpec{Queue: q, ID: "later-json", Delay: time.Hour})
-			want("not started", 0, "cancelled job later of queue "+q+" (it had not started)\n", "", "--id", "later")
-			c, out, errOut := run(t, "--queue", q, "--id", "later-json", "--json")
+			want("not started", 0, "cancelled job later of queue "+q+" (it had not started)\n", "", "--job", "later")
+			c, out, errOut := run(t, "--queue", q, "--job", "later-json", "--json")
 			if c != 0 || errOut != "" || decodeJSON[cancelJSON](t, out) != (cancelJSON{Queue: q, ID: "later-json", Cancelled: true}) {
 				t.Errorf("--json: exit %d, %s %q", c, out, errOut)
 			}
@@ -114,7 +114,7 @@ func TestCancelCommand(t *testing.T) {
 			b.enqueue(t, worker.JobSpec{Queue: q, ID: "running"})
 			<-bl.started
 			want("running", 0, "cancelled job running of queue "+q+": it was running; its handler was told to stop "+
-				"and the job is in the dead set (requeue it with courier dead requeue)\n", "", "--id", "running")
+				"and the job is in the dead set (requeue it with courier dead requeue)\n", "", "--job", "running")
 			select {
 			case cause := <-bl.causes:
 				if !errors.Is(cause, worker.ErrCancelled) {
@@ -129,9 +129,9 @@ func TestCancelCommand(t *testing.T) {
 
 			// Dead (the job just cancelled), unknown: refused, nothing changed.
 			want("dead", 1, "", `job "running" of queue "`+q+`" is dead, so there is nothing to cancel; it was left as it is`,
-				"--id", "running")
-			want("dead", 1, "", "courier dead requeue", "--id", "running")
-			want("unknown", 1, "", `job "nope": job not found`, "--id", "nope")
+				"--job", "running")
+			want("dead", 1, "", "courier dead requeue", "--job", "running")
+			want("unknown", 1, "", `job "nope": job not found`, "--job", "nope")
 			if s := b.stats(t, q); s != (worker.QueueStats{Dead: 1}) {
 				t.Errorf("after the refused cancels: %+v, want the dead job alone", s)
 			}
@@ -147,16 +147,16 @@ func TestCancelUsage(t *testing.T) {
 		code     int
 		inStderr string
 	}{
-		{"help", []string{"-h"}, 0, "Usage: courier cancel --queue Q --id ID"},
-		{"no queue", []string{"--id", "x"}, 2, "--queue is required"},
-		{"no id", []string{"--queue", "q"}, 2, "--id is required"},
-		{"bad queue", []string{"--queue", "a{b}", "--id", "x"}, 2, `invalid --queue: name "a{b}" has '{'`},
-		{"bad id", []string{"--queue", "q", "--id", "a b"}, 2, "invalid --id"},
-		{"bad id through the API", []string{"--queue", "q", "--id", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --id"},
-		{"id of 257 bytes", []string{"--queue", "q", "--id", strings.Repeat("i", 257)}, 2, "invalid --id"},
-		{"inspect's flag", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
-		{"stray argument", []string{"--queue", "q", "--id", "x", "now"}, 2, `unexpected argument "now"`},
-		{"--api and --redis", []string{"--queue", "q", "--id", "x", "--api", "http://127.0.0.1:1"}, 2, "give --api or --redis, not both"},
+		{"help", []string{"-h"}, 0, "Usage: courier cancel --queue Q --job ID"},
+		{"no queue", []string{"--job", "x"}, 2, "--queue is required"},
+		{"no id", []string{"--queue", "q"}, 2, "--job is required"},
+		{"bad queue", []string{"--queue", "a{b}", "--job", "x"}, 2, `invalid --queue: name "a{b}" has '{'`},
+		{"bad id", []string{"--queue", "q", "--job", "a b"}, 2, "invalid --job"},
+		{"bad id through the API", []string{"--queue", "q", "--job", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --job"},
+		{"id of 257 bytes", []string{"--queue", "q", "--job", strings.Repeat("i", 257)}, 2, "invalid --job"},
+		{"enqueue's flag for a new job's id", []string{"--queue", "q", "--id", "x"}, 2, "flag provided but not defined: -id"},
+		{"stray argument", []string{"--queue", "q", "--job", "x", "now"}, 2, `unexpected argument "now"`},
+		{"--api and --redis", []string{"--queue", "q", "--job", "x", "--api", "http://127.0.0.1:1"}, 2, "give --api or --redis, not both"},
 	}
 	checkBare(t, []bareCase{{"listed in help", []string{"help"}, 0, "\n  cancel     cancel a job"}})
 	for _, tt := range tests {

@@ -57,7 +57,7 @@ var (
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 	}
 	jobFlags    = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
-	cancelFlags = map[string]string{"Queue": "--queue", "ID": "--id"}
+	cancelFlags = map[string]string{"Queue": "--queue", "ID": "--job"}
 )
 
 // flagError rewrites a validation error of the library to name the flag
