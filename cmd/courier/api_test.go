@@ -270,6 +270,14 @@ func TestRunServesAPI(t *testing.T) {
 		t.Fatalf("enqueue: %d %s", code, body)
 	}
 	daemon.waitOutput(regexp.MustCompile(`msg=job queue=q id=now attempt=1 payload="\{\\"hello\\":\\"api\\"\}"`), 10*time.Second)
+	// The handler has run; its ack is written in the next batch: the id is
+	// free once the job is gone.
+	if err := (testkit.Poll{Every: httpPollEvery}).Until(t, 10*time.Second, func() bool {
+		code, _ := apiRequest(t, "GET", base+"/v1/queues/q/jobs/now", testProducerToken, "")
+		return code == 404
+	}); err != nil {
+		t.Fatalf("job now was not acked: %v", err)
+	}
 
 	code, body = apiRequest(t, "POST", base+"/v1/queues/q/jobs/batch", testProducerToken, `{"jobs": [{"id": "later", "delay": "1h"}, {"id": "now"}]}`)
 	if code != 200 || !strings.Contains(body, `"created":2`) {
