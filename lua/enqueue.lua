@@ -65,9 +65,7 @@ end
 
 local now = now_ms()
 local d = dues(KEYS[4], KEYS[2], KEYS[5])
--- the other levels' heads matter only when they hold jobs
-local prev
-if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then prev = heads_ms(d) else prev = head_ms(KEYS[2]) end
+local prev = heads_ms(d)
 local added, out = {}, {}
 local earliest = nil
 local now_s = ms_str(now)
@@ -162,13 +160,7 @@ end
 local held = {}
 if #fields > 0 and redis.call('EXISTS', KEYS[7]) == 1 then
   local es = redis.call('HMGET', KEYS[7], unpack(fields))
-  for j, f in ipairs(fields) do
-    held[f] = false
-    if es[j] then
-      local live, untl, id = uniq_parse(es[j])
-      if (live and redis.call('HEXISTS', KEYS[1], id) == 1) or untl > now then held[f] = id end
-    end
-  end
+  for j, f in ipairs(fields) do held[f] = uniq_holder(KEYS[1], es[j], now) or false end
 end
 local reused = {} -- added jobs whose id the caller chose: an old entry may be left under it
 local retain_s = ms_str(retain)
@@ -220,9 +212,7 @@ for i = 0, n - 1 do
   end
 end
 if #added > 0 then
-  for level, z in pairs(zadd) do
-    if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
-  end
+  zadd_levels(d, zadd)
   -- a state or options entry left behind under a reused id (see record.lua) is not this job's
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HDEL', KEYS[3], unpack(added)) end
   if #reused > 0 then redis.call('HDEL', KEYS[6], unpack(reused)) end

@@ -280,9 +280,11 @@ function dues(high, normal, low)
 end
 
 -- heads_ms returns the earliest run-at of the due zsets of d (see dues),
--- or nil when none holds a job.
+-- or nil when none holds a job. A queue without jobs of the other levels
+-- (the common case) pays one EXISTS for them.
 function heads_ms(d)
   local best = head_ms(d.n)
+  if redis.call('EXISTS', d.h, d.l) == 0 then return best end
   for _, k in ipairs({d.h, d.l}) do
     local s = head_ms(k)
     if s and (not best or s < best) then best = s end
@@ -298,14 +300,22 @@ function uniq_parse(e)
   return live == '1', tonumber(untl), id
 end
 
--- uniq_held tells whether the unique field f is held at now: by a live job
--- whose record exists, or within its window. It returns the holder's id.
-function uniq_held(unique, jobs, f, now)
-  local e = redis.call('HGET', unique, f)
+-- uniq_holder returns the id holding the unique entry e (a field's value,
+-- or false/nil for none) at now: a live job whose record exists, or one
+-- within its window; nil when the field is free.
+function uniq_holder(jobs, e, now)
   if not e then return nil end
   local live, untl, id = uniq_parse(e)
   if (live and redis.call('HEXISTS', jobs, id) == 1) or untl > now then return id end
   return nil
+end
+
+-- zadd_levels adds the (score, id) lists of by ({h =, n =, l =}) to the
+-- due zsets of d, one ZADD per level that has any.
+function zadd_levels(d, by)
+  for level, z in pairs(by) do
+    if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
+  end
 end
 
 -- uniq_set writes the unique field f for id: live or not, until untl (0 =

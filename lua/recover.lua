@@ -67,9 +67,7 @@ for i, id in ipairs(ids) do
   end
 end
 if #states > 0 then redis.call('HSET', KEYS[6], unpack(states)) end
-for level, z in pairs(due) do
-  if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
-end
+zadd_levels(d, due)
 if #dead > 0 then
   redis.call('ZADD', KEYS[4], unpack(dead))
   if os then finished(KEYS[11], KEYS[12], died, died_os, now) end

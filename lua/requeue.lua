@@ -53,7 +53,7 @@ for i, id in ipairs(ids) do
       local _, since, w, _, key = opt_decode(o)
       if key and key ~= '' then
         local f = 'k:' .. key
-        local holder = uniq_held(KEYS[8], KEYS[1], f, now)
+        local holder = uniq_holder(KEYS[1], redis.call('HGET', KEYS[8], f), now)
         if not holder or holder == id then
           local untl = 0
           if since == 'e' and w > 0 then untl = now + w end
@@ -66,9 +66,7 @@ end
 if #moved > 0 then
   redis.call('ZREM', KEYS[3], unpack(moved))
   redis.call('HSET', KEYS[4], unpack(states))
-  for level, z in pairs(due) do
-    if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
-  end
+  zadd_levels(d, due)
   wake(ARGV[1], prev, now)
 end
 return out

@@ -33,8 +33,6 @@ end
 local prev = heads_ms(d)
 redis.call('HDEL', KEYS[3], unpack(moved))
 local n = redis.call('ZREM', KEYS[2], unpack(moved))
-for level, z in pairs(due) do
-  if #z > 0 then redis.call('ZADD', d[level], unpack(z)) end
-end
+zadd_levels(d, due)
 wake(ARGV[1], prev, now + delay)
 return n

@@ -22,10 +22,7 @@ if #fs == 0 then return {0, 0} end
 local es = redis.call('HMGET', KEYS[1], unpack(fs))
 local gone = {}
 for i, f in ipairs(fs) do
-  if es[i] then
-    local live, untl, id = uniq_parse(es[i])
-    if untl <= now and not (live and redis.call('HEXISTS', KEYS[3], id) == 1) then gone[#gone + 1] = f end
-  end
+  if es[i] and not uniq_holder(KEYS[3], es[i], now) then gone[#gone + 1] = f end
 end
 redis.call('ZREM', KEYS[2], unpack(fs))
 if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end

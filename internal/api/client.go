@@ -137,13 +137,11 @@ func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.
 	for i, item := range out.Jobs {
 		res[i].ID = item.ID
 		if item.Status != "created" {
-			e := &Error{Code: CodeConflict, Message: errorMessage(item.Error), cause: worker.ErrDuplicate}
+			e := &Error{Code: CodeConflict, Message: errorMessage(item.Error)}
 			if item.Error != nil {
 				e.Field, e.ExistingID = item.Error.Field, item.Error.ExistingID
-				if e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key") {
-					e.cause = worker.ErrUniqueKeyHeld
-				}
 			}
+			e.cause = conflictCause(e)
 			res[i].Err = e
 		}
 	}

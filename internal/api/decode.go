@@ -154,6 +154,19 @@ func stringField(field string, raw json.RawMessage) (string, *Error) {
 	return s, nil
 }
 
+// idField reads a string that follows the job id rules (an id, a unique
+// key).
+func idField(field string, raw json.RawMessage) (string, *Error) {
+	s, err := stringField(field, raw)
+	if err != nil {
+		return "", err
+	}
+	if err := worker.ValidateID(s); err != nil {
+		return "", fieldError(field, err)
+	}
+	return s, nil
+}
+
 func durationField(field string, raw json.RawMessage) (time.Duration, *Error) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return 0, invalidField(field, `must be a duration string such as "90s" or "1h30m", not `+kind(raw))

@@ -91,12 +91,9 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 		}
 		switch key {
 		case "id":
-			s, err := stringField(field, raw)
+			s, err := idField(field, raw)
 			if err != nil {
 				return err
-			}
-			if err := worker.ValidateID(s); err != nil {
-				return fieldError(field, err)
 			}
 			spec.ID = s
 		case "payload":
@@ -189,12 +186,9 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 		case "unique_key":
 			// Checked here as id is: the library would take "" for no key,
 			// which a producer who sent one did not mean.
-			s, err := stringField(field, raw)
+			s, err := idField(field, raw)
 			if err != nil {
 				return err
-			}
-			if err := worker.ValidateID(s); err != nil {
-				return fieldError(field, err)
 			}
 			spec.UniqueKey = s
 		case "unique_for":

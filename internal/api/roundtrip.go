@@ -90,18 +90,7 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 			e.cause = worker.ErrNotFound
 		}
 	case CodeConflict:
-		switch {
-		case strings.Contains(e.Message, worker.ErrJobDead.Error()):
-			e.cause = worker.ErrJobDead
-		case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
-			// A server of a version before running jobs could be
-			// cancelled refuses them so.
-			e.cause = worker.ErrJobRunning
-		case e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key"):
-			e.cause = worker.ErrUniqueKeyHeld
-		default:
-			e.cause = worker.ErrDuplicate
-		}
+		e.cause = conflictCause(e)
 	case CodeUnavailable:
 		if strings.Contains(e.Message, worker.ErrRedisOOM.Error()) {
 			e.cause = worker.ErrRedisOOM
@@ -116,3 +105,19 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 // RetryAfter is how long the server asked the client to wait (429, 503);
 // 0 when it did not say.
 func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
+
+// conflictCause is the library's sentinel for a 409 the API answered, a
+// whole reply's or a batch item's.
+func conflictCause(e *Error) error {
+	switch {
+	case strings.Contains(e.Message, worker.ErrJobDead.Error()):
+		return worker.ErrJobDead
+	case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
+		// A server of a version before running jobs could be cancelled
+		// refuses them so.
+		return worker.ErrJobRunning
+	case e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key"):
+		return worker.ErrUniqueKeyHeld
+	}
+	return worker.ErrDuplicate
+}
