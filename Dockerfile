@@ -52,5 +52,13 @@ USER 65532:65532
 EXPOSE 9750
 # docker stop waits 10 s before SIGKILL; give the drain (shutdown.timeout,
 # default 25 s) its time: docker stop -t 30, or stop_grace_period in compose.
+#
+# No shell and no curl in the image: the probe is courier itself. It GETs
+# /readyz on the port of http.addr in the image's configuration (or
+# COURIER_HTTP__ADDR), over HTTPS when http.tls is set, and exits 0 when the
+# daemon is ready, 1 otherwise. Kubernetes ignores HEALTHCHECK: point its
+# readiness probe at /readyz and its liveness probe at /healthz.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+	CMD ["/courier", "healthcheck", "--config", "/etc/courier/courier.yaml", "--timeout", "4s"]
 ENTRYPOINT ["/courier"]
 CMD ["run", "--config", "/etc/courier/courier.yaml"]

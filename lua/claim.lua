@@ -18,6 +18,10 @@
 --   (spread by the clock's µs), and a level with too few due jobs leaves
 --   its share to the others, highest first: a lower level gets its share
 --   while higher ones have a backlog.
+-- ARGV[6] the claiming process's id (absent or '' = not recorded), at most
+--   256 bytes, without '@': stored with each job's claim token as
+--   "<token>@<process>" (see record.lua), so Get and List can tell who runs
+--   a job
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
@@ -83,6 +87,11 @@ if (ARGV[5] or '') ~= '' then
   if weights.h > 1000 or weights.n > 1000 or weights.l > 1000 or weights.h + weights.n + weights.l == 0 then
     return redis.error_reply('ERR courier: weights must be 0 to 1000 each, not all 0')
   end
+end
+
+local proc = ARGV[6] or ''
+if #proc > 256 or string.find(proc, '@', 1, true) then
+  return redis.error_reply("ERR courier: the process id must be at most 256 bytes, without '@'")
 end
 
 local now, now_us = now_ms()
@@ -194,6 +203,8 @@ if #due > 0 then
     pin(KEYS[3], KEYS[5])
     local tok = next_token(KEYS[5], now_us)
     local tok_s, deadline = ms_str(tok), ms_str(now + lease)
+    local val = tok_s -- each job's claims value
+    if proc ~= '' then val = tok_s .. '@' .. proc end
     local st = nil
     if states then
       local gids = {}
@@ -207,7 +218,7 @@ if #due > 0 then
       active[2 * k - 1] = deadline
       active[2 * k] = id
       claims[2 * k + 1] = id
-      claims[2 * k + 2] = tok_s
+      claims[2 * k + 2] = val
       local state = ''
       if st then state = st[k] or '' end
       local h = heads and heads[k]

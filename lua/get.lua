@@ -3,13 +3,14 @@
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash
 -- ARGV[1] id
--- returns: nil when there is no such job, else {record, claim, set, score, now_ms, state, opts}
+-- returns: nil when there is no such job, else {record, claim, set, score, now_ms, state, opts, worker}
 --   claim = the running attempt's claim token, -1 when not active;
 --   set = 'due' | 'active' | 'dead' | 'none'; score = run-at, lease deadline or
 --   time of death in ms (-1 with 'none'); state = the job's state entry, ''
 --   when it has none (it overrides the record's attempts, max and last
 --   error: see record.lua); opts = its options entry (priority, unique key:
---   see record.lua), '' when it has none
+--   see record.lua), '' when it has none; worker = the process that
+--   claimed the running attempt, '' when not active or not recorded
 -- bound: one job; O(log N)
 
 if not KEYS[9] then return redis.error_reply('ERR courier: get needs the due levels and opts keys') end
@@ -17,12 +18,13 @@ local id = ARGV[1]
 local s = redis.call('HGET', KEYS[1], id)
 if not s then return nil end
 local now = now_ms()
-local claim = tonumber(redis.call('HGET', KEYS[5], id) or '-1')
+local tok, worker = claim_token(redis.call('HGET', KEYS[5], id))
+local claim = tonumber(tok or '') or -1
 local st = redis.call('HGET', KEYS[6], id) or ''
 local o = redis.call('HGET', KEYS[9], id) or ''
 local sets = {{KEYS[2], 'due'}, {KEYS[7], 'due'}, {KEYS[8], 'due'}, {KEYS[3], 'active'}, {KEYS[4], 'dead'}}
 for _, ks in ipairs(sets) do
   local score = redis.call('ZSCORE', ks[1], id)
-  if score then return {s, claim, ks[2], tonumber(score), now, st, o} end
+  if score then return {s, claim, ks[2], tonumber(score), now, st, o, worker} end
 end
-return {s, claim, 'none', -1, now, st, o}
+return {s, claim, 'none', -1, now, st, o, worker}

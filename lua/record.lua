@@ -24,8 +24,18 @@
 --                 Ack, cancel, purge and trim delete it with the record;
 --                 enqueue and fire delete one left behind (by an older
 --                 version) when they write a new record under its id.
---   claims[id]  = the claim token of the running attempt; present exactly
---                 while id is in active
+--   claims[id]  = "<token>@<process>": the claim token of the running
+--                 attempt and the id of the process that claimed it (the
+--                 Daemon's ID, claim.lua's ARGV[6]); present exactly while
+--                 id is in active. Values written by versions before the
+--                 process was recorded, and claims of callers that name no
+--                 process, are the bare "<token>": every reader takes the
+--                 token before the '@' (held, claim_token), so both live side
+--                 by side during a rolling upgrade. The process rides in the
+--                 value the claim writes anyway, so recording it costs the
+--                 claim no command, and it leaves with the claim (no other
+--                 key to clean up); the cost is one string.sub per job in
+--                 held, and the process id's bytes per running job.
 --   claims['']  = the last token handed out in the queue (ids are never
 --                 empty). Each claim call takes one token for every job it
 --                 claims: max(claims[''] + 1, the Redis clock in µs). A job is
@@ -203,14 +213,26 @@ function pairs_from(from, limit)
   return ids, toks
 end
 
--- held returns, for each id, whether it is active under the given claim.
+-- held returns, for each id, whether it is active under the given claim:
+-- its claims value is the token, bare or followed by '@' and the process.
 function held(claims, ids, toks)
   local cur = redis.call('HMGET', claims, unpack(ids))
   local ok = {}
   for i = 1, #ids do
-    ok[i] = cur[i] == toks[i]
+    local c, t = cur[i], toks[i]
+    ok[i] = c == t or (c ~= false and string.byte(c, #t + 1) == 64 and string.sub(c, 1, #t) == t)
   end
   return ok
+end
+
+-- claim_token splits a claims value into the claim token (a string of
+-- digits) and the claiming process ('' when it names none); nil for
+-- false/nil.
+function claim_token(v)
+  if not v then return nil, '' end
+  local at = string.find(v, '@', 1, true)
+  if not at then return v, '' end
+  return string.sub(v, 1, at - 1), string.sub(v, at + 1)
 end
 
 -- fenced tells whether field still holds the queue's leader lock, the
@@ -415,4 +437,37 @@ function take_levels(d, now, take, weights, seed)
     end
   end
   return out, levels
+end
+
+-- bytes_after reports whether a sorts after b as a sorted set orders
+-- members: by bytes, the shorter first on a tie. Lua's own < follows the
+-- server's collation locale (Redis calls setlocale(LC_COLLATE, "")), not
+-- bytes.
+function bytes_after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+
+-- rank_after returns the rank of the first member of the zset key strictly
+-- after the position (score, id) in the set's order (score, then member
+-- bytes), whether or not id is still in the set at that score. score is a
+-- string of digits. O(log N): ZSCORE and ZRANK, or two ZCOUNTs and a binary
+-- search over the members sharing the score.
+function rank_after(key, score, id)
+  local sc = redis.call('ZSCORE', key, id)
+  if sc and tonumber(sc) == tonumber(score) then
+    return redis.call('ZRANK', key, id) + 1
+  end
+  -- The members with exactly this score hold ranks [lo, hi), by bytes: find
+  -- the first of them after id (hi when none).
+  local lo = redis.call('ZCOUNT', key, '-inf', '(' .. score)
+  local hi = redis.call('ZCOUNT', key, '-inf', score)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if bytes_after(redis.call('ZRANGE', key, mid, mid)[1], id) then hi = mid else lo = mid + 1 end
+  end
+  return lo
 end

@@ -42,7 +42,8 @@ for i, id in ipairs(ids) do
     -- header: no attempt spent, the queue's max.
     local attempts, max
     if st[i] then attempts, max = st_decode(st[i]) end
-    if not attempts and not st[i] and tonumber(toks[i] or '') and tonumber(toks[i]) < OLD_TOKEN then
+    local tok = tonumber(claim_token(toks[i]) or '')
+    if not attempts and not st[i] and tok and tok < OLD_TOKEN then
       local h = rec_decode(redis.call('HGET', KEYS[1], id)) -- the slow path of record.lua
       if h then attempts, max = h.attempts, h.max end
     end

@@ -114,6 +114,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		LeaseLostCause:  ErrLeaseLost,
 		CancelledCause:  ErrCancelled,
 		Logger:          d.cfg.Logger,
+		Process:         d.id,
 	}
 	if m != nil {
 		pcfg.Observer = m
@@ -161,6 +162,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { d.reportLoop(ctx) })
+	wg.Go(func() { d.prefixLoop(ctx) }) // PrefixesKey, for Client.CheckPrefix
 	s, err := p.Run(ctx)
 	wg.Wait()
 	if err != nil {

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,9 +196,13 @@ func TestDaemonLeaseLost(t *testing.T) {
 		// Another worker claims the job behind this one's back: its claim
 		// token moves on, so the next renewal finds the lease lost.
 		claims := worker.QueueKeys(prefix, "q")[4]
-		if err := rdb.Do(t.Context(), rdb.B().Hincrby().Key(claims).Field(id).Increment(1).Build()).Error(); err != nil {
-			t.Fatalf("HINCRBY: %v", err)
+		held, _ := testkit.HGet(t, rdb, claims, id) // "<token>@<process>"
+		tok, _, _ := strings.Cut(held, "@")
+		n, err := strconv.ParseInt(tok, 10, 64)
+		if err != nil {
+			t.Fatalf("claims value %q: %v", held, err)
 		}
+		testkit.Do(t, rdb, rdb.B().Hset().Key(claims).FieldValue().FieldValue(id, strconv.FormatInt(n+1, 10)+"@another-process").Build())
 		calls := rec.waitCalls(t, id, 1, 5*time.Second)
 		if !errors.Is(calls[0].Cause, worker.ErrLeaseLost) {
 			t.Errorf("context cause = %v, want ErrLeaseLost", calls[0].Cause)

@@ -38,8 +38,19 @@ type Job struct {
 	// RunAt is when the job is or was due: for a handler, the run-at of the
 	// attempt it runs; from Get, set for scheduled and ready jobs.
 	RunAt time.Time
-	// LeaseUntil is the lease deadline of an active job (from Get).
+	// LeaseUntil is the lease deadline of an active job (from Get and
+	// List).
 	LeaseUntil time.Time
+	// StartedAt is when the running attempt of an active job was claimed,
+	// by the Redis clock, to the µs: the attempt's claim token, handed out
+	// by the claim, so it can be a few µs later than the claim itself. Set
+	// for active jobs (Get, List) and for a handler; zero otherwise, and
+	// for jobs claimed by versions before the claim token was a time.
+	StartedAt time.Time
+	// Worker is the id of the process running an active job (Daemon.ID):
+	// set by Get and List, and for a handler its own Daemon's; "" when the
+	// job is not active or was claimed by a version that did not record it.
+	Worker string
 	// DiedAt is when a dead job entered the dead set (from Get).
 	DiedAt time.Time
 	// LastError is the error of the last failed attempt, if any.
@@ -69,5 +80,21 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		UniqueKey:         r.Unique.Key,
 		UniqueFor:         r.Unique.For,
 		UniqueAfterFinish: r.Unique.AfterFinish,
+		StartedAt:         startedAt(r.Claim),
+		Worker:            r.Worker,
 	}
+}
+
+// timeTokens is the smallest claim token that is a time: tokens of
+// versions before the state hash came from a counter, below it (see
+// lua/record.lua, OLD_TOKEN); later ones are the Redis clock in µs.
+const timeTokens = 1e15
+
+// startedAt returns when the attempt with claim token claim was claimed;
+// zero when the job is not active (claim 0) or the token is not a time.
+func startedAt(claim int64) time.Time {
+	if claim < timeTokens {
+		return time.Time{}
+	}
+	return time.UnixMicro(claim)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -171,8 +172,8 @@ func TestCLIThroughAPIRefuses(t *testing.T) {
 	}{
 		{"wrong token", []string{"inspect", "--api", url, "--token", "wrong-token-0123456789"}, 1, "invalid token (unauthorized)"},
 		{"no token", []string{"inspect", "--api", url}, 1, "missing token"},
-		{"unreachable", []string{"inspect", "--api", "http://127.0.0.1:1", "--token", "x"}, 1, "courier API"},
-		{"bad URL", []string{"dead list", "--queue", "q", "--api", "127.0.0.1:9750"}, 1, "want http(s)://host:port"},
+		{"unreachable", []string{"inspect", "--api", "http://127.0.0.1:1", "--token", "x"}, exitUnavailable, "courier API"},
+		{"bad URL", []string{"dead list", "--queue", "q", "--api", "127.0.0.1:9750"}, exitUsage, "want http(s)://host:port"},
 		{"--api and --redis", []string{"inspect", "--api", url, "--redis", b.addr}, 2, "give --api or --redis, not both"},
 		{"--api and --config", []string{"enqueue", "--queue", "q", "--payload", "x", "--api", url, "--config", "x.yaml"}, 2, "give --api or --config, not both"},
 		{"--token without --api", []string{"inspect", "--redis", b.addr, "--token", "x"}, 2, "--token needs --api"},
@@ -207,7 +208,7 @@ func TestCLIAPIEnvironment(t *testing.T) {
 		t.Fatalf("enqueue: exit %d %q %s", code, out, errOut)
 	}
 	code, out, errOut = courierEnv(t, env, nil, "inspect", "--queue", "q", "--job", "from-env", "--json")
-	if code != 0 || decodeJSON[map[string]any](t, out)["payload"] != "x" {
+	if code != 0 || payloadOf(t, decodeJSON[wire.Job](t, out)) != "x" {
 		t.Errorf("inspect: exit %d %q %s", code, out, errOut)
 	}
 }

@@ -25,6 +25,8 @@ type jobClient interface {
 	PurgeAll(ctx context.Context, queue string) (int, error)
 	Pause(ctx context.Context, queue string) error
 	Resume(ctx context.Context, queue string) error
+	// Fleet returns the processes serving queue and its leader.
+	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
 }
 
 var (
@@ -64,13 +66,13 @@ func (a *apiFlags) remote(fs *flag.FlagSet) (bool, error) {
 	}
 	if a.url == "" {
 		if setFlags(fs)["token"] {
-			return false, usageError(fs, "--token needs --api")
+			return false, usagef("--token needs --api")
 		}
 		return false, nil
 	}
 	for _, name := range []string{"config", "redis", "prefix"} {
 		if setFlags(fs)[name] {
-			return false, usageError(fs, "give --api or --%s, not both", name)
+			return false, usagef("give --api or --%s, not both", name)
 		}
 	}
 	return true, nil
@@ -82,7 +84,7 @@ func (a *apiFlags) open(ctx context.Context, remote bool, cf *configFlags) (jobC
 	if remote {
 		c, err := api.NewClient(a.url, a.token, nil)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &usageError{field: "--api", msg: err.Error()}
 		}
 		return c, func() {}, nil
 	}

@@ -3,62 +3,62 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// runCancel is courier cancel: cancel one job, running or not.
-func runCancel(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("cancel", "--queue Q --job ID [--json] [--api URL]", std.err)
+// defineCancel is courier cancel: cancel one job, running or not.
+func defineCancel(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
 	id := fs.String("job", "", "id of the job to cancel (required)")
-	asJSON := fs.Bool("json", false, "print JSON for machines")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case *queue == "":
-		return usageError(fs, "--queue is required")
-	case *id == "":
-		return usageError(fs, "--job is required")
-	}
-	// A name the library refuses is a mistyped flag: a usage error, before
-	// any connection.
-	if err := worker.ValidateQueueName(*queue); err != nil {
-		return usageError(fs, "%s", printable(flagError(err, cancelFlags).Error()))
-	}
-	if err := worker.ValidateID(*id); err != nil {
-		return usageError(fs, "%s", printable(flagError(err, cancelFlags).Error()))
-	}
-	remote, err := af.remote(fs)
-	if err != nil {
-		return err
-	}
-	client, closeClient, err := af.open(ctx, remote, cf)
-	if err != nil {
-		return err
-	}
-	defer closeClient()
+	asJSON := addJSONFlag(fs)
+	return func(ctx context.Context, std streams) error {
+		switch {
+		case *queue == "":
+			return usagef("--queue is required")
+		case *id == "":
+			return usagef("--job is required")
+		}
+		// A name the library refuses is a mistyped flag: a usage error
+		// (see classify), before any connection.
+		if err := worker.ValidateQueueName(*queue); err != nil {
+			return err
+		}
+		if err := worker.ValidateID(*id); err != nil {
+			return err
+		}
+		remote, err := af.remote(fs)
+		if err != nil {
+			return err
+		}
+		client, closeClient, err := af.open(ctx, remote, cf)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
 
-	err = client.Cancel(ctx, *queue, *id)
-	if errors.Is(err, worker.ErrJobDead) {
-		return fmt.Errorf("job %q of queue %q is dead, so there is nothing to cancel; it was left as it is "+
-			"(run it again with courier dead requeue, or delete it with courier dead purge)", *id, *queue)
+		err = client.Cancel(ctx, *queue, *id)
+		if errors.Is(err, worker.ErrJobDead) {
+			return &explainedError{cause: worker.ErrJobDead, msg: fmt.Sprintf("job %q of queue %q is dead, so there is nothing to cancel; it was left as it is "+
+				"(run it again with courier dead requeue, or delete it with courier dead purge)", *id, *queue)}
+		}
+		if err != nil {
+			return err // ErrNotFound among them: exit 3
+		}
+		if *asJSON {
+			return writeJSON(std.out, cancelJSON{Queue: *queue, ID: *id, Cancelled: true})
+		}
+		fmt.Fprintf(std.out, "cancelled job %s of queue %s%s\n", printable(*id), printable(*queue), cancelledHow(ctx, client, *queue, *id))
+		return nil
 	}
-	if err != nil {
-		return err // ErrNotFound among them: exit 1, as inspect
-	}
-	if *asJSON {
-		return writeJSON(std.out, cancelJSON{Queue: *queue, ID: *id, Cancelled: true})
-	}
-	fmt.Fprintf(std.out, "cancelled job %s of queue %s%s\n", printable(*id), printable(*queue), cancelledHow(ctx, client, *queue, *id))
-	return nil
 }
 
-// cancelJSON is what courier cancel --json prints.
+// cancelJSON is what courier cancel --json prints. The API answers a
+// cancel with 204 and no body, so there is no shared shape to print.
 type cancelJSON struct {
 	Queue     string `json:"queue"`
 	ID        string `json:"id"`

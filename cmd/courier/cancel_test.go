@@ -68,8 +68,8 @@ func (b *cliBundle) serveBlocking(t *testing.T, queue string) *blocker {
 }
 
 // TestCancelCommand: courier cancel deletes a job that has not started and
-// stops a running one, saying which; refuses a dead job and an unknown one
-// with exit 1, changing nothing; directly on Redis and through the API
+// stops a running one, saying which; refuses a dead job (exit 4) and an
+// unknown one (exit 3), changing nothing; directly on Redis and through the API
 // with a producer's token, each on a queue of its own.
 func TestCancelCommand(t *testing.T) {
 	t.Parallel()
@@ -128,10 +128,10 @@ func TestCancelCommand(t *testing.T) {
 			}
 
 			// Dead (the job just cancelled), unknown: refused, nothing changed.
-			want("dead", 1, "", `job "running" of queue "`+q+`" is dead, so there is nothing to cancel; it was left as it is`,
+			want("dead", exitConflict, "", `job "running" of queue "`+q+`" is dead, so there is nothing to cancel; it was left as it is`,
 				"--job", "running")
-			want("dead", 1, "", "courier dead requeue", "--job", "running")
-			want("unknown", 1, "", `job "nope": job not found`, "--job", "nope")
+			want("dead", exitConflict, "", "courier dead requeue", "--job", "running")
+			want("unknown", exitNotFound, "", `job "nope": job not found`, "--job", "nope")
 			if s := b.stats(t, q); s != (worker.QueueStats{Dead: 1}) {
 				t.Errorf("after the refused cancels: %+v, want the dead job alone", s)
 			}
@@ -158,16 +158,14 @@ func TestCancelUsage(t *testing.T) {
 		{"stray argument", []string{"--queue", "q", "--job", "x", "now"}, 2, `unexpected argument "now"`},
 		{"--api and --redis", []string{"--queue", "q", "--job", "x", "--api", "http://127.0.0.1:1"}, 2, "give --api or --redis, not both"},
 	}
-	checkBare(t, []bareCase{{"listed in help", []string{"help"}, 0, "\n  cancel     cancel a job"}})
+	checkBare(t, []bareCase{{"listed in help", []string{"help"}, 0, "\n  cancel       cancel a job"}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			b.enqueue(t, worker.JobSpec{Queue: "q", ID: "x", Delay: time.Hour})
 			code, stdout, stderr := b.run(t, "", "cancel", tt.flags...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
+			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
 			if s := b.stats(t, "q"); s != (worker.QueueStats{Scheduled: 1}) {
 				t.Errorf("queue q afterwards: %+v, want job x alone, untouched", s)
 			}

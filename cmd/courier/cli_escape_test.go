@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
 // The tests in this file check that the client commands print text from
@@ -74,13 +76,13 @@ func TestCLIEscapesJobText(t *testing.T) {
 			// encoding/json (the API's included) writes as U+FFFD.
 			code, out, errOut = run(t, "inspect", "--queue", "q", "--job", "hostile", "--json")
 			assertTerminalSafe(t, out+errOut)
-			if j := decodeJSON[jobOut](t, out); code != 0 || j.LastError != stored {
+			if j := decodeJSON[wire.Job](t, out); code != 0 || j.LastError != stored {
 				t.Errorf("inspect --json: exit %d, last_error %q, want %q", code, j.LastError, stored)
 			}
 			code, out, errOut = run(t, "dead list", "--queue", "q", "--json")
 			assertTerminalSafe(t, out+errOut)
 			want := map[string]string{"hostile": stored, "latin1": "permanent: tls: caf\ufffd \ufffd"}
-			page := decodeJSON[deadListOut](t, out)
+			page := decodeJSON[wire.Page](t, out)
 			for _, j := range page.Jobs {
 				if j.LastError != want[j.ID] {
 					t.Errorf("dead list --json: job %q has last_error %q, want %q", j.ID, j.LastError, want[j.ID])
@@ -142,7 +144,7 @@ func TestCLIEscapesAPIText(t *testing.T) {
 		{"dead list", []string{"dead", "list", "--queue", "q"}, 0, `j\x1b[31m`},
 		{"dead list's cursor", []string{"dead", "list", "--queue", "q"}, 0, `more: --cursor c\x1b]0;cursor\x07` + "\n"},
 		{"a queue name", []string{"inspect"}, 1, `q\x1b[2J`},
-		{"an error message", []string{"inspect", "--queue", "q", "--job", "gone"}, 1, `gone\x1b]0;pwned\x07\r` + "\nstate: done"},
+		{"an error message", []string{"inspect", "--queue", "q", "--job", "gone"}, exitNotFound, `gone\x1b]0;pwned\x07\r` + "\nstate: done"},
 		{"an error that is not JSON", []string{"inspect", "--queue", "q", "--job", "broken"}, 1, `\x1b[2Jbad gateway\u009b`},
 	}
 	for _, tt := range tests {

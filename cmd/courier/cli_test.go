@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -171,16 +174,21 @@ func writeFile(t *testing.T, name string, data []byte) string {
 func TestHelpListsCommands(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := runCLI(t, t.Context(), "help")
-	if code != 0 || stdout != "" {
-		t.Fatalf("exit %d, stdout %q; want 0 and the usage on stderr", code, stdout)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and the usage on stdout", code, stderr)
 	}
-	for _, name := range []string{"run", "dev", "enqueue", "inspect", "dead", "queue", "bench", "version"} {
+	for _, name := range []string{"run", "dev", "enqueue", "inspect", "dead", "cancel", "queue", "bench", "config", "healthcheck", "completion", "version"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(stderr) {
-				t.Errorf("help does not list %s with its summary:\n%s", name, stderr)
+			if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(stdout) {
+				t.Errorf("help does not list %s with its summary:\n%s", name, stdout)
 			}
 		})
+	}
+	for _, e := range exitCodes {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d +\S`, e.code)).MatchString(stdout) {
+			t.Errorf("help does not document exit code %d:\n%s", e.code, stdout)
+		}
 	}
 }
 
@@ -401,8 +409,8 @@ func TestEnqueueDuplicateID(t *testing.T) { //nolint:tparallel // "again" waits 
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				code, stdout, stderr := b.run(t, "", "enqueue", append([]string{"--queue", "q", "--id", "once"}, tt.flags...)...)
-				if code != 1 || stdout != "" {
-					t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+				if code != exitConflict || stdout != "" {
+					t.Errorf("exit %d, stdout %q; want 4 and nothing", code, stdout)
 				}
 				for _, want := range []string{`"once"`, "already has a job", "nothing was changed"} {
 					if !strings.Contains(stderr, want) {
@@ -446,8 +454,8 @@ func TestEnqueueUniqueKey(t *testing.T) { //nolint:tparallel // "again" waits fo
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				code, stdout, stderr := b.run(t, "", "enqueue", append([]string{"--queue", "q", "--unique-key", "order:42"}, tt.flags...)...)
-				if code != 1 || stdout != "" {
-					t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+				if code != exitConflict || stdout != "" {
+					t.Errorf("exit %d, stdout %q; want 4 and nothing", code, stdout)
 				}
 				for _, want := range []string{`unique key "order:42" is held by job "` + holder + `"`, "nothing was changed"} {
 					if !strings.Contains(stderr, want) {
@@ -490,7 +498,7 @@ func TestEnqueueRefuses(t *testing.T) {
 		}, 2, []string{"--at", "RFC 3339"}},
 		{"at beyond the horizon", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--at", "2999-01-01T00:00:00Z", "--payload", "x"}
-		}, 1, []string{"--at", "horizon"}},
+		}, 2, []string{"invalid --at", "horizon"}},
 		{"max attempts 0", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--max-attempts", "0", "--payload", "x"}
 		}, 2, []string{"--max-attempts must be at least 1 (got 0)"}},
@@ -531,16 +539,16 @@ func TestEnqueueRefuses(t *testing.T) {
 		}, 2, []string{"--unique-after-finish needs --unique-for"}},
 		{"unique window over a year", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "8761h", "--payload", "x"}
-		}, 1, []string{"invalid --unique-for", "over the limit of 8760h0m0s"}},
+		}, 2, []string{"invalid --unique-for", "over the limit of 8760h0m0s"}},
 		{"bad unique key", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "two words", "--payload", "x"}
-		}, 1, []string{"invalid --unique-key", `"two words"`}},
+		}, 2, []string{"invalid --unique-key", `"two words"`}},
 		{"stray argument", "", func(*testing.T) []string { return []string{"--queue", "q", "hello"} },
 			2, []string{`unexpected argument "hello"`}},
 		{"bad queue name", "", func(*testing.T) []string { return []string{"--queue", "a{b}", "--payload", "x"} },
-			1, []string{"queue", `"a{b}"`}},
+			2, []string{"invalid --queue", `"a{b}"`}},
 		{"bad id", "", func(*testing.T) []string { return []string{"--queue", "q", "--id", "two words", "--payload", "x"} },
-			1, []string{"id", `"two words"`}},
+			2, []string{"invalid --id", `"two words"`}},
 		{"payload over the limit from stdin", "0123456789A", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--config", writeConfig(t, limit)}
 		}, 1, []string{"jobs.max_payload_bytes", "10"}},
@@ -555,7 +563,7 @@ func TestEnqueueRefuses(t *testing.T) {
 		}, 1, []string{"--payload-file", "nope.json"}},
 		{"unreachable Redis", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--payload", "x", "--redis", "127.0.0.1:1"}
-		}, 1, []string{"127.0.0.1:1"}},
+		}, exitUnavailable, []string{"127.0.0.1:1"}},
 		{"config with a bad key", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--payload", "x", "--config", writeConfig(t, "jobs:\n  max_payload_bytez: 10\n")}
 		}, 1, []string{"invalid configuration", "jobs.max_payload_bytez"}},
@@ -593,33 +601,22 @@ func TestEnqueueRefuses(t *testing.T) {
 	}
 }
 
-// queueJSON is a row of inspect --json, as scripts read it.
-type queueJSON struct {
-	Queue     string `json:"queue"`
-	Scheduled int64  `json:"scheduled"`
-	Ready     int64  `json:"ready"`
-	Active    int64  `json:"active"`
-	Dead      int64  `json:"dead"`
+// queueList is inspect --json without --queue, as GET /v1/queues.
+type queueList struct {
+	Queues []wire.Queue `json:"queues"`
 }
 
-// jobOut is a job of inspect --job --json and dead list --json, as scripts
-// read it.
-type jobOut struct {
-	ID                string     `json:"id"`
-	Queue             string     `json:"queue"`
-	State             string     `json:"state"`
-	Attempts          int        `json:"attempts"`
-	MaxAttempts       int        `json:"max_attempts"`
-	Priority          string     `json:"priority"`
-	UniqueKey         string     `json:"unique_key"`
-	UniqueFor         string     `json:"unique_for"`
-	UniqueAfterFinish bool       `json:"unique_after_finish"`
-	EnqueuedAt        time.Time  `json:"enqueued_at"`
-	RunAt             *time.Time `json:"run_at"`
-	DiedAt            *time.Time `json:"died_at"`
-	LastError         string     `json:"last_error"`
-	Payload           string     `json:"payload"`
-	PayloadBase64     []byte     `json:"payload_base64"`
+// payloadOf decodes the payload of a job printed with --json.
+func payloadOf(t *testing.T, j wire.Job) string {
+	t.Helper()
+	if j.PayloadBase64 == nil {
+		return string(j.Payload)
+	}
+	p, err := base64.StdEncoding.DecodeString(*j.PayloadBase64)
+	if err != nil {
+		t.Fatalf("job %s: payload_base64: %v", j.ID, err)
+	}
+	return string(p)
 }
 
 func decodeJSON[T any](t *testing.T, s string) T {
@@ -655,11 +652,11 @@ func TestInspect(t *testing.T) {
 		worker.JobSpec{Queue: "emails", ID: "e-unique-3", UniqueKey: "user:9", UniqueFor: 90 * time.Minute, UniqueAfterFinish: true},
 		worker.JobSpec{Queue: "sms", ID: "s-now-1"},
 	)
-	emails := queueJSON{Queue: "emails", Scheduled: 2, Ready: 6, Dead: 1}
-	sms := queueJSON{Queue: "sms", Ready: 1}
-	header := []string{"QUEUE", "SCHEDULED", "READY", "ACTIVE", "DEAD"}
-	row := func(q queueJSON) []string {
-		return []string{q.Queue, fmt.Sprint(q.Scheduled), fmt.Sprint(q.Ready), fmt.Sprint(q.Active), fmt.Sprint(q.Dead)}
+	emails := wire.Queue{Name: "emails", Jobs: wire.Counts{Scheduled: 2, Ready: 6, Dead: 1}, Workers: []wire.Process{}}
+	sms := wire.Queue{Name: "sms", Jobs: wire.Counts{Ready: 1}, Workers: []wire.Process{}}
+	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "WORKERS", "LEADER"}
+	row := func(q wire.Queue) []string {
+		return []string{q.Name, "running", fmt.Sprint(q.Jobs.Scheduled), fmt.Sprint(q.Jobs.Ready), fmt.Sprint(q.Jobs.Active), fmt.Sprint(q.Jobs.Dead), "0", "-"}
 	}
 	sortRows := func(rows [][]string) {
 		slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
@@ -678,7 +675,7 @@ func TestInspect(t *testing.T) {
 			}
 		}},
 		{"one queue as JSON", []string{"--queue", "emails", "--json"}, 0, func(t *testing.T, stdout, _ string) {
-			if got := decodeJSON[[]queueJSON](t, stdout); !slices.Equal(got, []queueJSON{emails}) {
+			if got := decodeJSON[wire.Queue](t, stdout); !reflect.DeepEqual(got, emails) {
 				t.Errorf("JSON %+v, want %+v", got, emails)
 			}
 		}},
@@ -693,14 +690,13 @@ func TestInspect(t *testing.T) {
 			}
 		}},
 		{"every queue as JSON", []string{"--json"}, 0, func(t *testing.T, stdout, _ string) {
-			got := decodeJSON[[]queueJSON](t, stdout)
-			slices.SortFunc(got, func(a, b queueJSON) int { return strings.Compare(a.Queue, b.Queue) })
-			if want := []queueJSON{emails, sms}; !slices.Equal(got, want) {
+			got := decodeJSON[queueList](t, stdout).Queues
+			if want := []wire.Queue{emails, sms}; !reflect.DeepEqual(got, want) {
 				t.Errorf("JSON %+v, want %+v", got, want)
 			}
 		}},
 		{"unknown queue", []string{"--queue", "nothing-here"}, 0, func(t *testing.T, stdout, _ string) {
-			want := [][]string{header, row(queueJSON{Queue: "nothing-here"})}
+			want := [][]string{header, row(wire.Queue{Name: "nothing-here"})}
 			if got := tableRows(stdout); !slices.EqualFunc(got, want, slices.Equal) {
 				t.Errorf("table %q, want %q", got, want)
 			}
@@ -711,7 +707,7 @@ func TestInspect(t *testing.T) {
 			}
 		}},
 		{"no queues as JSON", []string{"--prefix", b.prefix + "-empty", "--json"}, 0, func(t *testing.T, stdout, _ string) {
-			if got := decodeJSON[[]queueJSON](t, stdout); got == nil || len(got) != 0 {
+			if got := decodeJSON[queueList](t, stdout).Queues; got == nil || len(got) != 0 {
 				t.Errorf("JSON %q, want []", stdout)
 			}
 		}},
@@ -760,7 +756,7 @@ func TestInspect(t *testing.T) {
 			}
 		}},
 		{"job with a unique key as JSON", []string{"--queue", "emails", "--job", "e-unique-3", "--json"}, 0, func(t *testing.T, stdout, _ string) {
-			got := decodeJSON[jobOut](t, stdout)
+			got := decodeJSON[wire.Job](t, stdout)
 			if got.Priority != "normal" || got.UniqueKey != "user:9" || got.UniqueFor != "1h30m0s" || !got.UniqueAfterFinish {
 				t.Errorf("JSON %+v, want priority normal, unique key user:9 for 1h30m0s after the finish", got)
 			}
@@ -774,20 +770,20 @@ func TestInspect(t *testing.T) {
 		}},
 		{"job as JSON", []string{"--queue", "emails", "--job", "e-later-1", "--json"}, 0, func(t *testing.T, stdout, _ string) {
 			j := b.get(t, "emails", "e-later-1")
-			got := decodeJSON[jobOut](t, stdout)
+			got := decodeJSON[wire.Job](t, stdout)
 			if got.ID != "e-later-1" || got.Queue != "emails" || got.State != "scheduled" || got.Attempts != 0 ||
-				got.MaxAttempts != 3 || got.Payload != "payload" || got.RunAt == nil || !got.RunAt.Equal(j.RunAt) ||
-				!got.EnqueuedAt.Equal(j.EnqueuedAt) || got.DiedAt != nil || got.Priority != "normal" || got.UniqueKey != "" {
+				got.MaxAttempts != 3 || payloadOf(t, got) != "payload" || got.Payload != nil || got.RunAt == nil || !got.RunAt.Equal(j.RunAt) ||
+				got.EnqueuedAt == nil || !got.EnqueuedAt.Equal(j.EnqueuedAt) || got.DiedAt != nil || got.Priority != "normal" || got.UniqueKey != "" {
 				t.Errorf("JSON %+v does not match the job %+v", got, j)
 			}
 		}},
 		{"binary payload as JSON", []string{"--queue", "emails", "--job", "e-now-3", "--json"}, 0, func(t *testing.T, stdout, _ string) {
-			got := decodeJSON[jobOut](t, stdout)
-			if got.State != "ready" || got.Payload != "" || string(got.PayloadBase64) != "\xff\xfe" {
+			got := decodeJSON[wire.Job](t, stdout)
+			if got.State != "ready" || got.Payload != nil || got.PayloadBase64 == nil || *got.PayloadBase64 != "//4=" {
 				t.Errorf("JSON %+v, want the payload in payload_base64", got)
 			}
 		}},
-		{"missing job", []string{"--queue", "emails", "--job", "nope"}, 1, func(t *testing.T, _, stderr string) {
+		{"missing job", []string{"--queue", "emails", "--job", "nope"}, exitNotFound, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, `"nope"`) || !strings.Contains(stderr, "not found") {
 				t.Errorf("stderr %q does not say job nope was not found", stderr)
 			}
@@ -797,12 +793,12 @@ func TestInspect(t *testing.T) {
 				t.Errorf("stderr %q", stderr)
 			}
 		}},
-		{"bad queue name", []string{"--queue", "a{b}"}, 1, func(t *testing.T, _, stderr string) {
+		{"bad queue name", []string{"--queue", "a{b}"}, exitUsage, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, `"a{b}"`) {
 				t.Errorf("stderr %q does not name the queue", stderr)
 			}
 		}},
-		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, 1, func(t *testing.T, _, stderr string) {
+		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, exitUnavailable, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, "127.0.0.1:1") {
 				t.Errorf("stderr %q does not name the address", stderr)
 			}
@@ -826,12 +822,6 @@ func TestInspect(t *testing.T) {
 			tt.check(t, stdout, stderr)
 		})
 	}
-}
-
-// deadListOut is dead list --json, as scripts read it.
-type deadListOut struct {
-	Jobs []jobOut `json:"jobs"`
-	Next string   `json:"next"`
 }
 
 var moreRE = regexp.MustCompile(`(?m)^more: --cursor (\S+)$`)
@@ -892,11 +882,14 @@ func TestDeadList(t *testing.T) {
 			}
 			var n int
 			if slices.Contains(flags, "--json") {
-				out := decodeJSON[deadListOut](t, stdout)
+				out := decodeJSON[wire.Page](t, stdout)
 				for _, j := range out.Jobs {
 					got = append(got, j.ID)
 				}
-				n, cursor = len(out.Jobs), out.Next
+				n, cursor = len(out.Jobs), ""
+				if out.NextCursor != nil {
+					cursor = *out.NextCursor
+				}
 			} else {
 				var rows [][]string
 				rows, cursor = deadTable(t, stdout)
@@ -936,14 +929,14 @@ func TestDeadList(t *testing.T) {
 			}
 		}},
 		{"JSON", []string{"--json"}, 0, func(t *testing.T, stdout, _ string) {
-			out := decodeJSON[deadListOut](t, stdout)
-			if len(out.Jobs) != len(ids) || out.Next != "" {
-				t.Fatalf("%d jobs, next %q; want %d and none", len(out.Jobs), out.Next, len(ids))
+			out := decodeJSON[wire.Page](t, stdout)
+			if len(out.Jobs) != len(ids) || out.NextCursor != nil {
+				t.Fatalf("%d jobs, next %v; want %d and none", len(out.Jobs), out.NextCursor, len(ids))
 			}
 			for _, got := range out.Jobs {
 				j := b.get(t, "q", got.ID)
 				if got.Queue != "q" || got.State != "dead" || got.Attempts != 1 || got.DiedAt == nil || !got.DiedAt.Equal(j.DiedAt) ||
-					got.LastError != j.LastError || !strings.Contains(got.LastError, "boom "+got.ID) || got.Payload != "payload of "+got.ID {
+					got.LastError != j.LastError || !strings.Contains(got.LastError, "boom "+got.ID) || payloadOf(t, got) != "payload of "+got.ID {
 					t.Errorf("JSON %+v does not match the job %+v", got, j)
 				}
 			}
@@ -954,11 +947,11 @@ func TestDeadList(t *testing.T) {
 			}
 		}},
 		{"empty queue as JSON", []string{"--queue", "other", "--json"}, 0, func(t *testing.T, stdout, _ string) {
-			if out := decodeJSON[deadListOut](t, stdout); out.Jobs == nil || len(out.Jobs) != 0 || out.Next != "" {
+			if out := decodeJSON[wire.Page](t, stdout); out.Jobs == nil || len(out.Jobs) != 0 || out.NextCursor != nil {
 				t.Errorf("JSON %q, want no jobs and no next", stdout)
 			}
 		}},
-		{"bad cursor", []string{"--cursor", "not-a-cursor"}, 1, func(t *testing.T, _, stderr string) {
+		{"bad cursor", []string{"--cursor", "not-a-cursor"}, exitUsage, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, "cursor") {
 				t.Errorf("stderr %q does not name the cursor", stderr)
 			}
@@ -968,7 +961,7 @@ func TestDeadList(t *testing.T) {
 				t.Errorf("stderr %q does not name the limit", stderr)
 			}
 		}},
-		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, 1, func(t *testing.T, _, stderr string) {
+		{"unreachable Redis", []string{"--redis", "127.0.0.1:1"}, exitUnavailable, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, "127.0.0.1:1") {
 				t.Errorf("stderr %q does not name the address", stderr)
 			}
@@ -1061,19 +1054,19 @@ func TestDeadRequeuePurge(t *testing.T) {
 			stdout: "purged 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
-			name: "requeue a missing job", flags: []string{"requeue", "--job", "nope"}, code: 1,
+			name: "requeue a missing job", flags: []string{"requeue", "--job", "nope"}, code: exitNotFound,
 			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
-			name: "purge a missing job", flags: []string{"purge", "--job", "nope"}, code: 1,
+			name: "purge a missing job", flags: []string{"purge", "--job", "nope"}, code: exitNotFound,
 			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
-			name: "requeue a job that is not dead", flags: []string{"requeue", "--job", "alive"}, code: 1,
+			name: "requeue a job that is not dead", flags: []string{"requeue", "--job", "alive"}, code: exitNotFound,
 			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
-			name: "purge a job that is not dead", flags: []string{"purge", "--job", "alive"}, code: 1,
+			name: "purge a job that is not dead", flags: []string{"purge", "--job", "alive"}, code: exitNotFound,
 			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
 			check: func(t *testing.T, b *cliBundle) {
 				if j := b.get(t, "q", "alive"); j.State != worker.StateReady {
@@ -1082,7 +1075,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 			},
 		},
 		{
-			name: "bad id", flags: []string{"purge", "--job", "two words"}, code: 1,
+			name: "bad id", flags: []string{"purge", "--job", "two words"}, code: exitUsage,
 			stderr: "invalid --job", after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 	}
@@ -1121,7 +1114,7 @@ func TestDeadUsage(t *testing.T) {
 	}{
 		{"no action", "dead", []string{"--queue", "q"}, 2, "name an action: list, requeue or purge"},
 		{"unknown action", "dead resurrect", []string{"--queue", "q"}, 2, `unknown action "resurrect"`},
-		{"action help", "dead requeue", []string{"-h"}, 0, "-all"},
+		{"action help", "dead requeue", []string{"-h"}, 0, "--all"},
 		{"list without queue", "dead list", nil, 2, "--queue is required"},
 		{"requeue without queue", "dead requeue", []string{"--all"}, 2, "--queue is required"},
 		{"purge without queue", "dead purge", []string{"--job", "x"}, 2, "--queue is required"},
@@ -1145,9 +1138,7 @@ func TestDeadUsage(t *testing.T) {
 			b := setupCLI(t)
 			b.killJobs(t, "q", "x")
 			code, stdout, stderr := b.run(t, "", tt.cmd, tt.flags...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
+			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
 			if s := b.stats(t, "q"); s != (worker.QueueStats{Dead: 1}) {
 				t.Errorf("queue q afterwards: %+v, want the dead job alone", s)
 			}
@@ -1155,13 +1146,40 @@ func TestDeadUsage(t *testing.T) {
 	}
 }
 
+// TestDeadActionHelp: each action's help shows its own flags, not another
+// action's; help goes to stdout, and "courier help dead ACTION" is the
+// same as "courier dead ACTION -h".
+func TestDeadActionHelp(t *testing.T) {
+	t.Parallel()
+	own := map[string][]string{"list": {"--limit", "--cursor"}, "requeue": {"--job", "--all"}, "purge": {"--job", "--all"}}
+	for action, flags := range own {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, t.Context(), "dead", action, "-h")
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			for other, otherFlags := range own {
+				for _, f := range otherFlags {
+					if want := slices.Contains(flags, f); strings.Contains(stdout, f) != want {
+						t.Errorf("dead %s -h shows %s: %t, want %t (a flag of %s)\n%s", action, f, !want, want, other, stdout)
+					}
+				}
+			}
+			if _, viaHelp, _ := runCLI(t, t.Context(), "help", "dead", action); viaHelp != stdout {
+				t.Errorf("courier help dead %s:\n%s\nwant what -h prints:\n%s", action, viaHelp, stdout)
+			}
+		})
+	}
+}
+
 // bareCase is a command run without --redis and --prefix, that must exit
-// with code and print nothing on stdout and inStderr on stderr.
+// with code and print want (see checkOutput).
 type bareCase struct {
-	name     string
-	args     []string
-	code     int
-	inStderr string
+	name string
+	args []string
+	code int
+	want string
 }
 
 // checkBare runs each case in a parallel subtest.
@@ -1171,9 +1189,28 @@ func checkBare(t *testing.T, cases []bareCase) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, stdout, stderr := runCLI(t, t.Context(), tt.args...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
+			checkOutput(t, code, stdout, stderr, tt.code, tt.want)
 		})
+	}
+}
+
+// checkOutput checks the CLI's convention for a command that printed no
+// result: exit 0 is help, want on stdout and nothing on stderr; any other
+// code prints nothing on stdout and want on stderr, then for a usage error
+// the hint to the command's help.
+func checkOutput(t *testing.T, code int, stdout, stderr string, wantCode int, want string) {
+	t.Helper()
+	out, other := stderr, stdout
+	if wantCode == 0 {
+		out, other = stdout, stderr
+	}
+	if code != wantCode || other != "" || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q on the %s alone", code, stdout, stderr, wantCode, want, map[bool]string{true: "stdout", false: "stderr"}[wantCode == 0])
+	}
+	if code == exitUsage && !regexp.MustCompile(`(?m)^Run 'courier help[^']*' for `).MatchString(stderr) {
+		t.Errorf("a usage error without the hint to the help:\n%s", stderr)
+	}
+	if code == exitUsage && strings.Contains(stderr, "Flags:") {
+		t.Errorf("a usage error prints the flags:\n%s", stderr)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -54,19 +52,9 @@ func (f *configFlags) load() (*config.Config, error) {
 	return cfg, err
 }
 
-// newLogger returns the logger the configuration asks for, writing to w.
-func newLogger(w io.Writer, c config.Log) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level)) // validated by config.Load
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
 // dialRedis connects the client commands: once, failing with the address
-// named when Redis cannot be reached.
+// named when Redis cannot be reached, as unavailable (exit 5) unless Redis
+// answered (a refused password is not fixed by waiting).
 func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) {
 	opt, err := cfg.Redis.ClientOption()
 	if err != nil {
@@ -74,11 +62,11 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 	}
 	rdb, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
+		return nil, fmt.Errorf("connect to Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), markUnavailable(err))
 	}
 	if err := rdb.Do(ctx, rdb.B().Ping().Build()).Error(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
+		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), markUnavailable(err))
 	}
 	return rdb, nil
 }

@@ -2,22 +2,19 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// runDead is courier dead list|requeue|purge.
-func runDead(ctx context.Context, args []string, std streams) error {
-	const synopsis = "list|requeue|purge --queue Q [--job ID | --all]"
-	action, err := parseAction("dead", synopsis, []string{"list", "requeue", "purge"}, args, std.err)
-	if err != nil {
-		return err
-	}
-	fs := newFlagSet("dead "+action, "--queue Q [--job ID | --all] [--api URL]", std.err)
+// defineDead is courier dead list|requeue|purge; each action has its own
+// flags.
+func defineDead(fs *flag.FlagSet, action string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
@@ -25,60 +22,65 @@ func runDead(ctx context.Context, args []string, std streams) error {
 	var all *bool
 	var limit *int
 	var cursor *string
-	var asJSON *bool
 	switch action {
 	case "list":
-		limit = fs.Int("limit", 100, "jobs per page, 1 to 1000")
+		limit = fs.Int("limit", worker.DeadLimitDefault, fmt.Sprintf("jobs per page, 1 to %d", worker.DeadLimitMax))
 		cursor = fs.String("cursor", "", "continue after a previous page (printed at its end)")
-		asJSON = fs.Bool("json", false, "print JSON for machines")
 	case "requeue", "purge":
 		job = fs.String("job", "", "the dead job to "+action)
 		all = fs.Bool("all", false, action+" every dead job of the queue")
 	}
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if *queue == "" {
-		return usageError(fs, "--queue is required")
-	}
-	if limit != nil && (*limit < 1 || *limit > worker.DeadLimitMax) {
-		return usageError(fs, "--limit must be 1 to %d (got %d)", worker.DeadLimitMax, *limit)
-	}
-	if job != nil && (*job == "") == !*all {
-		return usageError(fs, "give --job ID or --all")
-	}
-	remote, err := af.remote(fs)
-	if err != nil {
-		return err
-	}
-	client, closeClient, err := af.open(ctx, remote, cf)
-	if err != nil {
-		return err
-	}
-	defer closeClient()
+	asJSON := addJSONFlag(fs)
+	return func(ctx context.Context, std streams) error {
+		if *queue == "" {
+			return usagef("--queue is required")
+		}
+		if limit != nil && (*limit < 1 || *limit > worker.DeadLimitMax) {
+			return &usageError{field: "--limit", msg: fmt.Sprintf("--limit must be 1 to %d (got %d)", worker.DeadLimitMax, *limit)}
+		}
+		if job != nil && (*job == "") == !*all {
+			return usagef("give --job ID or --all")
+		}
+		remote, err := af.remote(fs)
+		if err != nil {
+			return err
+		}
+		client, closeClient, err := af.open(ctx, remote, cf)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
 
-	var n int
-	switch {
-	case action == "list":
-		return listDead(ctx, client, *queue, worker.DeadQuery{Cursor: *cursor, Limit: *limit}, *asJSON, std)
-	case action == "requeue" && *all:
-		n, err = client.RequeueAll(ctx, *queue)
-	case action == "requeue":
-		n, err = client.Requeue(ctx, *queue, *job)
-	case action == "purge" && *all:
-		n, err = client.PurgeAll(ctx, *queue)
-	default:
-		n, err = client.Purge(ctx, *queue, *job)
+		var n int
+		switch {
+		case action == "list":
+			return listDead(ctx, client, *queue, worker.DeadQuery{Cursor: *cursor, Limit: *limit}, *asJSON, std)
+		case action == "requeue" && *all:
+			n, err = client.RequeueAll(ctx, *queue)
+		case action == "requeue":
+			n, err = client.Requeue(ctx, *queue, *job)
+		case action == "purge" && *all:
+			n, err = client.PurgeAll(ctx, *queue)
+		default:
+			n, err = client.Purge(ctx, *queue, *job)
+		}
+		if err != nil {
+			return err
+		}
+		if *job != "" && n == 0 {
+			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has no dead job %q; nothing was changed", *queue, *job)}
+		}
+		if *asJSON {
+			t := wire.Triage{Action: action, Matched: n, Changed: n, Sample: []string{}}
+			if *job != "" {
+				t.Sample = []string{*job}
+			}
+			return writeJSON(std.out, t)
+		}
+		verb := map[string]string{"requeue": "requeued", "purge": "purged"}[action]
+		fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, printable(*queue))
+		return nil
 	}
-	if err != nil {
-		return err
-	}
-	if *job != "" && n == 0 {
-		return fmt.Errorf("queue %q has no dead job %q; nothing was changed", *queue, *job)
-	}
-	verb := map[string]string{"requeue": "requeued", "purge": "purged"}[action]
-	fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, printable(*queue))
-	return nil
 }
 
 func listDead(ctx context.Context, client jobClient, queue string, q worker.DeadQuery, asJSON bool, std streams) error {
@@ -87,14 +89,7 @@ func listDead(ctx context.Context, client jobClient, queue string, q worker.Dead
 		return err
 	}
 	if asJSON {
-		out := struct {
-			Jobs []jobJSON `json:"jobs"`
-			Next string    `json:"next,omitempty"`
-		}{Jobs: []jobJSON{}, Next: page.Next}
-		for _, j := range page.Jobs {
-			out.Jobs = append(out.Jobs, jobView(j))
-		}
-		return writeJSON(std.out, out)
+		return writeJSON(std.out, wire.PageOf(page.Jobs, page.Next))
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")

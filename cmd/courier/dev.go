@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,61 +20,86 @@ import (
 // devQueue is the queue courier dev serves, with the log handler.
 const devQueue = "demo"
 
-// runDev runs the daemon on an embedded, in-memory Redis-compatible store,
-// for trying Courier with nothing installed.
-func runDev(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("dev", "[--addr HOST:PORT] [--http-addr HOST:PORT]", std.err)
+// defineDev is courier dev: the daemon on an embedded, in-memory
+// Redis-compatible store, for trying Courier with nothing installed.
+func defineDev(fs *flag.FlagSet, _ string) runFunc {
 	addr := fs.String("addr", "127.0.0.1:0", "where the embedded store listens (port 0 = any free port)")
 	httpAddr := fs.String("http-addr", config.HTTPAddrDefault, "HTTP listen address for /healthz, /readyz, /metrics and the API under /v1 (loopback only)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	format := fs.String("log-format", "text", "text or json (durations in seconds, keys ending in _seconds; the banner becomes one record)")
 	demo := fs.Bool("demo-jobs", true, "enqueue a few demo jobs at start")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	// The API is served without authentication here: loopback only.
-	if !loopback(*httpAddr) {
-		return usageError(fs, "--http-addr %q: courier dev serves the HTTP API without authentication, so it listens on loopback addresses only (127.0.0.1, ::1, localhost)", *httpAddr)
-	}
+	return func(ctx context.Context, std streams) error {
+		// The API is served without authentication here: loopback only.
+		if !loopback(*httpAddr) {
+			return &usageError{field: "--http-addr", msg: fmt.Sprintf("--http-addr %q: courier dev serves the HTTP API without authentication, "+
+				"so it listens on loopback addresses only (127.0.0.1, ::1, localhost)", *httpAddr)}
+		}
+		if *format != "text" && *format != "json" {
+			return &usageError{field: "--log-format", msg: fmt.Sprintf("--log-format must be text or json (got %q)", *format)}
+		}
+		if *format == "json" {
+			std.console.useJSON(newLogger(std.err, config.Log{Level: "info", Format: "json"}))
+		}
 
-	m := miniredis.NewMiniRedis()
-	m.ClockTTL(true) // expire keys on the real clock
-	if err := m.StartAddr(*addr); err != nil {
-		return fmt.Errorf("start the embedded store on %s: %w", *addr, err)
-	}
-	defer m.Close()
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true) // expire keys on the real clock
+		if err := m.StartAddr(*addr); err != nil {
+			return fmt.Errorf("start the embedded store on %s: %w", *addr, err)
+		}
+		defer m.Close()
 
-	cfg, err := config.Load(config.Sources{Flags: map[string]any{
-		"redis.addr":                    m.Addr(),
-		"http.addr":                     *httpAddr,
-		"log.level":                     *level,
-		"queues.demo.handler":           "log",
-		"queues.demo.concurrency":       "4",
-		"queues.demo.max_attempts":      "3",
-		"queues.demo.backoff.steps":     "1s,2s",
-		"queues.demo.log.payload_bytes": "1024",
-		"shutdown.timeout":              "5s",
-		"admin.insecure_no_auth":        "true",
-	}})
-	if err != nil {
-		return fmt.Errorf("dev configuration: %w", err)
-	}
-	log := newLogger(std.err, cfg.Log)
-	log.Warn("DEV MODE: the store is in memory; nothing persists when this process stops")
+		cfg, err := config.Load(config.Sources{Flags: map[string]any{
+			"redis.addr":                    m.Addr(),
+			"http.addr":                     *httpAddr,
+			"log.level":                     *level,
+			"log.format":                    *format,
+			"queues.demo.handler":           "log",
+			"queues.demo.concurrency":       "4",
+			"queues.demo.max_attempts":      "3",
+			"queues.demo.backoff.steps":     "1s,2s",
+			"queues.demo.log.payload_bytes": "1024",
+			"shutdown.timeout":              "5s",
+			"admin.insecure_no_auth":        "true",
+		}})
+		if err != nil {
+			return fmt.Errorf("dev configuration: %w", err)
+		}
+		log := daemonLogger(std, cfg.Log)
+		log.Warn("DEV MODE: the store is in memory; nothing persists when this process stops")
 
-	d := &daemon{cfg: cfg, log: log,
-		connect: func(ctx context.Context) (rueidis.Client, error) { return dialDev(ctx, m.Addr(), cfg, *demo) },
-		listening: func(httpAddr string) {
-			prog := programName()
-			fmt.Fprintf(std.out, "courier dev: embedded store listening on %s (nothing persists)\n", m.Addr())
-			fmt.Fprintf(std.out, "  enqueue a job:  %s enqueue --redis %s --queue %s --payload 'hello'\n", prog, m.Addr(), devQueue)
-			fmt.Fprintf(std.out, "  inspect:        %s inspect --redis %s --queue %s\n", prog, m.Addr(), devQueue)
-			fmt.Fprintf(std.out, "  redis-cli:      redis-cli -p %s\n", m.Port())
-			fmt.Fprintf(std.out, "  metrics:        http://%s/metrics\n", httpAddr)
-			fmt.Fprintf(std.out, "  HTTP API:       curl -d '{\"payload\": {\"hello\": \"world\"}}' http://%s/v1/queues/%s/jobs\n", httpAddr, devQueue)
-			fmt.Fprintf(std.out, "  stop:           Ctrl-C\n")
-		},
+		d := &daemon{cfg: cfg, log: log,
+			connect:   func(ctx context.Context) (rueidis.Client, error) { return dialDev(ctx, m.Addr(), cfg, *demo) },
+			listening: func(httpAddr string) { devBanner(std, log, cfg.Log.Format == "json", m, httpAddr) },
+		}
+		return d.serve(ctx)
 	}
-	return d.serve(ctx)
+}
+
+// devBanner says how to use the dev daemon: lines to copy on stdout, or,
+// with JSON logs, one record on stderr with the same commands.
+func devBanner(std streams, log *slog.Logger, asJSON bool, m *miniredis.Miniredis, httpAddr string) {
+	prog := programName()
+	howto := [][2]string{
+		{"enqueue", fmt.Sprintf("%s enqueue --redis %s --queue %s --payload 'hello'", prog, m.Addr(), devQueue)},
+		{"inspect", fmt.Sprintf("%s inspect --redis %s --queue %s", prog, m.Addr(), devQueue)},
+		{"redis_cli", "redis-cli -p " + m.Port()},
+		{"metrics", "http://" + httpAddr + "/metrics"},
+		{"http_api", fmt.Sprintf(`curl -d '{"payload": {"hello": "world"}}' http://%s/v1/queues/%s/jobs`, httpAddr, devQueue)},
+	}
+	if asJSON {
+		attrs := []any{"store", m.Addr(), "http", httpAddr}
+		for _, h := range howto {
+			attrs = append(attrs, h[0], h[1])
+		}
+		log.Info("courier dev: embedded store listening (nothing persists)", attrs...)
+		return
+	}
+	fmt.Fprintf(std.out, "courier dev: embedded store listening on %s (nothing persists)\n", m.Addr())
+	labels := map[string]string{"enqueue": "enqueue a job:", "inspect": "inspect:", "redis_cli": "redis-cli:", "metrics": "metrics:", "http_api": "HTTP API:"}
+	for _, h := range howto {
+		fmt.Fprintf(std.out, "  %-15s %s\n", labels[h[0]], h[1])
+	}
+	fmt.Fprintf(std.out, "  %-15s %s\n", "stop:", "Ctrl-C")
 }
 
 // dialDev connects to the embedded store and, if asked, enqueues the demo

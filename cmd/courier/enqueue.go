@@ -13,9 +13,9 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// runEnqueue is courier enqueue: put one job on a queue and print its id.
-func runEnqueue(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("enqueue", "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] [--unique-key K [--unique-for D [--unique-after-finish]]] [--payload TEXT | --payload-file FILE | < stdin] [--api URL]", std.err)
+// defineEnqueue is courier enqueue: put one job on a queue and print its
+// id.
+func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
@@ -30,94 +30,102 @@ func runEnqueue(ctx context.Context, args []string, std streams) error {
 	uniqueKey := fs.String("unique-key", "", "refuse the job while another job of the queue holds this key (until that job finishes, or --unique-for)")
 	uniqueFor := fs.Duration("unique-for", 0, "keep the unique key held this long after the enqueue, even once the job finished, e.g. 24h")
 	uniqueAfterFinish := fs.Bool("unique-after-finish", false, "count --unique-for from the job's finish instead of its enqueue")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
-		UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish}
-	given := setFlags(fs)
-	level, levelErr := worker.ParsePriority(*priority)
-	switch {
-	case *queue == "":
-		return usageError(fs, "--queue is required")
-	case given["delay"] && given["at"]:
-		return usageError(fs, "give --delay or --at, not both")
-	case given["payload"] && given["payload-file"]:
-		return usageError(fs, "give --payload or --payload-file, not both")
-	case given["max-attempts"] && *maxAttempts < 1:
-		return usageError(fs, "--max-attempts must be at least 1 (got %d)", *maxAttempts)
-	case given["timeout"] && *timeout <= 0:
-		return usageError(fs, "--timeout must be positive (got %s)", *timeout)
-	case *delay < 0:
-		return usageError(fs, "--delay must not be negative (got %s)", *delay)
-	case levelErr != nil:
-		return usageError(fs, "--priority must be low, normal or high (got %q)", *priority)
-	case given["unique-key"] && *uniqueKey == "":
-		// An empty key would mean no uniqueness: surely not what was meant.
-		return usageError(fs, "--unique-key must not be empty")
-	case given["unique-for"] && *uniqueFor <= 0:
-		return usageError(fs, "--unique-for must be positive (got %s)", *uniqueFor)
-	case given["unique-for"] && *uniqueKey == "":
-		return usageError(fs, "--unique-for needs --unique-key")
-	case *uniqueAfterFinish && !given["unique-for"]:
-		return usageError(fs, "--unique-after-finish needs --unique-for")
-	}
-	spec.MaxAttempts = *maxAttempts
-	spec.Priority = level
-	if given["at"] {
-		t, err := time.Parse(time.RFC3339Nano, *at)
-		if err != nil {
-			return usageError(fs, "--at %q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", *at)
+	asJSON := addJSONFlag(fs)
+	return func(ctx context.Context, std streams) error {
+		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
+			UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish}
+		given := setFlags(fs)
+		level, levelErr := worker.ParsePriority(*priority)
+		switch {
+		case *queue == "":
+			return usagef("--queue is required")
+		case given["delay"] && given["at"]:
+			return usagef("give --delay or --at, not both")
+		case given["payload"] && given["payload-file"]:
+			return usagef("give --payload or --payload-file, not both")
+		case given["max-attempts"] && *maxAttempts < 1:
+			return usagef("--max-attempts must be at least 1 (got %d)", *maxAttempts)
+		case given["timeout"] && *timeout <= 0:
+			return usagef("--timeout must be positive (got %s)", *timeout)
+		case *delay < 0:
+			return usagef("--delay must not be negative (got %s)", *delay)
+		case levelErr != nil:
+			return usagef("--priority must be low, normal or high (got %q)", *priority)
+		case given["unique-key"] && *uniqueKey == "":
+			// An empty key would mean no uniqueness: surely not what was meant.
+			return usagef("--unique-key must not be empty")
+		case given["unique-for"] && *uniqueFor <= 0:
+			return usagef("--unique-for must be positive (got %s)", *uniqueFor)
+		case given["unique-for"] && *uniqueKey == "":
+			return usagef("--unique-for needs --unique-key")
+		case *uniqueAfterFinish && !given["unique-for"]:
+			return usagef("--unique-after-finish needs --unique-for")
 		}
-		spec.RunAt = t
-	}
-	remote, err := af.remote(fs)
-	if err != nil {
-		return err
-	}
-	// The payload is read first, so that a bad one never waits on Redis.
-	// Through the API, the server holds the limit and says so.
-	limit := worker.MaxPayloadBytesLimit
-	if !remote {
-		cfg, err := cf.load()
+		spec.MaxAttempts = *maxAttempts
+		spec.Priority = level
+		if given["at"] {
+			t, err := time.Parse(time.RFC3339Nano, *at)
+			if err != nil {
+				return usagef("--at %q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", *at)
+			}
+			spec.RunAt = t
+		}
+		remote, err := af.remote(fs)
 		if err != nil {
 			return err
 		}
-		limit = cfg.Jobs.MaxPayloadBytes
-	}
-	switch {
-	case given["payload"]:
-		spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), limit)
-	case given["payload-file"]:
-		spec.Payload, err = readPayloadFile(*payloadFile, limit)
-	default:
-		if f, ok := std.in.(*os.File); ok && isTerminal(f) {
-			return errors.New("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
+		// The payload is read first, so that a bad one never waits on Redis.
+		// Through the API, the server holds the limit and says so.
+		limit := worker.MaxPayloadBytesLimit
+		if !remote {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			limit = cfg.Jobs.MaxPayloadBytes
 		}
-		spec.Payload, err = readPayload("stdin", std.in, limit)
-	}
-	if err != nil {
-		return err
-	}
+		switch {
+		case given["payload"]:
+			spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), limit)
+		case given["payload-file"]:
+			spec.Payload, err = readPayloadFile(*payloadFile, limit)
+		default:
+			if f, ok := std.in.(*os.File); ok && isTerminal(f) {
+				return usagef("no payload: give --payload TEXT or --payload-file FILE, or pipe it on stdin (--payload '' for an empty one)")
+			}
+			spec.Payload, err = readPayload("stdin", std.in, limit)
+		}
+		if err != nil {
+			return err
+		}
 
-	client, closeClient, err := af.open(ctx, remote, cf)
-	if err != nil {
-		return err
-	}
-	defer closeClient()
-	jobID, err := client.Enqueue(ctx, spec)
-	if errors.Is(err, worker.ErrDuplicate) {
-		// Refused for its unique key, the client returns the holder's id.
-		if errors.Is(err, worker.ErrUniqueKeyHeld) {
-			return fmt.Errorf("queue %q: unique key %q is held by job %q; nothing was changed", spec.Queue, spec.UniqueKey, jobID)
+		client, closeClient, err := af.open(ctx, remote, cf)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("queue %q already has a job with id %q; nothing was changed", spec.Queue, jobID)
+		defer closeClient()
+		jobID, err := client.Enqueue(ctx, spec)
+		if errors.Is(err, worker.ErrDuplicate) {
+			// Refused for its unique key, the client returns the holder's id.
+			if errors.Is(err, worker.ErrUniqueKeyHeld) {
+				return &explainedError{existingID: jobID, cause: worker.ErrUniqueKeyHeld,
+					msg: fmt.Sprintf("queue %q: unique key %q is held by job %q; nothing was changed", spec.Queue, spec.UniqueKey, jobID)}
+			}
+			return &explainedError{existingID: jobID, cause: worker.ErrDuplicate,
+				msg: fmt.Sprintf("queue %q already has a job with id %q; nothing was changed", spec.Queue, jobID)}
+		}
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			// The id member of the API's reply to an enqueue.
+			return writeJSON(std.out, struct {
+				ID string `json:"id"`
+			}{jobID})
+		}
+		fmt.Fprintln(std.out, printable(jobID)) // through --api, the server says what the id is
+		return nil
 	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(std.out, printable(jobID)) // through --api, the server says what the id is
-	return nil
 }
 
 // readPayloadFile reads the payload from the file at path.

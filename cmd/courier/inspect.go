@@ -1,143 +1,140 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// runInspect is courier inspect: queue sizes by state, or one job.
-func runInspect(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("inspect", "[--queue Q] [--job ID] [--json] [--api URL]", std.err)
+// defineInspect is courier inspect: every queue, one queue, or one job.
+func defineInspect(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
-	queue := fs.String("queue", "", "show this queue only (default: every known queue)")
+	queue := fs.String("queue", "", "show this queue only, with its workers (default: every known queue)")
 	job := fs.String("job", "", "show this job of --queue")
-	asJSON := fs.Bool("json", false, "print JSON for machines")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *job != "" && *queue == "" {
-		return usageError(fs, "--job needs --queue")
-	}
-	remote, err := af.remote(fs)
-	if err != nil {
-		return err
-	}
-	client, closeClient, err := af.open(ctx, remote, cf)
-	if err != nil {
-		return err
-	}
-	defer closeClient()
-	if *job != "" {
-		j, err := client.Get(ctx, *queue, *job)
+	asJSON := addJSONFlag(fs)
+	return func(ctx context.Context, std streams) error {
+		if *job != "" && *queue == "" {
+			return usagef("--job needs --queue")
+		}
+		remote, err := af.remote(fs)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return writeJSON(std.out, jobView(j))
-		}
-		printJob(std.out, j)
-		return nil
-	}
-	queues := []string{*queue}
-	if *queue == "" {
-		if queues, err = client.Queues(ctx); err != nil {
-			return err
-		}
-		slices.Sort(queues)
-	}
-	rows := make([]queueRow, 0, len(queues))
-	for _, q := range queues {
-		s, err := client.Stats(ctx, q)
+		client, closeClient, err := af.open(ctx, remote, cf)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, rowOf(q, s))
+		defer closeClient()
+		if *job != "" {
+			j, err := client.Get(ctx, *queue, *job)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(std.out, wire.JobOf(j))
+			}
+			printJob(std.out, j)
+			return nil
+		}
+		queues := []string{*queue}
+		if *queue == "" {
+			if queues, err = client.Queues(ctx); err != nil {
+				return err
+			}
+			slices.Sort(queues)
+		}
+		views := make([]wire.Queue, 0, len(queues))
+		for _, q := range queues {
+			v, err := readQueue(ctx, client, q)
+			var ve *worker.ValidationError
+			if *queue == "" && errors.As(err, &ve) {
+				// A name the server listed, not one the user typed.
+				return fmt.Errorf("a listed queue: %s", ve.Error())
+			}
+			if err != nil {
+				return err
+			}
+			views = append(views, v)
+		}
+		switch {
+		case *asJSON && *queue != "":
+			return writeJSON(std.out, views[0]) // as GET /v1/queues/{queue}
+		case *asJSON:
+			return writeJSON(std.out, struct { // as GET /v1/queues
+				Queues []wire.Queue `json:"queues"`
+			}{views})
+		}
+		if *queue != "" {
+			return printQueue(std, views[0])
+		}
+		return printQueues(std.out, views)
 	}
-	if *asJSON {
-		return writeJSON(std.out, rows)
-	}
-	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSCHEDULED\tREADY\tACTIVE\tDEAD")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", printable(r.Queue), r.Scheduled, r.Ready, r.Active, r.Dead)
+}
+
+// printQueues prints a row per queue: state, sizes, workers, leader.
+func printQueues(w io.Writer, views []wire.Queue) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tSTATE\tSCHEDULED\tREADY\tACTIVE\tDEAD\tWORKERS\tLEADER")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", printable(v.Name), queueState(v), v.Jobs.Scheduled, v.Jobs.Ready,
+			v.Jobs.Active, v.Jobs.Dead, len(v.Workers), printable(orDash(v.Leader)))
 	}
 	return tw.Flush()
 }
 
-// queueRow is one queue's sizes, as inspect prints them.
-type queueRow struct {
-	Queue     string `json:"queue"`
-	Scheduled int64  `json:"scheduled"`
-	Ready     int64  `json:"ready"`
-	Active    int64  `json:"active"`
-	Dead      int64  `json:"dead"`
+// readQueue reads a queue as the API shows it: state, sizes and fleet.
+func readQueue(ctx context.Context, client jobClient, queue string) (wire.Queue, error) {
+	s, err := client.Stats(ctx, queue)
+	if err != nil {
+		return wire.Queue{}, err
+	}
+	f, err := client.Fleet(ctx, queue)
+	if err != nil {
+		return wire.Queue{}, err
+	}
+	return wire.QueueOf(queue, s, f), nil
 }
 
-func rowOf(queue string, s worker.QueueStats) queueRow {
-	return queueRow{Queue: queue, Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead}
+func queueState(v wire.Queue) string {
+	if v.Paused {
+		return "paused"
+	}
+	return "running"
 }
 
-// jobJSON is a job as inspect --json and dead list --json print it.
-type jobJSON struct {
-	ID          string `json:"id"`
-	Queue       string `json:"queue"`
-	State       string `json:"state"`
-	Attempts    int    `json:"attempts"`
-	MaxAttempts int    `json:"max_attempts,omitempty"`
-	Timeout     string `json:"timeout,omitempty"`
-	// Priority is low, normal or high; the unique fields are left out
-	// when not set.
-	Priority          string     `json:"priority"`
-	UniqueKey         string     `json:"unique_key,omitempty"`
-	UniqueFor         string     `json:"unique_for,omitempty"`
-	UniqueAfterFinish bool       `json:"unique_after_finish,omitempty"`
-	EnqueuedAt        time.Time  `json:"enqueued_at"`
-	RunAt             *time.Time `json:"run_at,omitempty"`
-	LeaseUntil        *time.Time `json:"lease_until,omitempty"`
-	DiedAt            *time.Time `json:"died_at,omitempty"`
-	LastError         string     `json:"last_error,omitempty"`
-	Payload           string     `json:"payload"`
-	// PayloadBase64 is set instead of Payload when the payload is not UTF-8.
-	PayloadBase64 []byte `json:"payload_base64,omitempty"`
+func orDash(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	return *s
 }
 
-func jobView(j *worker.Job) jobJSON {
-	v := jobJSON{
-		ID: j.ID, Queue: j.Queue, State: string(j.State), Attempts: j.Attempt,
-		MaxAttempts: j.MaxAttempts, EnqueuedAt: j.EnqueuedAt, LastError: j.LastError,
-		RunAt: timeOrNil(j.RunAt), LeaseUntil: timeOrNil(j.LeaseUntil), DiedAt: timeOrNil(j.DiedAt),
-		Priority: j.Priority.String(), UniqueKey: j.UniqueKey, UniqueAfterFinish: j.UniqueAfterFinish,
-	}
-	if j.Timeout > 0 {
-		v.Timeout = j.Timeout.String()
-	}
-	if j.UniqueFor > 0 {
-		v.UniqueFor = j.UniqueFor.String()
-	}
-	if utf8.Valid(j.Payload) {
-		v.Payload = string(j.Payload)
-	} else {
-		v.PayloadBase64 = j.Payload
-	}
-	return v
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
+// printWorkers prints the processes serving a queue, when there are any.
+func printWorkers(w io.Writer, v wire.Queue) error {
+	if len(v.Workers) == 0 {
 		return nil
 	}
-	return &t
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tCONCURRENCY\tRATE LIMIT\tLEADER\tSEEN")
+	for _, p := range v.Workers {
+		leader := "no"
+		if p.Leader {
+			leader = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", printable(p.ID), p.Concurrency, printable(orDash(p.RateLimit)), leader, relative(p.SeenAt))
+	}
+	return tw.Flush()
 }
 
 func printJob(w io.Writer, j *worker.Job) {
@@ -200,19 +197,4 @@ func preview(p []byte) string {
 		return fmt.Sprintf("%d bytes: %q", len(p), p)
 	}
 	return fmt.Sprintf("%d bytes: %q...", len(p), p[:limit])
-}
-
-// writeJSON prints v as indented JSON, exact (strings decode to the bytes
-// they hold, but for invalid UTF-8, which encoding/json turns into U+FFFD:
-// payloads that are not UTF-8 go in payload_base64 for that reason) and
-// free of raw control characters (see jsonPrintable).
-func writeJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(jsonPrintable(buf.Bytes()))
-	return err
 }

@@ -1,52 +1,77 @@
 // Command courier runs and drives Courier, the Redis-backed job daemon.
 //
-//	courier run      the daemon: serve the queues of a config file
-//	courier dev      the daemon on an embedded in-memory store, for trying it
-//	courier enqueue  put a job on a queue
-//	courier inspect  queue sizes by state, or one job
-//	courier dead     list, requeue or purge dead jobs
-//	courier cancel   cancel a job, running or not
-//	courier queue    pause or resume a queue, or show its state
-//	courier bench    measure throughput and latency against a Redis server
-//	courier version  print the version
+//	courier run          the daemon: serve the queues of a config file
+//	courier dev          the daemon on an embedded in-memory store, for trying it
+//	courier enqueue      put a job on a queue
+//	courier inspect      queues (sizes, leader, workers), or one job
+//	courier dead         list, requeue or purge dead jobs
+//	courier cancel       cancel a job, running or not
+//	courier queue        pause or resume a queue, or show its state
+//	courier config       check the configuration, or print it with its sources
+//	courier bench        measure throughput and latency against a Redis server
+//	courier healthcheck  probe a daemon's /readyz (the image's HEALTHCHECK)
+//	courier completion   print a bash, zsh or fish completion script
+//	courier version      print the version
 //
-// Run "courier help" for the list, "courier CMD -h" for a command's flags.
+// "courier help" lists them with the exit codes, "courier help CMD
+// [ACTION]" prints a command's flags. The conventions every command keeps
+// (help on stdout, one-line usage errors, the exit codes, --json) live in
+// usage.go and exit.go; this file holds the command table.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"slices"
-	"sort"
-	"strings"
 	"syscall"
-
-	"github.com/seed-53d105c9/courier/worker"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-// streams are a command's standard input and outputs.
+// streams are a command's standard input and outputs, and the console
+// through which the process's own notices (signals, the error it ends
+// with) follow the log format a daemon command chose.
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	console  *console // nil: plain text on err
 }
 
-// command is one subcommand: run parses args and does the work.
+// runFunc does a command's work once its flags are parsed.
+type runFunc func(ctx context.Context, std streams) error
+
+// command is one subcommand.
 type command struct {
 	summary string
-	run     func(ctx context.Context, args []string, std streams) error
-	// flags maps the Go fields the worker library names in its validation
+	// synopsis follows "courier NAME" in the usage line of a command
+	// without actions.
+	synopsis string
+	// fields maps the Go fields the worker library names in its validation
 	// errors to the command's flags, so that an error names what the user
-	// typed (see flagError).
-	flags map[string]string
+	// typed and counts as a usage error (see flagError).
+	fields map[string]string
+	// define adds the flags of the command, or of its action, to fs and
+	// returns what runs with their values. Running, help and completion
+	// all call it, so each flag is declared once.
+	define func(fs *flag.FlagSet, action string) runFunc
+	// actions, when set, are the words that must follow the command
+	// ("courier dead list").
+	actions []action
+	// words, when set, are the words the command takes after its flags
+	// (completion: the shells); other commands take none.
+	words []string
+	// external is a command that parses its own arguments (bench); its
+	// help is what it prints for -h. Set instead of define.
+	external func(ctx context.Context, args []string, std streams) error
+}
+
+// action is one action of a command with actions.
+type action struct {
+	name, summary, synopsis string
+	fields                  map[string]string
 }
 
 // Flags by the library field they set, per command.
@@ -56,39 +81,51 @@ var (
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 	}
-	jobFlags    = map[string]string{"Queue": "--queue", "ID": "--job", "Limit": "--limit", "Cursor": "--cursor"}
-	cancelFlags = map[string]string{"Queue": "--queue", "ID": "--job"}
+	// jobFlags are those of the commands that name an existing job.
+	jobFlags      = map[string]string{"Queue": "--queue", "ID": "--job"}
+	queueFlags    = map[string]string{"Queue": "--queue"}
+	deadListFlags = map[string]string{"Queue": "--queue", "Limit": "--limit", "Cursor": "--cursor"}
 )
-
-// flagError rewrites a validation error of the library to name the flag
-// that set the field: "invalid --at: …" rather than "invalid RunAt: …".
-func flagError(err error, flags map[string]string) error {
-	var ve *worker.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	if flag, ok := flags[ve.Field]; ok {
-		return fmt.Errorf("invalid %s: %s", flag, ve.Reason)
-	}
-	return err
-}
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":     {"run the daemon: serve the queues of a config file", runRun, nil},
-		"dev":     {"run the daemon on an embedded in-memory store (nothing persists)", runDev, nil},
-		"enqueue": {"put a job on a queue", runEnqueue, enqueueFlags},
-		"inspect": {"show queue sizes by state, or one job", runInspect, jobFlags},
-		"dead":    {"list, requeue or purge dead jobs", runDead, jobFlags},
-		"cancel":  {"cancel a job: delete it before it starts, or stop it while it runs", runCancel, cancelFlags},
-		"queue":   {"pause or resume a queue, or show its state", runQueue, jobFlags},
-		"bench":   {"measure throughput and latency against Redis", runBench, nil},
-		"version": {"print the version", runVersion, nil},
+		"run": {summary: "run the daemon: serve the queues of a config file",
+			synopsis: "[--config FILE] [flags]", define: defineRun},
+		"dev": {summary: "run the daemon on an embedded in-memory store (nothing persists)",
+			synopsis: "[--addr HOST:PORT] [--http-addr HOST:PORT] [flags]", define: defineDev},
+		"enqueue": {summary: "put a job on a queue",
+			synopsis: "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
+				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
+			fields: enqueueFlags, define: defineEnqueue},
+		"inspect": {summary: "show queues (sizes by state, leader, workers), or one job",
+			synopsis: "[--queue Q [--job ID]] [--json] [--api URL]", fields: jobFlags, define: defineInspect},
+		"dead": {summary: "list, requeue or purge dead jobs", define: defineDead, actions: []action{
+			{name: "list", summary: "list a queue's dead jobs, oldest death first, a page at a time",
+				synopsis: "--queue Q [--limit N] [--cursor C] [--json] [--api URL]", fields: deadListFlags},
+			{name: "requeue", summary: "move dead jobs back to due now, attempts reset",
+				synopsis: "--queue Q (--job ID | --all) [--json] [--api URL]", fields: jobFlags},
+			{name: "purge", summary: "delete dead jobs",
+				synopsis: "--queue Q (--job ID | --all) [--json] [--api URL]", fields: jobFlags},
+		}},
+		"cancel": {summary: "cancel a job: delete it before it starts, or stop it while it runs",
+			synopsis: "--queue Q --job ID [--json] [--api URL]", fields: jobFlags, define: defineCancel},
+		"queue": {summary: "pause or resume a queue, or show its state", define: defineQueue, actions: []action{
+			{name: "pause", summary: "stop every worker claiming the queue's jobs (running jobs finish)",
+				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+			{name: "resume", summary: "let workers claim the queue's jobs again",
+				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+			{name: "status", summary: "show whether the queue is paused, its sizes, leader and workers",
+				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+		}},
+		"config": configCommand(),
+		"bench":  {summary: "measure throughput and latency against Redis", external: runBench},
+		"healthcheck": {summary: "probe a running daemon's /readyz: exit 0 when ready (the image's HEALTHCHECK)",
+			synopsis: "[--config FILE] [--url URL] [--timeout D]", define: defineHealthcheck},
+		"completion": {summary: "print a shell completion script: bash, zsh or fish",
+			synopsis: "bash|zsh|fish", words: shells, define: defineCompletion},
+		"version": {summary: "print the version", synopsis: "[--json]", define: defineVersion},
 	}
 }
-
-// errUsage marks a usage error (exit code 2); the flag package has printed it.
-var errUsage = errors.New("usage error")
 
 // exitSecondSignal is the exit code when a second signal cuts the drain short.
 const exitSecondSignal = 130
@@ -97,123 +134,17 @@ func main() {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(context.Background())
+	con := &console{w: os.Stderr}
 	go func() {
 		sig := <-signals
-		fmt.Fprintf(os.Stderr, "courier: %s received: draining; send it again to exit at once\n", sig)
+		con.notice(sig.String()+" received: draining; send it again to exit at once", "signal", sig.String())
 		cancel()
 		sig = <-signals
 		// Jobs still held come back to other workers when their leases lapse.
-		fmt.Fprintf(os.Stderr, "courier: second %s: exiting without draining\n", sig)
+		con.notice("second "+sig.String()+": exiting without draining", "signal", sig.String())
 		os.Exit(exitSecondSignal)
 	}()
-	code := run(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := run(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, console: con})
 	cancel()
 	os.Exit(code)
-}
-
-func run(ctx context.Context, args []string, std streams) int {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(std.err, cmds)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	cmd, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(std.err, "courier: unknown command %q\n\n", args[0])
-		usage(std.err, cmds)
-		return 2
-	}
-	err := cmd.run(ctx, args[1:], std)
-	switch {
-	case err == nil || errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.Is(err, errUsage):
-		return 2
-	}
-	// Errors carry text from Redis and the API; see printableError.
-	fmt.Fprintf(std.err, "courier %s: %s\n", args[0], printableError(flagError(err, cmd.flags).Error()))
-	return 1
-}
-
-func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprintf(w, "Usage: courier <command> [flags]\n\nCommands:\n")
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
-	}
-	fmt.Fprintf(w, "\nRun \"courier <command> -h\" for a command's flags.\n")
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("courier "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: courier %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses args, mapping failures to errUsage (or flag.ErrHelp).
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
-	}
-	return nil
-}
-
-// usageError prints msg and the flags, and returns errUsage.
-func usageError(fs *flag.FlagSet, format string, args ...any) error {
-	fmt.Fprintf(fs.Output(), format+"\n", args...)
-	fs.Usage()
-	return errUsage
-}
-
-func runVersion(_ context.Context, args []string, std streams) error {
-	fs := newFlagSet("version", "", std.err)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	fmt.Fprintf(std.out, "courier %s %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
-}
-
-// parseAction reads the action a command with actions takes first
-// ("courier dead list …"): it prints the command's usage for -h (and
-// returns flag.ErrHelp) and refuses, as usage errors, a missing action,
-// flags before it and an unknown one.
-func parseAction(cmd, synopsis string, actions []string, args []string, stderr io.Writer) (string, error) {
-	list := strings.Join(actions[:len(actions)-1], ", ") + " or " + actions[len(actions)-1]
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs := newFlagSet(cmd, synopsis, stderr)
-		fs.Usage = func() {
-			fmt.Fprintf(stderr, "Usage: courier %s %s\n\nRun \"courier %s ACTION -h\" for an action's flags.\n", cmd, synopsis, cmd)
-		}
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fs.Usage()
-			return "", flag.ErrHelp
-		}
-		return "", usageError(fs, "name an action: "+list)
-	}
-	if !slices.Contains(actions, args[0]) {
-		fmt.Fprintf(stderr, "unknown action %q: use %s\nUsage: courier %s %s\n", args[0], list, cmd, synopsis)
-		return "", errUsage
-	}
-	return args[0], nil
 }

@@ -6,18 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
-
-// statusJSON is courier queue status --json as the tests read it.
-type statusJSON struct {
-	Queue     string `json:"queue"`
-	Paused    bool   `json:"paused"`
-	Scheduled int64  `json:"scheduled"`
-	Ready     int64  `json:"ready"`
-	Active    int64  `json:"active"`
-	Dead      int64  `json:"dead"`
-}
 
 // TestQueuePause: pause, status, resume and status again, directly on
 // Redis and through the API, each on a queue of its own.
@@ -36,7 +27,7 @@ func TestQueuePause(t *testing.T) {
 			return runCLIStdin(t, t.Context(), "", append(args, flags...)...)
 		},
 	}
-	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD"}
+	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "WORKERS", "LEADER"}
 	for mode, run := range modes {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -45,14 +36,15 @@ func TestQueuePause(t *testing.T) {
 			status := func(want string) {
 				t.Helper()
 				code, out, errOut := run(t, "queue status", "--queue", q)
-				rows := [][]string{header, {q, want, "1", "1", "0", "0"}}
+				rows := [][]string{header, {q, want, "1", "1", "0", "0", "0", "-"}}
 				if got := tableRows(out); code != 0 || errOut != "" || !slices.EqualFunc(got, rows, slices.Equal) {
 					t.Errorf("status: exit %d, table %q, stderr %q; want %q", code, got, errOut, rows)
 				}
 				code, out, errOut = run(t, "queue status", "--queue", q, "--json")
-				wantJSON := statusJSON{Queue: q, Paused: want == "paused", Scheduled: 1, Ready: 1}
-				if code != 0 || errOut != "" || decodeJSON[statusJSON](t, out) != wantJSON {
-					t.Errorf("status --json: exit %d, %s %q; want %+v", code, out, errOut, wantJSON)
+				got := decodeJSON[wire.Queue](t, out)
+				if code != 0 || errOut != "" || got.Name != q || got.Paused != (want == "paused") ||
+					got.Jobs != (wire.Counts{Scheduled: 1, Ready: 1}) || got.Leader != nil || got.Workers == nil {
+					t.Errorf("status --json: exit %d, %s %q; want queue %s %s with 1 scheduled and 1 ready job", code, out, errOut, q, want)
 				}
 			}
 			change := func(action, stdout string, paused bool) {
@@ -76,7 +68,7 @@ func TestQueuePause(t *testing.T) {
 
 			for action, paused := range map[string]bool{"pause": true, "resume": false} {
 				code, out, errOut := run(t, "queue "+action, "--queue", q, "--json")
-				if code != 0 || errOut != "" || decodeJSON[pauseJSON](t, out) != (pauseJSON{Queue: q, Paused: paused}) {
+				if got := decodeJSON[wire.Queue](t, out); code != 0 || errOut != "" || got.Name != q || got.Paused != paused || got.Jobs.Ready != 1 {
 					t.Errorf("%s --json: exit %d, %s %q", action, code, out, errOut)
 				}
 			}
@@ -95,10 +87,10 @@ func TestQueueUsage(t *testing.T) {
 	}{
 		{"no action", "queue", []string{"--queue", "q"}, 2, "name an action: pause, resume or status"},
 		{"unknown action", "queue stop", []string{"--queue", "q"}, 2, `unknown action "stop"`},
-		{"action help", "queue pause", []string{"-h"}, 0, "-queue"},
+		{"action help", "queue pause", []string{"-h"}, 0, "--queue"},
 		{"pause without queue", "queue pause", nil, 2, "--queue is required"},
 		{"resume without queue", "queue resume", nil, 2, "--queue is required"},
-		{"status without queue", "queue status", []string{"--json"}, 2, "--queue is required"},
+		{"status without queue", "queue status", nil, 2, "--queue is required"},
 		{"bad queue", "queue pause", []string{"--queue", "a{b}"}, 2, `invalid --queue: name "a{b}" has '{'`},
 		{"bad queue through the API", "queue pause", []string{"--queue", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --queue"},
 		{"unknown flag", "queue status", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
@@ -115,9 +107,7 @@ func TestQueueUsage(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			code, stdout, stderr := b.run(t, "", tt.cmd, tt.flags...)
-			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inStderr) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, stdout, stderr, tt.code, tt.inStderr)
-			}
+			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
 			if s := b.stats(t, "q"); s.Paused {
 				t.Error("a refused command paused queue q")
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -15,43 +16,42 @@ import (
 	"github.com/seed-53d105c9/courier/internal/config"
 )
 
-// runRun is courier run: the production daemon.
-func runRun(ctx context.Context, args []string, std streams) error {
-	fs := newFlagSet("run", "[--config FILE] [flags]", std.err)
+// defineRun is courier run: the production daemon.
+func defineRun(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	cf.keyFlag("http-addr", "http.addr", "HTTP listen address for /healthz, /readyz, /metrics (and the API under /v1 unless admin.addr is set)")
 	cf.keyFlag("log-level", "log.level", "debug, info, warn or error")
-	cf.keyFlag("log-format", "log.format", "text or json")
-	if err := parse(fs, args); err != nil {
-		return err
+	cf.keyFlag("log-format", "log.format", "text or json (durations in seconds, keys ending in _seconds)")
+	return func(ctx context.Context, std streams) error {
+		cfg, err := cf.load()
+		if err != nil {
+			earlyJSONLogs(std, fs.Lookup("log-format").Value.String())
+			return err
+		}
+		log := daemonLogger(std, cfg.Log)
+		if len(cfg.Queues) == 0 {
+			return errors.New("invalid configuration:\n  queues: no queue is configured; add one under queues.<name> (see configs/courier.yaml)")
+		}
+		// A listener of the API's own with no way to authenticate callers is
+		// a mistake; without admin.addr the API is only left out (see serve).
+		if err := cfg.Admin.RequireAuth(); err != nil && cfg.Admin.Addr != "" {
+			return fmt.Errorf("invalid configuration:\n  %w", err)
+		}
+		opt, err := cfg.Redis.ClientOption()
+		if err != nil {
+			return err
+		}
+		if cfg.Redis.TLS.Enabled && cfg.Redis.TLS.InsecureSkipVerify {
+			log.Warn("redis.tls.insecure_skip_verify is true: the Redis server's certificate is not checked, " +
+				"so anyone on the network path can pose as Redis and read or change every job; set redis.tls.ca_file instead")
+		}
+		log.Info("courier starting", "version", version, "redis", cfg.Redis.Addr, "prefix", cfg.Redis.Prefix,
+			"queues", queueNames(cfg), "shutdown_timeout", cfg.Shutdown.Timeout, "lease", cfg.Lease.Duration)
+		d := &daemon{cfg: cfg, log: log, connect: func(ctx context.Context) (rueidis.Client, error) {
+			return connectWithRetry(ctx, opt, log)
+		}}
+		return d.serve(ctx)
 	}
-	cfg, err := cf.load()
-	if err != nil {
-		return err
-	}
-	if len(cfg.Queues) == 0 {
-		return errors.New("invalid configuration:\n  queues: no queue is configured; add one under queues.<name> (see configs/courier.yaml)")
-	}
-	// A listener of the API's own with no way to authenticate callers is
-	// a mistake; without admin.addr the API is only left out (see serve).
-	if err := cfg.Admin.RequireAuth(); err != nil && cfg.Admin.Addr != "" {
-		return fmt.Errorf("invalid configuration:\n  %w", err)
-	}
-	log := newLogger(std.err, cfg.Log)
-	opt, err := cfg.Redis.ClientOption()
-	if err != nil {
-		return err
-	}
-	if cfg.Redis.TLS.Enabled && cfg.Redis.TLS.InsecureSkipVerify {
-		log.Warn("redis.tls.insecure_skip_verify is true: the Redis server's certificate is not checked, " +
-			"so anyone on the network path can pose as Redis and read or change every job; set redis.tls.ca_file instead")
-	}
-	log.Info("courier starting", "version", version, "redis", cfg.Redis.Addr, "prefix", cfg.Redis.Prefix,
-		"queues", queueNames(cfg), "shutdown_timeout", cfg.Shutdown.Timeout, "lease", cfg.Lease.Duration)
-	d := &daemon{cfg: cfg, log: log, connect: func(ctx context.Context) (rueidis.Client, error) {
-		return connectWithRetry(ctx, opt, log)
-	}}
-	return d.serve(ctx)
 }
 
 // Reconnect delays at start-up: Redis may start after Courier.

@@ -411,11 +411,12 @@ func TestClientCommandsEnvironment(t *testing.T) {
 	refused := []struct {
 		name  string
 		env   []string
+		code  int
 		inErr string
 	}{
-		{"bad value", []string{"COURIER_JOBS__MAX_PAYLOAD_BYTES=lots"}, "jobs.max_payload_bytes"},
-		{"unknown key", []string{"COURIER_REDIS__ADRESS=" + addr}, "redis.adress"}, //nolint:misspell // the typo is the case
-		{"unreachable Redis", []string{"COURIER_REDIS__ADDR=127.0.0.1:1"}, "127.0.0.1:1"},
+		{"bad value", []string{"COURIER_JOBS__MAX_PAYLOAD_BYTES=lots"}, exitFailure, "jobs.max_payload_bytes"},
+		{"unknown key", []string{"COURIER_REDIS__ADRESS=" + addr}, exitFailure, "redis.adress"}, //nolint:misspell // the typo is the case
+		{"unreachable Redis", []string{"COURIER_REDIS__ADDR=127.0.0.1:1"}, exitUnavailable, "127.0.0.1:1"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -423,8 +424,8 @@ func TestClientCommandsEnvironment(t *testing.T) {
 			prefix := testkit.Prefix(t)
 			env := append([]string{"COURIER_REDIS__PREFIX=" + prefix}, tt.env...)
 			code, stdout, stderr := courierEnv(t, env, nil, "enqueue", "--queue", "q", "--payload", "x")
-			if code != 1 || stdout != "" || !strings.Contains(stderr, tt.inErr) {
-				t.Errorf("exit %d, stdout %q; want 1, nothing and %q in stderr:\n%s", code, stdout, tt.inErr, stderr)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.inErr) {
+				t.Errorf("exit %d, stdout %q; want %d, nothing and %q in stderr:\n%s", code, stdout, tt.code, tt.inErr, stderr)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
 // The tests in this file cover what keeps text from jobs, Redis and the
@@ -106,11 +108,11 @@ func TestWriteJSONEscapes(t *testing.T) {
 				want = tt.in
 			}
 			var buf bytes.Buffer
-			if err := writeJSON(&buf, jobJSON{ID: "j", LastError: tt.in}); err != nil {
+			if err := writeJSON(&buf, wire.Job{ID: "j", LastError: tt.in}); err != nil {
 				t.Fatal(err)
 			}
 			assertTerminalSafe(t, buf.String())
-			var got jobJSON
+			var got wire.Job
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatalf("not JSON: %v: %q", err, buf.String())
 			}

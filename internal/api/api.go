@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -32,6 +32,10 @@ type Backend interface {
 	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
 	Pause(ctx context.Context, queue string) error
 	Resume(ctx context.Context, queue string) error
+	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
+	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+	ForgetQueue(ctx context.Context, queue string) error
 }
 
 var _ Backend = (*worker.Client)(nil)
@@ -129,6 +133,9 @@ type Handler struct {
 	now      func() time.Time
 	mux      *http.ServeMux
 	routes   []route
+	// triageMax bounds the jobs a requeue or purge request matches:
+	// TriageMax; tests lower it.
+	triageMax int
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -176,6 +183,8 @@ func New(opts Options) (*Handler, error) {
 		log:     cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		now:     opts.Now,
 		mux:     http.NewServeMux(),
+		// A field, not the constant, so that tests can page with a few jobs.
+		triageMax: TriageMax,
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -241,12 +250,15 @@ func (h *Handler) table() []route {
 		{method: http.MethodPost, path: "/v1/queues/{queue}/jobs/batch", role: RoleProducer, serve: h.enqueueBatch},
 		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.getJob},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.cancelJob},
+		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs", role: RoleAdmin, params: true, serve: h.listJobs},
 		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, serve: h.listQueues},
 		{method: http.MethodGet, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.getQueue},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.forgetQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/resume", role: RoleAdmin, serve: h.resumeQueue},
 		{method: http.MethodGet, path: "/v1/queues/{queue}/dead", role: RoleAdmin, params: true, serve: h.listDead},
-		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.requeueAllDead},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.triage(wire.ActionRequeue)},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/purge", role: RoleAdmin, serve: h.triage(wire.ActionPurge)},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead", role: RoleAdmin, serve: h.purgeAllDead},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/{id}/requeue", role: RoleAdmin, serve: h.requeueDead},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead/{id}", role: RoleAdmin, serve: h.purgeDead},
@@ -264,13 +276,9 @@ func (h *Handler) wrap(rt route) http.Handler {
 			switch {
 			case r.Context().Err() != nil:
 				// The client left; nobody reads the reply.
-			case errors.Is(err, context.DeadlineExceeded):
-				e = apiError(CodeUnavailable, "", "Redis did not answer within the API's write timeout; retry")
-				e.retryAfter = time.Second
-				h.log.Warn("api request timed out", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
-			case errors.Is(err, worker.ErrRedisOOM):
-				h.log.Warn("api request refused: Redis is out of memory", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
-			case e.Code == CodeInternal:
+			case e.Code == wire.CodeUnavailable:
+				h.log.Warn("api request refused: "+unavailableReason(err), "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
+			case e.Code == wire.CodeInternal:
 				h.log.Error("api request failed", "method", r.Method, "route", rt.path, "token", ident.name, "err", err)
 			}
 			status = e.Code.Status()
@@ -308,8 +316,8 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 	c := &call{r: r, w: w, ident: ident, now: now}
 	if !rt.offline {
 		if c.backend = h.opts.Backend(); c.backend == nil {
-			e := apiError(CodeUnavailable, "", "Redis has not been reached yet; retry shortly")
-			e.retryAfter = time.Second
+			e := apiError(wire.CodeUnavailable, "", "Redis has not been reached yet; retry shortly")
+			e.retryAfter = timeoutRetryAfter
 			return ident, 0, e
 		}
 	}
@@ -336,9 +344,9 @@ func (h *Handler) fallback(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if allow := h.allowed(r); len(allow) > 0 {
 			w.Header().Set("Allow", allow)
-			err = apiError(CodeMethodNotAllowed, "", r.Method+" is not allowed here; allowed: "+allow)
+			err = apiError(wire.CodeMethodNotAllowed, "", r.Method+" is not allowed here; allowed: "+allow)
 		} else {
-			err = apiError(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+"; see /v1/openapi.json")
+			err = apiError(wire.CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+"; see /v1/openapi.json")
 		}
 	}
 	writeError(w, err)
@@ -362,27 +370,12 @@ func (h *Handler) allowed(r *http.Request) string {
 	return allow
 }
 
-// writeError writes {"error": e} with e's status and, for 429 and 503,
-// Retry-After in whole seconds.
-func writeError(w http.ResponseWriter, e *Error) {
-	if e.retryAfter > 0 {
-		secs := (e.retryAfter + time.Second - 1) / time.Second
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
-	}
-	if e.Code == CodeUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="courier"`)
-	}
-	writeJSON(w, e.Code.Status(), struct {
-		Error *Error `json:"error"`
-	}{e})
-}
-
 // Disabled returns the handler of an API that is not served: every request
 // gets 404 not_found with reason as the message, so that a caller learns
 // why instead of guessing. The daemon mounts it when the configuration
 // gives no way to authenticate callers.
 func Disabled(reason string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, apiError(CodeNotFound, "", reason))
+		writeError(w, apiError(wire.CodeNotFound, "", reason))
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -49,7 +50,7 @@ func TestEnqueueAndGet(t *testing.T) {
 	}
 
 	r = b.want(b.do("GET", "/v1/queues/emails/jobs/welcome-42", producerSecret, ""), 200)
-	var v jobView
+	var v wire.Job
 	r.json(t, &v)
 	if v.ID != "welcome-42" || v.Queue != "emails" || v.State != "scheduled" || v.Attempts != 0 || v.MaxAttempts != 5 ||
 		v.Timeout != "2m0s" || string(v.Payload) != `{"to":"ada@example.com","html":"<b>hi</b>"}` || v.PayloadBase64 != nil ||
@@ -96,9 +97,9 @@ func TestEnqueueForms(t *testing.T) { //nolint:tparallel // the cases share the 
 			}
 			// GET gives the payload back byte for byte.
 			r = b.want(b.do("GET", "/v1/queues/forms/jobs/"+got.ID, producerSecret, ""), 200)
-			var v jobView
+			var v wire.Job
 			r.json(t, &v)
-			back, err := v.job()
+			back, err := v.ToWorker()
 			if err != nil || string(back.Payload) != tt.payload {
 				t.Errorf("GET payload %q (%v), want %q: %s", back.Payload, err, tt.payload, r.body)
 			}
@@ -111,7 +112,7 @@ func TestEnqueueDuplicate(t *testing.T) {
 	b := setup(t)
 	b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "order-1", "payload": 1}`), 201)
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "order-1", "payload": 2}`), 409)
-	if e := r.apiErr(t); e.Code != CodeConflict || e.Field != "id" {
+	if e := r.apiErr(t); e.Code != wire.CodeConflict || e.Field != "id" {
 		t.Errorf("error %+v", e)
 	}
 	job, err := b.client.Get(t.Context(), "q", "order-1")
@@ -156,7 +157,7 @@ func TestBatch(t *testing.T) {
 	for i, item := range got.Jobs {
 		switch i {
 		case 7, 9:
-			if item.Status != "conflict" || item.Error == nil || item.Error.Code != CodeConflict ||
+			if item.Status != "conflict" || item.Error == nil || item.Error.Code != wire.CodeConflict ||
 				item.Error.Field != fmt.Sprintf("jobs[%d].id", i) || item.RunAt != nil {
 				t.Errorf("job %d: %+v", i, item)
 			}
@@ -186,13 +187,13 @@ func TestGetMissing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := b.want(b.do("GET", "/v1/queues/q/jobs/nope", producerSecret, ""), 404)
-	if e := r.apiErr(t); e.Code != CodeNotFound || e.Field != "id" {
+	if e := r.apiErr(t); e.Code != wire.CodeNotFound || e.Field != "id" {
 		t.Errorf("error %+v", e)
 	}
 	// Ids are percent-encoded in paths: a slash or a question mark is fine.
 	b.enqueue(worker.JobSpec{Queue: "q", ID: "a/b?c=d#e%f"})
 	r = b.want(b.do("GET", "/v1/queues/q/jobs/a%2Fb%3Fc=d%23e%25f", producerSecret, ""), 200)
-	var v jobView
+	var v wire.Job
 	if r.json(t, &v); v.ID != "a/b?c=d#e%f" {
 		t.Errorf("id %q", v.ID)
 	}
@@ -211,7 +212,7 @@ func TestCancel(t *testing.T) {
 		b.want(b.do("DELETE", path, producerSecret, ""), 204)
 		b.want(b.do("GET", path, producerSecret, ""), 404)
 		r := b.want(b.do("DELETE", path, producerSecret, ""), 404)
-		if e := r.apiErr(t); e.Code != CodeNotFound || e.Field != "id" {
+		if e := r.apiErr(t); e.Code != wire.CodeNotFound || e.Field != "id" {
 			t.Errorf("%s cancelled twice: error %+v", spec.ID, e)
 		}
 	}
@@ -240,7 +241,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal("the handler's context did not end within 10s of the cancel")
 	}
 	r := b.want(b.do("GET", "/v1/queues/busy/jobs/running", producerSecret, ""), 200)
-	var v jobView
+	var v wire.Job
 	if r.json(t, &v); v.State != "dead" || v.Attempts != 1 || v.LastError != "cancelled" || v.DiedAt == nil {
 		t.Errorf("cancelled running job: %s", r.body)
 	}
@@ -250,7 +251,7 @@ func TestCancel(t *testing.T) {
 	for _, path := range []string{"/v1/queues/busy/jobs/running", "/v1/queues/doomed/jobs/x"} {
 		before := b.snapshot()
 		r = b.want(b.do("DELETE", path, producerSecret, ""), 409)
-		if e := r.apiErr(t); e.Code != CodeConflict || e.Field != "id" || !strings.Contains(e.Message, "job is dead") ||
+		if e := r.apiErr(t); e.Code != wire.CodeConflict || e.Field != "id" || !strings.Contains(e.Message, "job is dead") ||
 			!strings.Contains(e.Message, "requeue it or purge it") {
 			t.Errorf("%s: error %+v", path, e)
 		}
@@ -284,7 +285,7 @@ func TestQueues(t *testing.T) {
 	b.run("emails", idle, worker.QueueOptions{Concurrency: 5, RateLimit: limit})
 	b.enqueue(worker.JobSpec{Queue: "emails", Delay: time.Hour}, worker.JobSpec{Queue: "audit"})
 
-	var q queueView
+	var q wire.Queue
 	var r reply
 	testkit.Eventually(t, 10*time.Second, "a leader and both workers of emails", func() bool {
 		r = b.want(b.do("GET", "/v1/queues/emails", adminSecret, ""), 200)
@@ -303,13 +304,13 @@ func TestQueues(t *testing.T) {
 			t.Errorf("worker %+v", w)
 		}
 	}
-	if q.Name != "emails" || q.Jobs != (countsView{Scheduled: 1}) || leaders != 1 || q.Concurrency != 25 ||
+	if q.Name != "emails" || q.Jobs != (wire.Counts{Scheduled: 1}) || leaders != 1 || q.Concurrency != 25 ||
 		q.RateLimit == nil || *q.RateLimit != "100 per 1s" {
 		t.Errorf("GET /v1/queues/emails: %s", r.body)
 	}
 
 	r = b.want(b.do("GET", "/v1/queues", adminSecret, ""), 200)
-	var list struct{ Queues []queueView }
+	var list struct{ Queues []wire.Queue }
 	r.json(t, &list)
 	if len(list.Queues) != 2 || list.Queues[0].Name != "audit" || list.Queues[1].Name != "emails" ||
 		list.Queues[0].Jobs.Ready != 1 || list.Queues[0].Leader != nil || list.Queues[0].RateLimit != nil ||
@@ -321,7 +322,7 @@ func TestQueues(t *testing.T) {
 	}
 	// A queue no one used is empty, not missing (as worker.Client.Stats).
 	r = b.want(b.do("GET", "/v1/queues/unused", adminSecret, ""), 200)
-	if r.json(t, &q); q.Jobs != (countsView{}) || q.Concurrency != 0 {
+	if r.json(t, &q); q.Jobs != (wire.Counts{}) || q.Concurrency != 0 {
 		t.Errorf("unused queue: %s", r.body)
 	}
 }
@@ -340,7 +341,7 @@ func TestQueuesFleetError(t *testing.T) {
 		o.Backend = func() Backend { return failingFleet{backend().(*worker.Client)} }
 	})
 	r := b.want(b.do("GET", "/v1/queues/q", adminSecret, ""), 500)
-	if e := r.apiErr(t); e.Code != CodeInternal || strings.Contains(e.Message, "exploded") {
+	if e := r.apiErr(t); e.Code != wire.CodeInternal || strings.Contains(e.Message, "exploded") {
 		t.Errorf("error %+v: internal errors keep their detail in the log", e)
 	}
 	if !strings.Contains(b.logs.String(), "fleet lookup exploded") {
@@ -361,7 +362,7 @@ func TestDead(t *testing.T) {
 			path += "&cursor=" + cursor
 		}
 		r := b.want(b.do("GET", path, adminSecret, ""), 200)
-		var page deadPage
+		var page wire.Page
 		r.json(t, &page)
 		for _, j := range page.Jobs {
 			ids = append(ids, j.ID)
@@ -401,8 +402,10 @@ func TestDead(t *testing.T) {
 		t.Errorf("purge deleted a job that was not dead: %v", err)
 	}
 
+	// Without a body: every dead job.
 	r = b.want(b.do("POST", "/v1/queues/q/dead/requeue", adminSecret, ""), 200)
-	if r.json(t, &rq); rq.Requeued != 2 {
+	var tr wire.Triage
+	if r.json(t, &tr); tr.Action != "requeue" || tr.Matched != 2 || tr.Changed != 2 || tr.NextCursor != nil {
 		t.Errorf("requeue all: %s", r.body)
 	}
 	b.kill("q2", "e1", "e2")
@@ -454,7 +457,7 @@ func TestDisabled(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusNotFound || e.Error.Code != CodeNotFound || !strings.Contains(e.Error.Message, "admin.tokens") {
+	if resp.StatusCode != http.StatusNotFound || e.Error.Code != wire.CodeNotFound || !strings.Contains(e.Error.Message, "admin.tokens") {
 		t.Errorf("%d %+v", resp.StatusCode, e)
 	}
 }
@@ -478,7 +481,7 @@ func TestWriteTimeout(t *testing.T) {
 	})
 	start := time.Now()
 	r := b.want(b.do("GET", "/v1/queues/q/jobs/x", producerSecret, ""), 503)
-	if e := r.apiErr(t); e.Code != CodeUnavailable || r.header.Get("Retry-After") != "1" {
+	if e := r.apiErr(t); e.Code != wire.CodeUnavailable || r.header.Get("Retry-After") != "1" {
 		t.Errorf("error %+v, Retry-After %q", e, r.header.Get("Retry-After"))
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -503,7 +506,7 @@ func TestEnqueueWhileRedisIsFull(t *testing.T) {
 		o.Backend = func() Backend { return fullRedis{backend().(*worker.Client)} }
 	})
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"payload":"x"}`), 503)
-	if e := r.apiErr(t); e.Code != CodeUnavailable || !strings.Contains(e.Message, "out of memory") {
+	if e := r.apiErr(t); e.Code != wire.CodeUnavailable || !strings.Contains(e.Message, "out of memory") {
 		t.Errorf("error %+v, want unavailable naming the cause", e)
 	}
 	if got := r.header.Get("Retry-After"); got != "10" {

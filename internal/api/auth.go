@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -99,7 +100,7 @@ func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Er
 		return identity{name: "anonymous", role: RoleAdmin}, "", nil
 	}
 	unauthorized := func(reason, msg string) (identity, string, *Error) {
-		return identity{}, reason, apiError(CodeUnauthorized, "Authorization", msg)
+		return identity{}, reason, apiError(wire.CodeUnauthorized, "Authorization", msg)
 	}
 	values := r.Header.Values("Authorization")
 	switch {
@@ -130,7 +131,7 @@ func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Er
 // may refuses a producer an admin route.
 func (id identity) may(rt route) *Error {
 	if rt.role == RoleAdmin && id.role != RoleAdmin {
-		return apiError(CodeForbidden, "Authorization",
+		return apiError(wire.CodeForbidden, "Authorization",
 			fmt.Sprintf("token %q has the %s role; %s %s needs admin", id.name, id.role, rt.method, rt.path))
 	}
 	return nil
@@ -142,7 +143,7 @@ func (id identity) mayUse(queue string) *Error {
 	if queue == "" || id.sees(queue) {
 		return nil
 	}
-	return apiError(CodeForbidden, "queue", fmt.Sprintf("token %q may not use queue %q (it is limited to %s)",
+	return apiError(wire.CodeForbidden, "queue", fmt.Sprintf("token %q may not use queue %q (it is limited to %s)",
 		id.name, queue, strings.Join(id.queues, ", ")))
 }
 
@@ -164,7 +165,7 @@ func (h *Handler) limit(id identity, now time.Time) *Error {
 	if spent {
 		return nil
 	}
-	e := apiError(CodeRateLimited, "", fmt.Sprintf("token %q is over its rate limit of %s; retry in %s",
+	e := apiError(wire.CodeRateLimited, "", fmt.Sprintf("token %q is over its rate limit of %s; retry in %s",
 		id.name, h.opts.RateLimit, wait.Round(time.Millisecond)))
 	e.retryAfter = wait
 	return e

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -122,7 +124,7 @@ func TestRateLimit(t *testing.T) {
 	b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "2"}`), 201)
 	before := b.snapshot()
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "3"}`), 429)
-	if e := r.apiErr(t); e.Code != CodeRateLimited || !strings.Contains(e.Message, `"shop"`) {
+	if e := r.apiErr(t); e.Code != wire.CodeRateLimited || !strings.Contains(e.Message, `"shop"`) {
 		t.Errorf("error %+v", e)
 	}
 	if ra := r.header.Get("Retry-After"); ra != "1" {
@@ -178,4 +180,31 @@ func TestNewLeavesTokenStrength(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) { o.Tokens = []Token{{Name: "short", Secret: "abc", Role: RoleAdmin}} })
 	b.want(b.do("GET", "/v1/queues", "abc", ""), 200)
+}
+
+// TestProducerRefusedOnAdminRoutes: a producer token gets 403 on every
+// admin route of the table, naming its role, and changes nothing.
+func TestProducerRefusedOnAdminRoutes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.kill("q", "j1")
+	before := b.snapshot()
+	admin := 0
+	for _, rt := range b.h.routes {
+		if rt.role != RoleAdmin {
+			continue
+		}
+		admin++
+		path, body := routeRequest(rt)
+		r := b.want(b.do(rt.method, path, producerSecret, body), 403)
+		if e := r.apiErr(t); e.Code != wire.CodeForbidden || e.Field != "Authorization" || !strings.Contains(e.Message, "admin") {
+			t.Errorf("%s %s: %+v", rt.method, rt.path, e)
+		}
+	}
+	if admin < 12 {
+		t.Errorf("only %d admin routes", admin)
+	}
+	if !maps.Equal(b.snapshot(), before) {
+		t.Error("a refused request changed Redis")
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
 // A web page the operator visits can make the browser send requests to
@@ -60,13 +62,13 @@ func newBrowserGuard(insecure bool, allowed []string) (*browserGuard, error) {
 func (g *browserGuard) refuse(r *http.Request) *Error {
 	if g.checkHost && !g.hostAllowed(r.Host) {
 		name := hostName(r.Host)
-		return apiError(CodeForbidden, "Host", fmt.Sprintf(
+		return apiError(wire.CodeForbidden, "Host", fmt.Sprintf(
 			"Host %q is not served: without authentication the API answers only requests addressed to an IP address, "+
 				"localhost or an allowed host, since any other name may be a web page's DNS rebinding; "+
 				"to serve it, add %q to the API's allowed hosts (admin.allowed_hosts)", r.Host, normalHost(name)))
 	}
 	if err := g.origin.Check(r); err != nil {
-		return apiError(CodeForbidden, "", fmt.Sprintf(
+		return apiError(wire.CodeForbidden, "", fmt.Sprintf(
 			"cross-origin request refused (%v): a web page of another site may not make a browser %s here; "+
 				"send it from a client that is not a browser, or from the API's own origin", err, r.Method))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -32,7 +33,7 @@ func TestCrossOriginRefused(t *testing.T) {
 	} {
 		for _, path := range []string{"/v1/queues/q/jobs", "/v1/queues/q/dead/requeue", "/v1/queues/q/dead/d/requeue"} {
 			r := b.want(post(path, `{"id": "csrf"}`, header), http.StatusForbidden)
-			if e := r.apiErr(t); e.Code != CodeForbidden || !strings.Contains(e.Message, "cross-origin request refused") {
+			if e := r.apiErr(t); e.Code != wire.CodeForbidden || !strings.Contains(e.Message, "cross-origin request refused") {
 				t.Errorf("%s, POST %s: %+v", name, path, e)
 			}
 		}
@@ -73,7 +74,7 @@ func TestForeignHost(t *testing.T) {
 		for _, path := range []string{"/v1/queues/q/jobs/secret-job", "/v1/queues", "/v1/openapi.json", "/v1/nope"} {
 			r := b.want(get(host, path), http.StatusForbidden)
 			e := r.apiErr(t)
-			if e.Code != CodeForbidden || e.Field != "Host" || !strings.Contains(e.Message, `Host "`+host+`" is not served`) ||
+			if e.Code != wire.CodeForbidden || e.Field != "Host" || !strings.Contains(e.Message, `Host "`+host+`" is not served`) ||
 				!strings.Contains(e.Message, "allowed hosts") {
 				t.Errorf("Host %s, GET %s: %+v", host, path, e)
 			}

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -20,7 +20,9 @@ import (
 // *Error that errors.Is matches to worker.ErrInvalid, an existing id to
 // worker.ErrDuplicate (a held unique key too), a missing job to
 // worker.ErrNotFound, a dead job that cannot be cancelled to
-// worker.ErrJobDead. It is safe for concurrent use.
+// worker.ErrJobDead, a queue that cannot be forgotten to
+// worker.ErrQueueInUse, and Redis out of memory to worker.ErrRedisOOM.
+// It is safe for concurrent use.
 type Client struct {
 	base  string // scheme://host[:port][/path], without /v1
 	token string
@@ -66,7 +68,7 @@ type jobBody struct {
 func bodyOf(spec worker.JobSpec) jobBody {
 	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish}
 	switch {
-	case compactJSON(spec.Payload):
+	case wire.CompactJSON(spec.Payload):
 		b.Payload = spec.Payload
 	case len(spec.Payload) > 0:
 		s := base64.StdEncoding.EncodeToString(spec.Payload)
@@ -137,9 +139,9 @@ func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.
 	for i, item := range out.Jobs {
 		res[i].ID = item.ID
 		if item.Status != "created" {
-			e := &Error{Code: CodeConflict, Message: errorMessage(item.Error)}
+			e := &Error{wireError: wire.Error{Code: wire.CodeConflict, Message: "not created"}}
 			if item.Error != nil {
-				e.Field, e.ExistingID = item.Error.Field, item.Error.ExistingID
+				e.wireError = *item.Error
 			}
 			e.cause = conflictCause(e)
 			res[i].Err = e
@@ -148,23 +150,16 @@ func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.
 	return res, nil
 }
 
-func errorMessage(e *Error) string {
-	if e == nil {
-		return "not created"
-	}
-	return e.Message
-}
-
 // Get reads a job.
 func (c *Client) Get(ctx context.Context, queue, id string) (*worker.Job, error) {
 	if err := validateRef(queue, id); err != nil {
 		return nil, err
 	}
-	var v jobView
+	var v wire.Job
 	if err := c.do(ctx, http.MethodGet, queuePath(queue)+"/jobs/"+url.PathEscape(id), nil, &v); err != nil {
 		return nil, err
 	}
-	return v.job()
+	return toWorker(&v)
 }
 
 // Cancel cancels a job as worker.Client.Cancel does: one that has not
@@ -183,12 +178,11 @@ func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, er
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return worker.QueueStats{}, err
 	}
-	var v queueView
+	var v wire.Queue
 	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
 		return worker.QueueStats{}, err
 	}
-	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
-		Paused: v.Paused}, nil
+	return v.Stats(), nil
 }
 
 // Pause stops workers claiming the jobs of queue; pausing a paused queue
@@ -212,9 +206,7 @@ func (c *Client) setPaused(ctx context.Context, queue, action string) error {
 
 // Queues lists the known queues.
 func (c *Client) Queues(ctx context.Context) ([]string, error) {
-	var out struct {
-		Queues []queueView `json:"queues"`
-	}
+	var out queueList
 	if err := c.do(ctx, http.MethodGet, "/v1/queues", nil, &out); err != nil {
 		return nil, err
 	}
@@ -225,88 +217,27 @@ func (c *Client) Queues(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Dead reads a page of the dead set of queue.
-func (c *Client) Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error) {
+// Fleet reads what the processes serving queue report, from GET
+// /v1/queues/{queue}: the fleet as worker.Client.Fleet gives it.
+func (c *Client) Fleet(ctx context.Context, queue string) (worker.Fleet, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
-		return worker.DeadPage{}, err
+		return worker.Fleet{}, err
 	}
-	params := url.Values{}
-	if q.Cursor != "" {
-		params.Set("cursor", q.Cursor)
+	var v wire.Queue
+	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
+		return worker.Fleet{}, err
 	}
-	if q.Limit != 0 {
-		params.Set("limit", strconv.Itoa(q.Limit))
-	}
-	path := queuePath(queue) + "/dead"
-	if len(params) > 0 {
-		path += "?" + params.Encode()
-	}
-	var out deadPage
-	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
-		return worker.DeadPage{}, err
-	}
-	page := worker.DeadPage{Jobs: make([]*worker.Job, len(out.Jobs))}
-	for i := range out.Jobs {
-		j, err := out.Jobs[i].job()
-		if err != nil {
-			return worker.DeadPage{}, err
-		}
-		page.Jobs[i] = j
-	}
-	if out.NextCursor != nil {
-		page.Next = *out.NextCursor
-	}
-	return page, nil
+	return v.Fleet(), nil
 }
 
-// Requeue moves dead jobs back to due now, one request per id, and returns
-// how many moved; ids that were not dead are skipped.
-func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int, error) {
-	return c.eachDead(ctx, queue, ids, http.MethodPost, "/requeue")
-}
-
-// Purge deletes dead jobs by id, one request per id, and returns how many
-// were deleted; ids that were not dead are skipped.
-func (c *Client) Purge(ctx context.Context, queue string, ids ...string) (int, error) {
-	return c.eachDead(ctx, queue, ids, http.MethodDelete, "")
-}
-
-func (c *Client) eachDead(ctx context.Context, queue string, ids []string, method, suffix string) (int, error) {
-	n := 0
-	for _, id := range ids {
-		if err := validateRef(queue, id); err != nil {
-			return n, err
-		}
-		err := c.do(ctx, method, queuePath(queue)+"/dead/"+url.PathEscape(id)+suffix, nil, nil)
-		switch {
-		case errors.Is(err, worker.ErrNotFound):
-		case err != nil:
-			return n, err
-		default:
-			n++
-		}
-	}
-	return n, nil
-}
-
-// RequeueAll moves every dead job of queue back to due now.
-func (c *Client) RequeueAll(ctx context.Context, queue string) (int, error) {
+// ForgetQueue forgets a retired queue as worker.Client.ForgetQueue does;
+// a queue in use is an error wrapping worker.ErrQueueInUse that says what
+// holds it.
+func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 	if err := worker.ValidateQueueName(queue); err != nil {
-		return 0, err
+		return err
 	}
-	var out requeued
-	err := c.do(ctx, http.MethodPost, queuePath(queue)+"/dead/requeue", nil, &out)
-	return out.Requeued, err
-}
-
-// PurgeAll deletes every dead job of queue.
-func (c *Client) PurgeAll(ctx context.Context, queue string) (int, error) {
-	if err := worker.ValidateQueueName(queue); err != nil {
-		return 0, err
-	}
-	var out purged
-	err := c.do(ctx, http.MethodDelete, queuePath(queue)+"/dead", nil, &out)
-	return out.Purged, err
+	return c.do(ctx, http.MethodDelete, queuePath(queue), nil, nil)
 }
 
 func validateRef(queue, id string) error {
@@ -318,50 +249,12 @@ func validateRef(queue, id string) error {
 
 func queuePath(queue string) string { return "/v1/queues/" + url.PathEscape(queue) }
 
-// job turns a job view back into a worker.Job, times in the local zone as
-// worker.Client gives them.
-func (v *jobView) job() (*worker.Job, error) {
-	j := &worker.Job{
-		ID: v.ID, Queue: v.Queue, State: worker.State(v.State), Attempt: v.Attempts, MaxAttempts: v.MaxAttempts,
-		EnqueuedAt: localTime(v.EnqueuedAt), RunAt: localTime(v.RunAt), LeaseUntil: localTime(v.LeaseUntil),
-		DiedAt: localTime(v.DiedAt), LastError: v.LastError,
-		UniqueKey: v.UniqueKey, UniqueAfterFinish: v.UniqueAfterFinish,
-	}
-	if v.Timeout != "" {
-		d, err := time.ParseDuration(v.Timeout)
-		if err != nil {
-			return nil, fmt.Errorf("courier API: job %q has timeout %q: %w", v.ID, v.Timeout, err)
-		}
-		j.Timeout = d
-	}
-	p, err := worker.ParsePriority(v.Priority) // "" from a server before priorities: normal
+// toWorker is v as a worker.Client gives it; a job a server could not
+// have written is an error naming the API.
+func toWorker(v *wire.Job) (*worker.Job, error) {
+	j, err := v.ToWorker()
 	if err != nil {
-		return nil, fmt.Errorf("courier API: job %q has priority %q: %w", v.ID, v.Priority, err)
-	}
-	j.Priority = p
-	if v.UniqueFor != "" {
-		d, err := time.ParseDuration(v.UniqueFor)
-		if err != nil {
-			return nil, fmt.Errorf("courier API: job %q has unique_for %q: %w", v.ID, v.UniqueFor, err)
-		}
-		j.UniqueFor = d
-	}
-	switch {
-	case v.PayloadBase64 != nil:
-		p, err := base64.StdEncoding.DecodeString(*v.PayloadBase64)
-		if err != nil {
-			return nil, fmt.Errorf("courier API: job %q has a bad payload_base64: %w", v.ID, err)
-		}
-		j.Payload = p
-	case len(v.Payload) > 0:
-		j.Payload = []byte(v.Payload)
+		return nil, fmt.Errorf("courier API: %w", err)
 	}
 	return j, nil
-}
-
-func localTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.Local()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -152,14 +153,14 @@ func TestClientErrors(t *testing.T) {
 	ctx := t.Context()
 	_, err := newClient(t, b, "wrong-token-0123456789").Queues(ctx)
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeUnauthorized || !strings.Contains(err.Error(), b.srv.URL) {
+	if !errors.As(err, &e) || e.Code != wire.CodeUnauthorized || !strings.Contains(err.Error(), b.srv.URL) {
 		t.Errorf("wrong token: %v", err)
 	}
 	if strings.Contains(err.Error(), "wrong-token") {
 		t.Errorf("the error shows the token: %v", err)
 	}
 	_, err = newClient(t, b, producerSecret).Queues(ctx)
-	if !errors.As(err, &e) || e.Code != CodeForbidden {
+	if !errors.As(err, &e) || e.Code != wire.CodeForbidden {
 		t.Errorf("producer: %v", err)
 	}
 	c, err := NewClient("http://127.0.0.1:1", "x", nil)
@@ -222,7 +223,35 @@ func TestClientCancel(t *testing.T) {
 	}
 	err = c.Cancel(ctx, "busy", "running")
 	var e *Error
-	if !errors.Is(err, worker.ErrJobDead) || !errors.As(err, &e) || e.Code != CodeConflict {
+	if !errors.Is(err, worker.ErrJobDead) || !errors.As(err, &e) || e.Code != wire.CodeConflict {
 		t.Errorf("cancel a cancelled job: %v, want ErrJobDead", err)
 	}
 }
+
+// jobClient is what the CLI does with either client: the API client's
+// methods have worker.Client's signatures, so its --api mode and its
+// direct mode share one interface.
+type jobClient interface {
+	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
+	Get(ctx context.Context, queue, id string) (*worker.Job, error)
+	Cancel(ctx context.Context, queue, id string) error
+	Queues(ctx context.Context) ([]string, error)
+	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
+	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
+	Pause(ctx context.Context, queue string) error
+	Resume(ctx context.Context, queue string) error
+	ForgetQueue(ctx context.Context, queue string) error
+	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
+	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
+	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
+	RequeueAll(ctx context.Context, queue string) (int, error)
+	Purge(ctx context.Context, queue string, ids ...string) (int, error)
+	PurgeAll(ctx context.Context, queue string) (int, error)
+	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+}
+
+var (
+	_ jobClient = (*worker.Client)(nil)
+	_ jobClient = (*Client)(nil)
+)

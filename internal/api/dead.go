@@ -3,16 +3,12 @@ package api
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
-// deadPage is a page of dead jobs.
-type deadPage struct {
-	Jobs []jobView `json:"jobs"`
-	// NextCursor continues the list (?cursor=); null at the end.
-	NextCursor *string `json:"next_cursor"`
-}
-
-// GET /v1/queues/{queue}/dead?cursor=&limit=
+// GET /v1/queues/{queue}/dead?cursor=&limit=: GET …/jobs?state=dead
+// without filters, kept for the clients that use it.
 func (h *Handler) listDead(c *call) (int, any, error) {
 	queue, apiErr := pathQueue(c.r)
 	if apiErr != nil {
@@ -26,14 +22,7 @@ func (h *Handler) listDead(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out := deadPage{Jobs: make([]jobView, len(page.Jobs))}
-	for i, j := range page.Jobs {
-		out.Jobs[i] = viewJob(j)
-	}
-	if page.Next != "" {
-		out.NextCursor = &page.Next
-	}
-	return http.StatusOK, out, nil
+	return http.StatusOK, wire.PageOf(page.Jobs, page.Next), nil
 }
 
 // POST /v1/queues/{queue}/dead/{id}/requeue
@@ -48,19 +37,6 @@ func (h *Handler) requeueDead(c *call) (int, any, error) {
 	}
 	if n == 0 {
 		return 0, nil, notDead(queue, id)
-	}
-	return http.StatusOK, requeued{n}, nil
-}
-
-// POST /v1/queues/{queue}/dead/requeue
-func (h *Handler) requeueAllDead(c *call) (int, any, error) {
-	queue, apiErr := pathQueue(c.r)
-	if apiErr != nil {
-		return 0, nil, apiErr
-	}
-	n, err := c.backend.RequeueAll(c.ctx, queue)
-	if err != nil {
-		return 0, nil, err
 	}
 	return http.StatusOK, requeued{n}, nil
 }
@@ -81,7 +57,8 @@ func (h *Handler) purgeDead(c *call) (int, any, error) {
 	return http.StatusNoContent, nil, nil
 }
 
-// DELETE /v1/queues/{queue}/dead
+// DELETE /v1/queues/{queue}/dead: every dead job, in one request however
+// many there are; POST …/dead/purge bounds each request.
 func (h *Handler) purgeAllDead(c *call) (int, any, error) {
 	queue, apiErr := pathQueue(c.r)
 	if apiErr != nil {
@@ -94,14 +71,33 @@ func (h *Handler) purgeAllDead(c *call) (int, any, error) {
 	return http.StatusOK, purged{n}, nil
 }
 
+// requeued is the reply of POST /v1/queues/{queue}/dead/{id}/requeue.
 type requeued struct {
 	Requeued int `json:"requeued"`
 }
 
+// purged is the reply of DELETE /v1/queues/{queue}/dead.
 type purged struct {
 	Purged int `json:"purged"`
 }
 
 func notDead(queue, id string) *Error {
-	return apiError(CodeNotFound, "id", fmt.Sprintf("queue %q has no dead job %q", queue, id))
+	return apiError(wire.CodeNotFound, "id", fmt.Sprintf("queue %q has no dead job %q", queue, id))
+}
+
+// GET /v1/queues/{queue}/jobs?state=&cursor=&limit=&error=&died_after=&died_before=
+func (h *Handler) listJobs(c *call) (int, any, error) {
+	queue, apiErr := pathQueue(c.r)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	q, apiErr := listQuery(c.r.URL.RawQuery)
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	page, err := c.backend.List(c.ctx, queue, q)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, wire.PageOf(page.Jobs, page.Next), nil
 }

@@ -12,12 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
 // readBody reads the whole body, refusing more than limit bytes.
 func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, *Error) {
-	tooLarge := apiError(CodeTooLarge, "body", fmt.Sprintf("the body is larger than %d bytes", limit))
+	tooLarge := apiError(wire.CodeTooLarge, "body", fmt.Sprintf("the body is larger than %d bytes", limit))
 	if r.ContentLength > int64(limit) {
 		return nil, tooLarge
 	}
@@ -27,7 +28,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, *Error
 		if errors.As(err, &mbe) {
 			return nil, tooLarge
 		}
-		return nil, apiError(CodeInvalidJSON, "body", "could not read the body: "+err.Error())
+		return nil, apiError(wire.CodeInvalidJSON, "body", "could not read the body: "+err.Error())
 	}
 	return body, nil
 }
@@ -36,10 +37,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, *Error
 // encoding/json would silently alter).
 func checkBody(body []byte) *Error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return apiError(CodeInvalidJSON, "body", "the body is empty; send a JSON object")
+		return apiError(wire.CodeInvalidJSON, "body", "the body is empty; send a JSON object")
 	}
 	if !utf8.Valid(body) {
-		return apiError(CodeInvalidJSON, "body", "the body is not valid UTF-8")
+		return apiError(wire.CodeInvalidJSON, "body", "the body is not valid UTF-8")
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ func decodeObject(data []byte, read func(dec *json.Decoder) *Error) *Error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return apiError(CodeInvalidJSON, "body", "unexpected data after the JSON object")
+		return apiError(wire.CodeInvalidJSON, "body", "unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -77,7 +78,7 @@ func readObject(dec *json.Decoder, prefix string, member func(key string, dec *j
 	}
 	if tok != json.Delim('{') {
 		if prefix == "" {
-			return apiError(CodeInvalidJSON, "body", "the body must be a JSON object")
+			return apiError(wire.CodeInvalidJSON, "body", "the body must be a JSON object")
 		}
 		return invalidField(prefix[:len(prefix)-1], "must be a JSON object")
 	}
@@ -117,22 +118,22 @@ func rawMember(f func(key string, raw json.RawMessage) *Error) func(string, *jso
 func syntaxError(err error) *Error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return apiError(CodeInvalidJSON, "body", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
+		return apiError(wire.CodeInvalidJSON, "body", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return apiError(CodeInvalidJSON, "body", "malformed JSON: unexpected end")
+		return apiError(wire.CodeInvalidJSON, "body", "malformed JSON: unexpected end")
 	}
-	return apiError(CodeInvalidJSON, "body", "malformed JSON: "+err.Error())
+	return apiError(wire.CodeInvalidJSON, "body", "malformed JSON: "+err.Error())
 }
 
 // invalidField reports a bad value as worker.ValidationError words it:
 // "invalid <field>: <reason>".
 func invalidField(field, reason string) *Error {
-	return apiError(CodeInvalidField, field, "invalid "+field+": "+reason)
+	return apiError(wire.CodeInvalidField, field, "invalid "+field+": "+reason)
 }
 
 func unknownField(field, known string) *Error {
-	return apiError(CodeUnknownField, field, "unknown field "+field+" (known: "+known+")")
+	return apiError(wire.CodeUnknownField, field, "unknown field "+field+" (known: "+known+")")
 }
 
 // fieldError turns a worker validation error into one naming field.
@@ -225,4 +226,35 @@ func kind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// parseTime reads an RFC 3339 time, from 1970 on.
+func parseTime(field, s string) (time.Time, *Error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	switch {
+	case err != nil:
+		return time.Time{}, invalidField(field, fmt.Sprintf("%q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", s))
+	case t.UnixMilli() < 0:
+		return time.Time{}, invalidField(field, fmt.Sprintf("%s is before 1970", t.Format(time.RFC3339)))
+	}
+	return t, nil
+}
+
+// diedRange reads the died_after and died_before of a dead-job filter
+// (prefix starts their names); "" is no bound.
+func diedRange(prefix, after, before string) (from, to time.Time, err *Error) {
+	if after != "" {
+		if from, err = parseTime(prefix+"died_after", after); err != nil {
+			return from, to, err
+		}
+	}
+	if before != "" {
+		if to, err = parseTime(prefix+"died_before", before); err != nil {
+			return from, to, err
+		}
+	}
+	if !from.IsZero() && !to.IsZero() && !to.After(from) {
+		return from, to, invalidField(prefix+"died_before", fmt.Sprintf("must be after %sdied_after (got %s and %s)", prefix, before, after))
+	}
+	return from, to, nil
 }

@@ -1,9 +1,10 @@
 // Package api is Courier's HTTP API under /v1: enqueue jobs one at a time
 // or in batches, read and cancel them, see queue sizes and the fleet that
-// serves each queue, and list, requeue and purge dead jobs. It speaks JSON
-// in and out; every error is {"error": {"code", "message", "field"}} with
-// the status its code implies (see Code), and an enqueue's conflict names
-// the job that caused it in "existing_id".
+// serves each queue, list jobs by state, requeue and purge dead jobs by id
+// or by filter, and forget retired queues. It speaks JSON in and out; every
+// error is {"error": {"code", "message", "field"}} with the status its code
+// implies (see wire.Code), and an enqueue's conflict names the job that
+// caused it in "existing_id".
 //
 // New returns an http.Handler for the routes; the daemon mounts it on its
 // main listener next to /metrics, or serves it on a listener of its own
@@ -14,13 +15,23 @@
 //	POST   /v1/queues/{queue}/jobs/batch             producer, admin
 //	GET    /v1/queues/{queue}/jobs/{id}              producer, admin
 //	DELETE /v1/queues/{queue}/jobs/{id}              producer, admin (cancel a job, running or not)
+//	GET    /v1/queues/{queue}/jobs                   admin (?state=&cursor=&limit=, and for dead jobs &error=&died_after=&died_before=)
 //	GET    /v1/queues                                admin
 //	GET    /v1/queues/{queue}                        admin
+//	DELETE /v1/queues/{queue}                        admin (forget a retired queue; 409 while in use)
+//	POST   /v1/queues/{queue}/pause                  admin
+//	POST   /v1/queues/{queue}/resume                 admin
 //	GET    /v1/queues/{queue}/dead                   admin (?cursor=&limit=)
-//	POST   /v1/queues/{queue}/dead/requeue           admin (every dead job)
+//	POST   /v1/queues/{queue}/dead/requeue           admin (by ids, by filter, or every dead job; TriageMax per request)
+//	POST   /v1/queues/{queue}/dead/purge             admin (the same selection, deleted)
 //	DELETE /v1/queues/{queue}/dead                   admin (purge every dead job)
 //	POST   /v1/queues/{queue}/dead/{id}/requeue      admin
 //	DELETE /v1/queues/{queue}/dead/{id}              admin
+//
+// Objects (jobs, queues, pages, triage results, errors) are written in the
+// one shape of package wire. When Redis cannot serve (unreachable,
+// loading, out of memory, or too slow for the request's deadline), every
+// route that needs it answers 503 unavailable with Retry-After.
 //
 // Requests carry "Authorization: Bearer <token>"; tokens are compared in
 // constant time through their SHA-256 digests and never logged. Each token

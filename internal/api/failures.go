@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed-53d105c9/courier/internal/server"
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
 // Failed authentications are limited per client address, so that a client
@@ -134,7 +135,7 @@ func (h *Handler) takeHoldPlace() bool {
 // kept: a new one would cost the server more than the next, held, request
 // on this one.
 func throttledError(wait time.Duration) *Error {
-	e := apiError(CodeRateLimited, "Authorization",
+	e := apiError(wire.CodeRateLimited, "Authorization",
 		"too many failed authentications from this address; retry in "+wait.Round(time.Millisecond).String())
 	e.retryAfter = wait
 	return e

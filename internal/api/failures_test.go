@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -49,7 +50,7 @@ func TestFailedAuthLimit(t *testing.T) {
 	// Now even the right token is refused, unchecked, and nothing stored.
 	before := b.snapshot()
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"id": "1"}`), 429)
-	if e := r.apiErr(t); e.Code != CodeRateLimited || e.Message != "too many failed authentications from this address; retry in 40s" {
+	if e := r.apiErr(t); e.Code != wire.CodeRateLimited || e.Message != "too many failed authentications from this address; retry in 40s" {
 		t.Errorf("error %+v", e)
 	}
 	if ra := r.header.Get("Retry-After"); ra != "40" {

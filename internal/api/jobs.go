@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -45,10 +46,10 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 
 // batchItem is the outcome of one job of a batch.
 type batchItem struct {
-	ID     string     `json:"id"`
-	Status string     `json:"status"` // created or conflict
-	RunAt  *time.Time `json:"run_at,omitempty"`
-	Error  *Error     `json:"error,omitempty"`
+	ID     string      `json:"id"`
+	Status string      `json:"status"` // created or conflict
+	RunAt  *time.Time  `json:"run_at,omitempty"`
+	Error  *wire.Error `json:"error,omitempty"`
 }
 
 // batchReply is the reply to a batch, one item per job in request order.
@@ -83,7 +84,8 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	for i, r := range res {
 		if r.Err != nil {
 			out.Conflicts++
-			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].", queue, specs[i], r.ID)}
+			e := duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].", queue, specs[i], r.ID)
+			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: &e.wireError}
 			continue
 		}
 		out.Created++
@@ -103,9 +105,9 @@ func duplicate(err error, prefix, queue string, spec worker.JobSpec, id string) 
 	}
 	var e *Error
 	if errors.Is(err, worker.ErrUniqueKeyHeld) {
-		e = apiError(CodeConflict, prefix+"unique_key", fmt.Sprintf("queue %q: unique key %q is held by job %q; nothing was added", queue, spec.UniqueKey, id))
+		e = apiError(wire.CodeConflict, prefix+"unique_key", fmt.Sprintf("queue %q: unique key %q is held by job %q; nothing was added", queue, spec.UniqueKey, id))
 	} else {
-		e = apiError(CodeConflict, prefix+"id", fmt.Sprintf("queue %q already has a job with id %q; it was left untouched", queue, id))
+		e = apiError(wire.CodeConflict, prefix+"id", fmt.Sprintf("queue %q already has a job with id %q; it was left untouched", queue, id))
 	}
 	e.ExistingID = id
 	return e
@@ -132,7 +134,7 @@ func (h *Handler) getJob(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, viewJob(job), nil
+	return http.StatusOK, wire.JobOf(job), nil
 }
 
 // DELETE /v1/queues/{queue}/jobs/{id}: 204 whether the job had not

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -50,7 +51,7 @@ func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error
 			// body, and no more than the limit of them.
 			for dec.More() {
 				if len(specs) == l.MaxBatch {
-					return apiError(CodeTooLarge, "jobs", fmt.Sprintf("holds more than %d jobs, the limit per request", l.MaxBatch))
+					return apiError(wire.CodeTooLarge, "jobs", fmt.Sprintf("holds more than %d jobs, the limit per request", l.MaxBatch))
 				}
 				spec, err := readJob(dec, "jobs["+strconv.Itoa(len(specs))+"].", l, now)
 				if err != nil {
@@ -104,12 +105,12 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 			if bytes.ContainsAny(p, " \t\r\n") {
 				var buf bytes.Buffer
 				if err := json.Compact(&buf, raw); err != nil {
-					return apiError(CodeInvalidJSON, field, "malformed JSON: "+err.Error())
+					return apiError(wire.CodeInvalidJSON, field, "malformed JSON: "+err.Error())
 				}
 				p = buf.Bytes()
 			}
 			if len(p) > l.MaxPayloadBytes {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("is %d bytes as compact JSON; the limit is %d", len(p), l.MaxPayloadBytes))
+				return apiError(wire.CodeTooLarge, field, fmt.Sprintf("is %d bytes as compact JSON; the limit is %d", len(p), l.MaxPayloadBytes))
 			}
 			spec.Payload, hasPayload = p, true
 		case "payload_base64":
@@ -118,14 +119,14 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 				return err
 			}
 			if base64.StdEncoding.DecodedLen(len(s)) > l.MaxPayloadBytes+2 {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("decodes to more than %d bytes", l.MaxPayloadBytes))
+				return apiError(wire.CodeTooLarge, field, fmt.Sprintf("decodes to more than %d bytes", l.MaxPayloadBytes))
 			}
 			p, decErr := base64.StdEncoding.Strict().DecodeString(s)
 			if decErr != nil {
 				return invalidField(field, "is not standard base64 (RFC 4648, with padding): "+decErr.Error())
 			}
 			if len(p) > l.MaxPayloadBytes {
-				return apiError(CodeTooLarge, field, fmt.Sprintf("decodes to %d bytes; the limit is %d", len(p), l.MaxPayloadBytes))
+				return apiError(wire.CodeTooLarge, field, fmt.Sprintf("decodes to %d bytes; the limit is %d", len(p), l.MaxPayloadBytes))
 			}
 			spec.Payload, hasBase64 = p, true
 		case "delay":
@@ -145,12 +146,10 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 			if err != nil {
 				return err
 			}
-			t, parseErr := time.Parse(time.RFC3339Nano, s)
+			t, err := parseTime(field, s)
 			switch {
-			case parseErr != nil:
-				return invalidField(field, fmt.Sprintf("%q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", s))
-			case t.UnixMilli() < 0:
-				return invalidField(field, fmt.Sprintf("%s is before 1970", t.Format(time.RFC3339)))
+			case err != nil:
+				return err
 			case t.After(now.Add(l.MaxScheduleAhead)):
 				return invalidField(field, fmt.Sprintf("%s is beyond the scheduling horizon of %s", t.Format(time.RFC3339), l.MaxScheduleAhead))
 			}

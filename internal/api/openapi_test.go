@@ -6,8 +6,12 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
 // TestOpenAPI: openapi.json documents exactly the routes there are, with
@@ -63,6 +67,10 @@ func TestOpenAPI(t *testing.T) {
 		if rt.role != "" {
 			codes = append(codes, "401")
 		}
+		// A route that needs Redis answers 503 when it cannot serve.
+		if !rt.offline {
+			codes = append(codes, "503")
+		}
 		for _, code := range codes {
 			if _, ok := responses[code]; !ok {
 				t.Errorf("%s: no %s response", k, code)
@@ -90,13 +98,21 @@ func TestOpenAPI(t *testing.T) {
 		codes = append(codes, c.(string))
 	}
 	var want []string
-	for c := range codeStatus {
+	for _, c := range wire.Codes() {
 		want = append(want, string(c))
 	}
 	slices.Sort(codes)
 	slices.Sort(want)
 	if !slices.Equal(codes, want) {
 		t.Errorf("error codes in openapi.json %v, in the code %v", codes, want)
+	}
+
+	// The Unavailable response names each Retry-After the code sends.
+	desc, _ := responses["Unavailable"].(map[string]any)["description"].(string)
+	for _, d := range []time.Duration{oomRetryAfter, downRetryAfter, timeoutRetryAfter} {
+		if n := strconv.Itoa(int(d / time.Second)); !strings.Contains(desc, n+")") { // "(Retry-After 2)", "(1)"
+			t.Errorf("the Unavailable response does not give Retry-After %s: %q", n, desc)
+		}
 	}
 
 	// Every reference resolves.
@@ -152,4 +168,107 @@ func TestOpenAPIServed(t *testing.T) {
 	if !reflect.DeepEqual(served, embedded) {
 		t.Error("the served document differs from openapi.json")
 	}
+}
+
+// TestOpenAPIMatchesWire: the schemas of the objects of package wire have
+// exactly the fields of its types, by their JSON tags: a field without
+// omitempty is required, a pointer without omitempty is nullable, and
+// each property's type is the Go field's.
+func TestOpenAPIMatchesWire(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Components struct {
+			Schemas map[string]schema
+		}
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{
+		"Job": wire.Job{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
+		"Page": wire.Page{}, "Triage": wire.Triage{}, "Error": wire.Error{}, "ErrorReply": wire.ErrorReply{},
+	} {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("openapi.json has no schema %s (%T)", name, v)
+			continue
+		}
+		checkSchema(t, name, reflect.TypeOf(v), s)
+	}
+}
+
+// schema is the part of an OpenAPI schema TestOpenAPIMatchesWire reads.
+type schema struct {
+	Ref        string `json:"$ref"`
+	Type       string
+	Format     string
+	Nullable   bool
+	Required   []string
+	Properties map[string]schema
+	Items      *schema
+}
+
+func checkSchema(t *testing.T, name string, typ reflect.Type, s schema) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag := f.Tag.Get("json")
+		field, opts, _ := strings.Cut(tag, ",")
+		if field == "" || field == "-" {
+			t.Errorf("%s.%s has no JSON name", typ, f.Name)
+			continue
+		}
+		seen[field] = true
+		p, ok := s.Properties[field]
+		if !ok {
+			t.Errorf("schema %s has no property %s (%s.%s)", name, field, typ, f.Name)
+			continue
+		}
+		omit := strings.Contains(opts, "omitempty")
+		if required := slices.Contains(s.Required, field); required == omit {
+			t.Errorf("schema %s: %s required %v, but %s.%s is tagged %q", name, field, required, typ, f.Name, tag)
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			if !omit && !p.Nullable {
+				t.Errorf("schema %s: %s is not nullable, but %s.%s is a pointer written as null", name, field, typ, f.Name)
+			}
+			ft = ft.Elem()
+		} else if p.Nullable {
+			t.Errorf("schema %s: %s is nullable, but %s.%s is never null", name, field, typ, f.Name)
+		}
+		if want := jsonType(ft); want != p.Type && (want != "object" || p.Ref == "") {
+			t.Errorf("schema %s: %s has type %q, want %q (%s.%s)", name, field, p.Type, want, typ, f.Name)
+		}
+		if ft == reflect.TypeFor[time.Time]() && p.Format != "date-time" {
+			t.Errorf("schema %s: %s has format %q, want date-time", name, field, p.Format)
+		}
+	}
+	for field := range s.Properties {
+		if !seen[field] {
+			t.Errorf("schema %s has property %s, which %s does not have", name, field, typ)
+		}
+	}
+}
+
+// jsonType is the OpenAPI type of values of t; "" for any JSON.
+func jsonType(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[json.RawMessage]():
+		return ""
+	case t == reflect.TypeFor[time.Time]():
+		return "string"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int64:
+		return "integer"
+	case reflect.Slice:
+		return "array"
+	}
+	return "object"
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -20,7 +21,7 @@ func TestPause(t *testing.T) {
 	b := setup(t)
 	paused := func(queue string) bool {
 		t.Helper()
-		var q queueView
+		var q wire.Queue
 		b.want(b.do("GET", "/v1/queues/"+queue, adminSecret, ""), 200).json(t, &q)
 		return q.Paused
 	}
@@ -55,10 +56,10 @@ func TestPause(t *testing.T) {
 		f, err := b.client.Fleet(t.Context(), "emails")
 		return err == nil && len(f.Processes) == 1
 	})
-	var list struct{ Queues []queueView }
+	var list struct{ Queues []wire.Queue }
 	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 200).json(t, &list)
 	if len(list.Queues) != 2 || list.Queues[0].Name != "emails" || !list.Queues[0].Paused ||
-		list.Queues[0].Jobs != (countsView{Ready: 1}) || list.Queues[1].Paused {
+		list.Queues[0].Jobs != (wire.Counts{Ready: 1}) || list.Queues[1].Paused {
 		t.Errorf("GET /v1/queues: %+v", list.Queues)
 	}
 	if n := handled.Load(); n != 0 {
@@ -86,16 +87,16 @@ func TestPauseRefuses(t *testing.T) {
 	tests := []struct {
 		name, path, secret string
 		status             int
-		code               Code
+		code               wire.Code
 		field              string
 	}{
-		{"producer", "/v1/queues/emails/pause", producerSecret, http.StatusForbidden, CodeForbidden, "Authorization"},
-		{"producer resumes", "/v1/queues/emails/resume", producerSecret, http.StatusForbidden, CodeForbidden, "Authorization"},
-		{"no token", "/v1/queues/emails/pause", "", http.StatusUnauthorized, CodeUnauthorized, "Authorization"},
-		{"token limited to another queue", "/v1/queues/billing/pause", limitedAdminSecret, http.StatusForbidden, CodeForbidden, "queue"},
-		{"bad queue name", "/v1/queues/a%7Bb%7D/pause", adminSecret, http.StatusBadRequest, CodeInvalidField, "queue"},
-		{"bad queue name on resume", "/v1/queues/a%20b/resume", adminSecret, http.StatusBadRequest, CodeInvalidField, "queue"},
-		{"query parameter", "/v1/queues/emails/pause?now=1", adminSecret, http.StatusBadRequest, CodeUnknownField, "now"},
+		{"producer", "/v1/queues/emails/pause", producerSecret, http.StatusForbidden, wire.CodeForbidden, "Authorization"},
+		{"producer resumes", "/v1/queues/emails/resume", producerSecret, http.StatusForbidden, wire.CodeForbidden, "Authorization"},
+		{"no token", "/v1/queues/emails/pause", "", http.StatusUnauthorized, wire.CodeUnauthorized, "Authorization"},
+		{"token limited to another queue", "/v1/queues/billing/pause", limitedAdminSecret, http.StatusForbidden, wire.CodeForbidden, "queue"},
+		{"bad queue name", "/v1/queues/a%7Bb%7D/pause", adminSecret, http.StatusBadRequest, wire.CodeInvalidField, "queue"},
+		{"bad queue name on resume", "/v1/queues/a%20b/resume", adminSecret, http.StatusBadRequest, wire.CodeInvalidField, "queue"},
+		{"query parameter", "/v1/queues/emails/pause?now=1", adminSecret, http.StatusBadRequest, wire.CodeUnknownField, "now"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestClientPause(t *testing.T) {
 	}
 	err := newClient(t, b, producerSecret).Pause(ctx, "q")
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeForbidden {
+	if !errors.As(err, &e) || e.Code != wire.CodeForbidden {
 		t.Errorf("producer: %v", err)
 	}
 }

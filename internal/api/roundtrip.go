@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -62,18 +63,18 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 // worker's error for the same case.
 func (c *Client) replyError(resp *http.Response, data []byte) error {
 	var reply struct {
-		Error *Error `json:"error"`
+		Error *wire.Error `json:"error"`
 	}
 	if json.Unmarshal(data, &reply) != nil || reply.Error == nil || reply.Error.Code == "" {
 		snippet := strings.TrimSpace(string(data[:min(len(data), 200)]))
-		return &Error{Code: CodeInternal, Message: fmt.Sprintf("courier API at %s: HTTP %s: %s", c.base, resp.Status, snippet)}
+		return apiError(wire.CodeInternal, "", fmt.Sprintf("courier API at %s: HTTP %s: %s", c.base, resp.Status, snippet))
 	}
-	e := reply.Error
+	e := &Error{wireError: *reply.Error}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 		e.retryAfter = time.Duration(s) * time.Second
 	}
 	switch e.Code {
-	case CodeInvalidField:
+	case wire.CodeInvalidField:
 		e.cause = worker.ErrInvalid
 		// A field the library validates reads as the library words it, so
 		// that the two clients report a bad value alike.
@@ -83,15 +84,15 @@ func (c *Client) replyError(resp *http.Response, data []byte) error {
 				e.cause, e.Message = ve, ve.Error()
 			}
 		}
-	case CodeUnknownField, CodeInvalidJSON, CodeTooLarge:
+	case wire.CodeUnknownField, wire.CodeInvalidJSON, wire.CodeTooLarge:
 		e.cause = worker.ErrInvalid
-	case CodeNotFound:
+	case wire.CodeNotFound:
 		if e.Field == "id" {
 			e.cause = worker.ErrNotFound
 		}
-	case CodeConflict:
+	case wire.CodeConflict:
 		e.cause = conflictCause(e)
-	case CodeUnavailable:
+	case wire.CodeUnavailable:
 		if strings.Contains(e.Message, worker.ErrRedisOOM.Error()) {
 			e.cause = worker.ErrRedisOOM
 		}
@@ -110,6 +111,8 @@ func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
 // whole reply's or a batch item's.
 func conflictCause(e *Error) error {
 	switch {
+	case e.Field == "queue":
+		return worker.ErrQueueInUse
 	case strings.Contains(e.Message, worker.ErrJobDead.Error()):
 		return worker.ErrJobDead
 	case strings.Contains(e.Message, worker.ErrJobRunning.Error()):

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -44,10 +45,13 @@ func TestTokenQueues(t *testing.T) {
 		{"GET", "/v1/queues/billing/jobs/b", ""},
 		{"DELETE", "/v1/queues/billing/jobs/b", ""},
 		{"GET", "/v1/queues/billing", ""},
+		{"DELETE", "/v1/queues/billing", ""},
+		{"GET", "/v1/queues/billing/jobs?state=dead", ""},
 		{"POST", "/v1/queues/billing/pause", ""},
 		{"POST", "/v1/queues/billing/resume", ""},
 		{"GET", "/v1/queues/billing/dead", ""},
 		{"POST", "/v1/queues/billing/dead/requeue", ""},
+		{"POST", "/v1/queues/billing/dead/purge", `{"ids": ["d"]}`},
 		{"DELETE", "/v1/queues/billing/dead", ""},
 		{"POST", "/v1/queues/billing/dead/d/requeue", ""},
 		{"DELETE", "/v1/queues/billing/dead/d", ""},
@@ -68,7 +72,7 @@ func TestTokenQueues(t *testing.T) {
 	for _, rt := range refused {
 		r := b.want(b.do(rt.method, rt.path, limitedAdminSecret, rt.body), http.StatusForbidden)
 		want := `token "mail-ops" may not use queue "billing" (it is limited to emails)`
-		if e := r.apiErr(t); e.Code != CodeForbidden || e.Field != "queue" || e.Message != want {
+		if e := r.apiErr(t); e.Code != wire.CodeForbidden || e.Field != "queue" || e.Message != want {
 			t.Errorf("%s %s: %+v, want %q", rt.method, rt.path, e, want)
 		}
 	}
@@ -88,7 +92,7 @@ func TestTokenQueues(t *testing.T) {
 
 	// The list shows a limited token its own queues only.
 	names := func(secret string) string {
-		var list struct{ Queues []queueView }
+		var list struct{ Queues []wire.Queue }
 		b.want(b.do("GET", "/v1/queues", secret, ""), 200).json(t, &list)
 		var out []string
 		for _, q := range list.Queues {

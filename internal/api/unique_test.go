@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -27,7 +28,7 @@ func TestEnqueuePriorityAndUnique(t *testing.T) {
 		t.Errorf("stored job %+v", job)
 	}
 	r := b.want(b.do("GET", "/v1/queues/q/jobs/order-42", producerSecret, ""), 200)
-	var v jobView
+	var v wire.Job
 	if r.json(t, &v); v.Priority != "high" || v.UniqueKey != "order:42" || v.UniqueFor != "1h30m0s" || !v.UniqueAfterFinish {
 		t.Errorf("GET: %s", r.body)
 	}
@@ -72,7 +73,7 @@ func TestEnqueueUniqueConflict(t *testing.T) {
 		`{"id": "another", "unique_key": "order:42", "priority": "high"}`,
 	} {
 		r = b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, body), 409)
-		if e := r.apiErr(t); e.Code != CodeConflict || e.Field != "unique_key" || e.ExistingID != first.ID ||
+		if e := r.apiErr(t); e.Code != wire.CodeConflict || e.Field != "unique_key" || e.ExistingID != first.ID ||
 			!strings.Contains(e.Message, `"order:42"`) || !strings.Contains(e.Message, first.ID) {
 			t.Errorf("%s: error %+v, want a conflict on unique_key held by %s", body, e, first.ID)
 		}
@@ -164,7 +165,7 @@ func TestClientPriorityAndUnique(t *testing.T) {
 		t.Errorf("held key: %q %v; directly %q %v; want ErrDuplicate and order-42 from both", id, err, directID, directErr)
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeConflict || e.Field != "unique_key" || e.ExistingID != "order-42" {
+	if !errors.As(err, &e) || e.Code != wire.CodeConflict || e.Field != "unique_key" || e.ExistingID != "order-42" {
 		t.Errorf("held key: %#v", err)
 	}
 	if id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "order-42"}); !errors.Is(err, worker.ErrDuplicate) || errors.Is(err, worker.ErrUniqueKeyHeld) || id != "order-42" {

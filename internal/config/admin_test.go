@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -136,6 +138,90 @@ func TestAdminBadConfigs(t *testing.T) {
 	}
 	checkRefused(t, tests, func(t *testing.T, err error) {
 		if strings.Contains(err.Error(), "secret-") || strings.Contains(err.Error(), "12345678901234567890") {
+			t.Errorf("a token leaked into the message: %v", err)
+		}
+	})
+}
+
+// TestTokenFromFileAndEnvironment: a token's secret read from token_file
+// (without the line break at its end) or from the variable token_env
+// names, as if it were written under token.
+func TestTokenFromFileAndEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte(tokenA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LoadFull(Sources{
+		File: writeFile(t, fmt.Sprintf(`
+admin:
+  tokens:
+    - {name: from-file, token_file: %q, role: producer, queues: [emails]}
+    - {name: from-env, token_env: COURIER_OPS_TOKEN, role: admin}
+`, file)),
+		Environ: []string{"COURIER_OPS_TOKEN=" + tokenB},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := l.Config.Admin.Tokens
+	if len(tokens) != 2 || tokens[0].Token.Reveal() != tokenA || tokens[1].Token.Reveal() != tokenB {
+		t.Errorf("tokens: %+v", tokens)
+	}
+	if tokens[0].TokenFile != file || tokens[1].TokenEnv != "COURIER_OPS_TOKEN" {
+		t.Errorf("token_file and token_env not kept: %+v", tokens)
+	}
+	if len(l.Warnings) != 0 {
+		t.Errorf("the variable a token_env names was warned about: %q", l.Warnings)
+	}
+}
+
+func TestTokenFromFileAndEnvironmentRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good", tokenA+"\r\n")
+	weak := write("weak", "secret-secret-secret-\n")
+	short := write("short", "secret-x\n")
+	empty := write("empty", "\n")
+	spaced := write("spaced", "secret- 0123456789abcdef\n")
+	missing := filepath.Join(dir, "missing")
+	entry := func(i int, rest string) string { return fmt.Sprintf("    - {name: t%d, role: admin, %s}\n", i, rest) }
+	tests := []badConfig{
+		{"token_file missing", "admin:\n  tokens:\n" + entry(0, "token: "+tokenB) + entry(1, "token_file: "+missing), nil,
+			"admin.tokens[1].token_file", "no such file or directory"},
+		{"token_file too weak", "admin:\n  tokens:\n" + entry(0, "token_file: "+weak), nil,
+			"admin.tokens[0].token_file", "the token in " + weak + " is too easy to guess"},
+		{"token_file too short", "admin:\n  tokens:\n" + entry(0, "token_file: "+short), nil,
+			"admin.tokens[0].token_file", "the token in " + short + " is 8 characters long"},
+		{"token_file empty", "admin:\n  tokens:\n" + entry(0, "token_file: "+empty), nil,
+			"admin.tokens[0].token_file", "the token in " + empty + " is empty"},
+		{"token_file with a space", "admin:\n  tokens:\n" + entry(0, "token_file: "+spaced), nil,
+			"admin.tokens[0].token_file", "printable ASCII"},
+		{"token_file same as token", "admin:\n  tokens:\n" + entry(0, "token: "+tokenA) + entry(1, "token_file: "+good), nil,
+			"admin.tokens[1].token_file", "is the same as the token of admin.tokens[0]"},
+		{"token and token_file", "admin:\n  tokens:\n" + entry(0, "token: "+tokenA+", token_file: "+good), nil,
+			"admin.tokens[0].token_file", "is set, and so is token; give the token one way"},
+		{"token_file and token_env", "admin:\n  tokens:\n" + entry(0, "token_file: "+good+", token_env: X"), nil,
+			"admin.tokens[0].token_env", "is set, and so is token_file"},
+		{"token_env not set", "admin:\n  tokens:\n" + entry(0, "token_env: COURIER_NOT_SET"), nil,
+			"admin.tokens[0].token_env", "$COURIER_NOT_SET is not set"},
+		{"token_env weak", "admin:\n  tokens:\n" + entry(0, "token_env: OPS_TOKEN"), []string{"OPS_TOKEN=secret-secret-secret-"},
+			"admin.tokens[0].token_env", "the token in $OPS_TOKEN is too easy to guess"},
+		{"token_env empty", "admin:\n  tokens:\n" + entry(0, "token_env: OPS_TOKEN"), []string{"OPS_TOKEN="},
+			"admin.tokens[0].token_env", "the token in $OPS_TOKEN is empty"},
+		{"no token at all", "admin:\n  tokens:\n" + entry(0, "queues: [a]"), nil,
+			"admin.tokens[0].token", "is required (or token_file, or token_env)"},
+	}
+	checkRefused(t, tests, func(t *testing.T, err error) {
+		if strings.Contains(err.Error(), "secret-") || strings.Contains(err.Error(), tokenA) {
 			t.Errorf("a token leaked into the message: %v", err)
 		}
 	})

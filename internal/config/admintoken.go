@@ -2,7 +2,10 @@ package config
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -14,8 +17,14 @@ type AdminToken struct {
 	Name string `koanf:"name"`
 	// Token is the secret the client sends as "Authorization: Bearer": at
 	// least AdminTokenMinLen characters and AdminTokenMinBits of estimated
-	// randomness.
+	// randomness. Set it, TokenFile or TokenEnv: exactly one.
 	Token Secret `koanf:"token"`
+	// TokenFile is a file that holds the token (a mounted secret), read
+	// once by Load; a line break at its end is not part of the token.
+	TokenFile string `koanf:"token_file"`
+	// TokenEnv names an environment variable that holds the token, read by
+	// Load.
+	TokenEnv string `koanf:"token_env"`
 	// Role is producer (enqueue, read and cancel jobs) or admin (everything).
 	Role string `koanf:"role"`
 	// Queues are the queues the token may use, each once; a request for
@@ -54,22 +63,33 @@ func validateTokens(tokens []AdminToken, ps *problems) {
 		} else {
 			names[t.Name] = i
 		}
+		// A problem names the key that gave the token, and its file or
+		// variable.
+		from, what := key+".token", ""
+		switch {
+		case t.TokenFile != "":
+			from, what = key+".token_file", "the token in "+t.TokenFile+" "
+		case t.TokenEnv != "":
+			from, what = key+".token_env", "the token in $"+t.TokenEnv+" "
+		}
 		switch secret := t.Token.Reveal(); {
-		case ps.has(key + ".token"): // did not decode
+		case ps.has(from): // did not decode, or could not be read
+		case secret == "" && what == "":
+			ps.add(from, "is required (or token_file, or token_env)")
 		case secret == "":
-			ps.add(key+".token", "is required")
+			ps.add(from, "%sis empty", what)
 		case len(secret) < AdminTokenMinLen:
-			ps.add(key+".token", "is %d characters long; use at least %d random characters", len(secret), AdminTokenMinLen)
+			ps.add(from, "%sis %d characters long; use at least %d random characters", what, len(secret), AdminTokenMinLen)
 		case len(secret) > adminTokenMaxLen:
-			ps.add(key+".token", "is longer than %d characters", adminTokenMaxLen)
+			ps.add(from, "%sis longer than %d characters", what, adminTokenMaxLen)
 		case !printableASCII(secret):
-			ps.add(key+".token", "must be printable ASCII without spaces (it travels in an HTTP header)")
+			ps.add(from, "%smust be printable ASCII without spaces (it travels in an HTTP header)", what)
 		case tokenEntropyBits(secret) < AdminTokenMinBits:
-			ps.add(key+".token", "is too easy to guess (about %d bits of entropy; want at least %d): generate one with \"openssl rand -hex 32\"",
-				int(tokenEntropyBits(secret)), AdminTokenMinBits)
+			ps.add(from, "%sis too easy to guess (about %d bits of entropy; want at least %d): generate one with \"openssl rand -hex 32\"",
+				what, int(tokenEntropyBits(secret)), AdminTokenMinBits)
 		default:
 			if j, ok := secrets[secret]; ok {
-				ps.add(key+".token", "is the same as admin.tokens[%d].token; each token must be different", j)
+				ps.add(from, "%sis the same as the token of admin.tokens[%d]; each token must be different", what, j)
 			} else {
 				secrets[secret] = i
 			}
@@ -89,6 +109,59 @@ func validateTokens(tokens []AdminToken, ps *problems) {
 			}
 		}
 	}
+}
+
+// readTokens fills in the tokens given by token_file and token_env, from
+// the files and from environ, and returns the variables it read. A token
+// given two ways, a file that cannot be read and a variable that is not
+// set are problems.
+func (a *Admin) readTokens(environ []string, ps *problems) map[string]bool {
+	read := map[string]bool{}
+	for i := range a.Tokens {
+		t := &a.Tokens[i]
+		key := "admin.tokens[" + strconv.Itoa(i) + "]"
+		var given []string
+		for _, g := range []struct {
+			name string
+			set  bool
+		}{{"token", t.Token != ""}, {"token_file", t.TokenFile != ""}, {"token_env", t.TokenEnv != ""}} {
+			if g.set {
+				given = append(given, g.name)
+			}
+		}
+		if len(given) > 1 {
+			ps.add(key+"."+given[1], "is set, and so is %s; give the token one way", given[0])
+			continue
+		}
+		switch {
+		case t.TokenFile != "":
+			data, err := os.ReadFile(t.TokenFile) // #nosec G304 -- a file the operator names in the configuration
+			if err != nil {
+				ps.add(key+".token_file", "%v", err)
+				continue
+			}
+			t.Token = Secret(strings.TrimRight(string(data), "\r\n"))
+		case t.TokenEnv != "":
+			read[t.TokenEnv] = true
+			v, ok := lookupEnv(environ, t.TokenEnv)
+			if !ok {
+				ps.add(key+".token_env", "$%s is not set", t.TokenEnv)
+				continue
+			}
+			t.Token = Secret(strings.TrimRight(v, "\r\n"))
+		}
+	}
+	return read
+}
+
+// lookupEnv is os.LookupEnv in environ, "KEY=value" strings.
+func lookupEnv(environ []string, name string) (string, bool) {
+	for _, kv := range slices.Backward(environ) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // checkTokenName allows what a queue name allows, up to 64 characters: the

@@ -12,7 +12,13 @@
 // lower-casing, and reading a double underscore as a level of nesting:
 // COURIER_REDIS__ADDR is redis.addr, COURIER_QUEUES__EMAILS__MAX_ATTEMPTS is
 // queues.emails.max_attempts. A list is written with commas
-// (COURIER_REDIS__ADDR=10.0.0.1:6379,10.0.0.2:6379).
+// (COURIER_REDIS__ADDR=10.0.0.1:6379,10.0.0.2:6379). A COURIER_* variable
+// that sets nothing (no double underscore, or empty) is a warning, not an
+// error, unless it is known not to be configuration (NonConfigVariables).
+//
+// LoadFull returns, besides the configuration, the layer that set each key
+// and those warnings; Loaded.YAML and Loaded.JSON render the configuration
+// with both, secrets redacted (courier config print).
 package config
 
 import (

@@ -186,7 +186,11 @@ func decodeSlice(key string, raw any, dst reflect.Value, secret bool, ps *proble
 		if dst.Type().Elem().Kind() == reflect.Struct {
 			// A list of sections (admin.tokens) has no text form; the
 			// text is not echoed, as it may hold a secret.
-			ps.add(key, "is a list of sections: set it in the configuration file")
+			hint := ""
+			if key == "admin.tokens" {
+				hint = " (a token's secret can come from a file or a variable: token_file, token_env)"
+			}
+			ps.add(key, "is a list of sections: set it in the configuration file%s", hint)
 			return
 		}
 		for part := range strings.SplitSeq(v, ",") {
@@ -264,48 +268,56 @@ func decodeStruct(key string, raw any, dst reflect.Value, secret bool, ps *probl
 			remain.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(m[k]))
 			continue
 		}
-		ps.add(sub, "unknown key%s", suggest(k, fields))
+		ps.add(sub, "unknown key%s", suggest(k, slices.Collect(maps.Keys(fields))))
 	}
 }
 
-// suggest names known keys close to an unknown one: a typo costs a start.
-func suggest(k string, fields map[string]int) string {
-	var near []string
-	for name := range fields {
-		if strings.Contains(name, k) || strings.Contains(k, name) || editDistance(k, name) <= max(1, len(k)/3) {
-			near = append(near, name)
-		}
+// suggest names the known keys close to an unknown one (a typo costs a
+// start), or, when none is close, lists them all.
+func suggest(k string, known []string) string {
+	if near := closeTo(k, known); near != "" {
+		return " (did you mean " + near + "?)"
 	}
-	if len(near) == 0 {
-		known := make([]string, 0, len(fields))
-		for name := range fields {
-			known = append(known, name)
+	return " (known here: " + strings.Join(slices.Sorted(slices.Values(known)), ", ") + ")"
+}
+
+// closeTo returns the names of known close to k, quoted and joined by
+// "or"; "" when none is.
+func closeTo(k string, known []string) string {
+	var near []string
+	for _, name := range known {
+		if strings.Contains(name, k) || strings.Contains(k, name) || editDistance(k, name) <= max(1, len(k)/3) {
+			near = append(near, strconv.Quote(name))
 		}
-		slices.Sort(known)
-		return " (known here: " + strings.Join(known, ", ") + ")"
 	}
 	slices.Sort(near)
-	return " (did you mean " + strings.Join(near, " or ") + "?)"
+	return strings.Join(near, " or ")
 }
 
+// editDistance counts the edits from a to b: inserting, deleting or
+// changing a character, or swapping two neighbours (redsi, redis).
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 func join(key, sub string) string {

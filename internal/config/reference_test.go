@@ -1,15 +1,22 @@
 package config
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+	goyaml "go.yaml.in/yaml/v3"
 
 	"github.com/seed-53d105c9/courier/handlers"
 )
@@ -112,3 +119,77 @@ func collectKeys(prefix string, t reflect.Type, out *[]string) {
 
 // hasChildren tells an empty map written as {} (a key koanf does not list).
 func hasChildren(k *koanf.Koanf, key string) bool { return k.Exists(key) }
+
+// composeTokenPath is where configs/docker-compose.yml's api-token service
+// writes the API token and configs/compose/courier.yaml reads it.
+const composeTokenPath = "/run/courier/api-token"
+
+// TestComposeFiles: the compose demo's configuration loads, with the API
+// on under the token the api-token service draws, and the compose file
+// hands that token over: the service writes it where token_file reads it,
+// into the volume Courier mounts there.
+func TestComposeFiles(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile("../../configs/compose/courier.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "token_file: "+composeTokenPath+"\n") {
+		t.Fatalf("configs/compose/courier.yaml reads no token_file %s", composeTokenPath)
+	}
+	// The token as the service draws it: 64 hex digits and a line break.
+	tokenFile := filepath.Join(t.TempDir(), "api-token")
+	if err := os.WriteFile(tokenFile, []byte(hex.EncodeToString(randomBytes(t, 32))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(Sources{File: writeFile(t, strings.ReplaceAll(string(text), composeTokenPath, tokenFile))})
+	if err != nil {
+		t.Fatalf("configs/compose/courier.yaml does not load: %v", err)
+	}
+	if warnings, err := cfg.CheckDaemon(); err != nil || len(warnings) != 0 {
+		t.Errorf("configs/compose/courier.yaml: courier run would say %q, %v", warnings, err)
+	}
+	if len(cfg.Admin.Tokens) != 1 || cfg.Admin.Tokens[0].Role != RoleAdmin {
+		t.Errorf("tokens %+v; want one admin token", cfg.Admin.Tokens)
+	}
+
+	var compose struct {
+		Services map[string]struct {
+			Command   any      `yaml:"command"`
+			Volumes   []string `yaml:"volumes"`
+			DependsOn any      `yaml:"depends_on"` // a list, or conditions by service
+		} `yaml:"services"`
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	data, err := os.ReadFile("../../configs/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := goyaml.Unmarshal(data, &compose); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(composeTokenPath)
+	gen, courier := compose.Services["api-token"], compose.Services["courier"]
+	if script := fmt.Sprint(gen.Command); !strings.Contains(script, "f="+composeTokenPath) || !strings.Contains(script, "head -c 64") {
+		t.Errorf("the api-token service does not write 64 characters to %s: %s", composeTokenPath, script)
+	}
+	if !slices.Contains(gen.Volumes, "api-token:"+dir) || !slices.Contains(courier.Volumes, "api-token:"+dir+":ro") {
+		t.Errorf("the volume api-token is not mounted at %s in both services: %v, %v", dir, gen.Volumes, courier.Volumes)
+	}
+	if _, ok := compose.Volumes["api-token"]; !ok {
+		t.Errorf("the volume api-token is not declared")
+	}
+	deps, _ := courier.DependsOn.(map[string]any)
+	if dep, _ := deps["api-token"].(map[string]any); dep["condition"] != "service_completed_successfully" {
+		t.Errorf("courier starts without waiting for its token (depends_on: %v)", courier.DependsOn)
+	}
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

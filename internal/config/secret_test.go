@@ -112,7 +112,7 @@ func TestSecretSettingsNeverEchoed(t *testing.T) {
 		{"text for a section", kinds, "nested: hunter2-j", "nested", "expected a section of keys, got text; " + notShown, "hunter2", false},
 		{"number beneath a secret section", kinds, "nested: {token: 555555555555}", "nested.token", "got a number; " + notShown, "555555555555", false},
 		{"text beneath a secret section", kinds, "nested: {count: hunter2-k}", "nested.count", "got text; " + notShown, "hunter2", false},
-		{"unknown key beneath a secret section is named", kinds, "nested: {tokn: hunter2-l}", "nested.tokn", "did you mean token", "hunter2", false},
+		{"unknown key beneath a secret section is named", kinds, "nested: {tokn: hunter2-l}", "nested.tokn", `did you mean "token"?`, "hunter2", false},
 		{"a key that is not secret shows its value", kinds, "plain: 777777x", "plain", "expected a whole number, got the text", "", true},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -121,7 +122,11 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	if q.Handler == "" {
 		ps.add(key+".handler", "is required (built-in handlers: %s)", strings.Join(handlers.Names(), ", "))
 	} else if !ok {
-		ps.add(key+".handler", "unknown handler %q (built-in handlers: %s)", q.Handler, strings.Join(handlers.Names(), ", "))
+		hint := "built-in handlers: " + strings.Join(handlers.Names(), ", ")
+		if near := closeTo(q.Handler, handlers.Names()); near != "" {
+			hint = "did you mean " + near + "?"
+		}
+		ps.add(key+".handler", "unknown handler %q (%s)", q.Handler, hint)
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Settings)) {
 		switch {
@@ -129,7 +134,7 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 		case slices.Contains(handlers.Names(), k):
 			ps.add(key+"."+k, "settings for handler %q, but the queue's handler is %q", k, q.Handler)
 		default:
-			ps.add(key+"."+k, "unknown key")
+			ps.add(key+"."+k, "unknown key%s", suggest(k, queueKeys(q.Handler)))
 		}
 	}
 	if ok {
@@ -137,6 +142,21 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 			*ps = append(*ps, problemsOf(err)...)
 		}
 	}
+}
+
+// queueKeys are the keys of a queue whose handler is handler: its own and
+// the handler's section.
+func queueKeys(handler string) []string {
+	var keys []string
+	for f := range reflect.TypeFor[Queue]().Fields() {
+		if name, opt, _ := strings.Cut(f.Tag.Get("koanf"), ","); name != "" && opt != "remain" {
+			keys = append(keys, name)
+		}
+	}
+	if _, ok := handlers.Lookup(handler); ok {
+		keys = append(keys, handler)
+	}
+	return keys
 }
 
 // priorityWeightMax is the largest weight of a priority level, the

@@ -48,7 +48,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			// as active in Redis, so it is let finish, within a bound.
 			sent := time.Now()
 			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights})
+			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights, Process: p.cfg.Process})
 			cancel()
 			if err != nil {
 				failures++

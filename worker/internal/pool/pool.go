@@ -117,6 +117,11 @@ type Config struct {
 	ShutdownCause, LeaseLostCause, CancelledCause error
 	Logger                                        *slog.Logger // default: discards
 	Observer                                      Observer     // default: none
+	// Process is the running process's id, recorded with every claim so
+	// that Get and List name the process running a job
+	// (store.ClaimOptions.Process); "" records none, as the pool's tests on
+	// the fake need none.
+	Process string
 }
 
 const (

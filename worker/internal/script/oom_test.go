@@ -86,7 +86,8 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{Pause, []string{k.paused}, []string{"0", k.wake}, one},
 		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts}, []string{"j5"}, nil},
 		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow}, nil, nil},
-		{DeadList, []string{k.jobs, k.dead, k.state}, []string{"10", "ids", "", "", "", ""}, nil},
+		{DeadList, []string{k.jobs, k.dead, k.state, k.opts}, []string{"10", "jobs", "", "", "", "1000000", "", "", "fail"}, nil},
+		{List, []string{k.jobs, k.due, k.dueHigh, k.dueLow, k.active, k.state, k.claims, k.opts}, []string{"active", "10", "", "", "", "1000000"}, nil},
 		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},
 		{LockRenew, []string{lockKey}, []string{"60000", "other:h"}, one},
 		{LockRelease, []string{lockKey}, []string{prefix + ":unlock", "0", "60000", "other:h"}, one},
@@ -103,7 +104,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 			t.Errorf("%s ran out of memory but did not do its work: %v", tc.s.Name(), res)
 		}
 		refused := metrics.Refusal(err) == metrics.RefusedOOM
-		switch writes := tc.s != Get && tc.s != Stats && tc.s != DeadList; {
+		switch writes := tc.s != Get && tc.s != Stats && tc.s != DeadList && tc.s != List; {
 		case tc.s.OOM() == AllowOOM && err != nil:
 			t.Errorf("%s, declared AllowOOM, failed out of memory: %v", tc.s.Name(), err)
 		case tc.s.OOM() == DenyOOM && writes && !refused:

@@ -56,6 +56,9 @@ var (
 	Stats = declare("stats", Resend, DenyOOM)
 	// DeadList reads a page of the dead set after a cursor (read only).
 	DeadList = declare("deadlist", Resend, DenyOOM)
+	// List reads a page of a queue's ready, scheduled or active jobs after
+	// a cursor (read only).
+	List = declare("list", Resend, DenyOOM)
 
 	// LockAcquire takes or re-enters a reentrant lock, or returns its TTL.
 	LockAcquire = declare("lock_acquire", Once, AllowOOM)
@@ -71,7 +74,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, UniqExpire, Fire, Purge, Forget, Pause, Get, Stats, DeadList,
+		Recover, Trim, UniqExpire, Fire, Purge, Forget, Pause, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

@@ -75,6 +75,9 @@ type ClaimOptions struct {
 	// have jobs due, in proportion (lua/claim.lua); the zero value is
 	// strict priority: a higher level first, always.
 	Weights Weights
+	// Process is the claiming process's id, recorded with each job's claim
+	// (Record.Worker); "" records none. At most 256 bytes, without '@'.
+	Process string
 }
 
 // Weights are the shares of the high, normal and low priority levels, each
@@ -100,7 +103,7 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
 	}
 	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp},
-		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg()}).ToArray()
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
@@ -135,7 +138,7 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 		raw, _ := vals[i+3].ToString()
 		st, _ := vals[i+4].ToString()
 		r, err := decodeJob(id, raw, st)
-		r.Claim, r.Attempt, r.RunAt, r.Priority = claim, r.Attempt+1, time.UnixMilli(runAt), priorityOf(level)
+		r.Claim, r.Attempt, r.RunAt, r.Priority, r.Worker = claim, r.Attempt+1, time.UnixMilli(runAt), priorityOf(level), o.Process
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
 			continue

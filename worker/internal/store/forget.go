@@ -32,12 +32,8 @@ func (s *Store) ForgetQueues(ctx context.Context, keep []string) ([]string, erro
 		if slices.Contains(keep, q) {
 			continue
 		}
-		k := s.Keys(q)
 		candidates = append(candidates, q)
-		calls = append(calls, script.Call{Keys: []string{
-			k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
-			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings,
-		}})
+		calls = append(calls, script.Call{Keys: forgetKeys(s.Keys(q))})
 	}
 	var gone []string
 	for i, res := range script.Forget.ExecMulti(ctx, s.c, calls...) {

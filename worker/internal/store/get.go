@@ -44,7 +44,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("get %s job %q: %w", queue, id, err)
 	}
-	if len(vals) != 7 {
+	if len(vals) != 8 {
 		return Snapshot{}, fmt.Errorf("get %s job %q: unexpected reply of %d values", queue, id, len(vals))
 	}
 	raw, _ := vals[0].ToString()
@@ -54,6 +54,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	now, _ := vals[4].AsInt64()
 	st, _ := vals[5].ToString()
 	opts, _ := vals[6].ToString()
+	worker, _ := vals[7].ToString()
 	snap := Snapshot{Set: Set(set), Now: time.UnixMilli(now)}
 	if score >= 0 {
 		snap.Score = time.UnixMilli(score)
@@ -63,7 +64,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 		err = decodeOpts(&snap.Record, opts)
 	}
 	if snap.Set == SetActive && claim > 0 {
-		snap.Record.Claim = claim
+		snap.Record.Claim, snap.Record.Worker = claim, worker
 		snap.Record.Attempt++ // the running attempt
 	}
 	return snap, err

@@ -7,7 +7,7 @@ type Keys struct {
 	Due    string // zset: id → run-at, ms
 	Active string // zset: id → lease deadline, ms
 	Dead   string // zset: id → time of death, ms
-	Claims string // hash: id → claim token of a running job; '' → the last token handed out
+	Claims string // hash: id → claim token of a running job [+ "@" + its process]; '' → the last token handed out
 	// State holds what changes of a job after its enqueue: "<attempts>;<max
 	// attempts>;<last error>" (lua/record.lua). A job has an entry once it
 	// failed, or was claimed with its own max attempts; it overrides the

@@ -13,7 +13,7 @@ import (
 //
 //	jobs[id]   = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" + err + payload
 //	state[id]  = "<attempts>;<max>;" + err, which overrides the header's (once the job has one)
-//	claims[id] = claim token of the running attempt (only while active)
+//	claims[id] = claim token of the running attempt [+ "@" + process] (only while active)
 type Record struct {
 	ID string
 	// Claim is the token of the running attempt, 0 when not active. Every
@@ -21,7 +21,10 @@ type Record struct {
 	// when Redis lost recent writes: the Redis clock in µs when it was
 	// handed out, or just above the queue's previous token. It stays below
 	// 2^53.
-	Claim       int64
+	Claim int64
+	// Worker is the id of the process running the attempt under Claim, ""
+	// when not active or not recorded (claims of older versions).
+	Worker      string
 	Attempt     int // attempts spent, including a running one
 	MaxAttempts int // 0 = the queue's default
 	Timeout     time.Duration

@@ -35,6 +35,16 @@ func enqueueArgs(wake string, jobs ...[6]string) []string {
 	return args
 }
 
+// argsWith returns a copy of args with the (index int, value string) pairs
+// of set in place.
+func argsWith(args []string, set ...any) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i+1 < len(set); i += 2 {
+		out[set[i].(int)] = set[i+1].(string)
+	}
+	return out
+}
+
 func TestScriptsRejectBadArguments(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
@@ -63,6 +73,14 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
 		statsKeys := []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
 		purgeKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
+		deadKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
+		listKeys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts}
+		// dl and la return deadlist and list ARGV that pass but for the
+		// (index, value) pairs given.
+		dl := func(set ...any) []string {
+			return argsWith([]string{"10", "jobs", "", "", "", "1000", "", "", ""}, set...)
+		}
+		la := func(set ...any) []string { return argsWith([]string{"ready", "10", "", "", "", "1000"}, set...) }
 		// One job with options: enqueue ARGV with n = 1 and k = 1, and the
 		// options pair (position, options) after the job.
 		withOpts := func(pos, o string) []string { return append(append([]string{k.Wake, "1", "1"}, ok[:]...), pos, o) }
@@ -169,23 +187,50 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"recover default max 0", script.Recover, recoverKeys, []string{k.Wake, "10", "0"}},
 			{"recover default max not a number", script.Recover, recoverKeys, []string{k.Wake, "10", "many"}},
 
-			{"deadlist limit 0", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"0", "jobs", "", "", "", "1000"}},
-			{"deadlist limit 1001", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"1001", "jobs", "", "", "", "1000"}},
-			{"deadlist limit -1", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"-1", "ids", "", "", "", ""}},
-			{"deadlist limit not a number", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"ten", "jobs", "", "", "", "1000"}},
-			{"deadlist limit in exponent form", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"1e2", "jobs", "", "", "", "1000"}},
-			{"deadlist 5 arguments", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "ids", "", "", ""}},
-			{"deadlist 7 arguments", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "ids", "", "", "", "", "x"}},
-			{"deadlist mode unknown", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "all", "", "", "", "1000"}},
-			{"deadlist cursor id without a time", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "seed-dead", "", "1000"}},
-			{"deadlist cursor time without an id", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "123", "", "", "1000"}},
-			{"deadlist cursor time not whole ms", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "1.5", "x", "", "1000"}},
-			{"deadlist cursor time negative", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "-1", "x", "", "1000"}},
-			{"deadlist cursor time of 16 digits", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "1234567890123456", "x", "", "1000"}},
-			{"deadlist until not a number", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "", "soon", "1000"}},
-			{"deadlist until negative", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "ids", "", "", "-5", ""}},
-			{"deadlist max bytes 0", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "", "", "0"}},
-			{"deadlist max bytes missing", script.DeadList, []string{k.Jobs, k.Dead, k.State}, []string{"10", "jobs", "", "", "", ""}},
+			{"deadlist limit 0", script.DeadList, deadKeys, dl(0, "0")},
+			{"deadlist limit 1001", script.DeadList, deadKeys, dl(0, "1001")},
+			{"deadlist limit -1", script.DeadList, deadKeys, dl(0, "-1")},
+			{"deadlist limit not a number", script.DeadList, deadKeys, dl(0, "ten")},
+			{"deadlist limit in exponent form", script.DeadList, deadKeys, dl(0, "1e2")},
+			{"deadlist 8 arguments", script.DeadList, deadKeys, dl(0, "10")[:8]},
+			{"deadlist 10 arguments", script.DeadList, deadKeys, append(dl(0, "10"), "x")},
+			{"deadlist without the opts key", script.DeadList, deadKeys[:3], dl(0, "10")},
+			{"deadlist mode unknown", script.DeadList, deadKeys, dl(1, "all")},
+			{"deadlist cursor id without a time", script.DeadList, deadKeys, dl(3, "seed-dead")},
+			{"deadlist cursor time without an id", script.DeadList, deadKeys, dl(2, "123")},
+			{"deadlist cursor time not whole ms", script.DeadList, deadKeys, dl(2, "1.5", 3, "x")},
+			{"deadlist cursor time negative", script.DeadList, deadKeys, dl(2, "-1", 3, "x")},
+			{"deadlist cursor time of 16 digits", script.DeadList, deadKeys, dl(2, "1234567890123456", 3, "x")},
+			{"deadlist until not a number", script.DeadList, deadKeys, dl(4, "soon")},
+			{"deadlist until negative", script.DeadList, deadKeys, dl(4, "-5", 1, "ids", 5, "")},
+			{"deadlist max bytes 0", script.DeadList, deadKeys, dl(5, "0")},
+			{"deadlist max bytes missing", script.DeadList, deadKeys, dl(5, "")},
+			{"deadlist max bytes missing with an error filter", script.DeadList, deadKeys, dl(1, "ids", 5, "", 8, "boom")},
+			{"deadlist after not a number", script.DeadList, deadKeys, dl(6, "yesterday")},
+			{"deadlist after negative", script.DeadList, deadKeys, dl(6, "-1")},
+			{"deadlist before of 16 digits", script.DeadList, deadKeys, dl(7, "1234567890123456")},
+			{"deadlist error filter of 257 bytes", script.DeadList, deadKeys, dl(8, strings.Repeat("x", 257))},
+
+			{"list 5 arguments", script.List, listKeys, la(0, "ready")[:5]},
+			{"list without the opts key", script.List, listKeys[:7], la(0, "ready")},
+			{"list dead", script.List, listKeys, la(0, "dead")},
+			{"list what empty", script.List, listKeys, la(0, "")},
+			{"list limit 0", script.List, listKeys, la(1, "0")},
+			{"list limit 1001", script.List, listKeys, la(1, "1001")},
+			{"list limit in exponent form", script.List, listKeys, la(1, "1e2")},
+			{"list cursor id without a score", script.List, listKeys, la(4, "seed-due")},
+			{"list cursor level without a score", script.List, listKeys, la(2, "h")},
+			{"list cursor score without an id", script.List, listKeys, la(3, "123")},
+			{"list cursor score negative", script.List, listKeys, la(3, "-1", 4, "x")},
+			{"list cursor score of 16 digits", script.List, listKeys, la(3, "1234567890123456", 4, "x")},
+			{"list ready cursor without a level", script.List, listKeys, la(3, "123", 4, "x")},
+			{"list ready cursor level unknown", script.List, listKeys, la(2, "x", 3, "123", 4, "x")},
+			{"list scheduled cursor with a level", script.List, listKeys, la(0, "scheduled", 2, "h", 3, "123", 4, "x")},
+			{"list max bytes 0", script.List, listKeys, la(5, "0")},
+			{"list max bytes not a number", script.List, listKeys, la(5, "lots")},
+
+			{"claim process with @", script.Claim, claimKeys, []string{"10", "60000", "", "", "", "host@1"}},
+			{"claim process of 257 bytes", script.Claim, claimKeys, []string{"10", "60000", "", "", "", strings.Repeat("p", 257)}},
 
 			{"pause without a state", script.Pause, []string{k.Paused}, []string{"", k.Wake}},
 			{"pause state yes", script.Pause, []string{k.Paused}, []string{"yes", k.Wake}},

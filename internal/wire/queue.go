@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// Queue is a queue: whether it is paused, its sizes by state and the
+// fleet that serves it.
+type Queue struct {
+	Name string `json:"name"`
+	// Paused is set while workers claim none of the queue's jobs.
+	Paused bool   `json:"paused"`
+	Jobs   Counts `json:"jobs"`
+	// Leader is the id of the leading process; null when none leads.
+	Leader *string `json:"leader"`
+	// Concurrency is the sum of the serving processes' concurrency.
+	Concurrency int `json:"concurrency"`
+	// RateLimit is the queue's limit as the leader (else the first process
+	// that has one) reports it; null for none.
+	RateLimit *string   `json:"rate_limit"`
+	Workers   []Process `json:"workers"`
+}
+
+// Counts are a queue's jobs by state.
+type Counts struct {
+	Scheduled int64 `json:"scheduled"`
+	Ready     int64 `json:"ready"`
+	Active    int64 `json:"active"`
+	Dead      int64 `json:"dead"`
+}
+
+// Process is one process serving a queue.
+type Process struct {
+	ID          string  `json:"id"`
+	Concurrency int     `json:"concurrency"`
+	RateLimit   *string `json:"rate_limit"`
+	Leader      bool    `json:"leader"`
+	// SeenAt is when the process last reported, by its clock.
+	SeenAt time.Time `json:"seen_at"`
+}
+
+// QueueOf is a queue as the API and the CLI show it, from its stats and
+// its fleet.
+func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
+	v := Queue{
+		Name:    name,
+		Paused:  s.Paused,
+		Jobs:    Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead},
+		Workers: make([]Process, 0, len(f.Processes)),
+	}
+	if f.Leader != "" {
+		v.Leader = &f.Leader
+	}
+	var limit, leaderLimit *string
+	for _, p := range f.Processes {
+		v.Concurrency += p.Concurrency
+		pv := Process{ID: p.ID, Concurrency: p.Concurrency, RateLimit: rateLimit(p.RateLimit), Leader: p.Leader, SeenAt: p.ReportedAt.UTC()}
+		if limit == nil {
+			limit = pv.RateLimit
+		}
+		if p.Leader || p.ID == f.Leader {
+			leaderLimit = pv.RateLimit
+		}
+		v.Workers = append(v.Workers, pv)
+	}
+	v.RateLimit = limit
+	if leaderLimit != nil {
+		v.RateLimit = leaderLimit
+	}
+	return v
+}
+
+// Stats is the inverse of the counts and pause flag of QueueOf.
+func (v *Queue) Stats() worker.QueueStats {
+	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead, Paused: v.Paused}
+}
+
+// Fleet is the inverse of the fleet part of QueueOf, report times in UTC
+// as worker.Client.Fleet reads them; a rate limit the worker package
+// cannot parse is left out.
+func (v *Queue) Fleet() worker.Fleet {
+	f := worker.Fleet{Processes: make([]worker.FleetProcess, len(v.Workers))}
+	if v.Leader != nil {
+		f.Leader = *v.Leader
+	}
+	for i, p := range v.Workers {
+		f.Processes[i] = worker.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC()}
+		if p.RateLimit != nil {
+			f.Processes[i].RateLimit = parseRateLimit(*p.RateLimit)
+		}
+	}
+	return f
+}
+
+func rateLimit(r worker.RateLimit) *string {
+	if r == (worker.RateLimit{}) {
+		return nil
+	}
+	s := r.String()
+	return &s
+}
+
+// parseRateLimit reads what worker.RateLimit.String writes ("100 per 1s");
+// the zero limit for anything else.
+func parseRateLimit(s string) worker.RateLimit {
+	n, per, ok := strings.Cut(s, " per ")
+	if !ok {
+		return worker.RateLimit{}
+	}
+	count, err1 := strconv.Atoi(n)
+	d, err2 := time.ParseDuration(per)
+	if err1 != nil || err2 != nil {
+		return worker.RateLimit{}
+	}
+	return worker.RateLimit{N: count, Per: d}
+}

@@ -1,0 +1,202 @@
+package worker
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// Cursors (ListQuery.Cursor, TriageOptions.Cursor) are base64url, without
+// padding, of a text that names what it is a cursor of, so that one of
+// another state or walk is refused:
+//
+//	s:<ms>:<id>             scheduled: the last job's run-at and id
+//	r:<level>:<ms>:<id>     ready: and its level, h, n or l
+//	a:<ms>:<id>             active: lease deadline and id
+//	d:<ms>:<id>             dead: time of death and id ("<ms>:<id>" too,
+//	                        as DeadPage.Next was before List)
+//	t:<until>:[<ms>:<id>]   a triage walk of a filter: its bound (the Redis
+//	                        clock in ms when it started) and where it is
+//	i:<n>                   a triage of ids: how many distinct ids are done
+//
+// A position's ms are at most 15 digits and its id passes ValidateID.
+
+// maxCursorLen bounds a cursor's text: the longest is a triage walk's, two
+// 15-digit times, three ':', "t" and an id, in unpadded base64.
+const maxCursorLen = (4*(1+3+15+15+MaxIDLen) + 2) / 3
+
+// cursorKind returns the letter of the cursors of a listed state.
+func cursorKind(state State) string {
+	switch state {
+	case StateScheduled:
+		return "s"
+	case StateReady:
+		return "r"
+	case StateActive:
+		return "a"
+	}
+	return "d"
+}
+
+// encodeCursor returns the opaque form of text.
+func encodeCursor(text string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(text))
+}
+
+// decodeCursor returns the text of cursor s and whether it is one.
+func decodeCursor(s string) (string, bool) {
+	if s == "" || len(s) > maxCursorLen {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	return string(raw), err == nil
+}
+
+// position formats a position in a sorted set: "<ms>:<id>".
+func position(at time.Time, id string) string {
+	return strconv.FormatInt(at.UnixMilli(), 10) + ":" + id
+}
+
+// parsePosition is the inverse of position.
+func parsePosition(s string) (time.Time, string, bool) {
+	ms, id, ok := strings.Cut(s, ":")
+	if !ok || ms == "" || len(ms) > 15 || strings.Trim(ms, "0123456789") != "" || ValidateID(id) != nil {
+		return time.Time{}, "", false
+	}
+	n, _ := strconv.ParseInt(ms, 10, 64) // 15 digits always fit
+	return time.UnixMilli(n), id, true
+}
+
+// listCursor is a parsed ListQuery.Cursor.
+type listCursor struct {
+	level store.Priority // ready only
+	at    time.Time
+	id    string // "" = the start
+}
+
+// formatListCursor returns the cursor of the position c in the jobs of
+// state.
+func formatListCursor(state State, c listCursor) string {
+	text := cursorKind(state) + ":"
+	if state == StateReady {
+		text += levelLetter(c.level) + ":"
+	}
+	return encodeCursor(text + position(c.at, c.id))
+}
+
+// levelLetter returns the letter of a priority level in a ready cursor.
+func levelLetter(p store.Priority) string {
+	switch p {
+	case store.PriorityHigh:
+		return "h"
+	case store.PriorityLow:
+		return "l"
+	}
+	return "n"
+}
+
+// letterLevel is the inverse of levelLetter.
+func letterLevel(letter string) (store.Priority, bool) {
+	switch letter {
+	case "h":
+		return store.PriorityHigh, true
+	case "n":
+		return store.PriorityNormal, true
+	case "l":
+		return store.PriorityLow, true
+	}
+	return 0, false
+}
+
+// parseListCursor reads a cursor of the jobs of state; "" is the start.
+func parseListCursor(state State, s string) (listCursor, error) {
+	if s == "" {
+		return listCursor{}, nil
+	}
+	bad := invalid("Cursor", "is not a cursor from a previous page of %s jobs", state)
+	text, ok := decodeCursor(s)
+	if !ok {
+		return listCursor{}, bad
+	}
+	kind, rest, _ := strings.Cut(text, ":")
+	var c listCursor
+	switch {
+	case state == StateDead && kind != "" && strings.Trim(kind, "0123456789") == "":
+		rest = text // a dead cursor of before List: "<ms>:<id>"
+	case kind != cursorKind(state):
+		return listCursor{}, bad
+	case state == StateReady:
+		var letter string
+		letter, rest, _ = strings.Cut(rest, ":")
+		if c.level, ok = letterLevel(letter); !ok {
+			return listCursor{}, bad
+		}
+	}
+	if c.at, c.id, ok = parsePosition(rest); !ok {
+		return listCursor{}, bad
+	}
+	return c, nil
+}
+
+// triageCursor is a parsed TriageOptions.Cursor.
+type triageCursor struct {
+	done  int              // ids: how many distinct ids are done
+	until time.Time        // filter: the walk's bound; zero before it started
+	after store.DeadCursor // filter: where the walk is
+}
+
+// formatTriageCursor returns the cursor of a walk of ids (ids true) or of
+// a filter.
+func formatTriageCursor(ids bool, c triageCursor) string {
+	if ids {
+		return encodeCursor("i:" + strconv.Itoa(c.done))
+	}
+	text := "t:" + strconv.FormatInt(c.until.UnixMilli(), 10) + ":"
+	if !c.after.IsZero() {
+		text += position(c.after.DiedAt, c.after.ID)
+	}
+	return encodeCursor(text)
+}
+
+// parseTriageCursor reads a cursor of a walk of n distinct ids (ids true)
+// or of a filter; "" is the start.
+func parseTriageCursor(ids bool, n int, s string) (triageCursor, error) {
+	if s == "" {
+		return triageCursor{}, nil
+	}
+	bad := invalid("Cursor", "is not a cursor from a previous call with the same selection")
+	text, ok := decodeCursor(s)
+	if !ok {
+		return triageCursor{}, bad
+	}
+	kind, rest, _ := strings.Cut(text, ":")
+	var c triageCursor
+	switch {
+	case ids && kind == "i":
+		d, err := strconv.Atoi(rest)
+		if err != nil || d < 0 || d > n || strconv.Itoa(d) != rest {
+			return triageCursor{}, bad
+		}
+		c.done = d
+	case !ids && kind == "t":
+		until, pos, _ := strings.Cut(rest, ":")
+		ms, err := strconv.ParseInt(until, 10, 64)
+		if err != nil || ms < 0 || len(until) > 15 || strconv.FormatInt(ms, 10) != until {
+			return triageCursor{}, bad
+		}
+		c.until = time.UnixMilli(ms)
+		if pos != "" {
+			at, id, ok := parsePosition(pos)
+			if !ok {
+				return triageCursor{}, bad
+			}
+			c.after = store.DeadCursor{DiedAt: at, ID: id}
+		}
+	default:
+		return triageCursor{}, bad
+	}
+	return c, nil
+}

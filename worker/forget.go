@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// ErrQueueInUse: Client.ForgetQueue refused to forget a queue because
+// something still holds it; the error says what.
+var ErrQueueInUse = errors.New("queue in use")
+
+// forgetTries is how many times ForgetQueue checks and forgets when the
+// queue changes between its look and the script's own check.
+const forgetTries = 3
+
+// ForgetQueue removes a queue an operator retired: its leftover keys are
+// deleted and its name leaves the set of known queues (QueuesKey), so
+// Queues no longer lists it. A Daemon's leader does the same on a timer for
+// every unused queue; ForgetQueue does it now, for one queue, by the same
+// rule and the same script.
+//
+// The rule: a queue is in use, and ForgetQueue refuses with an error
+// wrapping ErrQueueInUse that says what holds it, while
+//   - it holds a job in any state: scheduled, ready, active or dead
+//     (purge the dead set first: Client.PurgeAll);
+//   - a live process serves it (a Daemon with a handler for it: stop it or
+//     remove the handler first), or its leader lock is still held (the last process releases it when
+//     it stops; it lapses within Config.LeaderLease of a crash);
+//   - it is paused (Resume it: a pause is an operator's decision that a
+//     forget must not undo);
+//   - it remembers unique keys or retained ids whose window has not ended
+//     (JobSpec.UniqueFor, QueueOptions.IDRetention), or the last fire times
+//     of periodic schedules: only a leader of the queue forgets those (when
+//     their window ends, and 7 days after a schedule left the configuration),
+//     so a retired queue keeps them until a Daemon serves it again or an
+//     operator deletes the key (<prefix>:{<queue>}:unique, one of QueueKeys,
+//     and <prefix>:{<queue>}:periodic).
+//
+// The check and the deletion are one script call, so a job enqueued
+// meanwhile is never touched. A producer that enqueues to the queue just
+// after it was forgotten gets it listed again when its Client records the
+// queue name next (within a minute). Forgetting a queue that is not known
+// is no error.
+func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
+	if err := ValidateQueueName(queue); err != nil {
+		return err
+	}
+	for range forgetTries {
+		use, err := c.st.QueueUse(ctx, queue)
+		if err != nil {
+			return err
+		}
+		if use.InUse() {
+			return fmt.Errorf("forget queue %q: %w: %s", queue, ErrQueueInUse, strings.Join(useReasons(use), ", "))
+		}
+		ok, err := c.st.ForgetQueue(ctx, queue)
+		if err != nil {
+			return err
+		}
+		if ok {
+			// Record the name again at this Client's next enqueue to it.
+			c.known.Delete(queue)
+			return nil
+		}
+		// Something arrived between the look and the script: look again.
+	}
+	return fmt.Errorf("forget queue %q: %w: it changed while being checked, %d times; try again", queue, ErrQueueInUse, forgetTries)
+}
+
+// useReasons says what of u holds a queue, in an operator's words.
+func useReasons(u store.Use) []string {
+	var out []string
+	jobs := func(n int64, state string) {
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d %s %s", n, state, plural(n, "job", "jobs")))
+		}
+	}
+	s := u.Stats
+	jobs(s.Scheduled, "scheduled")
+	jobs(s.Ready, "ready")
+	jobs(s.Active, "active")
+	jobs(s.Dead, "dead")
+	if s.Scheduled+s.Ready+s.Active+s.Dead == 0 && u.Records > 0 {
+		out = append(out, fmt.Sprintf("%d job %s in no state", u.Records, plural(u.Records, "record", "records")))
+	}
+	if n := int64(len(u.Processes)); n > 0 {
+		out = append(out, fmt.Sprintf("served by %d %s (%s)", n, plural(n, "process", "processes"), strings.Join(u.Processes, ", ")))
+	}
+	if u.Leader {
+		out = append(out, "its leader lock is held")
+	}
+	if s.Paused {
+		out = append(out, "paused (resume it first)")
+	}
+	if u.Unique > 0 {
+		out = append(out, fmt.Sprintf("%d %s remembered", u.Unique, plural(u.Unique, "unique key or retained id", "unique keys or retained ids")))
+	}
+	if u.Periodic > 0 {
+		out = append(out, fmt.Sprintf("the last fire times of %d periodic %s remembered", u.Periodic, plural(u.Periodic, "schedule", "schedules")))
+	}
+	return out
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,235 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// triageSample is the most ids a TriageResult's Sample holds.
+const triageSample = 20
+
+// DeadSelection selects dead jobs for RequeueDead and PurgeDead.
+type DeadSelection struct {
+	// IDs are these jobs (1 to 1000 ids, each valid; a repeated id counts
+	// once); ids not in the dead set are skipped and not counted. Leave
+	// Filter zero with IDs.
+	IDs []string
+	// Filter, when IDs is empty, selects every dead job it matches (the
+	// zero Filter: every dead job), among those dead when the walk started.
+	Filter DeadFilter
+}
+
+// TriageOptions shape a RequeueDead or PurgeDead.
+type TriageOptions struct {
+	// DryRun counts and samples what would change, and changes nothing.
+	DryRun bool
+	// Cursor resumes a walk from a previous TriageResult.Next, given with
+	// the same selection; "" starts it.
+	Cursor string
+	// Max stops the call after this many matched jobs and returns Next; 0 =
+	// no limit.
+	Max int
+}
+
+// TriageResult is what a RequeueDead or PurgeDead did.
+type TriageResult struct {
+	// Matched counts the dead jobs selected, as this call saw them.
+	Matched int
+	// Changed counts the jobs requeued or purged (0 on a dry run): fewer
+	// than Matched when some left the dead set in the meantime.
+	Changed int
+	// Sample holds the ids of the first (up to 20) matched jobs.
+	Sample []string
+	// Next is "" when the walk is done; else the TriageOptions.Cursor that
+	// resumes it: after Max matched jobs, or with an error (what was done
+	// before the error is counted, and the walk resumes with the work the
+	// error interrupted).
+	Next string
+}
+
+// RequeueDead moves the selected dead jobs back to due now, with their
+// attempts reset and their last errors kept, as Requeue does. A walk of a
+// Filter covers the jobs dead when it started (by the Redis clock, to the
+// ms; the bound travels in Next): jobs that die later are left dead, so it
+// ends even while requeued jobs keep failing. Each Redis call handles at
+// most 1,000 jobs. Bad arguments are a *ValidationError naming "IDs",
+// "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
+func (c *Client) RequeueDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
+	return c.triage(ctx, queue, sel, opt, func(ids []string, _ time.Time) ([]bool, error) {
+		return c.st.Requeue(ctx, queue, ids)
+	})
+}
+
+// PurgeDead deletes the selected dead jobs for good, as Purge does: a job
+// that is due or active is never deleted. A walk of a Filter covers the jobs
+// dead when it started, as RequeueDead's does, and spares a job that was
+// requeued meanwhile and died again. Each Redis call handles at most 1,000
+// jobs. Bad arguments are reported as RequeueDead's.
+func (c *Client) PurgeDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
+	return c.triage(ctx, queue, sel, opt, func(ids []string, until time.Time) ([]bool, error) {
+		return c.st.Purge(ctx, queue, ids, until)
+	})
+}
+
+// triageFunc changes the dead jobs ids (at most 1,000), sparing those that
+// died after until (zero: none spared), and reports which it changed.
+type triageFunc func(ids []string, until time.Time) ([]bool, error)
+
+// triage checks its arguments and runs the walk of sel.
+func (c *Client) triage(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions, f triageFunc) (TriageResult, error) {
+	if err := ValidateQueueName(queue); err != nil {
+		return TriageResult{}, err
+	}
+	ids, err := selectedIDs(sel)
+	if err != nil {
+		return TriageResult{}, err
+	}
+	if opt.Max < 0 {
+		return TriageResult{}, invalid("Max", "must not be negative (got %d)", opt.Max)
+	}
+	cur, err := parseTriageCursor(ids != nil, len(ids), opt.Cursor)
+	if err != nil {
+		return TriageResult{}, err
+	}
+	t := &triageRun{opt: opt, f: f}
+	if ids != nil {
+		return t.ids(ctx, c, queue, ids, cur.done)
+	}
+	return t.walk(ctx, c, queue, sel.Filter, cur)
+}
+
+// selectedIDs returns the distinct ids of sel, in their order; nil for a
+// Filter selection.
+func selectedIDs(sel DeadSelection) ([]string, error) {
+	if len(sel.IDs) == 0 {
+		return nil, sel.Filter.validate("Filter")
+	}
+	if !sel.Filter.IsZero() {
+		return nil, invalid("Filter", "must be zero when IDs are given")
+	}
+	if len(sel.IDs) > store.MaxBatch {
+		return nil, invalid("IDs", "must hold 1 to %d ids (got %d)", store.MaxBatch, len(sel.IDs))
+	}
+	seen := make(map[string]bool, len(sel.IDs))
+	ids := make([]string, 0, len(sel.IDs))
+	for i, id := range sel.IDs {
+		if err := ValidateID(id); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) { // named by its place, not "ID"
+				err = invalid(fmt.Sprintf("IDs[%d]", i), "%s", ve.Reason)
+			}
+			return nil, err
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// triageRun is one RequeueDead or PurgeDead call underway.
+type triageRun struct {
+	opt TriageOptions
+	f   triageFunc
+	res TriageResult
+}
+
+// room returns how many more jobs the call may match.
+func (t *triageRun) room() int {
+	if t.opt.Max == 0 {
+		return store.MaxBatch
+	}
+	return min(t.opt.Max-t.res.Matched, store.MaxBatch)
+}
+
+// apply counts the matched ids and, unless on a dry run, changes them.
+func (t *triageRun) apply(ids []string, until time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if !t.opt.DryRun {
+		done, err := t.f(ids, until)
+		t.res.Changed += count(done)
+		if err != nil {
+			return err
+		}
+	}
+	t.res.Matched += len(ids)
+	t.res.Sample = append(t.res.Sample, ids[:min(len(ids), triageSample-len(t.res.Sample))]...)
+	return nil
+}
+
+// ids triages the ids after the first done: those that are dead, up to Max.
+func (t *triageRun) ids(ctx context.Context, c *Client, queue string, ids []string, done int) (TriageResult, error) {
+	resume := formatTriageCursor(true, triageCursor{done: done})
+	rest := ids[done:]
+	dead, err := c.st.DeadAmong(ctx, queue, rest)
+	if err != nil {
+		t.res.Next = resume
+		return t.res, err
+	}
+	picked := make([]string, 0, len(rest))
+	next := len(ids)
+	for i, id := range rest {
+		if len(picked) == t.room() {
+			next = done + i
+			break
+		}
+		if dead[i] {
+			picked = append(picked, id)
+		}
+	}
+	if err := t.apply(picked, time.Time{}); err != nil {
+		t.res.Next = resume
+		return t.res, err
+	}
+	if next < len(ids) {
+		t.res.Next = formatTriageCursor(true, triageCursor{done: next})
+	}
+	return t.res, nil
+}
+
+// walk triages the dead jobs matching f from cur, 1,000 (or Max) at a time,
+// up to Max.
+func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFilter, cur triageCursor) (TriageResult, error) {
+	resume := func() string {
+		if cur.until.IsZero() {
+			return t.opt.Cursor // the walk has not started: start it again
+		}
+		return formatTriageCursor(false, cur)
+	}
+	for {
+		page, err := c.st.Dead(ctx, queue, store.DeadQuery{
+			After: cur.after, Limit: t.room(), IDsOnly: true, Filter: f.toStore(),
+			UntilNow: cur.until.IsZero(), Until: cur.until,
+		})
+		if err != nil {
+			t.res.Next = resume()
+			return t.res, err
+		}
+		if cur.until.IsZero() {
+			cur.until = page.Now
+		}
+		ids := make([]string, len(page.Jobs))
+		for i, j := range page.Jobs {
+			ids[i] = j.Record.ID
+		}
+		if err := t.apply(ids, cur.until); err != nil {
+			t.res.Next = resume()
+			return t.res, err
+		}
+		if page.Next.IsZero() {
+			return t.res, nil
+		}
+		cur.after = page.Next
+		if t.opt.Max > 0 && t.res.Matched >= t.opt.Max {
+			t.res.Next = formatTriageCursor(false, cur)
+			return t.res, nil
+		}
+	}
+}
