@@ -155,7 +155,7 @@ queues:
 		out := cli("inspect", "--queue", "hooks", "--json")
 		return strings.Contains(out, `"dead": 1`), "inspect: " + out
 	})
-	cli("dead", "purge", "--queue", "hooks", "--all")
+	cli("dead", "purge", "--queue", "hooks", "--all", "--yes")
 	cli("queue", "pause", "--queue", "logs")
 	if out := cli("queue", "status", "--queue", "logs", "--json"); !strings.Contains(out, `"paused": true`) {
 		t.Errorf("queue status after a pause: %s", out)

@@ -137,6 +137,12 @@ func TestCLIThroughAPI(t *testing.T) {
 	_, next := deadTable(t, out)
 	same("dead list, the next page", "", "dead list", "--queue", "d", "--limit", "2", "--cursor", next)
 	same("dead list, a bad cursor", "", "dead list", "--queue", "d", "--cursor", "nonsense!")
+	same("dead list by error text", "", "dead list", "--queue", "d", "--error", "BOOM D2", "--json")
+	same("jobs list, scheduled", "", "jobs list", "--queue", "q", "--state", "scheduled", "--json")
+	same("jobs list, a page of ready", "", "jobs list", "--queue", "q", "--state", "ready", "--limit", "1")
+	same("jobs list, a filter on ready", "", "jobs list", "--queue", "q", "--state", "ready", "--error", "x")
+	same("dry run of a purge by filter", "", "dead purge", "--queue", "d", "--error", "boom", "--dry-run", "--json")
+	same("queue forget of a queue in use", "", "queue forget", "--queue", "d")
 	same("requeue a job that is not dead", "", "dead requeue", "--queue", "d", "--job", "nope")
 	same("purge a job that is not dead", "", "dead purge", "--queue", "q", "--job", "json")
 	if code, out, errOut := viaAPI("", "dead requeue", "--queue", "d", "--job", "d1"); code != 0 || out != "requeued 1 dead job(s) of queue d\n" {
@@ -150,7 +156,7 @@ func TestCLIThroughAPI(t *testing.T) {
 		t.Errorf("requeue all: exit %d %q %s", code, out, errOut)
 	}
 	b.killJobs(t, "e", "e1", "e2")
-	if code, out, errOut := viaAPI("", "dead purge", "--queue", "e", "--all"); code != 0 || out != "purged 2 dead job(s) of queue e\n" {
+	if code, out, errOut := viaAPI("", "dead purge", "--queue", "e", "--all", "--yes"); code != 0 || out != "purged 2 dead job(s) of queue e\n" {
 		t.Errorf("purge all: exit %d %q %s", code, out, errOut)
 	}
 	if s := b.stats(t, "e"); s.Dead != 0 {

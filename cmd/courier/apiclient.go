@@ -27,6 +27,10 @@ type jobClient interface {
 	Resume(ctx context.Context, queue string) error
 	// Fleet returns the processes serving queue and its leader.
 	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
+	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
+	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
+	ForgetQueue(ctx context.Context, queue string) error
 }
 
 var (
@@ -76,6 +80,16 @@ func (a *apiFlags) remote(fs *flag.FlagSet) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// dial returns the client the flags of fs ask for (remote, then open)
+// and a function that releases it.
+func (a *apiFlags) dial(ctx context.Context, fs *flag.FlagSet, cf *configFlags) (jobClient, func(), error) {
+	remote, err := a.remote(fs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.open(ctx, remote, cf)
 }
 
 // open returns the client the flags ask for and a function that releases

@@ -110,7 +110,7 @@ func TestCLIEscapesAPIText(t *testing.T) {
 	}{
 		"POST /v1/queues/q/jobs":       {http.StatusCreated, map[string]any{"id": "\x1b]0;id\x07", "run_at": "2026-01-01T00:00:00Z"}},
 		"GET /v1/queues/q/jobs/j":      {http.StatusOK, job},
-		"GET /v1/queues/q/dead":        {http.StatusOK, map[string]any{"jobs": []any{job}, "next_cursor": "c\x1b]0;cursor\x07"}},
+		"GET /v1/queues/q/jobs":        {http.StatusOK, map[string]any{"jobs": []any{job}, "next_cursor": "c\x1b]0;cursor\x07"}},
 		"GET /v1/queues":               {http.StatusOK, map[string]any{"queues": []any{map[string]any{"name": "q\x1b[2J"}}}},
 		"GET /v1/queues/q/jobs/gone":   {http.StatusNotFound, map[string]any{"error": map[string]any{"code": "not_found", "field": "id", "message": "gone\x1b]0;pwned\x07\r\nstate: done"}}},
 		"GET /v1/queues/q/jobs/broken": {http.StatusBadGateway, "\x1b[2Jbad gateway\u009b"},

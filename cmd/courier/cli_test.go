@@ -1042,7 +1042,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 			},
 		},
 		{
-			name: "purge all", flags: []string{"purge", "--all"}, stdout: "purged 3 dead job(s) of queue q\n",
+			name: "purge all", flags: []string{"purge", "--all", "--yes"}, stdout: "purged 3 dead job(s) of queue q\n",
 			after: worker.QueueStats{Ready: 1},
 		},
 		{
@@ -1050,7 +1050,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 			stdout: "requeued 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
-			name: "purge all of an empty queue", flags: []string{"purge", "--all", "--queue", "empty"},
+			name: "purge all of an empty queue", flags: []string{"purge", "--all", "--yes", "--queue", "empty"},
 			stdout: "purged 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
@@ -1118,12 +1118,15 @@ func TestDeadUsage(t *testing.T) {
 		{"list without queue", "dead list", nil, 2, "--queue is required"},
 		{"requeue without queue", "dead requeue", []string{"--all"}, 2, "--queue is required"},
 		{"purge without queue", "dead purge", []string{"--job", "x"}, 2, "--queue is required"},
-		{"requeue with job and all", "dead requeue", []string{"--queue", "q", "--job", "x", "--all"}, 2, "give --job ID or --all"},
-		{"requeue with neither", "dead requeue", []string{"--queue", "q"}, 2, "give --job ID or --all"},
-		{"purge with job and all", "dead purge", []string{"--queue", "q", "--job", "x", "--all"}, 2, "give --job ID or --all"},
-		{"purge with neither", "dead purge", []string{"--queue", "q"}, 2, "give --job ID or --all"},
+		{"requeue with job and all", "dead requeue", []string{"--queue", "q", "--job", "x", "--all"}, 2, "select the dead jobs one way"},
+		{"requeue with neither", "dead requeue", []string{"--queue", "q"}, 2, "select the dead jobs one way"},
+		{"purge with job and all", "dead purge", []string{"--queue", "q", "--job", "x", "--all"}, 2, "select the dead jobs one way"},
+		{"purge with neither", "dead purge", []string{"--queue", "q"}, 2, "select the dead jobs one way"},
 		{"list with job", "dead list", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
 		{"stray argument", "dead purge", []string{"--queue", "q", "--all", "now"}, 2, `unexpected argument "now"`},
+		{"purge all without --yes off a terminal", "dead purge", []string{"--queue", "q", "--all"}, 2, "give --yes to confirm"},
+		{"filter and ids", "dead requeue", []string{"--queue", "q", "--job", "x", "--error", "boom"}, 2, "select the dead jobs one way"},
+		{"negative age", "dead purge", []string{"--queue", "q", "--older-than", "-1h"}, 2, "--older-than must not be negative"},
 	}
 	// Without --redis and --prefix first: the action must come first.
 	bare := []bareCase{
@@ -1151,7 +1154,7 @@ func TestDeadUsage(t *testing.T) {
 // same as "courier dead ACTION -h".
 func TestDeadActionHelp(t *testing.T) {
 	t.Parallel()
-	own := map[string][]string{"list": {"--limit", "--cursor"}, "requeue": {"--job", "--all"}, "purge": {"--job", "--all"}}
+	own := map[string][]string{"list": {"--limit"}, "requeue": {"--job", "--all", "--dry-run"}, "purge": {"--job", "--all", "--dry-run", "--yes"}}
 	for action, flags := range own {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()

@@ -19,6 +19,9 @@ type configFlags struct {
 	fs   *flag.FlagSet
 	file string
 	keys map[string]string // flag name → config key
+	// warnings are what the last load found suspicious but not wrong,
+	// such as COURIER_* variables that set nothing; courier run logs them.
+	warnings []string
 }
 
 // addConfigFlags adds --config and --redis to fs.
@@ -39,17 +42,21 @@ func (f *configFlags) keyFlag(name, key, usage string) {
 // load reads the configuration: defaults, the file, the environment, then
 // the flags the user set.
 func (f *configFlags) load() (*config.Config, error) {
-	set := map[string]any{}
-	f.fs.Visit(func(fl *flag.Flag) {
-		if key, ok := f.keys[fl.Name]; ok {
-			set[key] = fl.Value.String()
-		}
-	})
-	cfg, err := config.Load(config.Sources{File: f.file, Environ: os.Environ(), Flags: set})
-	if config.IsProblem(err) {
-		return nil, fmt.Errorf("invalid configuration:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	l, err := loadConfigFull(f, os.Environ())
+	f.warnings = l.Warnings
+	if err != nil {
+		return nil, invalidConfig(err)
 	}
-	return cfg, err
+	return l.Config, nil
+}
+
+// invalidConfig words a configuration error for the command line: the
+// problems one per line under "invalid configuration:".
+func invalidConfig(err error) error {
+	if config.IsProblem(err) {
+		return fmt.Errorf("invalid configuration:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	}
+	return err
 }
 
 // dialRedis connects the client commands: once, failing with the address

@@ -1,108 +1,224 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
-	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
+// triageFlags maps the library's fields to the flags of dead requeue and
+// dead purge.
+var triageFlags = map[string]string{
+	"Queue": "--queue", "ID": "--job", "IDs": "--job", "Cursor": "--cursor",
+	"Filter": "--error", "ErrorContains": "--error", "DiedAfter": "--newer-than", "DiedBefore": "--older-than",
+}
+
 // defineDead is courier dead list|requeue|purge; each action has its own
 // flags.
 func defineDead(fs *flag.FlagSet, action string) runFunc {
+	if action == "list" {
+		return defineDeadList(fs)
+	}
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
-	var job *string
-	var all *bool
-	var limit *int
-	var cursor *string
-	switch action {
-	case "list":
-		limit = fs.Int("limit", worker.DeadLimitDefault, fmt.Sprintf("jobs per page, 1 to %d", worker.DeadLimitMax))
-		cursor = fs.String("cursor", "", "continue after a previous page (printed at its end)")
-	case "requeue", "purge":
-		job = fs.String("job", "", "the dead job to "+action)
-		all = fs.Bool("all", false, action+" every dead job of the queue")
+	var ids idList
+	fs.Var(&ids, "job", "a dead job to "+action+"; repeat for more")
+	idsFile := fs.String("ids-file", "", "a file of dead job ids to "+action+", one per line (- = stdin)")
+	filter := addDeadFilterFlags(fs, action)
+	all := fs.Bool("all", false, action+" every dead job of the queue")
+	dryRun := fs.Bool("dry-run", false, "count and show what would be "+past(action)+"; change nothing")
+	yes := new(bool)
+	if action == wire.ActionPurge {
+		yes = fs.Bool("yes", false, "purge --all without asking (it asks on a terminal, and needs --yes elsewhere)")
 	}
+	cursor := fs.String("cursor", "", "resume a walk that stopped (printed when it does)")
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
 		if *queue == "" {
 			return usagef("--queue is required")
 		}
-		if limit != nil && (*limit < 1 || *limit > worker.DeadLimitMax) {
-			return &usageError{field: "--limit", msg: fmt.Sprintf("--limit must be 1 to %d (got %d)", worker.DeadLimitMax, *limit)}
+		if *idsFile != "" {
+			more, err := readIDs(*idsFile, std.in)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
 		}
-		if job != nil && (*job == "") == !*all {
-			return usagef("give --job ID or --all")
-		}
-		remote, err := af.remote(fs)
+		f, err := filter.filter(time.Now())
 		if err != nil {
 			return err
 		}
-		client, closeClient, err := af.open(ctx, remote, cf)
+		ways := 0
+		for _, given := range []bool{len(ids) > 0 || *idsFile != "", !f.IsZero(), *all} {
+			if given {
+				ways++
+			}
+		}
+		if ways != 1 {
+			return usagef("select the dead jobs one way: --job ID (or --ids-file F), a filter (--error, --older-than, --newer-than), or --all")
+		}
+		if *idsFile != "" && len(ids) == 0 {
+			return &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s holds no id", *idsFile)}
+		}
+		for _, id := range ids {
+			if err := worker.ValidateID(id); err != nil {
+				return err // a usage error naming --job (see classify)
+			}
+		}
+		client, closeClient, err := af.dial(ctx, fs, cf)
 		if err != nil {
 			return err
 		}
 		defer closeClient()
-
-		var n int
-		switch {
-		case action == "list":
-			return listDead(ctx, client, *queue, worker.DeadQuery{Cursor: *cursor, Limit: *limit}, *asJSON, std)
-		case action == "requeue" && *all:
-			n, err = client.RequeueAll(ctx, *queue)
-		case action == "requeue":
-			n, err = client.Requeue(ctx, *queue, *job)
-		case action == "purge" && *all:
-			n, err = client.PurgeAll(ctx, *queue)
-		default:
-			n, err = client.Purge(ctx, *queue, *job)
+		if action == wire.ActionPurge && *all && !*dryRun && !*yes {
+			if err := confirmPurgeAll(ctx, client, *queue, std); err != nil {
+				return err
+			}
 		}
+		sel := worker.DeadSelection{IDs: ids, Filter: f}
+		opt := worker.TriageOptions{DryRun: *dryRun, Cursor: *cursor}
+		triage := client.RequeueDead
+		if action == wire.ActionPurge {
+			triage = client.PurgeDead
+		}
+		res, err := triage(ctx, *queue, sel, opt)
 		if err != nil {
+			if res.Next != "" {
+				fmt.Fprintf(std.err, "courier dead %s: stopped after %d job(s); resume with --cursor %s\n", action, res.Matched, printable(res.Next))
+			}
 			return err
 		}
-		if *job != "" && n == 0 {
-			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has no dead job %q; nothing was changed", *queue, *job)}
+		switch {
+		case len(ids) == 1 && res.Matched == 0:
+			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has no dead job %q; nothing was changed", *queue, ids[0])}
+		case len(ids) > 1 && res.Matched == 0:
+			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has none of these %d jobs in its dead set; nothing was changed", *queue, len(ids))}
 		}
 		if *asJSON {
-			t := wire.Triage{Action: action, Matched: n, Changed: n, Sample: []string{}}
-			if *job != "" {
-				t.Sample = []string{*job}
-			}
-			return writeJSON(std.out, t)
+			return writeJSON(std.out, wire.TriageOf(action, *dryRun, res))
 		}
-		verb := map[string]string{"requeue": "requeued", "purge": "purged"}[action]
-		fmt.Fprintf(std.out, "%s %d dead job(s) of queue %s\n", verb, n, printable(*queue))
+		printTriage(std.out, action, *queue, *dryRun, len(ids), res)
 		return nil
 	}
 }
 
-func listDead(ctx context.Context, client jobClient, queue string, q worker.DeadQuery, asJSON bool, std streams) error {
-	page, err := client.Dead(ctx, queue, q)
+// defineDeadList is courier dead list, courier jobs list --state dead.
+func defineDeadList(fs *flag.FlagSet) runFunc {
+	cf := addConfigFlags(fs)
+	af := addAPIFlags(fs)
+	queue := fs.String("queue", "", "queue name (required)")
+	page := addPageFlags(fs)
+	filter := addDeadFilterFlags(fs, "list")
+	asJSON := addJSONFlag(fs)
+	return func(ctx context.Context, std streams) error {
+		if *queue == "" {
+			return usagef("--queue is required")
+		}
+		if err := page.check(); err != nil {
+			return err
+		}
+		f, err := filter.filter(time.Now())
+		if err != nil {
+			return err
+		}
+		client, closeClient, err := af.dial(ctx, fs, cf)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
+		q := worker.ListQuery{State: worker.StateDead, Cursor: page.cursor, Limit: page.limit, Dead: f}
+		return listJobs(ctx, client, *queue, q, *asJSON, std)
+	}
+}
+
+// confirmPurgeAll asks, on a terminal, before every dead job of queue is
+// deleted; elsewhere it asks for --yes.
+func confirmPurgeAll(ctx context.Context, client jobClient, queue string, std streams) error {
+	in, ok := std.in.(*os.File)
+	if !ok || !isTerminal(in) {
+		return &usageError{field: "--yes", msg: "purge --all deletes every dead job: give --yes to confirm (stdin is not a terminal to ask on), or --dry-run to count them"}
+	}
+	s, err := client.Stats(ctx, queue)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(std.out, wire.PageOf(page.Jobs, page.Next))
-	}
-	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")
-	for _, j := range page.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(j.ID), stamp(j.DiedAt), j.Attempt, printable(oneLine(j.LastError, 100)))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if page.Next != "" {
-		fmt.Fprintf(std.out, "more: --cursor %s\n", printable(page.Next))
+	fmt.Fprintf(std.err, "Delete all %d dead job(s) of queue %s? This cannot be undone. [y/N] ", s.Dead, printable(queue))
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return fmt.Errorf("not confirmed; nothing was purged")
 	}
 	return nil
+}
+
+// printTriage says what a requeue or purge did, or would do.
+func printTriage(w io.Writer, action, queue string, dryRun bool, asked int, r worker.TriageResult) {
+	verb, n := past(action), r.Changed
+	if dryRun {
+		verb, n = "would "+action, r.Matched
+	}
+	fmt.Fprintf(w, "%s %d dead job(s) of queue %s", verb, n, printable(queue))
+	if asked > r.Matched {
+		fmt.Fprintf(w, " (%d of the ids given were not dead)", asked-r.Matched)
+	}
+	fmt.Fprintln(w)
+	if dryRun && len(r.Sample) > 0 {
+		shown := make([]string, len(r.Sample))
+		for i, id := range r.Sample {
+			shown[i] = printable(id)
+		}
+		fmt.Fprintf(w, "first: %s\n", strings.Join(shown, " "))
+	}
+}
+
+func past(action string) string {
+	return map[string]string{wire.ActionRequeue: "requeued", wire.ActionPurge: "purged"}[action]
+}
+
+// idList is a flag that may be repeated: --job a --job b.
+type idList []string
+
+func (l *idList) String() string      { return strings.Join(*l, ",") }
+func (l *idList) Set(id string) error { *l = append(*l, id); return nil }
+
+// maxIDsFile bounds what --ids-file reads: 1,000 ids of up to 256 bytes.
+const maxIDsFile = 1000 * 258
+
+// readIDs reads ids, one per line (blank lines skipped), from path or,
+// for "-", from in.
+func readIDs(path string, in io.Reader) ([]string, error) {
+	r := in
+	if path != "-" {
+		f, err := os.Open(path) // #nosec G304 -- the file the user named
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxIDsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("--ids-file %s: %w", path, err)
+	}
+	if len(data) > maxIDsFile {
+		return nil, &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s is over %d bytes: give at most %d ids a call", path, maxIDsFile, worker.ListLimitMax)}
+	}
+	var ids []string
+	for line := range strings.Lines(string(data)) {
+		if id := strings.TrimRight(line, "\r\n"); strings.TrimSpace(id) != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // oneLine shortens s to one line of at most n characters, white space

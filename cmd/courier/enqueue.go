@@ -117,6 +117,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		if err != nil {
 			return err
 		}
+		warnPrefix(ctx, client, std)
 		if *asJSON {
 			// The id member of the API's reply to an enqueue.
 			return writeJSON(std.out, struct {
@@ -167,4 +168,21 @@ func isTerminal(f *os.File) bool {
 	}
 	null, err := os.Stat(os.DevNull)
 	return err != nil || !os.SameFile(st, null)
+}
+
+// warnPrefix warns, on stderr, when daemons run on Redis but none on the
+// client's key prefix: the job was stored where no daemon looks. Through
+// the API the daemon's own prefix was used, and without a live daemon at
+// all (not started yet) there is nothing to compare.
+func warnPrefix(ctx context.Context, client jobClient, std streams) {
+	c, ok := client.(*worker.Client)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var pe *worker.PrefixError
+	if err := c.CheckPrefix(ctx); errors.As(err, &pe) {
+		fmt.Fprintf(std.err, "courier enqueue: warning: %s: set --prefix or redis.prefix to the daemons' prefix\n", printableError(pe.Error()))
+	}
 }

@@ -99,6 +99,11 @@ func TestExitCodes(t *testing.T) {
 			{"usage: a bad cursor", tc{args: []string{"dead", "list", "--queue", "q", "--cursor", "x"}, code: exitUsage, redis: true}},
 			{"Redis down", tc{args: []string{"dead", "list", "--queue", "q", "--redis", down}, code: exitUnavailable}},
 		},
+		"jobs list": {
+			{"ok", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "scheduled"}, redis: true}},
+			{"usage", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "done"}, code: exitUsage, redis: true}},
+			{"Redis down", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "ready", "--redis", down}, code: exitUnavailable}},
+		},
 		"dead requeue": {
 			{"ok", tc{args: []string{"dead", "requeue", "--queue", "other", "--all"}, redis: true}},
 			{"usage", tc{args: []string{"dead", "requeue", "--queue", "q"}, code: exitUsage, redis: true}},
@@ -106,7 +111,7 @@ func TestExitCodes(t *testing.T) {
 			{"Redis down", tc{args: []string{"dead", "requeue", "--queue", "q", "--all", "--redis", down}, code: exitUnavailable}},
 		},
 		"dead purge": {
-			{"ok", tc{args: []string{"dead", "purge", "--queue", "other", "--all"}, redis: true}},
+			{"ok", tc{args: []string{"dead", "purge", "--queue", "other", "--all", "--yes"}, redis: true}},
 			{"usage", tc{args: []string{"dead", "purge", "--queue", "q", "--job", "x", "--all"}, code: exitUsage, redis: true}},
 			{"not found", tc{args: []string{"dead", "purge", "--queue", "q", "--job", "taken"}, code: exitNotFound, redis: true}},
 			{"Redis down", tc{args: []string{"dead", "purge", "--queue", "q", "--all", "--redis", down}, code: exitUnavailable}},
@@ -129,6 +134,13 @@ func TestExitCodes(t *testing.T) {
 			{"Redis down: pause", tc{args: []string{"queue", "pause", "--queue", "q", "--redis", down}, code: exitUnavailable}},
 			{"Redis down: resume", tc{args: []string{"queue", "resume", "--queue", "q", "--redis", down}, code: exitUnavailable}},
 			{"Redis down: status", tc{args: []string{"queue", "status", "--queue", "q", "--redis", down}, code: exitUnavailable}},
+			{"ok: wait", tc{args: []string{"queue", "wait", "--queue", "empty"}, redis: true}},
+			{"failure: wait past --timeout", tc{args: []string{"queue", "wait", "--queue", "q", "--timeout", "50ms"}, code: exitFailure, redis: true}},
+			{"usage: wait", tc{args: []string{"queue", "wait", "--queue", "q", "--timeout", "-1s"}, code: exitUsage, redis: true}},
+			{"Redis down: wait", tc{args: []string{"queue", "wait", "--queue", "q", "--redis", down}, code: exitUnavailable}},
+			{"ok: forget", tc{args: []string{"queue", "forget", "--queue", "never-used"}, redis: true}},
+			{"conflict: forget", tc{args: []string{"queue", "forget", "--queue", "q"}, code: exitConflict, redis: true}},
+			{"Redis down: forget", tc{args: []string{"queue", "forget", "--queue", "q", "--redis", down}, code: exitUnavailable}},
 		},
 		"bench": {
 			{"usage", tc{args: []string{"bench", "--mode", "fast"}, code: exitUsage}},
@@ -157,6 +169,18 @@ func TestExitCodes(t *testing.T) {
 			{"ok", tc{args: []string{"help", "dead", "list"}}},
 			{"usage", tc{args: []string{"help", "nothing"}, code: exitUsage}},
 		},
+	}
+	// Every command, and every action of dead and jobs, has its cases.
+	for name, cmd := range commands() {
+		_, whole := cases[name]
+		for _, a := range cmd.actions {
+			if _, ok := cases[name+" "+a.name]; !ok && !whole {
+				t.Errorf("no exit-code cases for courier %s %s", name, a.name)
+			}
+		}
+		if len(cmd.actions) == 0 && !whole {
+			t.Errorf("no exit-code cases for courier %s", name)
+		}
 	}
 	for cmd, outcomes := range cases {
 		for _, o := range outcomes {

@@ -4,9 +4,10 @@
 //	courier dev          the daemon on an embedded in-memory store, for trying it
 //	courier enqueue      put a job on a queue
 //	courier inspect      queues (sizes, leader, workers), or one job
+//	courier jobs         list a queue's jobs in one state
 //	courier dead         list, requeue or purge dead jobs
 //	courier cancel       cancel a job, running or not
-//	courier queue        pause or resume a queue, or show its state
+//	courier queue        pause, resume, wait for or forget a queue, or show its state
 //	courier config       check the configuration, or print it with its sources
 //	courier bench        measure throughput and latency against a Redis server
 //	courier healthcheck  probe a daemon's /readyz (the image's HEALTHCHECK)
@@ -84,7 +85,6 @@ var (
 	// jobFlags are those of the commands that name an existing job.
 	jobFlags      = map[string]string{"Queue": "--queue", "ID": "--job"}
 	queueFlags    = map[string]string{"Queue": "--queue"}
-	deadListFlags = map[string]string{"Queue": "--queue", "Limit": "--limit", "Cursor": "--cursor"}
 )
 
 func commands() map[string]command {
@@ -99,22 +99,33 @@ func commands() map[string]command {
 			fields: enqueueFlags, define: defineEnqueue},
 		"inspect": {summary: "show queues (sizes by state, leader, workers), or one job",
 			synopsis: "[--queue Q [--job ID]] [--json] [--api URL]", fields: jobFlags, define: defineInspect},
+		"jobs": {summary: "list a queue's jobs in one state, a page at a time", define: defineJobs, actions: []action{
+			{name: "list", summary: "list scheduled, ready, active (with worker and start) or dead jobs",
+				synopsis: "--queue Q --state scheduled|ready|active|dead [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
+				fields: listFlags},
+		}},
 		"dead": {summary: "list, requeue or purge dead jobs", define: defineDead, actions: []action{
 			{name: "list", summary: "list a queue's dead jobs, oldest death first, a page at a time",
-				synopsis: "--queue Q [--limit N] [--cursor C] [--json] [--api URL]", fields: deadListFlags},
-			{name: "requeue", summary: "move dead jobs back to due now, attempts reset",
-				synopsis: "--queue Q (--job ID | --all) [--json] [--api URL]", fields: jobFlags},
-			{name: "purge", summary: "delete dead jobs",
-				synopsis: "--queue Q (--job ID | --all) [--json] [--api URL]", fields: jobFlags},
+				synopsis: "--queue Q [--error TEXT] [--older-than D] [--newer-than D] [--limit N] [--cursor C] [--json] [--api URL]", fields: listFlags},
+			{name: "requeue", summary: "move dead jobs back to due now, attempts reset: by id, by filter or all",
+				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all) [--dry-run] [--cursor C] [--json] [--api URL]",
+				fields: triageFlags},
+			{name: "purge", summary: "delete dead jobs: by id, by filter or all (all asks first)",
+				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all [--yes]) [--dry-run] [--cursor C] [--json] [--api URL]",
+				fields: triageFlags},
 		}},
 		"cancel": {summary: "cancel a job: delete it before it starts, or stop it while it runs",
 			synopsis: "--queue Q --job ID [--json] [--api URL]", fields: jobFlags, define: defineCancel},
-		"queue": {summary: "pause or resume a queue, or show its state", define: defineQueue, actions: []action{
+		"queue": {summary: "pause, resume, wait for or forget a queue, or show its state", define: defineQueue, actions: []action{
 			{name: "pause", summary: "stop every worker claiming the queue's jobs (running jobs finish)",
 				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
 			{name: "resume", summary: "let workers claim the queue's jobs again",
 				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
 			{name: "status", summary: "show whether the queue is paused, its sizes, leader and workers",
+				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+			{name: "wait", summary: "wait until the queue holds no scheduled, ready or active job (dead ones do not count)",
+				synopsis: "--queue Q [--timeout D] [--json]", fields: queueFlags},
+			{name: "forget", summary: "remove a retired queue that holds nothing (refused while anything holds it)",
 				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
 		}},
 		"config": configCommand(),

@@ -2,17 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// defineQueue is courier queue pause|resume|status.
+// defineQueue is courier queue pause|resume|status|wait|forget.
 func defineQueue(fs *flag.FlagSet, action string) runFunc {
 	cf := addConfigFlags(fs)
-	af := addAPIFlags(fs)
+	var af *apiFlags
+	var timeout *time.Duration
+	if action == "wait" {
+		// It reads Redis directly: the HTTP API has no long wait.
+		timeout = fs.Duration("timeout", 0, "give up after this long (exit 1, saying what is left); 0 = wait as long as it takes")
+	} else {
+		af = addAPIFlags(fs)
+	}
 	queue := fs.String("queue", "", "queue name (required)")
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
@@ -24,11 +34,10 @@ func defineQueue(fs *flag.FlagSet, action string) runFunc {
 		if err := worker.ValidateQueueName(*queue); err != nil {
 			return err
 		}
-		remote, err := af.remote(fs)
-		if err != nil {
-			return err
+		if action == "wait" {
+			return waitEmpty(ctx, cf, *queue, *timeout, *asJSON, std)
 		}
-		client, closeClient, err := af.open(ctx, remote, cf)
+		client, closeClient, err := af.dial(ctx, fs, cf)
 		if err != nil {
 			return err
 		}
@@ -39,6 +48,18 @@ func defineQueue(fs *flag.FlagSet, action string) runFunc {
 			err = client.Pause(ctx, *queue)
 		case "resume":
 			err = client.Resume(ctx, *queue)
+		case "forget":
+			if err := client.ForgetQueue(ctx, *queue); err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(std.out, struct {
+					Queue     string `json:"queue"`
+					Forgotten bool   `json:"forgotten"`
+				}{*queue, true})
+			}
+			fmt.Fprintf(std.out, "forgot queue %s\n", printable(*queue))
+			return nil
 		}
 		if err != nil {
 			return err
@@ -69,4 +90,38 @@ func printQueue(std streams, v wire.Queue) error {
 		return err
 	}
 	return printWorkers(std.out, v)
+}
+
+// waitEmpty is courier queue wait.
+func waitEmpty(ctx context.Context, cf *configFlags, queue string, timeout time.Duration, asJSON bool, std streams) error {
+	if timeout < 0 {
+		return &usageError{field: "--timeout", msg: fmt.Sprintf("--timeout must not be negative (got %s)", timeout)}
+	}
+	client, _, closeClient, err := cf.openClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeClient()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	if err := client.WaitEmpty(ctx, queue); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// Not Redis failing: the queue did not empty in time.
+			return errors.New(strings.Replace(err.Error(), context.DeadlineExceeded.Error(), "--timeout "+timeout.String()+" reached", 1))
+		}
+		return err
+	}
+	if asJSON {
+		return writeJSON(std.out, struct {
+			Queue  string `json:"queue"`
+			Empty  bool   `json:"empty"`
+			Waited string `json:"waited"`
+		}{queue, true, time.Since(start).Round(time.Millisecond).String()})
+	}
+	fmt.Fprintf(std.out, "queue %s is empty (waited %s)\n", printable(queue), time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -29,13 +29,14 @@ func defineRun(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		log := daemonLogger(std, cfg.Log)
-		if len(cfg.Queues) == 0 {
-			return errors.New("invalid configuration:\n  queues: no queue is configured; add one under queues.<name> (see configs/courier.yaml)")
+		for _, w := range cf.warnings {
+			log.Warn("configuration: " + w)
 		}
-		// A listener of the API's own with no way to authenticate callers is
-		// a mistake; without admin.addr the API is only left out (see serve).
-		if err := cfg.Admin.RequireAuth(); err != nil && cfg.Admin.Addr != "" {
-			return fmt.Errorf("invalid configuration:\n  %w", err)
+		// No queue, or a listener of the API's own with no way to
+		// authenticate callers, is refused; the warnings of CheckDaemon are
+		// logged where they apply (see serve and newAdminAPI).
+		if _, err := cfg.CheckDaemon(); err != nil {
+			return invalidConfig(err)
 		}
 		opt, err := cfg.Redis.ClientOption()
 		if err != nil {
