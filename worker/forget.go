@@ -9,8 +9,8 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// ErrQueueInUse: Client.ForgetQueue refused to forget a queue because
-// something still holds it; the error says what.
+// ErrQueueInUse is the error of Client.ForgetQueue refusing to forget a
+// queue that something still holds; the error says what.
 var ErrQueueInUse = errors.New("queue in use")
 
 // forgetTries is how many times ForgetQueue checks and forgets when the

@@ -43,8 +43,8 @@ import (
 // CheckPrefix returns Redis' NOPERM error.
 const PrefixesKey = "courier:prefixes"
 
-// ErrNoDaemon: no daemon reported its key prefix within FleetTTL, on any
-// prefix (Client.CheckPrefix).
+// ErrNoDaemon is the error of Client.CheckPrefix when no daemon reported
+// its key prefix within FleetTTL, on any prefix.
 var ErrNoDaemon = errors.New("no live courier daemon")
 
 // PrefixError reports that daemons run, but none on the Client's key

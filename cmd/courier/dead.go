@@ -198,7 +198,7 @@ const maxIDsFile = 1000 * 258
 func readIDs(path string, in io.Reader) ([]string, error) {
 	r := in
 	if path != "-" {
-		f, err := os.Open(path) // #nosec G304 -- the file the user named
+		f, err := os.Open(path) // #nosec G304 G703 -- the file the user named with --ids-file
 		if err != nil {
 			return nil, err
 		}

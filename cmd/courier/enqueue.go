@@ -131,7 +131,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 
 // readPayloadFile reads the payload from the file at path.
 func readPayloadFile(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path) // #nosec G304 -- the file the user names with --payload-file
+	f, err := os.Open(path) // #nosec G304 G703 -- the file the user names with --payload-file
 	if err != nil {
 		return nil, fmt.Errorf("--payload-file: %w", err)
 	}

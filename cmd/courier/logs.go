@@ -74,7 +74,7 @@ func (c *console) failed(name string, f failure) {
 	if f.reply.Field != "" {
 		attrs = append(attrs, "field", f.reply.Field)
 	}
-	c.json.Load().Error("courier "+name+" failed", attrs...)
+	c.json.Load().Error("courier "+name+" failed", attrs...) // #nosec G706 -- a JSON record: the message and values are quoted
 }
 
 // daemonLogger returns the logger of run and dev, and hands it to the

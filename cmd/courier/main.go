@@ -83,8 +83,8 @@ var (
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 	}
 	// jobFlags are those of the commands that name an existing job.
-	jobFlags      = map[string]string{"Queue": "--queue", "ID": "--job"}
-	queueFlags    = map[string]string{"Queue": "--queue"}
+	jobFlags   = map[string]string{"Queue": "--queue", "ID": "--job"}
+	queueFlags = map[string]string{"Queue": "--queue"}
 )
 
 func commands() map[string]command {
@@ -102,17 +102,17 @@ func commands() map[string]command {
 		"jobs": {summary: "list a queue's jobs in one state, a page at a time", define: defineJobs, actions: []action{
 			{name: "list", summary: "list scheduled, ready, active (with worker and start) or dead jobs",
 				synopsis: "--queue Q --state scheduled|ready|active|dead [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
-				fields: listFlags},
+				fields:   listFlags},
 		}},
 		"dead": {summary: "list, requeue or purge dead jobs", define: defineDead, actions: []action{
 			{name: "list", summary: "list a queue's dead jobs, oldest death first, a page at a time",
 				synopsis: "--queue Q [--error TEXT] [--older-than D] [--newer-than D] [--limit N] [--cursor C] [--json] [--api URL]", fields: listFlags},
 			{name: "requeue", summary: "move dead jobs back to due now, attempts reset: by id, by filter or all",
 				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all) [--dry-run] [--cursor C] [--json] [--api URL]",
-				fields: triageFlags},
+				fields:   triageFlags},
 			{name: "purge", summary: "delete dead jobs: by id, by filter or all (all asks first)",
 				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all [--yes]) [--dry-run] [--cursor C] [--json] [--api URL]",
-				fields: triageFlags},
+				fields:   triageFlags},
 		}},
 		"cancel": {summary: "cancel a job: delete it before it starts, or stop it while it runs",
 			synopsis: "--queue Q --job ID [--json] [--api URL]", fields: jobFlags, define: defineCancel},

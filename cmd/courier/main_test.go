@@ -32,7 +32,7 @@ func TestUsage(t *testing.T) {
 		{"help for an unknown action", []string{"help", "dead", "list", "extra"}, 2, `no help for "dead list extra"`},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"unknown command near two", []string{"de"}, 2, `Did you mean "dead" or "dev"?`},
-		{"misspelt command", []string{"inpsect"}, 2, `courier: unknown command "inpsect"` + "\nDid you mean \"inspect\"?\nRun 'courier help' for usage.\n"},
+		{"misspelt command", []string{"inspct"}, 2, `courier: unknown command "inspct"` + "\nDid you mean \"inspect\"?\nRun 'courier help' for usage.\n"},
 		{"unknown flag", []string{"bench", "--nope"}, 2, "flag provided but not defined"},
 		{"bad mode", []string{"bench", "--mode", "fast"}, 2, `--mode "fast"`},
 		{"bad n", []string{"bench", "--n", "-1"}, 2, "--n must be at least 1"},

@@ -30,7 +30,7 @@ func defineRun(fs *flag.FlagSet, _ string) runFunc {
 		}
 		log := daemonLogger(std, cfg.Log)
 		for _, w := range cf.warnings {
-			log.Warn("configuration: " + w)
+			log.Warn("configuration", "warning", w) // #nosec G706 -- slog quotes the value: a variable's name cannot forge a record
 		}
 		// No queue, or a listener of the API's own with no way to
 		// authenticate callers, is refused; the warnings of CheckDaemon are
