@@ -18,8 +18,9 @@ const (
 const maxErrorContains = store.MaxErrorFilter
 
 // listCalls bounds the script calls of one List of dead jobs with an error
-// filter, each of which examines up to 1,000 jobs.
-const listCalls = 10
+// filter, each of which examines up to 250 jobs (so that none holds Redis
+// for much more than a millisecond): 10,000 jobs a page at most.
+const listCalls = 40
 
 // ListQuery selects a page of a queue's jobs in one state.
 type ListQuery struct {
@@ -100,7 +101,7 @@ type JobPage struct {
 // List reads a page of the jobs of queue in one state. Each call is
 // bounded, whatever the queue's size: it examines at most about Limit jobs
 // (at most 10,000 with a DeadFilter.ErrorContains, which loops until the
-// page is full or 10 script calls have run) and reads at most 16 MiB of
+// page is full or 40 script calls of 250 jobs have run) and reads at most 16 MiB of
 // records. Orders, and what a cursor promises:
 //
 //   - StateReady: the jobs due at or before the Redis clock's now, in the

@@ -109,9 +109,8 @@ func TestDaemonWarnsOfWrongPrefix(t *testing.T) {
 	rdb := testkit.StartPrivate(t).Client(t)
 	noop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
 	startDaemon(t, rdb, register(t, nil, "mail", noop, worker.QueueOptions{}), testConfig(t, worker.PrefixDefault))
-	if err := newClient(t, rdb, testConfig(t, worker.PrefixDefault)).CheckPrefix(t.Context()); err != nil {
-		t.Fatalf("CheckPrefix on the first daemon's prefix: %v", err)
-	}
+	first := newClient(t, rdb, testConfig(t, worker.PrefixDefault))
+	testkit.Eventually(t, 10*time.Second, "the first daemon to report its prefix", func() bool { return first.CheckPrefix(t.Context()) == nil })
 
 	var logs testkit.Buffer
 	cfg := testConfig(t, "mistyped")

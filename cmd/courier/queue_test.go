@@ -85,7 +85,7 @@ func TestQueueUsage(t *testing.T) {
 		code     int
 		inStderr string
 	}{
-		{"no action", "queue", []string{"--queue", "q"}, 2, "name an action: pause, resume or status"},
+		{"no action", "queue", []string{"--queue", "q"}, 2, "name an action: pause, resume, status, wait or forget"},
 		{"unknown action", "queue stop", []string{"--queue", "q"}, 2, `unknown action "stop"`},
 		{"action help", "queue pause", []string{"-h"}, 0, "--queue"},
 		{"pause without queue", "queue pause", nil, 2, "--queue is required"},
@@ -97,7 +97,7 @@ func TestQueueUsage(t *testing.T) {
 		{"stray argument", "queue pause", []string{"--queue", "q", "now"}, 2, `unexpected argument "now"`},
 	}
 	bare := []bareCase{
-		{"nothing", []string{"queue"}, 2, "name an action: pause, resume or status"},
+		{"nothing", []string{"queue"}, 2, "name an action: pause, resume, status, wait or forget"},
 		{"help", []string{"queue", "-h"}, 0, "Usage: courier queue pause|resume|status"},
 		{"flags before the action", []string{"queue", "--queue", "q", "pause"}, 2, "name an action"},
 	}
