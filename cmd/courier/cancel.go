@@ -31,11 +31,7 @@ func defineCancel(fs *flag.FlagSet, _ string) runFunc {
 		if err := worker.ValidateID(*id); err != nil {
 			return err
 		}
-		remote, err := af.remote(fs)
-		if err != nil {
-			return err
-		}
-		client, closeClient, err := af.open(ctx, remote, cf)
+		client, closeClient, err := af.dial(ctx, fs, cf)
 		if err != nil {
 			return err
 		}

@@ -26,11 +26,7 @@ func defineInspect(fs *flag.FlagSet, _ string) runFunc {
 		if *job != "" && *queue == "" {
 			return usagef("--job needs --queue")
 		}
-		remote, err := af.remote(fs)
-		if err != nil {
-			return err
-		}
-		client, closeClient, err := af.open(ctx, remote, cf)
+		client, closeClient, err := af.dial(ctx, fs, cf)
 		if err != nil {
 			return err
 		}
