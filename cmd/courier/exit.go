@@ -34,7 +34,7 @@ var exitCodes = []struct {
 	{exitFailure, "failure (healthcheck: not ready or not reached)"},
 	{exitUsage, "usage error: unknown command or flag, missing or invalid flag value"},
 	{exitNotFound, "not found: no such job"},
-	{exitConflict, "conflict: the id exists or the unique key is held, the job is dead"},
+	{exitConflict, "conflict: the id exists or the unique key is held, the job is dead, the queue is in use"},
 	{exitUnavailable, "Redis (or, with --api, the API) unavailable: try again later"},
 	{exitSecondSignal, "run, dev: a second signal cut the drain short"},
 }

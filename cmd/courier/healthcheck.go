@@ -24,6 +24,7 @@ func defineHealthcheck(fs *flag.FlagSet, _ string) runFunc {
 	file := fs.String("config", "", "YAML configuration file whose http.addr (and http.tls) says where the daemon listens; COURIER_* variables override it")
 	rawURL := fs.String("url", "", "probe this URL instead (default: /readyz on http.addr, https when http.tls is set; a wildcard host is probed on loopback)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
 		if *timeout <= 0 {
 			return &usageError{field: "--timeout", msg: fmt.Sprintf("--timeout must be positive (got %s)", *timeout)}
@@ -32,10 +33,7 @@ func defineHealthcheck(fs *flag.FlagSet, _ string) runFunc {
 		if target == "" {
 			cfg, err := config.Load(config.Sources{File: *file, Environ: os.Environ()})
 			if err != nil {
-				if config.IsProblem(err) {
-					return fmt.Errorf("invalid configuration:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))
-				}
-				return err
+				return invalidConfig(err)
 			}
 			if target, err = readyzURL(cfg.HTTP); err != nil {
 				return err
@@ -53,6 +51,13 @@ func defineHealthcheck(fs *flag.FlagSet, _ string) runFunc {
 		}
 		if status != http.StatusOK {
 			return &notReadyError{msg: fmt.Sprintf("not ready: GET %s: %d %s", target, status, reason)}
+		}
+		if *asJSON {
+			return writeJSON(std.out, struct {
+				Ready  bool   `json:"ready"`
+				URL    string `json:"url"`
+				Status int    `json:"status"`
+			}{true, target, status})
 		}
 		fmt.Fprintf(std.out, "ready: GET %s: 200\n", target)
 		return nil

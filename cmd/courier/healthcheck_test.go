@@ -49,7 +49,12 @@ func TestHealthcheck(t *testing.T) {
 		}
 	}
 
-	code, stdout, stderr := courierEnv(t, nil, nil, "healthcheck", "--url", "http://"+closedAddr(t)+"/readyz", "--timeout", "2s")
+	code, stdout, stderr := courierEnv(t, env, nil, "healthcheck", "--json")
+	if want := `"url": "http://127.0.0.1:` + port + `/readyz"`; code != 0 || !strings.Contains(stdout, `"ready": true`) || !strings.Contains(stdout, want) {
+		t.Errorf("--json: exit %d, stdout %q, stderr %q; want 0, ready and %s", code, stdout, stderr, want)
+	}
+
+	code, stdout, stderr = courierEnv(t, nil, nil, "healthcheck", "--url", "http://"+closedAddr(t)+"/readyz", "--timeout", "2s")
 	if code != 1 || stdout != "" || len(lines(stderr)) != 1 || !strings.Contains(stderr, "courier healthcheck: not ready: GET http://") {
 		t.Errorf("closed port: exit %d, stdout %q, stderr %q; want 1 and one line", code, stdout, stderr)
 	}

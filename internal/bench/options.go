@@ -19,6 +19,7 @@ var ErrUsage = errors.New("usage error")
 
 // options are the flags of courier bench.
 type options struct {
+	json        bool // print the figures as one JSON object
 	addr        string
 	mode        string
 	n           int
@@ -96,6 +97,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.token, "token", "", "authflood, conns: a producer or admin token of that API")
 	fs.DurationVar(&o.giveUp, "give-up", 0, "authflood: abandon a wrong-token request not answered within this long and connect again, as an impatient attacker would (0 = wait for every reply)")
 	fs.DurationVar(&o.redial, "redial", 0, "conns: how long an attacker waits before replacing a connection the daemon closed (0 = at once, a connection flood; slowloris replaces its sockets every few seconds)")
+	fs.BoolVar(&o.json, "json", false, "print the figures as one JSON object (numbers as numbers) instead of a key=value line")
 	fs.BoolVar(&o.slow, "slow", false, "conns: send half a request header on each connection (slowloris) instead of nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

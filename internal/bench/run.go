@@ -45,8 +45,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, line)
-		return nil
+		return report(stdout, line, o.json)
 	}
 
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{o.addr}, DisableCache: true})
@@ -84,8 +83,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, line)
-	return nil
+	return report(stdout, line, o.json)
 }
 
 // bench holds one run's connections and key prefix.
