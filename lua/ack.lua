@@ -5,7 +5,7 @@
 -- returns: number of jobs deleted (pairs whose job is not active under that
 --   claim are skipped; a repeated id counts once)
 -- A finished job's unique key is released, or kept for its window, and a
--- retained id remembered (record.lua's finished).
+-- retained id remembered (options.lua's finished).
 -- bound: <= 1000 pairs; O(n log N)
 
 if not KEYS[7] then return redis.error_reply('ERR courier: ack needs the opts and unique keys') end

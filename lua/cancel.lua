@@ -9,7 +9,7 @@
 -- KEYS[5] state hash   KEYS[6] claims hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
 -- KEYS[11] unique:exp zset (a cancelled job releases its unique key, or
---   keeps it for its window: record.lua's finished)
+--   keeps it for its window: options.lua's finished)
 -- ARGV[1] id   ARGV[2] wake channel
 -- returns: 1 = deleted (it had not started), 2 = it was running: now dead,
 --   its worker told; 0 = no such job; -2 = dead already (untouched: requeue

@@ -22,9 +22,13 @@
 //
 // # Shared helpers
 //
-// record.lua is not a script: it holds the job record codec and small
-// helpers (now_ms, head_ms, wake, pairs_from, held, fenced, …), each a
-// top-level "function name(" or "NAME = " definition. A script calls them by
+// record.lua, options.lua and paging.lua are not scripts: record.lua holds
+// the job record codec and small helpers (now_ms, head_ms, wake,
+// pairs_from, held, fenced, …), options.lua those of priorities and unique
+// jobs (dues, take_levels, uniq_holder, finished, …), paging.lua those of
+// reading a sorted set from a cursor (rank_after); each a top-level
+// "function name(" or "NAME = " definition, and no name is defined twice
+// across the three. A script calls them by
 // name; the script layer ships a script with only the helpers it names (and
 // theirs), declared local on the script's first line and defined after the
 // script, whose body runs as a function called at the end. A script's own

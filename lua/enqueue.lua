@@ -11,7 +11,7 @@
 --   none), delay_ms (used when at_ms is -1), max_attempts (0 = queue
 --   default), timeout_ms (0 = queue default), payload (bytes, may be empty)
 -- then k pairs: the job's position (1..n, increasing) and its options,
---   "<level>;<since>;<for_ms>;<caller>;" .. unique_key (see record.lua's
+--   "<level>;<since>;<for_ms>;<caller>;" .. unique_key (see options.lua's
 --   opts; caller: '1' when the caller chose the id). A job without a pair is
 --   of the normal priority, has no unique key, and its id was generated: a
 --   call of such jobs only (the common case) carries no options at all.

@@ -9,7 +9,7 @@
 --   time of death in ms (-1 with 'none'); state = the job's state entry, ''
 --   when it has none (it overrides the record's attempts, max and last
 --   error: see record.lua); opts = its options entry (priority, unique key:
---   see record.lua), '' when it has none; worker = the process that
+--   see options.lua), '' when it has none; worker = the process that
 --   claimed the running attempt, '' when not active or not recorded
 -- bound: one job; O(log N)
 

@@ -7,7 +7,7 @@
 -- ARGV[5] delay_ms (for 'due')   ARGV[6] error text (stored as the last error)
 -- returns: 1 = moved, 0 = stale (the job is not active under that claim)
 -- A job goes back to the due zset of its priority level; one that dies
--- releases its unique key (record.lua's finished).
+-- releases its unique key (options.lua's finished).
 -- bound: one job; O(log N) plus the error text, whatever the payload's size:
 --   the attempt is counted in the job's state entry, never in its record
 

@@ -9,7 +9,7 @@
 --   longer holds the leader lock (nothing changed)
 -- bound: limit <= 1000; O(limit log N)
 -- A field whose window ended but whose job has not finished stays (its
--- job still holds it; record.lua's finished frees it); its window entry
+-- job still holds it; options.lua's finished frees it); its window entry
 -- goes, as does one whose field was taken again without a window.
 
 local limit = tonumber(ARGV[2])

@@ -10,11 +10,30 @@ import (
 	"github.com/seed-53d105c9/courier/lua"
 )
 
-// helpersFile holds the helpers scripts share; every other .lua file is a
-// script.
-const helpersFile = "record.lua"
+// helperFiles are the files of helpers scripts share: the record codec
+// and the common helpers, those of priorities and unique jobs, those of
+// paging. Every other .lua file is a script.
+func helperFiles() []string { return []string{"record.lua", "options.lua", "paging.lua"} }
 
-// helper is one top-level definition of helpersFile.
+// isHelperFile reports whether file (a name in package lua) holds helpers.
+func isHelperFile(file string) bool { return slices.Contains(helperFiles(), file) }
+
+// loadHelpers reads and parses the helper files, as one list: a name
+// defined twice, in one file or in two, is an error.
+func loadHelpers() ([]helper, error) {
+	texts := make([]string, 0, len(helperFiles()))
+	for _, f := range helperFiles() {
+		b, err := fs.ReadFile(lua.Files, f)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, string(b))
+	}
+	// A blank line between files ends the last comment block of one.
+	return parseHelpers(strings.Join(texts, "\n\n"))
+}
+
+// helper is one top-level definition of a helper file.
 type helper struct {
 	name string
 	text string   // its comment and definition
@@ -44,7 +63,7 @@ func parseHelpers(src string) ([]helper, error) {
 			}
 			name := m[1] + m[2]
 			if slices.ContainsFunc(out, func(h helper) bool { return h.name == name }) {
-				return nil, fmt.Errorf("%s: %s is defined twice", helpersFile, name)
+				return nil, fmt.Errorf("the helpers (%s): %s is defined twice", strings.Join(helperFiles(), ", "), name)
 			}
 			out = append(out, helper{name: name})
 			start, commentFrom = from, -1
@@ -57,7 +76,7 @@ func parseHelpers(src string) ([]helper, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s defines no helper", helpersFile)
+		return nil, fmt.Errorf("the helper files (%s) define no helper", strings.Join(helperFiles(), ", "))
 	}
 	out[len(out)-1].text = strings.TrimRight(strings.Join(lines[start:], "\n"), "\n")
 	for i := range out {
@@ -173,11 +192,7 @@ func sources(name string, oom OOM) (flagged, plain string, err error) {
 	if strings.HasPrefix(string(body), "#!") {
 		return "", "", fmt.Errorf("script %s: the file has a flags line; the catalog (scripts.go) sets flags", name)
 	}
-	lib, err := fs.ReadFile(lua.Files, helpersFile)
-	if err != nil {
-		return "", "", fmt.Errorf("script %s: %w", name, err)
-	}
-	helpers, err := parseHelpers(string(lib))
+	helpers, err := loadHelpers()
 	if err != nil {
 		return "", "", fmt.Errorf("script %s: %w", name, err)
 	}

@@ -9,7 +9,7 @@ type Keys struct {
 	Dead   string // zset: id → time of death, ms
 	Claims string // hash: id → claim token of a running job [+ "@" + its process]; '' → the last token handed out
 	// State holds what changes of a job after its enqueue: "<attempts>;<max
-	// attempts>;<last error>" (lua/record.lua). A job has an entry once it
+	// attempts>;<last error>" (lua/options.lua). A job has an entry once it
 	// failed, or was claimed with its own max attempts; it overrides the
 	// record's header.
 	State  string // hash: id → state entry
@@ -33,7 +33,7 @@ type Keys struct {
 	DueHigh, DueLow string // zset: id → run-at, ms
 	// Opts holds the options of a job that has any: its priority level
 	// when not normal, its unique key and window, how long its id is
-	// retained (lua/record.lua's opts).
+	// retained (lua/options.lua's opts).
 	Opts string // hash: id → options entry
 	// Unique says who holds a unique key ("k:"+key) or a retained id
 	// ("i:"+id): "<live>;<until ms>;<id>"; UniqueExp lists the fields with a

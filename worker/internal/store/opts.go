@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Priority is a job's priority level (lua/record.lua): among due jobs, a
+// Priority is a job's priority level (lua/options.lua): among due jobs, a
 // higher level is claimed first. The zero value is PriorityNormal.
 type Priority int8
 
@@ -39,7 +39,7 @@ func priorityOf(level string) Priority {
 	return PriorityNormal
 }
 
-// Unique is a job's unique key (lua/record.lua): while the job has not
+// Unique is a job's unique key (lua/options.lua): while the job has not
 // finished (acked, dead or cancelled), and for For after its enqueue (or
 // after it finished, with AfterFinish), an enqueue with the same Key in the
 // queue is refused and told the id of the job holding it. The zero Unique

@@ -1,0 +1,37 @@
+-- paging.lua: the helpers of reading a sorted set a page at a time from a
+-- cursor (list.lua, deadlist.lua). Not a script of its own: the script
+-- layer (worker/internal/script) ships each script with the definitions it
+-- names (see doc.go).
+
+-- bytes_after reports whether a sorts after b as a sorted set orders
+-- members: by bytes, the shorter first on a tie. Lua's own < follows the
+-- server's collation locale (Redis calls setlocale(LC_COLLATE, "")), not
+-- bytes.
+function bytes_after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+
+-- rank_after returns the rank of the first member of the zset key strictly
+-- after the position (score, id) in the set's order (score, then member
+-- bytes), whether or not id is still in the set at that score. score is a
+-- string of digits. O(log N): ZSCORE and ZRANK, or two ZCOUNTs and a binary
+-- search over the members sharing the score.
+function rank_after(key, score, id)
+  local sc = redis.call('ZSCORE', key, id)
+  if sc and tonumber(sc) == tonumber(score) then
+    return redis.call('ZRANK', key, id) + 1
+  end
+  -- The members with exactly this score hold ranks [lo, hi), by bytes: find
+  -- the first of them after id (hi when none).
+  local lo = redis.call('ZCOUNT', key, '-inf', '(' .. score)
+  local hi = redis.call('ZCOUNT', key, '-inf', score)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if bytes_after(redis.call('ZRANGE', key, mid, mid)[1], id) then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
