@@ -154,7 +154,7 @@ func TestCancelUsage(t *testing.T) {
 		{"bad id", []string{"--queue", "q", "--job", "a b"}, 2, "invalid --job"},
 		{"bad id through the API", []string{"--queue", "q", "--job", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --job"},
 		{"id of 257 bytes", []string{"--queue", "q", "--job", strings.Repeat("i", 257)}, 2, "invalid --job"},
-		{"enqueue's flag for a new job's id", []string{"--queue", "q", "--id", "x"}, 2, "flag provided but not defined: -id"},
+		{"enqueue's flag for a new job's id", []string{"--queue", "q", "--id", "x"}, 2, "flag provided but not defined: --id"},
 		{"stray argument", []string{"--queue", "q", "--job", "x", "now"}, 2, `unexpected argument "now"`},
 		{"--api and --redis", []string{"--queue", "q", "--job", "x", "--api", "http://127.0.0.1:1"}, 2, "give --api or --redis, not both"},
 	}

@@ -515,7 +515,7 @@ func TestEnqueueRefuses(t *testing.T) {
 			return []string{"--queue", "q", "--payload", "x", "--payload-file", writeFile(t, "p", []byte("y"))}
 		}, 2, []string{"--payload or --payload-file, not both"}},
 		{"unknown flag", "", func(*testing.T) []string { return []string{"--queue", "q", "--urgency", "9"} },
-			2, []string{"flag provided but not defined: -urgency"}},
+			2, []string{"flag provided but not defined: --urgency"}},
 		{"priority not a level", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--priority", "urgent", "--payload", "x"}
 		}, 2, []string{`--priority must be low, normal or high (got "urgent")`}},
@@ -1122,7 +1122,7 @@ func TestDeadUsage(t *testing.T) {
 		{"requeue with neither", "dead requeue", []string{"--queue", "q"}, 2, "select the dead jobs one way"},
 		{"purge with job and all", "dead purge", []string{"--queue", "q", "--job", "x", "--all"}, 2, "select the dead jobs one way"},
 		{"purge with neither", "dead purge", []string{"--queue", "q"}, 2, "select the dead jobs one way"},
-		{"list with job", "dead list", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
+		{"list with job", "dead list", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: --job"},
 		{"stray argument", "dead purge", []string{"--queue", "q", "--all", "now"}, 2, `unexpected argument "now"`},
 		{"purge all without --yes off a terminal", "dead purge", []string{"--queue", "q", "--all"}, 2, "give --yes to confirm"},
 		{"filter and ids", "dead requeue", []string{"--queue", "q", "--job", "x", "--error", "boom"}, 2, "select the dead jobs one way"},

@@ -250,7 +250,7 @@ func TestConfigUsage(t *testing.T) {
 	}{
 		{[]string{"config"}, exitUsage, "courier config: name an action: check or print"},
 		{[]string{"config", "chek"}, exitUsage, `did you mean "check"?`},
-		{[]string{"config", "check", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
+		{[]string{"config", "check", "--nope"}, exitUsage, "flag provided but not defined: --nope"},
 		{[]string{"config", "print", "extra"}, exitUsage, `unexpected argument "extra"`},
 		{[]string{"config", "-h"}, exitOK, "Usage: courier config check|print [flags]"},
 		{[]string{"help", "config", "check"}, exitOK, "Usage: courier config check [--config FILE] [--redis ADDRS] [--prefix P] [--json]"},

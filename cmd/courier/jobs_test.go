@@ -205,5 +205,5 @@ func TestQueueWaitAndForget(t *testing.T) {
 		t.Errorf("queues after forget: %v (%v); want busy gone", queues, err)
 	}
 	code, stdout, stderr = b.run(t, "", "queue wait", "--queue", "busy", "--api", "http://127.0.0.1:1")
-	checkOutput(t, code, stdout, stderr, exitUsage, "flag provided but not defined: -api")
+	checkOutput(t, code, stdout, stderr, exitUsage, "flag provided but not defined: --api")
 }

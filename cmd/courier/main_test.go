@@ -39,7 +39,7 @@ func TestUsage(t *testing.T) {
 		{"stray argument", []string{"version", "extra"}, 2, `unexpected argument "extra"`},
 		{"flag help", []string{"bench", "-h"}, 0, "-concurrency"},
 		{"command help", []string{"enqueue", "--help"}, 0, "--unique-key"},
-		{"bad flag value", []string{"enqueue", "--delay", "soon"}, 2, `invalid value "soon" for flag -delay`},
+		{"bad flag value", []string{"enqueue", "--delay", "soon"}, 2, `invalid value "soon" for flag --delay`},
 	})
 }
 

@@ -93,7 +93,7 @@ func TestQueueUsage(t *testing.T) {
 		{"status without queue", "queue status", nil, 2, "--queue is required"},
 		{"bad queue", "queue pause", []string{"--queue", "a{b}"}, 2, `invalid --queue: name "a{b}" has '{'`},
 		{"bad queue through the API", "queue pause", []string{"--queue", "a b", "--api", "http://127.0.0.1:1"}, 2, "invalid --queue"},
-		{"unknown flag", "queue status", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: -job"},
+		{"unknown flag", "queue status", []string{"--queue", "q", "--job", "x"}, 2, "flag provided but not defined: --job"},
 		{"stray argument", "queue pause", []string{"--queue", "q", "now"}, 2, `unexpected argument "now"`},
 	}
 	bare := []bareCase{

@@ -132,7 +132,7 @@ queues:
 			name:   "unknown flag",
 			config: logConfig(addr, prefix, "127.0.0.1:0"),
 			flags:  []string{"--queues", "q"},
-			code:   2, inErr: "flag provided but not defined: -queues",
+			code:   2, inErr: "flag provided but not defined: --queues",
 		},
 		{
 			name:   "stray argument",

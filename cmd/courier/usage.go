@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,12 +222,28 @@ func parse(fs *flag.FlagSet, args []string, words bool) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usagef("%s", err.Error())
+		return flagParseError(err)
 	}
 	if fs.NArg() > 0 && !words {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// oneDashFlag finds the flag the flag package names with one dash in its
+// errors ("flag provided but not defined: -job", "invalid value \"soon\"
+// for flag -delay: …", "flag needs an argument: -queue").
+var oneDashFlag = regexp.MustCompile(`(not defined: |for flag |an argument: )-([A-Za-z0-9][A-Za-z0-9-]*)`)
+
+// flagParseError is a parse error of the flag package as a usage error,
+// naming the flag with two dashes, as the help and the README write it.
+func flagParseError(err error) error {
+	msg, field := err.Error(), ""
+	if m := oneDashFlag.FindStringSubmatch(msg); m != nil {
+		field = "--" + m[2]
+		msg = oneDashFlag.ReplaceAllString(msg, "${1}--${2}")
+	}
+	return &usageError{msg: msg, field: field}
 }
 
 // usageError is a mistake on the command line: exit 2, reported as one

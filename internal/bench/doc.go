@@ -67,6 +67,6 @@
 //	            (fd_limit; fd_limit_ok=false, and a line on stderr, when
 //	            it could not be) (conns.go)
 //
-// Run is the whole API: cmd/courier maps ErrUsage to exit code 2 and
-// flag.ErrHelp to 0, as for its other commands.
+// Run is the whole API: cmd/courier reports a *UsageError (ErrUsage) as
+// its other commands' usage errors, exit code 2, and flag.ErrHelp as 0.
 package bench

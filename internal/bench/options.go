@@ -13,9 +13,21 @@ import (
 	"github.com/seed-53d105c9/courier/internal/api"
 )
 
-// ErrUsage is returned when the arguments are wrong; Run has printed the
-// problem and the flags.
+// ErrUsage is what a *UsageError matches: the arguments are wrong.
 var ErrUsage = errors.New("usage error")
+
+// UsageError says what is wrong with the arguments, in one line; Run
+// prints nothing of it, so that the CLI reports it as it reports every
+// command's.
+type UsageError struct {
+	Msg string
+}
+
+// Error implements error.
+func (e *UsageError) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, ErrUsage) true.
+func (e *UsageError) Is(target error) bool { return target == ErrUsage }
 
 // options are the flags of courier bench.
 type options struct {
@@ -62,16 +74,13 @@ var (
 	defaultDuration = map[string]time.Duration{"idle": 10 * time.Second, "authflood": 5 * time.Second, "conns": 5 * time.Second}
 )
 
-// parseOptions parses args; on a problem it prints it and the flags to
-// stderr and returns ErrUsage (or flag.ErrHelp for -h).
-func parseOptions(args []string, stderr io.Writer) (options, error) {
+// parseOptions parses args; on a problem it returns a *UsageError; for -h
+// it prints the usage and the flags to help and returns flag.ErrHelp.
+func parseOptions(args []string, help io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("courier bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: courier bench %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
 	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle, api (enqueue through the HTTP API's batch endpoint), "+
 		"pause (3 daemons: from a pause to the fleet's last job start), priority (a high-priority job's start behind --backlog low-priority jobs due), "+
@@ -101,12 +110,13 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.slow, "slow", false, "conns: send half a request header on each connection (slowloris) instead of nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(help, fs)
 			return o, err
 		}
-		return o, ErrUsage // the flag package has printed it
+		return o, &UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return o, usageError(fs, "unexpected argument %q", fs.Arg(0))
+		return o, &UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	if o.n == 0 {
 		o.n = defaultN[o.mode]
@@ -124,7 +134,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		o.work = defaultWork[o.mode]
 	}
 	if problems := o.problems(); len(problems) > 0 {
-		return o, usageError(fs, "%s", strings.Join(problems, "\n"))
+		return o, &UsageError{Msg: strings.Join(problems, "; ")}
 	}
 	return o, nil
 }
@@ -133,7 +143,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 func (o options) problems() []string {
 	var problems []string
 	if !slices.Contains(modes, o.mode) {
-		problems = append(problems, fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, pause, priority, cancel, authflood or conns", o.mode))
+		// Nothing else can be judged without a mode (--n's default, say).
+		return []string{fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, pause, priority, cancel, authflood or conns", o.mode)}
 	}
 	if againstAPI(o.mode) {
 		if o.api == "" || o.token == "" {
@@ -160,9 +171,20 @@ func (o options) problems() []string {
 	return problems
 }
 
-// usageError prints the message and the flags, and returns ErrUsage.
-func usageError(fs *flag.FlagSet, format string, args ...any) error {
-	fmt.Fprintf(fs.Output(), format+"\n", args...)
-	fs.Usage()
-	return ErrUsage
+// printUsage prints the usage line and the flags, each with two dashes as
+// the README writes them.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: courier bench %s\n\nFlags:\n", synopsis)
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "0s" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }

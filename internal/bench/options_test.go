@@ -31,16 +31,25 @@ func TestParseOptions(t *testing.T) {
 		{"--api not HTTP", []string{"--mode", "conns", "--api", "ftp://127.0.0.1", "--token", "t"}, ErrUsage, `--api "ftp://127.0.0.1": want http://host:port`},
 		{"--api without a host", []string{"--mode", "authflood", "--api", "http://:8080", "--token", "t"}, ErrUsage, "want http://host:port"},
 		{"negative clients", []string{"--mode", "authflood", "--api", "http://127.0.0.1:1", "--token", "t", "--clients", "-1"}, ErrUsage, "--clients at least 1"},
-		{"help", []string{"-h"}, flag.ErrHelp, "-concurrency"},
+		{"help", []string{"-h"}, flag.ErrHelp, "--concurrency"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var stderr bytes.Buffer
-			_, err := parseOptions(tt.args, &stderr)
-			if !errors.Is(err, tt.wantErr) || !strings.Contains(stderr.String(), tt.inStderr) ||
-				!strings.Contains(stderr.String(), "Usage: courier bench --redis ADDR") {
-				t.Errorf("err %v, stderr %q; want %v, %q and the usage", err, stderr.String(), tt.wantErr, tt.inStderr)
+			var help bytes.Buffer
+			_, err := parseOptions(tt.args, &help)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err %v; want %v", err, tt.wantErr)
+			}
+			if errors.Is(tt.wantErr, flag.ErrHelp) {
+				if !strings.Contains(help.String(), "Usage: courier bench --redis ADDR") || !strings.Contains(help.String(), tt.inStderr) {
+					t.Errorf("help %q; want the usage and %q", help.String(), tt.inStderr)
+				}
+				return
+			}
+			var ue *UsageError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Msg, tt.inStderr) || strings.Contains(ue.Msg, "\n") || help.Len() != 0 {
+				t.Errorf("err %v, printed %q; want one line holding %q and nothing printed", err, help.String(), tt.inStderr)
 			}
 		})
 	}

@@ -25,11 +25,12 @@ var errIncomplete = errors.New("not every job ran")
 
 // Run parses args (the flags of courier bench), runs the chosen mode against
 // Redis, or against a running daemon's API, and prints its figures as one
-// line to stdout. Problems with args are printed to stderr and returned as
-// ErrUsage; -h prints the flags and returns flag.ErrHelp. The daemon's
+// line to stdout. Problems with args are returned as a *UsageError (one
+// line, nothing printed); -h prints the flags to stdout and returns
+// flag.ErrHelp. The daemon's
 // warnings and cleanup failures go to stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseOptions(args, stderr)
+	o, err := parseOptions(args, stdout)
 	if err != nil {
 		return err
 	}
