@@ -82,33 +82,9 @@ type listCursor struct {
 func formatListCursor(state State, c listCursor) string {
 	text := cursorKind(state) + ":"
 	if state == StateReady {
-		text += levelLetter(c.level) + ":"
+		text += c.level.Letter() + ":"
 	}
 	return encodeCursor(text + position(c.at, c.id))
-}
-
-// levelLetter returns the letter of a priority level in a ready cursor.
-func levelLetter(p store.Priority) string {
-	switch p {
-	case store.PriorityHigh:
-		return "h"
-	case store.PriorityLow:
-		return "l"
-	}
-	return "n"
-}
-
-// letterLevel is the inverse of levelLetter.
-func letterLevel(letter string) (store.Priority, bool) {
-	switch letter {
-	case "h":
-		return store.PriorityHigh, true
-	case "n":
-		return store.PriorityNormal, true
-	case "l":
-		return store.PriorityLow, true
-	}
-	return 0, false
 }
 
 // parseListCursor reads a cursor of the jobs of state; "" is the start.
@@ -131,7 +107,7 @@ func parseListCursor(state State, s string) (listCursor, error) {
 	case state == StateReady:
 		var letter string
 		letter, rest, _ = strings.Cut(rest, ":")
-		if c.level, ok = letterLevel(letter); !ok {
+		if c.level, ok = store.ParseLetter(letter); !ok {
 			return listCursor{}, bad
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -127,6 +128,38 @@ func (r RateLimit) String() string {
 		return ""
 	}
 	return strconv.Itoa(r.N) + " per " + r.Per.String()
+}
+
+// rateLimitSyntax is the message for a limit that does not parse.
+const rateLimitSyntax = `expected "N per DURATION" such as "100 per 1s" or "5000/1m"`
+
+// ParseRateLimit reads a limit as people write it, and as String writes
+// it: "N per DURATION" or "N/DURATION", e.g. "100 per 1s", "5000/1m"; ""
+// is no limit. It checks the form only: the numbers are checked where the
+// limit is used (QueueOptions.Validate).
+func ParseRateLimit(s string) (RateLimit, error) {
+	text := strings.TrimSpace(s)
+	if text == "" {
+		return RateLimit{}, nil
+	}
+	count, window, ok := strings.Cut(text, "/")
+	if !ok {
+		f := strings.Fields(text)
+		if len(f) != 3 || !strings.EqualFold(f[1], "per") {
+			return RateLimit{}, fmt.Errorf("%s (got %q)", rateLimitSyntax, s)
+		}
+		count, window = f[0], f[2]
+	}
+	count, window = strings.TrimSpace(count), strings.TrimSpace(window)
+	n, err := strconv.Atoi(count)
+	if err != nil || strings.ContainsAny(count, "+-") {
+		return RateLimit{}, fmt.Errorf("%s (got %q: %q is not a whole number)", rateLimitSyntax, s, count)
+	}
+	per, err := time.ParseDuration(window)
+	if err != nil || strings.HasPrefix(window, "-") {
+		return RateLimit{}, fmt.Errorf("%s (got %q: %q is not a duration such as 1s, 1m or 500ms)", rateLimitSyntax, s, window)
+	}
+	return RateLimit{N: n, Per: per}, nil
 }
 
 func (r RateLimit) validate() error {

@@ -159,15 +159,38 @@ func (t *triageRun) apply(ids []string, until time.Time) error {
 			return err
 		}
 	}
+	t.matched(ids)
+	return nil
+}
+
+// matched counts ids as matched and samples them.
+func (t *triageRun) matched(ids []string) {
 	t.res.Matched += len(ids)
 	t.res.Sample = append(t.res.Sample, ids[:min(len(ids), triageSample-len(t.res.Sample))]...)
-	return nil
 }
 
 // ids triages the ids after the first done: those that are dead, up to Max.
 func (t *triageRun) ids(ctx context.Context, c *Client, queue string, ids []string, done int) (TriageResult, error) {
 	resume := formatTriageCursor(true, triageCursor{done: done})
 	rest := ids[done:]
+	if !t.opt.DryRun && t.room() >= len(rest) {
+		// Nothing to count before changing and no Max to stop at: the
+		// script itself tells which ids were dead, in one round trip.
+		changed, err := t.f(rest, time.Time{})
+		picked := make([]string, 0, len(rest))
+		for i, ok := range changed {
+			if ok {
+				picked = append(picked, rest[i])
+			}
+		}
+		t.res.Changed += len(picked)
+		t.matched(picked)
+		if err != nil {
+			t.res.Next = resume
+		}
+		return t.res, err
+	}
+	// A dry run, or a Max within the ids: find the dead ones first.
 	dead, err := c.st.DeadAmong(ctx, queue, rest)
 	if err != nil {
 		t.res.Next = resume

@@ -60,8 +60,9 @@ func invalidConfig(err error) error {
 }
 
 // dialRedis connects the client commands: once, failing with the address
-// named when Redis cannot be reached, as unavailable (exit 5) unless Redis
-// answered (a refused password is not fixed by waiting).
+// named when Redis cannot be reached; worker.IsRedisUnavailable tells an
+// unreachable Redis (exit 5) from one that answered (a refused password is
+// not fixed by waiting).
 func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) {
 	opt, err := cfg.Redis.ClientOption()
 	if err != nil {
@@ -69,11 +70,11 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 	}
 	rdb, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), markUnavailable(err))
+		return nil, fmt.Errorf("connect to Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
 	}
 	if err := rdb.Do(ctx, rdb.B().Ping().Build()).Error(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), markUnavailable(err))
+		return nil, fmt.Errorf("reach Redis at %s: %w", strings.Join(cfg.Redis.Addr, ","), err)
 	}
 	return rdb, nil
 }

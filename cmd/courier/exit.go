@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
@@ -39,23 +36,6 @@ var exitCodes = []struct {
 	{exitSecondSignal, "run, dev: a second signal cut the drain short"},
 }
 
-// unavailableError marks an error as Redis or the API being out of reach,
-// whatever its cause reads like (a DNS failure, a TLS handshake).
-type unavailableError struct{ err error }
-
-func (e *unavailableError) Error() string { return e.err.Error() }
-func (e *unavailableError) Unwrap() error { return e.err }
-
-// markUnavailable wraps err as unavailable, unless Redis answered it
-// (WRONGPASS, NOAUTH: waiting will not help).
-func markUnavailable(err error) error {
-	var re *rueidis.RedisError
-	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &re) && !worker.IsRedisUnavailable(err) {
-		return err
-	}
-	return &unavailableError{err: err}
-}
-
 // failure is how a command failed: its exit code and what --json prints.
 type failure struct {
 	code  int
@@ -84,10 +64,6 @@ func classify(err error, fields map[string]string) failure {
 		}
 	}
 	code := wire.CodeOf(err)
-	var ua *unavailableError
-	if errors.As(err, &ua) {
-		code = wire.CodeUnavailable
-	}
 	reply := wire.Error{Code: code, Message: flagError(err, fields).Error()}
 	var ex *explainedError
 	if errors.As(err, &ex) {

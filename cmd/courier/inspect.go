@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -90,6 +91,9 @@ func printQueues(w io.Writer, views []wire.Queue) error {
 
 // readQueue reads a queue as the API shows it: state, sizes and fleet.
 func readQueue(ctx context.Context, client jobClient, queue string) (wire.Queue, error) {
+	if r, ok := client.(queueReader); ok {
+		return r.Queue(ctx, queue) // the API's client: one request
+	}
 	s, err := client.Stats(ctx, queue)
 	if err != nil {
 		return wire.Queue{}, err
@@ -100,6 +104,13 @@ func readQueue(ctx context.Context, client jobClient, queue string) (wire.Queue,
 	}
 	return wire.QueueOf(queue, s, f), nil
 }
+
+// queueReader reads a queue whole in one call, as the API's client does.
+type queueReader interface {
+	Queue(ctx context.Context, queue string) (wire.Queue, error)
+}
+
+var _ queueReader = (*api.Client)(nil)
 
 func queueState(v wire.Queue) string {
 	if v.Paused {

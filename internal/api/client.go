@@ -175,14 +175,19 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 
 // Stats counts the jobs of queue by state and tells whether it is paused.
 func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, error) {
+	v, err := c.Queue(ctx, queue)
+	return v.Stats(), err
+}
+
+// Queue reads a queue whole, as GET /v1/queues/{queue} shows it: its
+// state, sizes and fleet in one request (Stats and Fleet read parts of it).
+func (c *Client) Queue(ctx context.Context, queue string) (wire.Queue, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
-		return worker.QueueStats{}, err
+		return wire.Queue{}, err
 	}
 	var v wire.Queue
-	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
-		return worker.QueueStats{}, err
-	}
-	return v.Stats(), nil
+	err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v)
+	return v, err
 }
 
 // Pause stops workers claiming the jobs of queue; pausing a paused queue
@@ -220,11 +225,8 @@ func (c *Client) Queues(ctx context.Context) ([]string, error) {
 // Fleet reads what the processes serving queue report, from GET
 // /v1/queues/{queue}: the fleet as worker.Client.Fleet gives it.
 func (c *Client) Fleet(ctx context.Context, queue string) (worker.Fleet, error) {
-	if err := worker.ValidateQueueName(queue); err != nil {
-		return worker.Fleet{}, err
-	}
-	var v wire.Queue
-	if err := c.do(ctx, http.MethodGet, queuePath(queue), nil, &v); err != nil {
+	v, err := c.Queue(ctx, queue)
+	if err != nil {
 		return worker.Fleet{}, err
 	}
 	return v.Fleet(), nil

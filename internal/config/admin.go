@@ -74,14 +74,14 @@ func adminDefault() Admin {
 // RateLimitValue returns the parsed admin.rate_limit of a loaded
 // configuration; the zero value means no limit.
 func (a *Admin) RateLimitValue() worker.RateLimit {
-	limit, _ := parseRateLimit(a.RateLimit) // validated by Load
+	limit, _ := worker.ParseRateLimit(a.RateLimit) // validated by Load
 	return limit
 }
 
 // FailedAuthLimitValue returns the parsed admin.failed_auth_limit of a
 // loaded configuration; the zero value means no limit.
 func (a *Admin) FailedAuthLimitValue() worker.RateLimit {
-	limit, _ := parseRateLimit(a.FailedAuthLimit) // validated by Load
+	limit, _ := worker.ParseRateLimit(a.FailedAuthLimit) // validated by Load
 	return limit
 }
 
@@ -141,7 +141,7 @@ func (a *Admin) validate(ps *problems) {
 
 // validateRateLimit checks a rate limit of the API, "" included.
 func validateRateLimit(key, s string, ps *problems) {
-	if limit, err := parseRateLimit(s); err != nil {
+	if limit, err := worker.ParseRateLimit(s); err != nil {
 		ps.add(key, "%v", err)
 	} else if err := (worker.QueueOptions{RateLimit: limit}).Validate(); err != nil {
 		ps.add(key, "%s", reason(err))

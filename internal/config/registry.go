@@ -41,7 +41,7 @@ func (q *Queue) options() worker.QueueOptions {
 	if len(q.Backoff.Steps) > 0 {
 		policy = worker.FixedSteps(slices.Clone(q.Backoff.Steps))
 	}
-	limit, _ := parseRateLimit(q.RateLimit) // validated
+	limit, _ := worker.ParseRateLimit(q.RateLimit) // validated
 	return worker.QueueOptions{
 		Concurrency:     q.Concurrency,
 		MaxAttempts:     q.MaxAttempts,

@@ -95,7 +95,7 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	}
 	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic(),
 		IDRetention: q.IDRetention}
-	if limit, err := parseRateLimit(q.RateLimit); err != nil {
+	if limit, err := worker.ParseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
 		opts.RateLimit = limit

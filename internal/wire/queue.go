@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -90,7 +88,8 @@ func (v *Queue) Fleet() worker.Fleet {
 	for i, p := range v.Workers {
 		f.Processes[i] = worker.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC()}
 		if p.RateLimit != nil {
-			f.Processes[i].RateLimit = parseRateLimit(*p.RateLimit)
+			// What worker.RateLimit.String wrote; anything else is left out.
+			f.Processes[i].RateLimit, _ = worker.ParseRateLimit(*p.RateLimit)
 		}
 	}
 	return f
@@ -102,19 +101,4 @@ func rateLimit(r worker.RateLimit) *string {
 	}
 	s := r.String()
 	return &s
-}
-
-// parseRateLimit reads what worker.RateLimit.String writes ("100 per 1s");
-// the zero limit for anything else.
-func parseRateLimit(s string) worker.RateLimit {
-	n, per, ok := strings.Cut(s, " per ")
-	if !ok {
-		return worker.RateLimit{}
-	}
-	count, err1 := strconv.Atoi(n)
-	d, err2 := time.ParseDuration(per)
-	if err1 != nil || err2 != nil {
-		return worker.RateLimit{}
-	}
-	return worker.RateLimit{N: count, Per: d}
 }

@@ -9,7 +9,7 @@ type Keys struct {
 	Dead   string // zset: id → time of death, ms
 	Claims string // hash: id → claim token of a running job [+ "@" + its process]; '' → the last token handed out
 	// State holds what changes of a job after its enqueue: "<attempts>;<max
-	// attempts>;<last error>" (lua/options.lua). A job has an entry once it
+	// attempts>;<last error>" (lua/record.lua). A job has an entry once it
 	// failed, or was claimed with its own max attempts; it overrides the
 	// record's header.
 	State  string // hash: id → state entry
@@ -29,7 +29,7 @@ type Keys struct {
 	// nothing. Absent while it runs.
 	Paused string // string
 	// DueHigh and DueLow are the due zsets of the high and low priority
-	// levels; Due is the normal level's (lua/record.lua).
+	// levels; Due is the normal level's (lua/options.lua).
 	DueHigh, DueLow string // zset: id → run-at, ms
 	// Opts holds the options of a job that has any: its priority level
 	// when not normal, its unique key and window, how long its id is

@@ -130,5 +130,5 @@ func levelLetter(p Priority, what Listing) string {
 	if what != ListReady {
 		return ""
 	}
-	return p.level()
+	return p.Letter()
 }

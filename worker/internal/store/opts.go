@@ -18,8 +18,9 @@ const (
 	PriorityHigh   Priority = 1
 )
 
-// level is the level's letter in the scripts.
-func (p Priority) level() string {
+// Letter is the level's letter in the scripts (and in the cursors of
+// ready jobs): h, n or l.
+func (p Priority) Letter() string {
 	switch p {
 	case PriorityHigh:
 		return "h"
@@ -29,14 +30,24 @@ func (p Priority) level() string {
 	return "n"
 }
 
-func priorityOf(level string) Priority {
-	switch level {
+// ParseLetter is the inverse of Letter; ok is false for any other text.
+func ParseLetter(letter string) (p Priority, ok bool) {
+	switch letter {
 	case "h":
-		return PriorityHigh
+		return PriorityHigh, true
+	case "n":
+		return PriorityNormal, true
 	case "l":
-		return PriorityLow
+		return PriorityLow, true
 	}
-	return PriorityNormal
+	return PriorityNormal, false
+}
+
+// priorityOf reads a letter the scripts wrote; anything else, "" included,
+// is the normal level.
+func priorityOf(letter string) Priority {
+	p, _ := ParseLetter(letter)
+	return p
 }
 
 // Unique is a job's unique key (lua/options.lua): while the job has not
@@ -71,7 +82,7 @@ func (j *NewJob) options() string {
 	if j.CallerID {
 		caller = "1"
 	}
-	return j.Priority.level() + ";" + since + ";" + strconv.FormatInt(j.Unique.For.Milliseconds(), 10) + ";" + caller + ";" + j.Unique.Key
+	return j.Priority.Letter() + ";" + since + ";" + strconv.FormatInt(j.Unique.For.Milliseconds(), 10) + ";" + caller + ";" + j.Unique.Key
 }
 
 // decodeOpts fills r's Priority and Unique from its options entry ("" when
