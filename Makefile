@@ -23,7 +23,7 @@ GOSEC    := github.com/securego/gosec/v2/cmd/gosec@v2.30.0
 # its line.
 GOSEC_FLAGS := -quiet -exclude=G104 -exclude-dir=internal/testkit -exclude-dir=internal/chaos -exclude-dir=cmd/chaos
 
-.PHONY: help build run test test-short chaos chaos-short fuzz bench image lint gosec fmt clean
+.PHONY: help build run test test-short chaos chaos-short fuzz bench image lint gosec fmt clean screenshots
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-11s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -58,6 +58,13 @@ chaos-short: ## the chaos suite's short run (under 3 min; part of make test and 
 # 20000 runs take about 5 s here.
 FUZZTIME      ?= 60s
 FUZZTIME_TEST ?= 20000x
+
+# The browser tests of the web UI (cmd/courier/ui_test.go) write a
+# screenshot of each page to docs/ when COURIER_UI_SCREENSHOTS names it;
+# they need Redis (as make test) and Chromium (Debian's chromium package).
+screenshots: ## regenerate the web UI's screenshots in docs/ (README, "Web UI") with headless Chromium
+	@mkdir -p docs
+	COURIER_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestUIInBrowser$$' ./cmd/courier/
 
 fuzz: ## fuzz the HTTP API's request decoding for FUZZTIME (default 60s)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/

@@ -1,6 +1,8 @@
 -- ack.lua: delete finished jobs; a stale claim is ignored.
 -- KEYS[1] jobs hash   KEYS[2] active zset   KEYS[3] claims hash   KEYS[4] state hash
 -- KEYS[5] opts hash   KEYS[6] unique hash   KEYS[7] unique:exp zset
+-- KEYS[8] history hash   KEYS[9] history:minutes zset (record.lua's
+--   history_add): the jobs deleted count as succeeded
 -- ARGV: pairs of id, claim (the claim token the worker got)
 -- returns: number of jobs deleted (pairs whose job is not active under that
 --   claim are skipped; a repeated id counts once)
@@ -8,7 +10,7 @@
 -- retained id remembered (options.lua's finished).
 -- bound: <= 1000 pairs; O(n log N)
 
-if not KEYS[7] then return redis.error_reply('ERR courier: ack needs the opts and unique keys') end
+if not KEYS[9] then return redis.error_reply('ERR courier: ack needs the opts, unique and history keys') end
 local ids, toks = pairs_from(1, 1000)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return 0 end
@@ -32,4 +34,6 @@ if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then
     redis.call('HDEL', KEYS[5], unpack(done))
   end
 end
-return redis.call('ZREM', KEYS[2], unpack(done))
+local acked = redis.call('ZREM', KEYS[2], unpack(done))
+history_add(KEYS[8], KEYS[9], now_ms(), 's', acked) -- after the work; never fails it
+return acked

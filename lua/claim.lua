@@ -7,6 +7,9 @@
 --   KEYS[2] is the normal one)   KEYS[11] opts hash   KEYS[12] unique hash
 --   KEYS[13] unique:exp zset (read only when a corrupt record goes to dead:
 --   it has finished, so its unique key is released)
+-- KEYS[14] history hash   KEYS[15] history:minutes zset (record.lua's
+--   history_add): each claimed job's lag (now - the run-at it was due at)
+--   is counted in its lag bucket, and each corrupt record as died
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
@@ -76,7 +79,7 @@ elseif rms_s ~= '' and rms_s ~= '0' then
 end
 
 if not KEYS[8] then return redis.error_reply('ERR courier: claim needs the paused key (KEYS[8])') end
-if not KEYS[13] then return redis.error_reply('ERR courier: claim needs the due:high, due:low, opts and unique keys (KEYS[9] to KEYS[13])') end
+if not KEYS[15] then return redis.error_reply('ERR courier: claim needs the due:high, due:low, opts, unique and history keys (KEYS[9] to KEYS[15])') end
 local weights = nil
 if (ARGV[5] or '') ~= '' then
   local wh, wn, wl = string.match(ARGV[5], '^(%d+),(%d+),(%d+)$')
@@ -129,6 +132,7 @@ if rate_n > 0 then
 end
 
 local claimed = 0
+local lags -- lags[b]: the claimed jobs of lag bucket b, for the history
 local due, levels = {}, nil -- levels[i]: the level of the i-th job of due; nil = all normal
 local d = dues(KEYS[9], KEYS[2], KEYS[10])
 if take > 0 and not leveled then
@@ -240,7 +244,34 @@ if #due > 0 then
     redis.call('ZADD', KEYS[3], unpack(active))
     redis.call('HSET', KEYS[5], unpack(claims))
     if #migrate > 0 then redis.call('HSET', KEYS[6], unpack(migrate)) end
-    claimed = ng
+    claimed, lags = ng, {}
+    -- Each job's lag (now - its run-at), counted by bucket for the history.
+    -- The jobs of a level come by run-at, their lags falling, so a bucket's
+    -- jobs are found by bisection: a few run-ats read per bucket, not one
+    -- per job.
+    local function count_lags(from, to)
+      while from <= to do
+        local b, lo = lag_bucket(now - tonumber(due[good[from] * 2]))
+        local l, h = from, to -- the last job still above lo: in bucket b
+        while l < h do
+          local mid = math.floor((l + h + 1) / 2)
+          if now - tonumber(due[good[mid] * 2]) > lo then l = mid else h = mid - 1 end
+        end
+        lags[b] = (lags[b] or 0) + l - from + 1
+        from = l + 1
+      end
+    end
+    if not levels then
+      count_lags(1, ng)
+    else -- level by level
+      local from = 1
+      for k = 1, ng do
+        if k == ng or levels[good[k]] ~= levels[good[k + 1]] then
+          count_lags(from, k)
+          from = k + 1
+        end
+      end
+    end
   end
   if #dead > 0 then redis.call('ZADD', KEYS[4], unpack(dead)) end
 end
@@ -261,4 +292,11 @@ if rate_ms > 0 and rate_n - claimed <= 0 and nxt then
   local free = math.ceil(rate_first / 1000) + rate_ms
   if nxt <= free then out[2] = -free end
 end
+-- The history, after the work (it never fails the claim).
+if claimed > 0 then
+  for b = 0, LAG_BUCKETS - 1 do
+    if lags[b] then history_add(KEYS[14], KEYS[15], now, 'l' .. b, lags[b]) end
+  end
+end
+if out[3] > 0 then history_add(KEYS[14], KEYS[15], now, 'd', out[3]) end
 return out

@@ -1,6 +1,7 @@
 -- forget.lua: delete what an unused queue leaves behind, only when it holds
 -- no job in any state and nothing serves it: the active zset's pin, the
--- claims hash (its pin and last token), the state hash and the rate window.
+-- claims hash (its pin and last token), the state hash, the rate window and
+-- the per-minute history.
 -- A paused queue is in use: an operator paused it, and it stays paused (and
 -- listed) until resumed.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
@@ -8,16 +9,18 @@
 -- KEYS[8] leader hash   KEYS[9] periodic hash   KEYS[10] fleet set
 -- KEYS[11] paused string   KEYS[12] due:high zset   KEYS[13] due:low zset
 -- KEYS[14] opts hash   KEYS[15] unique hash   KEYS[16] unique:exp zset
--- KEYS[17] settings hash
 --   (a unique key or id remembered for a window keeps the queue in use)
+-- KEYS[17] settings hash   KEYS[18] history hash   KEYS[19] history:minutes
+--   zset (deleted with the rest: a history alone keeps no queue in use)
 -- ARGV: none
 -- returns: 1 = the queue was unused and its leftovers are gone (or there were
 --   none), 0 = it is in use (nothing changed)
--- bound: O(1) reads; the deleted keys hold at most the pins, one token and
---   the entries of jobs that no longer exist
+-- bound: O(1) reads; the deleted keys hold at most the pins, one token, the
+--   entries of jobs that no longer exist and the history's minutes (15
+--   fields a minute, at most the leader's retention of them)
 
-if not KEYS[17] then return redis.error_reply('ERR courier: forget needs the paused, due level, opts and unique keys') end
+if not KEYS[19] then return redis.error_reply('ERR courier: forget needs the paused, due level, opts, unique, settings and history keys') end
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[15]) > 0 then return 0 end
 if redis.call('ZCOUNT', KEYS[3], '-inf', '(inf') > 0 then return 0 end
-redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[7], KEYS[14], KEYS[16], KEYS[17])
+redis.call('DEL', KEYS[3], KEYS[5], KEYS[6], KEYS[7], KEYS[14], KEYS[16], KEYS[17], KEYS[18], KEYS[19])
 return 1

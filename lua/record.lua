@@ -241,3 +241,48 @@ end
 function fenced(key, field)
   return field ~= '' and redis.call('HEXISTS', key, field) == 1
 end
+
+-- LAG_BUCKETS is the number of the history's lag buckets, l0 to l11
+-- (worker.LagBuckets).
+LAG_BUCKETS = 12
+
+-- lag_bucket returns the history bucket of a lag in ms, 0 to 11 (up to 1,
+-- 5, 10, 50, 100, 500, 1000, 5000, 10000, 60000 and 300000 ms, and above:
+-- worker.LagBounds; a bound belongs to its own bucket), and the bucket's
+-- lower bound (exclusive), so a caller bucketing many lags looks up a
+-- bucket only when a lag falls below it. Comparisons only: no table is
+-- built on claim's path.
+function lag_bucket(lag)
+  if lag <= 100 then
+    if lag <= 1 then return 0, -math.huge end
+    if lag <= 5 then return 1, 1 end
+    if lag <= 10 then return 2, 5 end
+    if lag <= 50 then return 3, 10 end
+    return 4, 50
+  end
+  if lag <= 500 then return 5, 100 end
+  if lag <= 1000 then return 6, 500 end
+  if lag <= 5000 then return 7, 1000 end
+  if lag <= 10000 then return 8, 5000 end
+  if lag <= 60000 then return 9, 10000 end
+  if lag <= 300000 then return 10, 60000 end
+  return 11, 300000
+end
+
+-- history_add adds n to the count kind of the minute of now (ms) in a
+-- queue's history: the hash hkey, field "<minute>:<kind>" (minute =
+-- floor(now / 60000); kind 's' succeeded, 'r' retried, 'd' died, 'l0' to
+-- 'l11' started, by lag), and lists the minute in the index zset ikey
+-- (score = member = minute) when the field is new, about once a minute.
+-- Scripts call it after their work, and every write goes through
+-- redis.pcall: a history that cannot be written (a key of another type)
+-- never fails a script nor changes its reply. The increment goes as a
+-- string (see the header: Redis formats numbers slowly).
+function history_add(hkey, ikey, now, kind, n)
+  if n <= 0 then return end
+  local m, by = string.format('%d', math.floor(now / 60000)), '1'
+  if n ~= 1 then by = string.format('%d', n) end
+  if redis.pcall('HINCRBY', hkey, m .. ':' .. kind, by) == n then
+    redis.pcall('ZADD', ikey, 'NX', m, m)
+  end
+end

@@ -7,6 +7,9 @@
 -- KEYS[8] due:high zset   KEYS[9] due:low zset   KEYS[10] opts hash
 -- KEYS[11] unique hash   KEYS[12] unique:exp zset (a job goes back to the
 --   due zset of its priority level; one that dies releases its unique key)
+-- KEYS[13] history hash   KEYS[14] history:minutes zset (record.lua's
+--   history_add): the jobs back to due count as retried, those moved to
+--   dead as died
 -- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
 -- ARGV[4] leader field (<client-uuid>:<holder>)
 -- returns: {recovered, dead}, or {-1, 0} when the caller no longer holds the
@@ -18,7 +21,7 @@
 local limit, defmax = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
 if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default max attempts must be >= 1') end
-if not KEYS[12] then return redis.error_reply('ERR courier: recover needs the due levels, opts and unique keys') end
+if not KEYS[14] then return redis.error_reply('ERR courier: recover needs the due levels, opts, unique and history keys') end
 if not fenced(KEYS[7], ARGV[4]) then return {-1, 0} end
 
 local now = now_ms()
@@ -74,4 +77,7 @@ if #dead > 0 then
   if os then finished(KEYS[11], KEYS[12], died, died_os, now) end
 end
 if ndue > 0 then wake(ARGV[1], prev, now) end
+-- The history, after the work (it never fails the recovery).
+history_add(KEYS[13], KEYS[14], now, 'r', ndue)
+history_add(KEYS[13], KEYS[14], now, 'd', #dead / 2)
 return {ndue, #dead / 2}

@@ -2,7 +2,9 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
--- KEYS[11] unique:exp zset
+-- KEYS[11] unique:exp zset   KEYS[12] history hash   KEYS[13] history:minutes
+--   zset (record.lua's history_add): the attempt counts as retried (to
+--   'due') or died (to 'dead'); nothing when the record had vanished
 -- ARGV[1] wake channel   ARGV[2] id   ARGV[3] claim   ARGV[4] to = 'due' | 'dead'
 -- ARGV[5] delay_ms (for 'due')   ARGV[6] error text (stored as the last error)
 -- returns: 1 = moved, 0 = stale (the job is not active under that claim)
@@ -16,7 +18,7 @@ if not string.match(ARGV[3], '^%d+$') then return redis.error_reply('ERR courier
 if to ~= 'due' and to ~= 'dead' then return redis.error_reply("ERR courier: to must be 'due' or 'dead'") end
 if to == 'due' and (not delay or delay < 0) then return redis.error_reply('ERR courier: delay_ms must be >= 0') end
 
-if not KEYS[11] then return redis.error_reply('ERR courier: retry needs the due levels, opts and unique keys') end
+if not KEYS[13] then return redis.error_reply('ERR courier: retry needs the due levels, opts, unique and history keys') end
 if not held(KEYS[5], {id}, {ARGV[3]})[1] then return 0 end
 local now = now_ms()
 redis.call('HDEL', KEYS[5], id)
@@ -43,4 +45,5 @@ else
   redis.call('ZADD', d[level_of(os and os[1])], now + delay, id)
   wake(ARGV[1], prev, now + delay)
 end
+history_add(KEYS[12], KEYS[13], now, to == 'dead' and 'd' or 'r', 1) -- after the work; never fails it
 return 1

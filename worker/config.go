@@ -22,6 +22,13 @@ const (
 	LeaderLeaseDefault      = lock.LeaseDefault
 	DeadMaxJobsDefault      = 10000
 	DeadMaxAgeDefault       = 30 * 24 * time.Hour
+	HistoryRetentionDefault = 24 * time.Hour
+
+	// HistoryRetentionMin and HistoryRetentionMax bound
+	// Config.HistoryRetention: the web UI's charts show the last hour, and
+	// a day of history costs a queue about 100 KiB of Redis memory.
+	HistoryRetentionMin = time.Hour
+	HistoryRetentionMax = 30 * 24 * time.Hour
 
 	// MaxPayloadBytesLimit is the largest MaxPayloadBytes allowed: Redis
 	// refuses strings over 512 MiB, and a payload travels in one script call.
@@ -71,6 +78,16 @@ type Config struct {
 	// deletes the oldest dead jobs beyond them. Defaults 10,000 and 30 days.
 	DeadMaxJobs int
 	DeadMaxAge  time.Duration
+	// HistoryRetention is how long each queue's per-minute history
+	// (Client.History: jobs succeeded, retried and died, and the lag of the
+	// jobs started) is kept; the leader deletes older minutes. 1h to 30
+	// days. Default 24h.
+	HistoryRetention time.Duration
+	// Version is what a Daemon reports to its queues' fleets as its
+	// version (FleetProcess.Version), for the operator's view of a rolling
+	// upgrade. Default: the version of this module in the program's build
+	// information, or "(devel)".
+	Version string
 	// Registerer receives the metrics (see the README's "Monitoring"): a
 	// Daemon's job, queue, lock and Redis metrics, a Client's enqueue and
 	// Redis metrics. A Daemon and Clients may share one Registerer: they
@@ -98,6 +115,7 @@ func (c Config) withDefaults() Config {
 		{&c.RecoverInterval, RecoverIntervalDefault},
 		{&c.LeaderLease, LeaderLeaseDefault},
 		{&c.DeadMaxAge, DeadMaxAgeDefault},
+		{&c.HistoryRetention, HistoryRetentionDefault},
 	}
 	for _, d := range durations {
 		if *d.v == 0 {
@@ -109,6 +127,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Version == "" {
+		c.Version = moduleVersion()
 	}
 	return c
 }
@@ -147,6 +168,9 @@ func (c Config) validate() error {
 		case d.v < d.min:
 			errs = append(errs, invalid(d.field, "must be at least %s (got %s)", d.min, d.v))
 		}
+	}
+	if c.HistoryRetention < HistoryRetentionMin || c.HistoryRetention > HistoryRetentionMax {
+		errs = append(errs, invalid("HistoryRetention", "must be %s to %s (got %s)", HistoryRetentionMin, HistoryRetentionMax, c.HistoryRetention))
 	}
 	if c.DeadMaxJobs < 0 {
 		errs = append(errs, invalid("DeadMaxJobs", "must not be negative (got %d)", c.DeadMaxJobs))

@@ -22,6 +22,8 @@ func TestConfigWithDefaults(t *testing.T) {
 		LeaderLease:      4 * time.Second,
 		DeadMaxJobs:      5,
 		DeadMaxAge:       6 * time.Hour,
+		HistoryRetention: 7 * time.Hour,
+		Version:          "v1.2.3",
 		Logger:           logger,
 	}
 	tests := []struct {
@@ -43,6 +45,8 @@ func TestConfigWithDefaults(t *testing.T) {
 				LeaderLease:      30 * time.Second,
 				DeadMaxJobs:      10000,
 				DeadMaxAge:       30 * 24 * time.Hour,
+				HistoryRetention: 24 * time.Hour,
+				Version:          moduleVersion(),
 				Logger:           slog.Default(),
 			},
 		},
@@ -62,6 +66,8 @@ func TestConfigWithDefaults(t *testing.T) {
 				LeaderLease:      30 * time.Second,
 				DeadMaxJobs:      10000,
 				DeadMaxAge:       30 * 24 * time.Hour,
+				HistoryRetention: 24 * time.Hour,
+				Version:          moduleVersion(),
 				Logger:           slog.Default(),
 			},
 		},
@@ -114,6 +120,9 @@ func TestConfigValidate(t *testing.T) {
 		{"lease 1ns", func(c *Config) { c.Lease = 1 }, "Lease", []string{"30ms"}},
 		{"lease 30ms", func(c *Config) { c.Lease = 30 * time.Millisecond }, "", nil},
 		{"max payload 1 byte", func(c *Config) { c.MaxPayloadBytes = 1 }, "", nil},
+		{"history under an hour", func(c *Config) { c.HistoryRetention = 59 * time.Minute }, "HistoryRetention", []string{"1h0m0s to 720h0m0s", "59m0s"}},
+		{"history over 30 days", func(c *Config) { c.HistoryRetention = 721 * time.Hour }, "HistoryRetention", []string{"721h0m0s"}},
+		{"history an hour", func(c *Config) { c.HistoryRetention = time.Hour }, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -136,12 +136,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer locks.Close() // after the carrier released its leaderships
 	c, err := carrier.New(d.st, locks, locks.Field, duties, carrier.Config{
-		RecoverInterval: d.cfg.RecoverInterval,
-		RenewGrace:      pool.RenewRound(d.cfg.Lease),
-		DeadMaxJobs:     d.cfg.DeadMaxJobs,
-		DeadMaxAge:      d.cfg.DeadMaxAge,
-		Logger:          d.cfg.Logger,
-		OnLeader:        m.Leader,
+		RecoverInterval:  d.cfg.RecoverInterval,
+		RenewGrace:       pool.RenewRound(d.cfg.Lease),
+		DeadMaxJobs:      d.cfg.DeadMaxJobs,
+		DeadMaxAge:       d.cfg.DeadMaxAge,
+		HistoryRetention: d.cfg.HistoryRetention,
+		Logger:           d.cfg.Logger,
+		OnLeader:         m.Leader,
 		OnSample: func(queue string, s store.Stats) {
 			m.QueueJobs(queue, metrics.QueueSizes{
 				Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead,

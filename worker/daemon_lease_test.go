@@ -13,6 +13,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 func TestDaemonGracefulStop(t *testing.T) {
@@ -228,8 +229,10 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 
 		// A worker claims both jobs with a 300ms lease and dies.
 		// jobs, due, active, dead, claims, state, rate, paused, due:high,
-		// due:low, opts, unique, unique:exp: claim.lua's keys
-		keys := worker.QueueKeys(prefix, "q")[:13]
+		// due:low, opts, unique, unique:exp, history, history:minutes:
+		// claim.lua's keys
+		k := store.QueueKeys(prefix, "q")
+		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
 		if err != nil || len(vals) != 3+2*5 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,12 +14,17 @@ import (
 )
 
 // Fleet is what the processes serving a queue report about themselves:
-// every running Daemon reports, for each of its queues, its concurrency and
-// rate limit, every FleetReportInterval; a report lapses after FleetTTL.
+// every running Daemon reports, for each of its queues, its concurrency,
+// rate limit, version, start time and periodic schedules, every
+// FleetReportInterval; a report lapses after FleetTTL.
 type Fleet struct {
 	// Leader is the id of the process that leads the queue (holds its
 	// leader lock); "" when none does.
-	Leader    string
+	Leader string
+	// LeaderTTL is the time left on the queue's leader lock (PTTL of its
+	// key); 0 when no process leads. The leader's watchdog renews it to
+	// Config.LeaderLease every LeaderLease/3.
+	LeaderTTL time.Duration
 	Processes []FleetProcess // sorted by ID
 }
 
@@ -29,6 +35,15 @@ type FleetProcess struct {
 	RateLimit   RateLimit // zero: none
 	Leader      bool
 	ReportedAt  time.Time // by the process's clock
+	// Version is the process's Config.Version; "" for a process of a
+	// version that did not report it.
+	Version string
+	// StartedAt is when the process's Daemon started running (its Run), by
+	// its clock; zero for a process of a version that did not report it.
+	StartedAt time.Time
+	// Periodic names the queue's periodic schedules the process would fire
+	// as leader (QueueOptions.Periodic, by Name), sorted.
+	Periodic []string
 }
 
 // Concurrency is how many jobs of the queue the fleet runs at most at once.
@@ -47,21 +62,29 @@ const (
 	FleetTTL            = 3 * FleetReportInterval
 )
 
-// Fleet returns the processes serving queue and its leader.
+// Fleet returns the processes serving queue, its leader and the time left
+// on its leader lock. It reads them in two round trips (a third forgets
+// the reports that lapsed, when there are any).
 func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Fleet{}, err
 	}
-	members, leader, err := c.st.Fleet(ctx, queue)
+	info, err := c.st.FleetInfo(ctx, queue)
 	if err != nil {
 		return Fleet{}, err
 	}
-	f := Fleet{Leader: leader, Processes: make([]FleetProcess, len(members))}
-	for i, m := range members {
-		f.Processes[i] = FleetProcess{
+	f := Fleet{Leader: info.LeaderID, LeaderTTL: info.LeaderTTL, Processes: make([]FleetProcess, len(info.Members))}
+	for i, m := range info.Members {
+		p := FleetProcess{
 			ID: m.ID, Concurrency: m.Concurrency, Leader: m.Leader, ReportedAt: m.Reported,
 			RateLimit: RateLimit{N: m.RateN, Per: time.Duration(m.RatePerMs) * time.Millisecond},
+			Version:   m.Version, StartedAt: m.Started,
 		}
+		for _, s := range m.Periodic {
+			p.Periodic = append(p.Periodic, s.Name)
+		}
+		slices.Sort(p.Periodic)
+		f.Processes[i] = p
 	}
 	return f, nil
 }
@@ -87,6 +110,7 @@ func newProcessID() string {
 // reportLoop reports the Daemon to the fleet of each of its queues until
 // ctx ends, then withdraws it.
 func (d *Daemon) reportLoop(ctx context.Context) {
+	started := time.Now() // StartedAt: Run starts this loop once set up, a moment after it began
 	members := make([]store.Member, 0, len(d.queues))
 	retain := make([]time.Duration, 0, len(d.queues))
 	for _, name := range d.queues {
@@ -94,6 +118,7 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 		members = append(members, store.Member{
 			ID: d.id, Concurrency: reg.opts.Concurrency,
 			RateN: reg.opts.RateLimit.N, RatePerMs: reg.opts.RateLimit.Per.Milliseconds(),
+			Version: d.cfg.Version, Started: started, Periodic: reportSchedules(reg.opts.Periodic),
 		})
 		retain = append(retain, reg.opts.IDRetention)
 	}

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -69,3 +70,82 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 		}
 	})
 }
+
+// TestFleetShowsVersionStartScheduleAndLeaderTTL: a Daemon serving two
+// queues reports its Config.Version, its start time and, on the queue that
+// has them, the names of its periodic schedules; the fleet of a queue it
+// leads carries the time left on the leader lock.
+func TestFleetShowsVersionStartScheduleAndLeaderTTL(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := testConfig(t, prefix)
+		cfg.Version = "v-test"
+		c := newClient(t, rdb, cfg)
+		reg := register(t, nil, "plain", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 2})
+		register(t, reg, "timed", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 1, Periodic: []worker.Periodic{
+			{Name: "tick", Every: time.Hour}, {Name: "nightly", Cron: "0 3 * * *"},
+		}})
+		before := time.Now()
+		d := startDaemon(t, rdb, reg, cfg)
+
+		fleets := map[string]worker.Fleet{}
+		testkit.Eventually(t, 5*time.Second, "the daemon to report to and lead both queues", func() bool {
+			for _, q := range []string{"plain", "timed"} {
+				f, err := c.Fleet(t.Context(), q)
+				if err != nil || len(f.Processes) != 1 || f.Leader != d.ID() {
+					return false
+				}
+				fleets[q] = f
+			}
+			return true
+		})
+		after := time.Now()
+		for q, want := range map[string][]string{"plain": nil, "timed": {"nightly", "tick"}} {
+			f := fleets[q]
+			p := f.Processes[0]
+			if p.Version != "v-test" {
+				t.Errorf("%s: Version %q, want v-test", q, p.Version)
+			}
+			if p.StartedAt.Before(before.Truncate(time.Millisecond)) || p.StartedAt.After(after) {
+				t.Errorf("%s: StartedAt %v, want within [%v, %v]", q, p.StartedAt, before, after)
+			}
+			if !slices.Equal(p.Periodic, want) {
+				t.Errorf("%s: Periodic %q, want %q", q, p.Periodic, want)
+			}
+			if f.LeaderTTL <= 0 || f.LeaderTTL > worker.LeaderLeaseDefault {
+				t.Errorf("%s: LeaderTTL %s, want in (0, %s]", q, f.LeaderTTL, worker.LeaderLeaseDefault)
+			}
+		}
+		if f, err := c.Fleet(t.Context(), "unknown"); err != nil || f.LeaderTTL != 0 || f.Leader != "" {
+			t.Errorf("Fleet of an unknown queue = %+v, %v; want no leader and no TTL", f, err)
+		}
+	})
+}
+
+// TestFleetReadsOldReports: a report written by a process of an older
+// version, without version, start time and schedules, is still read.
+func TestFleetReadsOldReports(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := newClient(t, rdb, testConfig(t, prefix))
+		fleet := queueKey(prefix, "old", "fleet")
+		testkit.Do(t, rdb, rdb.B().Set().Key(fleet+":p-old").Value(`{"id":"p-old","concurrency":4,"reported":"2026-01-02T03:04:05Z"}`).Px(time.Minute).Build())
+		testkit.Do(t, rdb, rdb.B().Sadd().Key(fleet).Member("p-old").Build())
+		f, err := c.Fleet(t.Context(), "old")
+		if err != nil || len(f.Processes) != 1 {
+			t.Fatalf("Fleet = %+v, %v; want the old report", f, err)
+		}
+		p := f.Processes[0]
+		if p.ID != "p-old" || p.Concurrency != 4 || p.Version != "" || !p.StartedAt.IsZero() || p.Periodic != nil {
+			t.Errorf("old report read as %+v", p)
+		}
+		if st, err := c.Periodic(t.Context(), "old"); err != nil || len(st) != 0 {
+			t.Errorf("Periodic with an old report alone = %+v, %v; want none", st, err)
+		}
+	})
+}
+
+// queueKey is the Redis key name of one of queue's keys under prefix
+// (store.QueueKeys' layout), for tests that write what another process
+// would have.
+func queueKey(prefix, queue, name string) string { return prefix + ":{" + queue + "}:" + name }

@@ -2,9 +2,13 @@ package worker
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // Periodic is a job the queue's leader enqueues on a schedule: every Every,
@@ -40,8 +44,12 @@ const maxScheduleName = 64
 // cronParser accepts five or six fields and descriptors.
 var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// fireTimes gives the fire times of a periodic schedule: Next returns the
+// first fire strictly after t.
+type fireTimes interface{ Next(time.Time) time.Time }
+
 // schedule validates p and returns its fire times.
-func (p Periodic) schedule() (interface{ Next(time.Time) time.Time }, error) {
+func (p Periodic) schedule() (fireTimes, error) {
 	if p.Name == "" || len(p.Name) > maxScheduleName {
 		return nil, invalid("Name", "must be 1 to %d characters (got %q)", maxScheduleName, p.Name)
 	}
@@ -56,22 +64,67 @@ func (p Periodic) schedule() (interface{ Next(time.Time) time.Time }, error) {
 	if p.Timeout < 0 {
 		return nil, invalid("Timeout", "must not be negative (got %s)", p.Timeout)
 	}
-	switch {
-	case p.Every != 0 && p.Cron != "":
+	if p.Every != 0 && p.Cron != "" {
 		return nil, invalid("", "schedule %q sets both every and cron; set one", p.Name)
-	case p.Every != 0:
-		if p.Every < time.Second {
-			return nil, invalid("Every", "must be at least 1s (got %s)", p.Every)
-		}
-		return interval(p.Every), nil
-	case p.Cron != "":
-		s, err := cronParser.Parse(p.Cron)
-		if err != nil {
-			return nil, invalid("Cron", "%q: %v", p.Cron, err)
-		}
-		return s, nil
 	}
-	return nil, invalid("", "schedule %q needs every or cron", p.Name)
+	if p.Every == 0 && p.Cron == "" {
+		return nil, invalid("", "schedule %q needs every or cron", p.Name)
+	}
+	return parseSchedule(p.Every, p.Cron)
+}
+
+// parseSchedule returns the fire times of a schedule that fires every
+// every, or at the times of the cron expression (one of them set, the
+// other zero). It is the one parser of Periodic's schedules, used by the
+// Daemon that fires them and by Client.Periodic, which rebuilds them from
+// the fleet's reports. A cron expression without CRON_TZ= (or TZ=) is read
+// in UTC, whatever the process's local time zone.
+func parseSchedule(every time.Duration, cronExpr string) (fireTimes, error) {
+	if cronExpr == "" {
+		if every < time.Second {
+			return nil, invalid("Every", "must be at least 1s (got %s)", every)
+		}
+		return interval(every), nil
+	}
+	s, err := cronParser.Parse(cronExpr)
+	if err != nil {
+		return nil, invalid("Cron", "%q: %v", cronExpr, err)
+	}
+	if spec, ok := s.(*cron.SpecSchedule); ok && spec.Location == time.Local {
+		spec.Location = time.UTC // the parser's default; Periodic.Cron says UTC
+	}
+	return s, nil
+}
+
+// reportSchedules is what a Daemon reports to a queue's fleet of the
+// queue's schedules ps (store.Member.Periodic), sorted by name.
+func reportSchedules(ps []Periodic) []store.MemberSchedule {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]store.MemberSchedule, len(ps))
+	for i, p := range ps {
+		out[i] = store.MemberSchedule{Name: p.Name, EveryMs: p.Every.Milliseconds(), Cron: p.Cron}
+	}
+	slices.SortFunc(out, func(a, b store.MemberSchedule) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// reportedSchedule rebuilds a schedule from a fleet report: its fire times
+// and how PeriodicStatus.Schedule describes it ("every 1m0s" or the cron
+// expression). A report that sets both or neither is refused.
+func reportedSchedule(s store.MemberSchedule) (fireTimes, string, error) {
+	if (s.EveryMs != 0) == (s.Cron != "") {
+		return nil, "", fmt.Errorf("schedule %q: a report sets one of every_ms and cron", s.Name)
+	}
+	sched, err := parseSchedule(time.Duration(s.EveryMs)*time.Millisecond, s.Cron)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.Cron != "" {
+		return sched, s.Cron, nil
+	}
+	return sched, interval(time.Duration(s.EveryMs) * time.Millisecond).String(), nil
 }
 
 // interval fires at each multiple of itself since the zero time.Time, the

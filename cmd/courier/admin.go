@@ -11,13 +11,21 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/internal/server"
+	"github.com/seed-53d105c9/courier/internal/ui"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// adminAPI is the daemon's HTTP API under /v1: mounted on the main
-// listener, or served on admin.addr by a listener of its own.
+// adminAPI is the daemon's HTTP API under /v1 and its web UI under /ui/:
+// mounted on the main listener, or served on admin.addr by a listener of
+// their own.
 type adminAPI struct {
 	handler http.Handler
+	// ui is the web UI, which logs in with the API's tokens and acts
+	// through its routes: served when the API is and ui.enabled is set,
+	// else a page saying why not.
+	ui http.Handler
+	// uiServed is set when ui is the UI itself.
+	uiServed bool
 	// client is the API's producer client, once Redis is reached.
 	client atomic.Pointer[worker.Client]
 	// open is set when the API serves without authentication.
@@ -35,6 +43,7 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 	if err := c.RequireAuth(); err != nil {
 		d.log.Warn("HTTP API disabled", "reason", err.Error())
 		a.handler = api.Disabled("the HTTP API is disabled: " + err.Error())
+		a.ui = ui.Disabled("the web UI is disabled, as the HTTP API is: " + err.Error())
 		return a, nil
 	}
 	// Each request's work must end before its listener's write timeout.
@@ -72,7 +81,37 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 		return nil, err
 	}
 	a.handler, a.open = h, c.InsecureNoAuth
+	if !d.cfg.UI.Enabled {
+		a.ui = ui.Disabled("the web UI is disabled: ui.enabled is false")
+		return a, nil
+	}
+	a.ui, err = ui.New(ui.Options{
+		Backend: func() ui.Backend {
+			if c := a.client.Load(); c != nil {
+				return c
+			}
+			return nil
+		},
+		API:        h,
+		SessionTTL: d.cfg.UI.SessionTTL,
+		Refresh:    d.cfg.UI.Refresh,
+		Logger:     d.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.uiServed = true
 	return a, nil
+}
+
+// mount adds the API and the UI to a listener's handlers: /v1/, /ui/, and
+// / sending browsers to the UI when it is served.
+func (a *adminAPI) mount(handle func(pattern string, h http.Handler)) {
+	handle("/v1/", a.handler)
+	handle("/ui/", a.ui)
+	if a.uiServed {
+		handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
+	}
 }
 
 // warnOpen says loudly that anyone may use an API without authentication.

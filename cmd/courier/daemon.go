@@ -92,6 +92,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		defer rdb.Close()
 		wcfg := d.cfg.Worker(d.log)
 		wcfg.Registerer = metrics
+		wcfg.Version = version
 		if err := admin.connected(rdb, wcfg); err != nil {
 			return err
 		}

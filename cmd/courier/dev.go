@@ -58,8 +58,11 @@ func defineDev(fs *flag.FlagSet, _ string) runFunc {
 			"queues.demo.max_attempts":      "3",
 			"queues.demo.backoff.steps":     "1s,2s",
 			"queues.demo.log.payload_bytes": "1024",
-			"shutdown.timeout":              "5s",
-			"admin.insecure_no_auth":        "true",
+			// A job every 2s, so that the web UI's demo queue moves.
+			"queues.demo.periodic.tick.every":   "2s",
+			"queues.demo.periodic.tick.payload": `{"demo": "tick"}`,
+			"shutdown.timeout":                  "5s",
+			"admin.insecure_no_auth":            "true",
 		}})
 		if err != nil {
 			return fmt.Errorf("dev configuration: %w", err)
@@ -83,6 +86,7 @@ func devBanner(std streams, log *slog.Logger, asJSON bool, m *miniredis.Miniredi
 		{"enqueue", fmt.Sprintf("%s enqueue --redis %s --queue %s --payload 'hello'", prog, m.Addr(), devQueue)},
 		{"inspect", fmt.Sprintf("%s inspect --redis %s --queue %s", prog, m.Addr(), devQueue)},
 		{"redis_cli", "redis-cli -p " + m.Port()},
+		{"web_ui", uiURL(httpAddr, false)},
 		{"metrics", "http://" + httpAddr + "/metrics"},
 		{"http_api", fmt.Sprintf(`curl -d '{"payload": {"hello": "world"}}' http://%s/v1/queues/%s/jobs`, httpAddr, devQueue)},
 	}
@@ -95,7 +99,7 @@ func devBanner(std streams, log *slog.Logger, asJSON bool, m *miniredis.Miniredi
 		return
 	}
 	fmt.Fprintf(std.out, "courier dev: embedded store listening on %s (nothing persists)\n", m.Addr())
-	labels := map[string]string{"enqueue": "enqueue a job:", "inspect": "inspect:", "redis_cli": "redis-cli:", "metrics": "metrics:", "http_api": "HTTP API:"}
+	labels := map[string]string{"web_ui": "web UI:", "enqueue": "enqueue a job:", "inspect": "inspect:", "redis_cli": "redis-cli:", "metrics": "metrics:", "http_api": "HTTP API:"}
 	for _, h := range howto {
 		fmt.Fprintf(std.out, "  %-15s %s\n", labels[h[0]], h[1])
 	}

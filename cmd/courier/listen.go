@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -40,7 +42,7 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 		endpoints += " /metrics"
 	}
 	if c.Addr == "" {
-		endpoints += " /v1/"
+		endpoints += " /v1/ /ui/"
 	}
 	srv, err := server.Listen(opts)
 	if err != nil {
@@ -48,11 +50,12 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 	}
 	servers := []*server.Server{srv}
 	if c.Addr == "" {
-		srv.Handle("/v1/", admin.handler)
+		admin.mount(srv.Handle)
 	}
 	d.log.Info("http listening", "addr", srv.Addr(), "endpoints", endpoints, "tls", httpTLS != nil)
 	if c.Addr == "" {
 		d.warnOpen(admin, srv.Addr())
+		d.announceUI(admin, srv.Addr(), httpTLS != nil)
 	}
 
 	if c.Addr != "" {
@@ -62,13 +65,16 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 		}
 		l := listener("admin.addr", c.Addr, adminTLS)
 		l.Timeouts = server.Timeouts{Read: c.ReadTimeout, Write: c.WriteTimeout, Idle: c.IdleTimeout}
-		s, err := server.ListenHandler(l, admin.handler)
+		mux := http.NewServeMux()
+		admin.mount(mux.Handle)
+		s, err := server.ListenHandler(l, mux)
 		if err != nil {
 			return nil, err
 		}
 		servers = append(servers, s)
-		d.log.Info("admin API listening", "addr", s.Addr(), "endpoints", "/v1/", "tls", adminTLS != nil)
+		d.log.Info("admin API listening", "addr", s.Addr(), "endpoints", "/v1/ /ui/", "tls", adminTLS != nil)
 		d.warnOpen(admin, s.Addr())
+		d.announceUI(admin, s.Addr(), adminTLS != nil)
 	}
 	if h.MetricsAddr != "" {
 		mux := http.NewServeMux()
@@ -81,6 +87,28 @@ func (d *daemon) listen(ready func(context.Context) error, metrics *prometheus.R
 		d.log.Info("metrics listening", "addr", s.Addr(), "endpoints", "/metrics", "tls", httpTLS != nil)
 	}
 	return servers, nil
+}
+
+// announceUI logs the web UI's address, when it is served on addr.
+func (d *daemon) announceUI(admin *adminAPI, addr string, tls bool) {
+	if admin.uiServed {
+		d.log.Info("web UI", "url", uiURL(addr, tls))
+	}
+}
+
+// uiURL is the address of the web UI served on addr, for a browser: a
+// listener on every address (0.0.0.0, [::]) is reached at localhost.
+func uiURL(addr string, tls bool) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+			addr = net.JoinHostPort("localhost", port)
+		}
+	}
+	return scheme + "://" + addr + "/ui/"
 }
 
 // tlsConfig returns the TLS configuration of a listener's tls section, or

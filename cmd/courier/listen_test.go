@@ -21,7 +21,7 @@ import (
 
 var (
 	httpsAddrRE    = regexp.MustCompile(`"http listening" addr=(127\.0\.0\.1:\d+) endpoints="/healthz /readyz" tls=true`)
-	adminTLSAddrRE = regexp.MustCompile(`"admin API listening" addr=(127\.0\.0\.1:\d+) endpoints=/v1/ tls=true`)
+	adminTLSAddrRE = regexp.MustCompile(`"admin API listening" addr=(127\.0\.0\.1:\d+) endpoints="/v1/ /ui/" tls=true`)
 	metricsAddrRE  = regexp.MustCompile(`"metrics listening" addr=(127\.0\.0\.1:\d+) endpoints=/metrics tls=true`)
 )
 

@@ -136,6 +136,8 @@ type Handler struct {
 	// triageMax bounds the jobs a requeue or purge request matches:
 	// TriageMax; tests lower it.
 	triageMax int
+	// anonymous is every caller's principal without authentication.
+	anonymous Principal
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -185,6 +187,7 @@ func New(opts Options) (*Handler, error) {
 		mux:     http.NewServeMux(),
 		// A field, not the constant, so that tests can page with a few jobs.
 		triageMax: TriageMax,
+		anonymous: newAnonymous(),
 	}
 	if h.now == nil {
 		h.now = time.Now

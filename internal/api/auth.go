@@ -24,7 +24,7 @@ type token struct {
 
 // identity is who sent a request.
 type identity struct {
-	name   string // token name; "anonymous" without authentication; "" before it
+	name   string // token name; anonymous without authentication; "" before it
 	role   Role
 	queues []string // the token's, sorted; nil for every queue
 }
@@ -91,13 +91,14 @@ func (h *Handler) authenticate(r *http.Request, route string) (identity, *Error)
 }
 
 // identify finds the token a request carries, or says why there is none
-// (reason: failMissing or failInvalid). Each configured token is
-// compared, in constant time, with the digest of the one presented, and
-// the loop does not stop at a match: the time taken says nothing about
-// which token matched, or how much of one.
+// (reason: failMissing or failInvalid). A request the web UI serves on a
+// principal's behalf (ServeAs) carries the principal instead.
 func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Error) {
+	if p, ok := r.Context().Value(principalKey{}).(Principal); ok {
+		return identity{name: p.Name, role: p.Role, queues: p.Queues}, "", nil
+	}
 	if len(h.tokens) == 0 {
-		return identity{name: "anonymous", role: RoleAdmin}, "", nil
+		return identity{name: anonymous, role: RoleAdmin}, "", nil
 	}
 	unauthorized := func(reason, msg string) (identity, string, *Error) {
 		return identity{}, reason, apiError(wire.CodeUnauthorized, "Authorization", msg)
@@ -114,6 +115,18 @@ func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Er
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return unauthorized(failInvalid, "the Authorization header must be Bearer <token>")
 	}
+	t := h.match(secret)
+	if t == nil {
+		return unauthorized(failInvalid, "invalid token")
+	}
+	return identity{name: t.name, role: t.role, queues: t.queues}, "", nil
+}
+
+// match returns the token whose secret is secret, or nil. Each configured
+// token is compared, in constant time, with the digest of secret, and the
+// loop does not stop at a match: the time taken says nothing about which
+// token matched, or how much of one.
+func (h *Handler) match(secret string) *token {
 	digest := sha256.Sum256([]byte(secret))
 	match := -1
 	for i := range h.tokens {
@@ -122,10 +135,9 @@ func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Er
 		}
 	}
 	if match < 0 {
-		return unauthorized(failInvalid, "invalid token")
+		return nil
 	}
-	t := &h.tokens[match]
-	return identity{name: t.name, role: t.role, queues: t.queues}, "", nil
+	return &h.tokens[match]
 }
 
 // may refuses a producer an admin route.

@@ -40,7 +40,9 @@ type Config struct {
 	Leader   Leader           `koanf:"leader"`
 	Recover  Recover          `koanf:"recover"`
 	Dead     Dead             `koanf:"dead"`
+	History  History          `koanf:"history"`
 	Admin    Admin            `koanf:"admin"`
+	UI       UI               `koanf:"ui"`
 	Queues   map[string]Queue `koanf:"queues"`
 }
 
@@ -204,7 +206,9 @@ func Default() Config {
 		Leader:  Leader{Lease: worker.LeaderLeaseDefault},
 		Recover: Recover{Interval: worker.RecoverIntervalDefault},
 		Dead:    Dead{MaxJobs: worker.DeadMaxJobsDefault, MaxAge: worker.DeadMaxAgeDefault},
+		History: History{Retention: worker.HistoryRetentionDefault},
 		Admin:   adminDefault(),
+		UI:      uiDefault(),
 	}
 }
 
@@ -232,6 +236,7 @@ func (c *Config) Worker(logger *slog.Logger) worker.Config {
 		LeaderLease:      c.Leader.Lease,
 		DeadMaxJobs:      c.Dead.MaxJobs,
 		DeadMaxAge:       c.Dead.MaxAge,
+		HistoryRetention: c.History.Retention,
 		Logger:           logger,
 	}
 }

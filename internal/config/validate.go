@@ -37,6 +37,7 @@ func (c *Config) validate(ps *problems) {
 		ps.add("dead.max_jobs", "must be at least 1 (got %d)", c.Dead.MaxJobs)
 	}
 	c.Admin.validate(ps)
+	c.UI.validate(ps)
 	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
 		q := c.Queues[name]
 		validateQueue("queues."+name, name, &q, ps)
@@ -219,6 +220,7 @@ var libraryKeys = map[string]string{
 	"Config.LeaderLease":      "leader.lease",
 	"Config.DeadMaxJobs":      "dead.max_jobs",
 	"Config.DeadMaxAge":       "dead.max_age",
+	"Config.HistoryRetention": "history.retention",
 
 	"QueueOptions.Concurrency":     "concurrency",
 	"QueueOptions.MaxAttempts":     "max_attempts",

@@ -15,6 +15,9 @@ type Queue struct {
 	Jobs   Counts `json:"jobs"`
 	// Leader is the id of the leading process; null when none leads.
 	Leader *string `json:"leader"`
+	// LeaderTTL is the time left on the queue's leader lock, a Go duration
+	// to the ms ("29.873s"); left out when none leads.
+	LeaderTTL string `json:"leader_ttl,omitempty"`
 	// Concurrency is the sum of the serving processes' concurrency.
 	Concurrency int `json:"concurrency"`
 	// RateLimit is the queue's limit as the leader (else the first process
@@ -39,6 +42,15 @@ type Process struct {
 	Leader      bool    `json:"leader"`
 	// SeenAt is when the process last reported, by its clock.
 	SeenAt time.Time `json:"seen_at"`
+	// Version is the process's version; "" for a process too old to
+	// report it.
+	Version string `json:"version"`
+	// StartedAt is when the process started, by its clock; null for a
+	// process too old to report it.
+	StartedAt *time.Time `json:"started_at"`
+	// Periodic names the queue's periodic schedules the process fires
+	// when it leads.
+	Periodic []string `json:"periodic"`
 }
 
 // QueueOf is a queue as the API and the CLI show it, from its stats and
@@ -53,10 +65,21 @@ func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
 	if f.Leader != "" {
 		v.Leader = &f.Leader
 	}
+	if f.LeaderTTL > 0 {
+		v.LeaderTTL = f.LeaderTTL.Round(time.Millisecond).String()
+	}
 	var limit, leaderLimit *string
 	for _, p := range f.Processes {
 		v.Concurrency += p.Concurrency
-		pv := Process{ID: p.ID, Concurrency: p.Concurrency, RateLimit: rateLimit(p.RateLimit), Leader: p.Leader, SeenAt: p.ReportedAt.UTC()}
+		pv := Process{ID: p.ID, Concurrency: p.Concurrency, RateLimit: rateLimit(p.RateLimit), Leader: p.Leader, SeenAt: p.ReportedAt.UTC(),
+			Version: p.Version, Periodic: p.Periodic}
+		if pv.Periodic == nil {
+			pv.Periodic = []string{}
+		}
+		if !p.StartedAt.IsZero() {
+			started := p.StartedAt.UTC()
+			pv.StartedAt = &started
+		}
 		if limit == nil {
 			limit = pv.RateLimit
 		}
@@ -85,8 +108,15 @@ func (v *Queue) Fleet() worker.Fleet {
 	if v.Leader != nil {
 		f.Leader = *v.Leader
 	}
+	f.LeaderTTL, _ = time.ParseDuration(v.LeaderTTL) // "" when none leads
 	for i, p := range v.Workers {
-		f.Processes[i] = worker.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC()}
+		f.Processes[i] = worker.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC(), Version: p.Version}
+		if len(p.Periodic) > 0 {
+			f.Processes[i].Periodic = p.Periodic
+		}
+		if p.StartedAt != nil {
+			f.Processes[i].StartedAt = p.StartedAt.UTC()
+		}
 		if p.RateLimit != nil {
 			// What worker.RateLimit.String wrote; anything else is left out.
 			f.Processes[i].RateLimit, _ = worker.ParseRateLimit(*p.RateLimit)

@@ -18,6 +18,7 @@ type Store interface {
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
 	ExpireUnique(ctx context.Context, queue, leader string, limit int) (store.ExpiredUnique, error)
+	TrimHistory(ctx context.Context, queue, leader string, retention time.Duration) (int, error)
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)
 	LastFire(ctx context.Context, queue, schedule string) (time.Time, bool, error)
 	ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error)
@@ -41,8 +42,9 @@ type Queue struct {
 	Periodic    []Periodic
 }
 
-// Config tunes the duties. RecoverInterval, DeadMaxJobs and DeadMaxAge are
-// required: their defaults are the public package's (worker.Config).
+// Config tunes the duties. RecoverInterval, DeadMaxJobs, DeadMaxAge and
+// HistoryRetention are required: their defaults are the public package's
+// (worker.Config).
 type Config struct {
 	RecoverInterval time.Duration
 	// RenewGrace is how long the holders of jobs may need to renew their
@@ -50,11 +52,15 @@ type Config struct {
 	// leases only after it has reached Redis for that long (see
 	// recoverLoop). The daemon passes its pool's renewal interval plus a
 	// margin; 0 recovers at once.
-	RenewGrace     time.Duration
-	DeadMaxJobs    int // kept per queue
-	DeadMaxAge     time.Duration
-	TrimInterval   time.Duration // 0 means 1m
-	SampleInterval time.Duration // 0 means 5s
+	RenewGrace  time.Duration
+	DeadMaxJobs int // kept per queue
+	DeadMaxAge  time.Duration
+	// HistoryRetention is how long the leader keeps the minutes of a
+	// queue's history (store.Keys.History); it deletes older ones with the
+	// dead set's trim.
+	HistoryRetention time.Duration
+	TrimInterval     time.Duration // 0 means 1m
+	SampleInterval   time.Duration // 0 means 5s
 	// ForgetQueuesInterval is how often the leader of this process's first
 	// queue (by name) forgets the queues no longer in use; 0 means 1h.
 	ForgetQueuesInterval time.Duration
@@ -122,6 +128,8 @@ func New(st Store, locks Locker, field func(holder string) string, queues []Queu
 		return nil, fmt.Errorf("carrier: Config.DeadMaxJobs %d: must be positive", cfg.DeadMaxJobs)
 	case cfg.DeadMaxAge <= 0:
 		return nil, fmt.Errorf("carrier: Config.DeadMaxAge %v: must be positive", cfg.DeadMaxAge)
+	case cfg.HistoryRetention <= 0:
+		return nil, fmt.Errorf("carrier: Config.HistoryRetention %v: must be positive", cfg.HistoryRetention)
 	case cfg.RenewGrace < 0:
 		return nil, fmt.Errorf("carrier: Config.RenewGrace %v: must not be negative", cfg.RenewGrace)
 	}

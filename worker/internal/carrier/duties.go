@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // recoverLoop returns jobs whose lease expired to due (or to dead when they
@@ -66,9 +68,10 @@ func (t *touch) ready(probe func() error) bool {
 	return !t.since.IsZero() && time.Since(t.since) >= t.grace
 }
 
-// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, and
-// forgets the unique keys and retained ids whose window has ended (Redis
-// 7.0 has no per-field expiry), each in bounded batches.
+// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, forgets
+// the unique keys and retained ids whose window has ended (Redis 7.0 has
+// no per-field expiry), and deletes the minutes of the queue's history
+// older than HistoryRetention, each in bounded batches.
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
 		err := drain(ctx, log, "trim the dead set", func() (int, error) {
@@ -81,14 +84,44 @@ func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog
 		if err != nil {
 			return err
 		}
-		return drain(ctx, log, "forget expired unique keys", func() (int, error) {
+		err = drain(ctx, log, "forget expired unique keys", func() (int, error) {
 			u, err := c.st.ExpireUnique(ctx, q.Name, field, batchLimit)
 			if u.Forgotten > 0 {
 				log.Debug("forgot expired unique keys", "forgotten", u.Forgotten)
 			}
 			return u.Looked, err
 		})
+		if err != nil {
+			return err
+		}
+		return c.trimHistory(ctx, q, field, log)
 	})
+}
+
+// trimHistory deletes the minutes of q's history older than
+// HistoryRetention, store.HistoryTrimBatch per call, while calls come back
+// full (at most drainCalls of them).
+func (c *Carrier) trimHistory(ctx context.Context, q Queue, field string, log *slog.Logger) error {
+	deleted := 0
+	defer func() {
+		if deleted > 0 {
+			log.Debug("trimmed the history", "minutes", deleted)
+		}
+	}()
+	for range drainCalls {
+		n, err := c.st.TrimHistory(ctx, q.Name, field, c.cfg.HistoryRetention)
+		deleted += n
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("trim the history", "err", err)
+			}
+			return err
+		}
+		if n < store.HistoryTrimBatch {
+			return nil
+		}
+	}
+	return nil
 }
 
 // forgetQueuesLoop removes the queues no longer in use (no job, no process

@@ -77,6 +77,7 @@ func startNodeLease(t *testing.T, rdb rueidis.Client, prefix, name string, queue
 	cfg.RecoverInterval = cmp.Or(cfg.RecoverInterval, time.Second)
 	cfg.DeadMaxJobs = cmp.Or(cfg.DeadMaxJobs, 10000)
 	cfg.DeadMaxAge = cmp.Or(cfg.DeadMaxAge, 30*24*time.Hour)
+	cfg.HistoryRetention = cmp.Or(cfg.HistoryRetention, 24*time.Hour)
 	c, err := New(n.st, locks, locks.Field, queues, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -37,13 +37,16 @@ func TestScriptsUnderOOM(t *testing.T) {
 	run := func(s *Script, keys []string, args ...string) rueidis.RedisResult {
 		return s.Exec(ctx, c, keys, args)
 	}
-	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
+	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
 		t.Fatalf("retry to dead before: %v", err)
 	}
 	if err := run(LockAcquire, []string{leader}, "60000", "me:leader").Error(); !rueidis.IsRedisNil(err) {
 		t.Fatalf("lock_acquire of the leader lock before: %v", err)
 	}
 	nowMs := testkit.RedisNow(t, c.client)
+	// A minute of history long gone, for history_trim to delete.
+	testkit.Do(t, c.client, c.B().Hset().Key(k.history).FieldValue().FieldValue("1:s", "3").FieldValue("1:l0", "2").Build())
+	testkit.Do(t, c.client, c.B().Zadd().Key(k.historyIndex).ScoreMember().ScoreMember(1, "1").Build())
 
 	r.MustDo(t, "SCRIPT", "FLUSH")
 	r.Fill(t)
@@ -67,20 +70,21 @@ func TestScriptsUnderOOM(t *testing.T) {
 		done func(rueidis.RedisResult) bool // nil: any reply
 	}{
 		{Extend, []string{k.active, k.claims, k.dead, k.state}, []string{"60000", "j1", tok}, none},
-		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp}, []string{"j1", tok}, one},
-		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
+		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"j1", tok}, one},
+		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
 		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
 		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"j6", k.wake}, nil},
-		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"10", "60000"}, nil},
+		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"10", "60000"}, nil},
 		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
-		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "100", "3", "me:leader"}, led},
+		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "100", "3", "me:leader"}, led},
 		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts}, []string{"me:leader", "10", "1000", "100"}, led},
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
+		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
 		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
-			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, nil, nil},
+			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex}, nil, nil},
 		// An operator can pause a queue, and resume it, while Redis is full.
 		{Pause, []string{k.paused}, []string{"1", k.wake}, one},
 		{Pause, []string{k.paused}, []string{"0", k.wake}, one},

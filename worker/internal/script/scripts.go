@@ -36,6 +36,10 @@ var (
 	// UniqExpire forgets unique keys and retained ids past their window
 	// (leader only, fenced); it only deletes.
 	UniqExpire = declare("uniq_expire", Once, AllowOOM)
+	// HistoryTrim deletes the minutes of a queue's history older than the
+	// retention (leader only, fenced); it only deletes. Once: a second run
+	// may delete the next batch of old minutes.
+	HistoryTrim = declare("history_trim", Once, AllowOOM)
 	// Fire enqueues one fire of a periodic job, once (leader only, fenced).
 	// It adds a job, so it is refused out of memory like Enqueue.
 	Fire = declare("fire", Once, DenyOOM)
@@ -74,7 +78,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, UniqExpire, Fire, Purge, Forget, Pause, Get, Stats, DeadList, List,
+		Recover, Trim, UniqExpire, HistoryTrim, Fire, Purge, Forget, Pause, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

@@ -17,6 +17,7 @@ import (
 type queueKeys struct {
 	jobs, due, active, dead, claims, state, rate, paused, wake string
 	dueHigh, dueLow, opts, unique, uniqueExp, settings         string
+	history, historyIndex                                      string
 }
 
 func keysOf(prefix, queue string) queueKeys {
@@ -24,6 +25,7 @@ func keysOf(prefix, queue string) queueKeys {
 	return queueKeys{
 		k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake"),
 		k("due:high"), k("due:low"), k("opts"), k("unique"), k("unique:exp"), k("settings"),
+		k("history"), k("history:minutes"),
 	}
 }
 
@@ -41,7 +43,7 @@ func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 
 // claimRaw runs the claim script for up to n jobs under a 60 s lease.
 func claimRaw(c Conn, k queueKeys, t *testing.T, n int) rueidis.RedisResult {
-	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{strconv.Itoa(n), "60000"})
+	return Claim.Exec(t.Context(), c, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{strconv.Itoa(n), "60000"})
 }
 
 // TestExecWaitsOutAMigratingSlot moves a queue's slot to another master

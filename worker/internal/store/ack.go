@@ -14,7 +14,7 @@ func (s *Store) Ack(ctx context.Context, queue string, toks []Token) (int, error
 	k := s.Keys(queue)
 	done := 0
 	for batch := range slices.Chunk(toks, MaxBatch) {
-		n, err := script.Ack.Exec(ctx, s.c, []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp}, tokenArgs(nil, batch)).AsInt64()
+		n, err := script.Ack.Exec(ctx, s.c, []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}, tokenArgs(nil, batch)).AsInt64()
 		if err != nil {
 			return done, fmt.Errorf("ack %s: %w", queue, err)
 		}

@@ -5,21 +5,53 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
 )
 
-// Member is what a process serving a queue reports about itself.
+// Member is what a process serving a queue reports about itself, as JSON
+// at Keys.Fleet+":"+ID. Fields added later are omitted when empty and
+// decode as their zero value from an older process's report, so processes
+// of two versions read each other's reports during a rolling upgrade.
 type Member struct {
 	ID          string    `json:"id"` // also its leader locks' client id
 	Concurrency int       `json:"concurrency"`
 	RateN       int       `json:"rate_n,omitempty"`
 	RatePerMs   int64     `json:"rate_per_ms,omitempty"`
 	Reported    time.Time `json:"reported"` // the process's clock
+	// Version is the process's version (worker.Config.Version).
+	Version string `json:"version,omitempty"`
+	// Started is when the process started serving (its clock).
+	Started time.Time `json:"started,omitzero"`
+	// Periodic lists the queue's periodic schedules the process fires
+	// while it leads, sorted by name: enough to compute their fire times.
+	Periodic []MemberSchedule `json:"periodic,omitempty"`
 	// Leader is set by Fleet: the member holds the queue's leader lock.
 	Leader bool `json:"-"`
+}
+
+// MemberSchedule is one periodic schedule in a Member's report: its name
+// and either its interval (EveryMs) or its cron expression (Cron).
+type MemberSchedule struct {
+	Name    string `json:"name"`
+	EveryMs int64  `json:"every_ms,omitempty"`
+	Cron    string `json:"cron,omitempty"`
+}
+
+// FleetInfo is a queue's fleet as Store.FleetInfo reads it.
+type FleetInfo struct {
+	// Members are the live reports, sorted by id, the leader's marked.
+	Members []Member
+	// LeaderID is the id of the process holding the queue's leader lock;
+	// "" when none does. A leader that reports nothing (a process of an
+	// older version, or one that has not reported yet) is here alone.
+	LeaderID string
+	// LeaderTTL is the time left on the leader lock's key (its PTTL); 0
+	// when no process leads.
+	LeaderTTL time.Duration
 }
 
 // Report records m as serving queue for ttl, and forgets members whose
@@ -62,33 +94,89 @@ func (s *Store) Withdraw(ctx context.Context, queue, id string) error {
 	return nil
 }
 
-// Fleet returns the live members of queue's fleet, sorted by id, with the
-// leader marked, and forgets members whose report expired. A leader that reports nothing (a process of an older
-// version, or one that has not reported yet) is returned as leaderID alone.
+// Fleet returns the live members of queue's fleet and the id of its
+// leader: FleetInfo's Members and LeaderID.
 func (s *Store) Fleet(ctx context.Context, queue string) (members []Member, leaderID string, err error) {
+	f, err := s.FleetInfo(ctx, queue)
+	return f.Members, f.LeaderID, err
+}
+
+// FleetInfo returns the live members of queue's fleet, sorted by id, with
+// the leader marked, and the leader lock's holder and time left; it forgets
+// members whose report expired. One round trip reads the fleet set and the
+// leader lock (its fields and PTTL), a second the reports.
+func (s *Store) FleetInfo(ctx context.Context, queue string) (FleetInfo, error) {
 	k := s.Keys(queue)
-	res := s.c.DoMulti(ctx, s.c.B().Smembers().Key(k.Fleet).Build(), s.c.B().Hkeys().Key(k.Leader).Build())
-	members, gone, err := s.reports(ctx, k, res[0])
+	res := s.c.DoMulti(ctx,
+		s.c.B().Smembers().Key(k.Fleet).Build(),
+		s.c.B().Hkeys().Key(k.Leader).Build(),
+		s.c.B().Pttl().Key(k.Leader).Build(),
+	)
+	members, err := s.liveReports(ctx, k, res[0])
 	if err != nil {
-		return nil, "", err
+		return FleetInfo{}, err
 	}
-	// Processes that died without withdrawing, in a queue no live process
-	// reports to (reports prune the set too): forget them. A failure here
-	// changes nothing the caller asked for.
-	_ = s.forgetMembers(ctx, k, gone)
 	fields, err := res[1].AsStrSlice()
 	if err != nil {
-		return nil, "", fmt.Errorf("read the leader of %s: %w", queue, err)
+		return FleetInfo{}, fmt.Errorf("read the leader of %s: %w", queue, err)
 	}
-	for _, f := range fields {
-		if id, ok := strings.CutSuffix(f, ":leader"); ok {
-			leaderID = id
+	pttl, err := res[2].AsInt64()
+	if err != nil {
+		return FleetInfo{}, fmt.Errorf("read the leader lease of %s: %w", queue, err)
+	}
+	f := FleetInfo{Members: members}
+	for _, field := range fields {
+		if id, ok := strings.CutSuffix(field, ":leader"); ok {
+			f.LeaderID = id
 		}
 	}
-	for i := range members {
-		members[i].Leader = members[i].ID == leaderID
+	if f.LeaderID != "" && pttl > 0 { // -1: no expiry, -2: no key
+		f.LeaderTTL = time.Duration(pttl) * time.Millisecond
 	}
-	return members, leaderID, nil
+	for i := range f.Members {
+		f.Members[i].Leader = f.Members[i].ID == f.LeaderID
+	}
+	return f, nil
+}
+
+// Schedules returns the live members of queue's fleet, sorted by id, and
+// the last fire of each schedule the periodic hash (Keys.Periodic)
+// remembers, by name; it forgets members whose report expired. A field
+// that is not a time in ms is left out.
+func (s *Store) Schedules(ctx context.Context, queue string) ([]Member, map[string]time.Time, error) {
+	k := s.Keys(queue)
+	res := s.c.DoMulti(ctx,
+		s.c.B().Smembers().Key(k.Fleet).Build(),
+		s.c.B().Hgetall().Key(k.Periodic).Build(),
+	)
+	members, err := s.liveReports(ctx, k, res[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	fields, err := res[1].AsStrMap()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the schedules of %s: %w", queue, err)
+	}
+	last := make(map[string]time.Time, len(fields))
+	for name, v := range fields {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			last[name] = time.UnixMilli(ms)
+		}
+	}
+	return members, last, nil
+}
+
+// liveReports reads the reports of the fleet set's SMEMBERS reply and
+// returns the live ones. Processes that died without withdrawing, in a
+// queue no live process reports to (reports prune the set too), are
+// forgotten; a failure there changes nothing the caller asked for.
+func (s *Store) liveReports(ctx context.Context, k Keys, set rueidis.RedisResult) ([]Member, error) {
+	members, gone, err := s.reports(ctx, k, set)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.forgetMembers(ctx, k, gone)
+	return members, nil
 }
 
 // forgetMembers removes the ids gone, whose report expired, from the fleet

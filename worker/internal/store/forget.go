@@ -12,7 +12,7 @@ import (
 // longer in use: no job in any state, no process serving them, no leader,
 // no periodic schedule, and not paused (a paused queue stays paused, and
 // listed, until an operator resumes it). Their leftover keys (the pins, the last claim
-// token, the state hash and the rate window) are deleted in the same script
+// token, the state hash, the rate window and the history) are deleted in the same script
 // call that checks the queue is unused, so a job enqueued meanwhile is never
 // touched. The queues in keep (the ones the caller serves) are left alone.
 // It returns the names it removed, sorted.

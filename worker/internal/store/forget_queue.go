@@ -88,6 +88,6 @@ func (s *Store) ForgetQueue(ctx context.Context, queue string) (bool, error) {
 func forgetKeys(k Keys) []string {
 	return []string{
 		k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
-		k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings,
+		k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex,
 	}
 }

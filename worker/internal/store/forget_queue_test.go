@@ -68,6 +68,10 @@ func TestForgetQueue(t *testing.T) {
 				t.Errorf("ForgetQueue(%s) = %v, %v; want refused", name, ok, err)
 			}
 		}
+		// The refused forget kept the history (the dead job's death).
+		if !testkit.Exists(t, c, s.Keys("dead").History) || !testkit.Exists(t, c, s.Keys("dead").HistoryIndex) {
+			t.Error("a refused ForgetQueue deleted the history")
+		}
 		names, err := s.Queues(ctx)
 		if err != nil || len(names) != len(held) {
 			t.Errorf("queues after the refusals: %v, %v; want all %d", names, err, len(held))
@@ -88,6 +92,10 @@ func TestForgetQueue(t *testing.T) {
 		}
 		k := s.Keys("drained")
 		testkit.Do(t, c, c.B().Sadd().Key(k.Fleet).Member("died").Build())
+		// The ack wrote the history, which keeps no queue in use.
+		if !testkit.Exists(t, c, k.History) || !testkit.Exists(t, c, k.HistoryIndex) {
+			t.Fatal("no history after an ack")
+		}
 		use, err := s.QueueUse(ctx, "drained")
 		if err != nil || use.InUse() {
 			t.Fatalf("QueueUse(drained) = %+v, %v; want unused (the dead process forgotten)", use, err)
@@ -95,7 +103,7 @@ func TestForgetQueue(t *testing.T) {
 		if ok, err := s.ForgetQueue(ctx, "drained"); err != nil || !ok {
 			t.Fatalf("ForgetQueue(drained) = %v, %v; want forgotten", ok, err)
 		}
-		for _, key := range []string{k.Active, k.Claims, k.Fleet} {
+		for _, key := range []string{k.Active, k.Claims, k.Fleet, k.History, k.HistoryIndex} {
 			if testkit.Exists(t, c, key) {
 				t.Errorf("%s of the forgotten queue is still there", key)
 			}

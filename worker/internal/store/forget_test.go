@@ -12,7 +12,7 @@ import (
 )
 
 // TestForgetQueues: a queue whose jobs are all gone, that no process serves,
-// is forgotten with its leftovers (the pins, the last token); queues with a
+// is forgotten with its leftovers (the pins, the last token, the history); queues with a
 // job in any state, a process reporting, a periodic schedule, a pause, or
 // that the caller serves are kept untouched.
 func TestForgetQueues(t *testing.T) {
@@ -49,6 +49,9 @@ func TestForgetQueues(t *testing.T) {
 		}
 		testkit.Do(t, c, c.B().Hset().Key(s.Keys("scheduled").Periodic).FieldValue().FieldValue("tick", "1").Build())
 
+		if !testkit.Exists(t, c, s.Keys("drained").History) {
+			t.Fatal("no history after an ack")
+		}
 		gone, err := s.ForgetQueues(ctx, []string{"served"})
 		if err != nil || !slices.Equal(gone, []string{"drained"}) {
 			t.Fatalf("ForgetQueues = %v, %v; want [drained]", gone, err)
@@ -69,7 +72,7 @@ func TestForgetQueues(t *testing.T) {
 			t.Errorf("ForgetQueues after the resume = %v, %v; want [paused]", gone, err)
 		}
 		k := s.Keys("drained")
-		for _, key := range []string{k.Active, k.Claims} {
+		for _, key := range []string{k.Active, k.Claims, k.History, k.HistoryIndex} {
 			if testkit.Exists(t, c, key) {
 				t.Errorf("%s of the forgotten queue is still there", key)
 			}

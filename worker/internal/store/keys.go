@@ -43,6 +43,14 @@ type Keys struct {
 	// Settings holds queue settings the daemons serving the queue write
 	// and the scripts read: id_retention (ms).
 	Settings string // hash
+	// History counts, per minute of the Redis clock, the jobs acked,
+	// retried and dead and the lag of the jobs started: field
+	// "<minute>:<kind>" (minute = ms / 60000; kind s, r, d, l0 to l11)
+	// → count, written by claim, ack, retry and recover (lua/record.lua's
+	// history_add). HistoryIndex lists the minutes it holds, for the
+	// leader's trim (Store.TrimHistory).
+	History      string // hash
+	HistoryIndex string // zset: minute → minute
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -53,24 +61,26 @@ type Keys struct {
 func QueueKeys(prefix, queue string) Keys {
 	base := prefix + ":{" + queue + "}:"
 	return Keys{
-		Jobs:      base + "jobs",
-		Due:       base + "due",
-		Active:    base + "active",
-		Dead:      base + "dead",
-		Claims:    base + "claims",
-		State:     base + "state",
-		Leader:    base + "leader",
-		Rate:      base + "rate",
-		Periodic:  base + "periodic",
-		Fleet:     base + "fleet",
-		Paused:    base + "paused",
-		DueHigh:   base + "due:high",
-		DueLow:    base + "due:low",
-		Opts:      base + "opts",
-		Unique:    base + "unique",
-		UniqueExp: base + "unique:exp",
-		Settings:  base + "settings",
-		Wake:      base + "wake",
+		Jobs:         base + "jobs",
+		Due:          base + "due",
+		Active:       base + "active",
+		Dead:         base + "dead",
+		Claims:       base + "claims",
+		State:        base + "state",
+		Leader:       base + "leader",
+		Rate:         base + "rate",
+		Periodic:     base + "periodic",
+		Fleet:        base + "fleet",
+		Paused:       base + "paused",
+		DueHigh:      base + "due:high",
+		DueLow:       base + "due:low",
+		Opts:         base + "opts",
+		Unique:       base + "unique",
+		UniqueExp:    base + "unique:exp",
+		Settings:     base + "settings",
+		History:      base + "history",
+		HistoryIndex: base + "history:minutes",
+		Wake:         base + "wake",
 	}
 }
 

@@ -79,7 +79,7 @@ func TestClaimWhilePausedChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := state(t, c, k)
-		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		for _, args := range [][]string{{"10", "60000"}, {"10", "60000", "5", "1000"}} {
 			vals, err := script.Claim.Exec(ctx, script.NewConn(c, nil), keys, args).AsIntSlice()
 			if err != nil || len(vals) != 3 || vals[1] != -2 || vals[2] != 0 {

@@ -269,7 +269,7 @@ func TestPriorityBadWeights(t *testing.T) {
 		// Jobs due at every level, so that a claim that went ahead would
 		// change something.
 		backlog(t, s, queue, 2, store.PriorityHigh, store.PriorityNormal, store.PriorityLow)
-		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		before := levelStateOf(t, c, k)
 		for _, w := range []string{"1001,0,0", "0,0,1001", "0,0,0", "a,b,c", "1,2", "1,2,3,4", "-1,1,1", "1.5,1,1", "00001,1,1", " 1,1,1"} {
 			err := script.Claim.Exec(t.Context(), script.NewConn(c, nil), keys, []string{"10", "1000", "0", "0", w}).Error()

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,16 +62,22 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		// Each script's full keys, so that every case fails for its own
 		// reason; the "without" cases leave keys off.
 		enqKeys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
-		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
-		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp}
-		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
+		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
+		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		snoozeKeys := []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}
 		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State}
 		cancelKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
 		requeueKeys := []string{k.Jobs, k.Due, k.Dead, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
-		recoverKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		recoverKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		forgetKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
-			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
+			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex}
+		historyTrimKeys := []string{k.History, k.HistoryIndex, k.Leader}
+		// The test leads the queue, and its history holds a minute long
+		// gone, so that a history_trim that went ahead would delete it.
+		lead := leaderField(t, s, c, queue)
+		do(t, c, c.B().Hset().Key(k.History).FieldValue().FieldValue("1:s", "1").Build())
+		do(t, c, c.B().Zadd().Key(k.HistoryIndex).ScoreMember().ScoreMember(1, "1").Build())
 		statsKeys := []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
 		purgeKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
 		deadKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
@@ -139,6 +146,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim rate limit without the rate key", script.Claim, claimKeys[:6], []string{"10", "1000", "5", "1000"}},
 			{"claim without the paused key", script.Claim, claimKeys[:7], []string{"10", "1000"}},
 			{"claim without the unique keys", script.Claim, claimKeys[:10], []string{"10", "1000"}},
+			{"claim without the history keys", script.Claim, claimKeys[:13], []string{"10", "1000"}},
 			{"claim weights of two levels", script.Claim, claimKeys, []string{"10", "1000", "", "", "1,1"}},
 			{"claim weight 1001", script.Claim, claimKeys, []string{"10", "1000", "", "", "1001,1,1"}},
 			{"claim weights all 0", script.Claim, claimKeys, []string{"10", "1000", "", "", "0,0,0"}},
@@ -147,6 +155,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 
 			{"ack odd pairs", script.Ack, ackKeys, append(active, "other")},
 			{"ack without the unique keys", script.Ack, ackKeys[:4], active},
+			{"ack without the history keys", script.Ack, ackKeys[:7], active},
 			{"ack claim not a number", script.Ack, ackKeys, append(active, "other", "x")},
 			{"ack negative claim", script.Ack, ackKeys, append(active, "other", "-1")},
 			{"ack 1001 pairs", script.Ack, ackKeys, append(active, repeatArgs(1000, "other", "1")...)},
@@ -173,9 +182,11 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"cancel without the unique keys", script.Cancel, cancelKeys[:6], []string{"seed-active", k.Wake}},
 			{"extend without the dead and state keys", script.Extend, extendKeys[:2], append([]string{"1000"}, active...)},
 			{"retry without the unique keys", script.Retry, retryKeys[:6], []string{k.Wake, "seed-active", tok, "dead", "0", "e"}},
+			{"retry without the history keys", script.Retry, retryKeys[:11], []string{k.Wake, "seed-active", tok, "dead", "0", "e"}},
 			{"snooze without the opts key", script.Snooze, snoozeKeys[:3], append([]string{k.Wake, "0"}, active...)},
 			{"requeue without the unique keys", script.Requeue, requeueKeys[:4], []string{k.Wake, "seed-dead"}},
 			{"recover without the unique keys", script.Recover, recoverKeys[:7], []string{k.Wake, "10", "3", "x"}},
+			{"recover without the history keys", script.Recover, recoverKeys[:12], []string{k.Wake, "10", "3", "x"}},
 			{"uniq_expire limit 0", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "0"}},
 			{"uniq_expire limit 1001", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "1001"}},
 			{"uniq_expire limit not a number", script.UniqExpire, []string{k.Unique, k.UniqueExp, k.Jobs, k.Leader}, []string{"x", "all"}},
@@ -240,6 +251,15 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 
 			{"forget without the paused key", script.Forget, forgetKeys[:10], nil},
 			{"forget without the settings key", script.Forget, forgetKeys[:16], nil},
+			{"forget without the history keys", script.Forget, forgetKeys[:17], nil},
+
+			{"history_trim without the leader key", script.HistoryTrim, historyTrimKeys[:2], []string{lead, "60"}},
+			{"history_trim retention 0", script.HistoryTrim, historyTrimKeys, []string{lead, "0"}},
+			{"history_trim retention missing", script.HistoryTrim, historyTrimKeys, []string{lead}},
+			{"history_trim retention negative", script.HistoryTrim, historyTrimKeys, []string{lead, "-60"}},
+			{"history_trim retention fractional", script.HistoryTrim, historyTrimKeys, []string{lead, "1.5"}},
+			{"history_trim retention in exponent form", script.HistoryTrim, historyTrimKeys, []string{lead, "1e3"}},
+			{"history_trim retention beyond 10^8", script.HistoryTrim, historyTrimKeys, []string{lead, "100000001"}},
 			{"stats without the paused key", script.Stats, statsKeys[:3], nil},
 			{"stats without the due level keys", script.Stats, statsKeys[:4], nil},
 			{"get without the opts key", script.Get, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{"seed-due"}},
@@ -252,6 +272,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"purge until negative", script.Purge, purgeKeys, []string{"-1", "seed-dead"}},
 		}
 		before := state(t, c, k)
+		history := testkit.HGetAll(t, c, k.History)
 		for _, tt := range tests {
 			err := tt.script.Exec(t.Context(), script.NewConn(c, nil), tt.keys, tt.args).Error()
 			if err == nil {
@@ -265,6 +286,9 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			unchanged(t, c, k, before)
 			if testkit.Exists(t, c, k.Paused) {
 				t.Fatalf("%s: the queue was paused", tt.name)
+			}
+			if got := testkit.HGetAll(t, c, k.History); !maps.Equal(got, history) {
+				t.Fatalf("%s: the history changed: %v, was %v", tt.name, got, history)
 			}
 		}
 	})

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// hookServer is the webhook receiver of the UI's tests: a job whose
+// payload says "block" is held until the daemon gives up on it (a job to
+// cancel while it runs), one that says "fail" is refused with a 400 whose
+// body holds markup while failing is set, and every other is taken.
+type hookServer struct {
+	srv     *httptest.Server
+	failing atomic.Bool
+
+	mu        sync.Mutex
+	delivered map[string]int // job id → deliveries answered 200
+	blocked   map[string]bool
+	cancelled map[string]bool // blocked requests the daemon gave up on
+}
+
+func newHookServer(t *testing.T) *hookServer {
+	h := &hookServer{delivered: map[string]int{}, blocked: map[string]bool{}, cancelled: map[string]bool{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := r.Header.Get("Courier-Job-Id")
+		switch {
+		case strings.Contains(string(body), "block"):
+			h.mu.Lock()
+			h.blocked[id] = true
+			h.mu.Unlock()
+			select {
+			case <-r.Context().Done():
+				h.mu.Lock()
+				h.cancelled[id] = true
+				h.mu.Unlock()
+			case <-time.After(time.Minute):
+			}
+			return
+		case strings.Contains(string(body), "fail") && h.failing.Load():
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `<script>window.__pwned = "error"</script> refused`)
+			return
+		}
+		h.mu.Lock()
+		h.delivered[id]++
+		h.mu.Unlock()
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// seen reports what the receiver knows of job id.
+func (h *hookServer) seen(id string) (delivered int, blocked, cancelled bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.delivered[id], h.blocked[id], h.cancelled[id]
+}
+
+// uiConfig runs a log queue (mail), a webhook queue whose jobs die at
+// their first failure (hooks), a log queue with a periodic job (ticks),
+// and the UI with an admin and a producer token, refreshing every second.
+func uiConfig(addr, prefix, hookURL string) string {
+	return fmt.Sprintf(`
+redis: {addr: [%q], prefix: %s}
+http: {addr: 127.0.0.1:0}
+ui: {refresh: 1s}
+admin:
+  tokens:
+    - {name: shop, token: %s, role: producer}
+    - {name: ops, token: %s, role: admin}
+queues:
+  mail: {handler: log, concurrency: 2}
+  ticks:
+    handler: log
+    periodic:
+      heartbeat: {every: 2s, payload: '{"tick": true}'}
+  hooks:
+    handler: webhook
+    concurrency: 2
+    max_attempts: 1
+    webhook:
+      url: %s
+      allow_networks: [127.0.0.0/8]
+      secret: ui-test-webhook-secret-0123456789
+      timeout: 60s
+`, addr, prefix, testProducerToken, testAdminToken, hookURL)
+}
+
+var uiURLRE = regexp.MustCompile(`msg="web UI" url=(http://127\.0\.0\.1:\d+/ui/)`)
+
+// TestUIInBrowser drives the web UI of a courier run in headless Chromium,
+// as an operator would: log in, watch counts move, pause, cancel, requeue,
+// and the attacks it must refuse. The steps share one daemon and one
+// browser and run in order. With COURIER_UI_SCREENSHOTS set to a
+// directory (make screenshots), it also writes a screenshot of each page
+// there.
+func TestUIInBrowser(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts processes and a browser")
+	}
+	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
+	hooks := newHookServer(t)
+	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, uiConfig(addr, prefix, hooks.srv.URL)))
+	ui := daemon.waitOutput(uiURLRE, 20*time.Second)
+	daemon.waitOutput(regexp.MustCompile(`msg="worker pool started"`), 20*time.Second)
+	base := strings.TrimSuffix(ui, "/ui/")
+	client := testClient(t, prefix)
+	ctx := t.Context()
+	b := newBrowser(t)
+
+	enqueue := func(specs ...worker.JobSpec) {
+		t.Helper()
+		if _, err := client.EnqueueMany(ctx, specs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stateOf := func(queue, id string) worker.State {
+		t.Helper()
+		j, err := client.Get(ctx, queue, id)
+		if errors.Is(err, worker.ErrNotFound) {
+			return ""
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.State
+	}
+	pwned := func() string {
+		t.Helper()
+		return evalJS[string](b, `String(window.__pwned)`)
+	}
+	count := func(state string) string { return "#queue-counts [data-state=" + state + "]" }
+
+	t.Run("log in", func(t *testing.T) {
+		b.open(ui, "#login-token") // sent to the login form
+		b.do(10*time.Second, sendKeys("#login-token", "not-a-token-0123456789"))
+		b.submit("#login-submit", "#login-token")
+		b.waitText(".flash.error", 10*time.Second, "a wrong token", func(s string) bool { return strings.Contains(s, "invalid token") })
+		if c := b.cookie("courier_session"); c != nil {
+			t.Fatalf("a wrong token got a session cookie: %+v", c)
+		}
+		b.do(10*time.Second, sendKeys("#login-token", testAdminToken))
+		b.submit("#login-submit", "#counts")
+		c := b.cookie("courier_session")
+		if c == nil || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/ui/" {
+			t.Fatalf("session cookie %+v; want HttpOnly, SameSite=Strict, Path=/ui/", c)
+		}
+		if strings.Contains(c.Value, testAdminToken) {
+			t.Error("the session cookie holds the token")
+		}
+		for _, q := range []string{"mail", "hooks", "ticks"} {
+			if !b.exists(`#counts [data-queue="` + q + `"]`) {
+				t.Errorf("the overview does not list queue %s", q)
+			}
+		}
+	})
+
+	t.Run("counts move and pause stops the workers", func(t *testing.T) {
+		b.open(base+"/ui/queues/mail", count("ready"))
+		b.submit("#pause", "#paused")
+		evalJS[int](b, `window.__marker = 1`)
+		enqueue(worker.JobSpec{Queue: "mail", ID: "m1"}, worker.JobSpec{Queue: "mail", ID: "m2"}, worker.JobSpec{Queue: "mail", ID: "m3"})
+		b.waitText(count("ready"), 10*time.Second, "the ready count, refreshed live", func(s string) bool { return s == "3" })
+		// Paused, the workers claim nothing: the jobs stay ready.
+		time.Sleep(1500 * time.Millisecond) //nolint:forbidigo // the daemon must have had the time to claim
+		if st := stateOf("mail", "m1"); st != worker.StateReady {
+			t.Fatalf("job m1 of the paused queue is %s", st)
+		}
+		b.submit("#resume", "#running")
+		evalJS[int](b, `window.__marker = 1`)
+		b.waitText(count("ready"), 15*time.Second, "the ready count after the resume", func(s string) bool { return s == "0" })
+		if evalJS[int](b, `window.__marker`) != 1 {
+			t.Error("the page reloaded: the counts were not refreshed in place")
+		}
+	})
+
+	t.Run("cancel a running job", func(t *testing.T) {
+		enqueue(worker.JobSpec{Queue: "hooks", ID: "long", Payload: []byte(`{"block": true}`)})
+		testkit.Eventually(t, 15*time.Second, "job long runs", func() bool { _, blocked, _ := hooks.seen("long"); return blocked })
+		b.open(base+"/ui/queues/hooks/jobs/long", "#cancel")
+		if s := b.text("#job-state-name"); s != "active" {
+			t.Errorf("the job page says %q; want active", s)
+		}
+		b.submit("#cancel", ".flash.ok")
+		testkit.Eventually(t, 15*time.Second, "the webhook call of job long ends", func() bool { _, _, c := hooks.seen("long"); return c })
+		if st := stateOf("hooks", "long"); st != worker.StateDead {
+			t.Errorf("the cancelled job is %s; want dead", st)
+		}
+	})
+
+	t.Run("requeue a dead job and see it run", func(t *testing.T) {
+		hooks.failing.Store(true)
+		enqueue(worker.JobSpec{Queue: "hooks", ID: "bad", Payload: []byte(`{"fail": true}`)})
+		testkit.Eventually(t, 15*time.Second, "job bad dies", func() bool { return stateOf("hooks", "bad") == worker.StateDead })
+		b.open(base+"/ui/queues/hooks?state=dead", `tr[data-job-id="bad"]`)
+		if s := b.text(`tr[data-job-id="bad"]`); !strings.Contains(s, "<script>") {
+			t.Errorf("the dead row does not show the error's markup as text: %q", s)
+		}
+		if v := pwned(); v != "undefined" {
+			t.Fatalf("the error's script ran: window.__pwned = %s", v)
+		}
+		hooks.failing.Store(false)
+		b.open(base+"/ui/queues/hooks/jobs/bad", "#requeue")
+		b.submit("#requeue", ".flash.ok")
+		testkit.Eventually(t, 15*time.Second, "job bad is delivered", func() bool { n, _, _ := hooks.seen("bad"); return n == 1 })
+	})
+
+	t.Run("a script payload stays inert", func(t *testing.T) {
+		payload := `<script>window.__pwned = "payload"</script><img src=x onerror="window.__pwned = 'img'">`
+		if err := client.Pause(ctx, "inert"); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(worker.JobSpec{Queue: "inert", ID: "xss", Payload: []byte(payload)})
+		b.open(base+"/ui/queues/inert/jobs/xss", "#payload")
+		if s := b.text("#payload"); !strings.Contains(s, `<script>window.__pwned = "payload"</script>`) {
+			t.Errorf("the payload is not shown as text: %q", s)
+		}
+		b.open(base+"/ui/queues/inert", `tr[data-job-id="xss"]`)
+		if v := pwned(); v != "undefined" {
+			t.Fatalf("the payload's script ran: window.__pwned = %s", v)
+		}
+	})
+
+	t.Run("a POST without the CSRF token is refused", func(t *testing.T) {
+		b.open(base+"/ui/queues/mail", "#pause")
+		for _, body := range []string{"", "csrf=forged"} {
+			status := evalJS[int](b, `fetch('/ui/queues/mail/pause', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: `+
+				jsString(body)+`}).then(r => r.status)`)
+			if status != http.StatusForbidden {
+				t.Errorf("POST pause with body %q: status %d; want 403", body, status)
+			}
+		}
+		if st, err := client.Stats(ctx, "mail"); err != nil || st.Paused {
+			t.Errorf("the refused POSTs paused the queue: %+v, %v", st, err)
+		}
+	})
+
+	t.Run("screenshots", func(t *testing.T) {
+		dir := os.Getenv("COURIER_UI_SCREENSHOTS")
+		pages := []struct{ name, path, sel string }{
+			{"overview", "/ui/", "#counts"},
+			{"queue", "/ui/queues/mail", "#queue-counts"},
+			{"dead", "/ui/queues/hooks?state=dead", `tr[data-job-id="long"]`},
+			{"job", "/ui/queues/hooks/jobs/long", "#payload"},
+			{"periodic", "/ui/periodic", "main"},
+			{"fleet", "/ui/fleet", "main"},
+			{"locks", "/ui/locks", "main"},
+		}
+		for _, p := range pages {
+			b.open(base+p.path, p.sel)
+			png := b.screenshot()
+			if dir == "" {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, "ui-"+p.name+".png"), png, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("a producer token cannot purge", func(t *testing.T) {
+		hooks.failing.Store(true)
+		enqueue(worker.JobSpec{Queue: "hooks", ID: "bad2", Payload: []byte(`{"fail": true}`)})
+		testkit.Eventually(t, 15*time.Second, "job bad2 dies", func() bool { return stateOf("hooks", "bad2") == worker.StateDead })
+		b.open(base+"/ui/", "#logout")
+		b.submit("#logout", "#login-token")
+		b.do(10*time.Second, sendKeys("#login-token", testProducerToken))
+		b.submit("#login-submit", "#counts")
+		b.open(base+"/ui/queues/hooks?state=dead", `tr[data-job-id="bad2"]`)
+		if b.exists("#purge") || b.exists("#requeue") {
+			t.Error("a producer is offered the purge or requeue buttons")
+		}
+		// The form a producer could forge, with a valid CSRF token: the
+		// API's role check refuses it.
+		reply := evalJS[string](b, `fetch('/ui/queues/hooks/purge', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+			body: new URLSearchParams({csrf: document.querySelector('input[name=csrf]').value, id: 'bad2', confirm: 'yes'})}).then(r => r.status + ' ' + r.url)`)
+		page := evalJS[string](b, `fetch('/ui/queues/hooks/purge', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+			body: new URLSearchParams({csrf: document.querySelector('input[name=csrf]').value, id: 'bad2', confirm: 'yes'})}).then(r => r.text())`)
+		if !strings.Contains(page, "needs admin") {
+			t.Errorf("the producer's purge (%s) does not say it needs admin:\n%s", reply, page)
+		}
+		if st := stateOf("hooks", "bad2"); st != worker.StateDead {
+			t.Errorf("after a producer's purge, job bad2 is %q; want still dead", st)
+		}
+	})
+}

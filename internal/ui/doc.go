@@ -1,0 +1,71 @@
+// Package ui is Courier's operator web UI, served by the daemon under
+// /ui/: an overview of every queue (sizes, leader, workers, the last hour
+// of processed and failed jobs, lag), a page per queue (jobs by state,
+// paged by cursor; the dead set with its triage; enqueue, pause and
+// resume), a page per job (payload, state, timeline, cancel, requeue,
+// purge), and the periodic schedules, the fleet and the leader locks
+// across queues.
+//
+// The pages are rendered on the server with html/template, which escapes
+// every value, so a payload or an error holding markup shows as text. The
+// CSS and the one small script are embedded with the templates and served
+// under /ui/static/ with a content hash in their URLs; the
+// Content-Security-Policy allows nothing else (no inline script or style,
+// no third-party request). Read-only pages work without JavaScript.
+//
+// # Sessions
+//
+// An operator logs in with a token of the HTTP API (API.Login, which
+// counts a wrong one as a failed authentication of the client's address,
+// as the API does). The session is a cookie, courier_session (HttpOnly,
+// SameSite=Strict, Path=/ui/, Secure over TLS), holding
+//
+//	base64url("v1|<token name>|<expiry, Unix seconds>|<nonce>") "." base64url(MAC)
+//
+// where the MAC is the principal's own HMAC (api.Principal.Sign), keyed by
+// a digest of the token's secret. Each request looks the token up by name
+// (API.Lookup), so the session carries the token's current role and
+// queues, and ends when the token is removed or its secret changed. Nothing
+// is kept on the server but the nonces of sessions logged out (in memory,
+// until they expire, bounded), so daemons behind one load balancer that
+// share the tokens accept each other's sessions; a log-out is known to the
+// daemon that served it. Without authentication (API.Open, courier dev)
+// there is no login: a request without a session is given an anonymous
+// one, so that forms carry CSRF tokens all the same.
+//
+// # CSRF and the browser guard
+//
+// Every request passes API.Guard (the API's refusal of cross-origin
+// writes and, without authentication, of DNS rebinding). Every POST is
+// also checked with net/http's CrossOriginProtection and must carry the
+// form field csrf = base64url(Sign("csrf|" + nonce)), bound to the
+// session; a POST without it does nothing and gets 403.
+//
+// # Actions go through the API
+//
+// Pause, resume, cancel, enqueue, requeue and purge are not done here:
+// each is an API request (POST /v1/queues/{queue}/pause, ...) built in
+// process and served by API.ServeAs on the session's principal, so the
+// roles, queue limits, rate limit, validation and messages are the API's
+// own. The reply is read from an in-memory ResponseWriter; an error reply
+// becomes an error flash with the API's message, a success a success
+// flash, and the browser is redirected (POST/redirect/GET). Flashes travel
+// in a short-lived cookie signed like the session. A purge first shows a
+// dry run's count on a confirmation page. The buttons a principal may not
+// use are not shown, but the check that counts is the API's.
+//
+// The pages read through Backend (a *worker.Client) directly: the overview
+// fetches each queue's stats, fleet and last hour of history concurrently,
+// and lists are read a page at a time by cursor, never whole. The minutes
+// of history that have ended never change, so the Handler keeps them
+// (historycache.go) and a refresh reads only the minutes since.
+//
+// # Live refresh
+//
+// Regions of a page marked data-live (counts, charts, lists) are refreshed
+// by static/app.js every Options.Refresh while the tab is visible: it
+// fetches the page again with the header X-Courier-Live, parses it and
+// swaps each region for its namesake by id. Forms stay outside live
+// regions, so nothing the operator types is replaced. A fetch that lands
+// on the login page stops refreshing and says the session ended.
+package ui

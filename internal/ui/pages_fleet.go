@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// The fleet of processes and the leader locks, across the queues the
+// principal sees: both read every queue's fleet, concurrently.
+
+// fleets reads the fleet of every queue the principal sees.
+func (h *Handler) fleets(r *http.Request, s *session) ([]string, []worker.Fleet, error) {
+	b, err := h.backend()
+	if err != nil {
+		return nil, nil, err
+	}
+	queues, err := visibleQueues(r.Context(), b, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	fleets := make([]worker.Fleet, len(queues))
+	calls := make([]func(context.Context) error, len(queues))
+	for i, q := range queues {
+		calls[i] = func(ctx context.Context) (err error) {
+			fleets[i], err = b.Fleet(ctx, q)
+			return wrap(q, "fleet", err)
+		}
+	}
+	return queues, fleets, fetch(r.Context(), calls...)
+}
+
+// process is one process of the fleet page, across the queues it serves.
+type process struct {
+	ID        string
+	Version   string
+	StartedAt time.Time
+	Reported  time.Time // its latest report to any queue
+	Queues    []servedQueue
+	Leads     []string
+}
+
+// servedQueue is one queue a process serves.
+type servedQueue struct {
+	Name        string
+	Concurrency int
+	RateLimit   worker.RateLimit
+	Leader      bool
+	Periodic    []string
+}
+
+// fleet serves GET /ui/fleet: the processes serving the queues the
+// principal sees, by process id.
+func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) error {
+	queues, fleets, err := h.fleets(r, s)
+	if err != nil {
+		return err
+	}
+	byID := map[string]*process{}
+	for i, q := range queues {
+		for _, fp := range fleets[i].Processes {
+			p := byID[fp.ID]
+			if p == nil {
+				p = &process{ID: fp.ID}
+				byID[fp.ID] = p
+			}
+			p.Version = cmp.Or(p.Version, fp.Version)
+			if p.StartedAt.IsZero() || (!fp.StartedAt.IsZero() && fp.StartedAt.Before(p.StartedAt)) {
+				p.StartedAt = fp.StartedAt
+			}
+			if fp.ReportedAt.After(p.Reported) {
+				p.Reported = fp.ReportedAt
+			}
+			p.Queues = append(p.Queues, servedQueue{Name: q, Concurrency: fp.Concurrency, RateLimit: fp.RateLimit,
+				Leader: fp.Leader, Periodic: fp.Periodic})
+			if fp.Leader {
+				p.Leads = append(p.Leads, q)
+			}
+		}
+	}
+	procs := make([]*process, 0, len(byID))
+	for _, p := range byID {
+		procs = append(procs, p)
+	}
+	slices.SortFunc(procs, func(a, b *process) int { return cmp.Compare(a.ID, b.ID) })
+	h.render(w, r, s, http.StatusOK, "fleet", "Fleet", "fleet", procs)
+	return nil
+}
+
+// lockRow is one queue's leader lock.
+type lockRow struct {
+	Queue  string
+	Holder string
+	TTL    time.Duration
+}
+
+// locks serves GET /ui/locks: each queue's leader lock, its holder and
+// the time left on it.
+func (h *Handler) locks(w http.ResponseWriter, r *http.Request, s *session) error {
+	queues, fleets, err := h.fleets(r, s)
+	if err != nil {
+		return err
+	}
+	rows := make([]lockRow, len(queues))
+	for i, q := range queues {
+		rows[i] = lockRow{Queue: q, Holder: fleets[i].Leader, TTL: fleets[i].LeaderTTL}
+	}
+	h.render(w, r, s, http.StatusOK, "locks", "Leader locks", "locks", rows)
+	return nil
+}

@@ -1,0 +1,116 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// queuesPerPage is how many queues the overview shows at once.
+const queuesPerPage = 100
+
+// historyWindow is how far back the charts go.
+const historyWindow = time.Hour
+
+// historySpan is the minutes the charts show at now: the hour up to and
+// including the minute in progress, whose counts grow until it ends.
+func historySpan(now time.Time) (from, to time.Time) {
+	to = now.Truncate(time.Minute).Add(time.Minute)
+	return to.Add(-historyWindow), to
+}
+
+// overviewView is the data of the overview.
+type overviewView struct {
+	Rows  []queueRow
+	Chart chart
+	// Page is this page's number (from 1) of Pages; PrevURL and NextURL
+	// lead to the pages around it ("" at either end).
+	Page, Pages      int
+	PrevURL, NextURL string
+	Total            int // the queues the principal sees
+}
+
+// queueRow is one queue of the overview.
+type queueRow struct {
+	Name        string
+	Stats       worker.QueueStats
+	Leader      string
+	Workers     int
+	Concurrency int
+	Spark       spark
+	P50, P99    string
+}
+
+// overview serves GET /ui/: every queue the principal sees, a page of
+// queuesPerPage at a time, with the stats, fleet and last hour of history
+// of each read concurrently, and their sum as a chart.
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) error {
+	b, err := h.backend()
+	if err != nil {
+		return err
+	}
+	queues, err := visibleQueues(r.Context(), b, s)
+	if err != nil {
+		return err
+	}
+	v := overviewView{Total: len(queues), Pages: max(1, (len(queues)+queuesPerPage-1)/queuesPerPage)}
+	v.Page, _ = strconv.Atoi(r.URL.Query().Get("page"))
+	v.Page = min(max(v.Page, 1), v.Pages)
+	if v.Page > 1 {
+		v.PrevURL = "/ui/?page=" + strconv.Itoa(v.Page-1)
+	}
+	if v.Page < v.Pages {
+		v.NextURL = "/ui/?page=" + strconv.Itoa(v.Page+1)
+	}
+	queues = queues[(v.Page-1)*queuesPerPage : min(v.Page*queuesPerPage, len(queues))]
+
+	now := h.now()
+	from, to := historySpan(now)
+	stats := make([]worker.QueueStats, len(queues))
+	fleets := make([]worker.Fleet, len(queues))
+	histories := make([][]worker.HistoryMinute, len(queues))
+	calls := make([]func(context.Context) error, 0, 3*len(queues))
+	for i, q := range queues {
+		calls = append(calls,
+			func(ctx context.Context) (err error) {
+				if stats[i], err = b.Stats(ctx, q); err != nil {
+					return fmt.Errorf("queue %q: stats: %w", q, err)
+				}
+				return nil
+			},
+			func(ctx context.Context) (err error) {
+				if fleets[i], err = b.Fleet(ctx, q); err != nil {
+					return fmt.Errorf("queue %q: fleet: %w", q, err)
+				}
+				return nil
+			},
+			func(ctx context.Context) (err error) {
+				if histories[i], err = h.history.history(ctx, b, q, from, to, now); err != nil {
+					return fmt.Errorf("queue %q: history: %w", q, err)
+				}
+				return nil
+			})
+	}
+	if err := fetch(r.Context(), calls...); err != nil {
+		return err
+	}
+
+	v.Rows = make([]queueRow, len(queues))
+	for i, q := range queues {
+		hist := histories[i]
+		v.Rows[i] = queueRow{
+			Name: q, Stats: stats[i], Leader: fleets[i].Leader,
+			Workers: len(fleets[i].Processes), Concurrency: fleets[i].Concurrency(),
+			Spark: newSpark(seriesOf("processed", "s-proc", hist, processed), seriesOf("failed", "s-fail", hist, failed)),
+			P50:   lag(hist, 0.5), P99: lag(hist, 0.99),
+		}
+	}
+	sum := sumHistory(histories)
+	v.Chart = newChart(sum, seriesOf("processed", "s-proc", sum, processed), seriesOf("failed", "s-fail", sum, failed))
+	h.render(w, r, s, http.StatusOK, "overview", "Overview", "overview", v)
+	return nil
+}

@@ -1,0 +1,182 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// jobsPerPage is how many jobs a queue's page lists at once.
+const jobsPerPage = 50
+
+// states are the tabs of a queue's page, in order.
+func states() []worker.State {
+	return []worker.State{worker.StateReady, worker.StateScheduled, worker.StateActive, worker.StateDead}
+}
+
+// queueView is the data of a queue's page.
+type queueView struct {
+	Name  string
+	URL   string // this page, with its query: where forms come back to
+	Stats worker.QueueStats
+	Fleet worker.Fleet
+	Chart chart
+	State worker.State
+	Tabs  []tab
+	Jobs  []*worker.Job
+	Error string // the dead jobs' filter
+	First string // the first page's URL, when this is not it
+	Next  string // the next page's URL, when there is one
+	Form  enqueueForm
+	Admin bool
+	P50   string
+	P99   string
+}
+
+// tab is one state's tab.
+type tab struct {
+	State  worker.State
+	URL    string
+	Count  int64
+	Active bool
+}
+
+// queue serves GET /ui/queues/{queue}.
+func (h *Handler) queue(w http.ResponseWriter, r *http.Request, s *session) error {
+	return h.queuePage(w, r, s, http.StatusOK, nil, nil)
+}
+
+// queuePage renders a queue's page with status; form, when set, fills
+// the enqueue form in (a refused enqueue, whose message is fl).
+func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, status int, form *enqueueForm, fl *flash) error {
+	queue, err := pathQueue(r, s)
+	if err != nil {
+		return err
+	}
+	b, err := h.backend()
+	if err != nil {
+		return err
+	}
+	query := r.URL.Query()
+	v := queueView{Name: queue, URL: r.URL.RequestURI(), State: worker.State(query.Get("state")), Admin: s.p.Admin()}
+	if r.Method != http.MethodGet {
+		v.URL = queueURL(queue)
+	}
+	if v.State == "" {
+		v.State = worker.StateReady
+	}
+	if !isState(v.State) {
+		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active and dead.", v.State)}
+	}
+	list := worker.ListQuery{State: v.State, Cursor: query.Get("cursor"), Limit: jobsPerPage}
+	if v.State == worker.StateDead {
+		v.Error = query.Get("error")
+		list.Dead.ErrorContains = v.Error
+	}
+	if form != nil {
+		v.Form = *form
+	}
+	now := h.now()
+	from, to := historySpan(now)
+	var page worker.JobPage
+	var hist []worker.HistoryMinute
+	err = fetch(r.Context(),
+		func(ctx context.Context) error { return knownQueue(ctx, b, queue) },
+		func(ctx context.Context) (err error) {
+			v.Stats, err = b.Stats(ctx, queue)
+			return wrap(queue, "stats", err)
+		},
+		func(ctx context.Context) (err error) {
+			v.Fleet, err = b.Fleet(ctx, queue)
+			return wrap(queue, "fleet", err)
+		},
+		func(ctx context.Context) (err error) {
+			hist, err = h.history.history(ctx, b, queue, from, to, now)
+			return wrap(queue, "history", err)
+		},
+		func(ctx context.Context) (err error) {
+			page, err = b.List(ctx, queue, list)
+			return wrap(queue, "list", err)
+		},
+	)
+	if err != nil {
+		var ve *worker.ValidationError
+		if errors.As(err, &ve) && ve.Field == "Cursor" {
+			return &pageError{status: http.StatusBadRequest, msg: "This page's cursor is not valid for this list; start from the first page."}
+		}
+		return err
+	}
+	v.Jobs = page.Jobs
+	if list.Cursor != "" {
+		v.First = tabURL(queue, string(v.State), "", v.Error)
+	}
+	if page.Next != "" {
+		v.Next = tabURL(queue, string(v.State), page.Next, v.Error)
+	}
+	counts := map[worker.State]int64{worker.StateReady: v.Stats.Ready, worker.StateScheduled: v.Stats.Scheduled,
+		worker.StateActive: v.Stats.Active, worker.StateDead: v.Stats.Dead}
+	for _, st := range states() {
+		v.Tabs = append(v.Tabs, tab{State: st, URL: tabURL(queue, string(st), "", ""), Count: counts[st], Active: st == v.State})
+	}
+	v.Chart = newChart(hist, seriesOf("processed", "s-proc", hist, processed),
+		seriesOf("failed", "s-fail", hist, failed), seriesOf("retried", "s-retry", hist, retried))
+	v.P50, v.P99 = lag(hist, 0.5), lag(hist, 0.99)
+	h.renderWith(w, r, s, status, "queue", "Queue "+queue, "", v, fl)
+	return nil
+}
+
+// wrap names the queue and the call of a Backend error.
+func wrap(queue, call string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queue %q: %s: %w", queue, call, err)
+}
+
+func isState(s worker.State) bool {
+	for _, st := range states() {
+		if s == st {
+			return true
+		}
+	}
+	return false
+}
+
+// find serves GET /ui/queues/{queue}/find?id=: the job's page, or the
+// queue's page saying there is no such job.
+func (h *Handler) find(w http.ResponseWriter, r *http.Request, s *session) error {
+	queue, err := pathQueue(r, s)
+	if err != nil {
+		return err
+	}
+	b, err := h.backend()
+	if err != nil {
+		return err
+	}
+	id := strings.TrimSpace(r.URL.Query().Get("id"))
+	if id == "" {
+		h.setFlash(w, r, s, flash{Text: "Enter the id of a job to find."})
+		http.Redirect(w, r, queueURL(queue), http.StatusSeeOther)
+		return nil
+	}
+	_, err = b.Get(r.Context(), queue, id)
+	var ve *worker.ValidationError
+	switch {
+	case err == nil:
+		http.Redirect(w, r, jobURL(queue, id), http.StatusSeeOther)
+		return nil
+	case errors.Is(err, worker.ErrNotFound):
+		h.setFlash(w, r, s, flash{Text: fmt.Sprintf("Queue %s has no job %s.", queue, strconv.Quote(id))})
+	case errors.As(err, &ve):
+		h.setFlash(w, r, s, flash{Text: err.Error()})
+	default:
+		return err
+	}
+	http.Redirect(w, r, queueURL(queue), http.StatusSeeOther)
+	return nil
+}
