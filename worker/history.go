@@ -128,7 +128,7 @@ func LagQuantile(minutes []HistoryMinute, q float64) (lag time.Duration, ok bool
 	var lo time.Duration
 	var below int64
 	if b > 0 {
-		lo, below = bounds[b-1], cum[b-1]
+		lo, below = bounds[b-1], cum[b-1] // #nosec G602 -- 0 < b < len(bounds) < len(cum)
 	}
 	frac := (rank - float64(below)) / float64(cum[b]-below)
 	return lo + time.Duration(math.Round(float64(bounds[b]-lo)*frac)), true

@@ -111,7 +111,7 @@ var uiURLRE = regexp.MustCompile(`msg="web UI" url=(http://127\.0\.0\.1:\d+/ui/)
 // browser and run in order. With COURIER_UI_SCREENSHOTS set to a
 // directory (make screenshots), it also writes a screenshot of each page
 // there.
-func TestUIInBrowser(t *testing.T) {
+func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one daemon and one browser, in order
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes and a browser")
@@ -270,7 +270,7 @@ func TestUIInBrowser(t *testing.T) {
 			if dir == "" {
 				continue
 			}
-			if err := os.WriteFile(filepath.Join(dir, "ui-"+p.name+".png"), png, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "ui-"+p.name+".png"), png, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

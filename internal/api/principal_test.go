@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,15 @@ func loginRequest(t *testing.T, addr string) *http.Request {
 	r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/ui/login", nil)
 	r.RemoteAddr = addr
 	return r
+}
+
+// codeOf is the code of an *Error; "" for any other error.
+func codeOf(err error) wire.Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }
 
 func TestLogin(t *testing.T) {
@@ -39,7 +49,7 @@ func TestLogin(t *testing.T) {
 	}
 	for _, secret := range []string{"", "wrong-secret-0123456789"} {
 		_, err := b.h.Login(loginRequest(t, "192.0.2.1:1"), secret)
-		if e, ok := err.(*Error); !ok || e.Code != wire.CodeUnauthorized {
+		if codeOf(err) != wire.CodeUnauthorized {
 			t.Errorf("Login(%q) = %v; want unauthorized", secret, err)
 		}
 	}
@@ -61,12 +71,12 @@ func TestLoginThrottled(t *testing.T) {
 		o.Now = clock.Now
 	})
 	for range 2 {
-		if _, err := b.h.Login(loginRequest(t, "192.0.2.7:1"), "wrong"); err.(*Error).Code != wire.CodeUnauthorized {
+		if _, err := b.h.Login(loginRequest(t, "192.0.2.7:1"), "wrong"); codeOf(err) != wire.CodeUnauthorized {
 			t.Fatalf("failure: %v", err)
 		}
 	}
 	_, err := b.h.Login(loginRequest(t, "192.0.2.7:1"), adminSecret)
-	if e, ok := err.(*Error); !ok || e.Code != wire.CodeRateLimited {
+	if codeOf(err) != wire.CodeRateLimited {
 		t.Fatalf("Login after the failures = %v; want rate_limited", err)
 	}
 	if _, err := b.h.Login(loginRequest(t, "192.0.2.8:1"), adminSecret); err != nil {

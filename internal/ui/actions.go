@@ -49,7 +49,7 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request, s *session) err
 	id := r.PostFormValue("id")
 	if id == "" {
 		h.setFlash(w, r, s, flash{Text: "No job id given: nothing was cancelled."})
-		http.Redirect(w, r, back(r, queueURL(queue)), http.StatusSeeOther)
+		seeOther(w, r, back(r, queueURL(queue)))
 		return nil
 	}
 	reply, err := h.callAPI(r, s, http.MethodDelete, apiPath(queue, "jobs", id), nil)
@@ -84,7 +84,7 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request, s *session) er
 		return err
 	}
 	h.setFlash(w, r, s, flash{OK: true, Text: "Enqueued job " + res.ID, Link: jobURL(queue, res.ID), LinkText: "show it"})
-	http.Redirect(w, r, back(r, queueURL(queue)), http.StatusSeeOther)
+	seeOther(w, r, back(r, queueURL(queue)))
 	return nil
 }
 
@@ -140,7 +140,7 @@ func (h *Handler) requeue(w http.ResponseWriter, r *http.Request, s *session) er
 	}
 	if len(sel.ids) == 0 && !sel.all {
 		h.setFlash(w, r, s, flash{Text: "Select the dead jobs to requeue first; nothing was changed."})
-		http.Redirect(w, r, back(r, sel.deadURL()), http.StatusSeeOther)
+		seeOther(w, r, back(r, sel.deadURL()))
 		return nil
 	}
 	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, "dead", "requeue"), sel.body(false))
@@ -218,7 +218,7 @@ func (h *Handler) report(w http.ResponseWriter, r *http.Request, s *session, rep
 		ok = flash{Text: e.Message}
 	}
 	h.setFlash(w, r, s, ok)
-	http.Redirect(w, r, back(r, fallback), http.StatusSeeOther)
+	seeOther(w, r, back(r, fallback))
 }
 
 // back is where an action sends the browser: the form's back field when

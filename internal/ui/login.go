@@ -21,7 +21,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	next := safeNext(r.URL.Query().Get("next"))
 	if h.opts.API.Open() {
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		seeOther(w, r, "/ui/")
 		return
 	}
 	data := loginView{Next: next}
@@ -41,7 +41,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.API.Open() {
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		seeOther(w, r, "/ui/")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -64,7 +64,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if next == "" {
 		next = "/ui/"
 	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	seeOther(w, r, next)
 }
 
 // logout serves POST /ui/logout: the session is revoked here and its
@@ -72,9 +72,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request, s *session) error {
 	h.endSession(w, r, s)
 	if h.opts.API.Open() {
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		seeOther(w, r, "/ui/")
 		return nil
 	}
-	http.Redirect(w, r, "/ui/login?out=1", http.StatusSeeOther)
+	seeOther(w, r, "/ui/login?out=1")
 	return nil
 }

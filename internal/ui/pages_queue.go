@@ -161,14 +161,14 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request, s *session) error
 	id := strings.TrimSpace(r.URL.Query().Get("id"))
 	if id == "" {
 		h.setFlash(w, r, s, flash{Text: "Enter the id of a job to find."})
-		http.Redirect(w, r, queueURL(queue), http.StatusSeeOther)
+		seeOther(w, r, queueURL(queue))
 		return nil
 	}
 	_, err = b.Get(r.Context(), queue, id)
 	var ve *worker.ValidationError
 	switch {
 	case err == nil:
-		http.Redirect(w, r, jobURL(queue, id), http.StatusSeeOther)
+		seeOther(w, r, jobURL(queue, id))
 		return nil
 	case errors.Is(err, worker.ErrNotFound):
 		h.setFlash(w, r, s, flash{Text: fmt.Sprintf("Queue %s has no job %s.", queue, strconv.Quote(id))})
@@ -177,6 +177,6 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request, s *session) error
 	default:
 		return err
 	}
-	http.Redirect(w, r, queueURL(queue), http.StatusSeeOther)
+	seeOther(w, r, queueURL(queue))
 	return nil
 }

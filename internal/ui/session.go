@@ -115,6 +115,8 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s *session)
 // setCookie sets a cookie of the UI: HttpOnly, SameSite=Strict, on
 // /ui/, Secure over TLS. maxAge -1 deletes it.
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	// #nosec G124 -- Secure whenever the UI is served over TLS; over plain
+	// HTTP (loopback, courier dev) a Secure cookie would never come back.
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
@@ -173,7 +175,7 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		s := h.sessionOf(w, r)
 		if s == nil {
-			http.Redirect(w, r, loginURL(r.URL.RequestURI()), http.StatusSeeOther)
+			seeOther(w, r, loginURL(r.URL.RequestURI()))
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)

@@ -91,7 +91,7 @@ func (h *Handler) purgeConfirm(w http.ResponseWriter, r *http.Request, s *sessio
 func (h *Handler) confirmPurge(w http.ResponseWriter, r *http.Request, s *session, sel selection) error {
 	if len(sel.ids) == 0 && !sel.all {
 		h.setFlash(w, r, s, flash{Text: "Select the dead jobs to purge first; nothing was changed."})
-		http.Redirect(w, r, cancelURL(sel), http.StatusSeeOther)
+		seeOther(w, r, cancelURL(sel))
 		return nil
 	}
 	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, "dead", "purge"), sel.body(true))

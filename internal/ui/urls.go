@@ -78,3 +78,13 @@ func pathQueue(r *http.Request, s *session) (string, error) {
 	}
 	return queue, nil
 }
+
+// seeOther redirects the browser, after a POST or to another page, to
+// path: a path of the UI's own, built by the functions of this file or
+// checked by safeNext, never another site.
+func seeOther(w http.ResponseWriter, r *http.Request, path string) {
+	if !strings.HasPrefix(path, "/ui/") || strings.HasPrefix(path, "//") {
+		path = "/ui/"
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther) // #nosec G710 -- a path under /ui/ of this origin (checked above)
+}
