@@ -32,11 +32,7 @@ type event struct {
 
 // job serves GET /ui/queues/{queue}/jobs/{id...}.
 func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error {
-	queue, err := pathQueue(r, s)
-	if err != nil {
-		return err
-	}
-	b, err := h.backend()
+	queue, b, err := h.queueBackend(r, s)
 	if err != nil {
 		return err
 	}

@@ -54,11 +54,7 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, s *session) erro
 // queuePage renders a queue's page with status; form, when set, fills
 // the enqueue form in (a refused enqueue, whose message is fl).
 func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, status int, form *enqueueForm, fl *flash) error {
-	queue, err := pathQueue(r, s)
-	if err != nil {
-		return err
-	}
-	b, err := h.backend()
+	queue, b, err := h.queueBackend(r, s)
 	if err != nil {
 		return err
 	}
@@ -150,11 +146,7 @@ func isState(s worker.State) bool {
 // find serves GET /ui/queues/{queue}/find?id=: the job's page, or the
 // queue's page saying there is no such job.
 func (h *Handler) find(w http.ResponseWriter, r *http.Request, s *session) error {
-	queue, err := pathQueue(r, s)
-	if err != nil {
-		return err
-	}
-	b, err := h.backend()
+	queue, b, err := h.queueBackend(r, s)
 	if err != nil {
 		return err
 	}

@@ -88,3 +88,17 @@ func seeOther(w http.ResponseWriter, r *http.Request, path string) {
 	}
 	http.Redirect(w, r, path, http.StatusSeeOther) // #nosec G710 -- a path under /ui/ of this origin (checked above)
 }
+
+// queueBackend returns the path's queue, checked as pathQueue checks it,
+// and the client the page reads it through.
+func (h *Handler) queueBackend(r *http.Request, s *session) (string, Backend, error) {
+	queue, err := pathQueue(r, s)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := h.backend()
+	if err != nil {
+		return "", nil, err
+	}
+	return queue, b, nil
+}
