@@ -23,6 +23,7 @@ for i = 1, #ids do
   end
 end
 if k == 0 then return 0 end
+local now = now_ms()
 redis.call('HDEL', KEYS[1], unpack(done))
 redis.call('HDEL', KEYS[3], unpack(done))
 -- One EXISTS for a queue without failed jobs or options (the common case).
@@ -30,10 +31,10 @@ if redis.call('EXISTS', KEYS[4], KEYS[5]) > 0 then
   if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HDEL', KEYS[4], unpack(done)) end
   local os = opts_of(KEYS[5], done)
   if os then
-    finished(KEYS[6], KEYS[7], done, os, now_ms())
+    finished(KEYS[6], KEYS[7], done, os, now)
     redis.call('HDEL', KEYS[5], unpack(done))
   end
 end
 local acked = redis.call('ZREM', KEYS[2], unpack(done))
-history_add(KEYS[8], KEYS[9], now_ms(), 's', acked) -- after the work; never fails it
+history_add(KEYS[8], KEYS[9], now, 's', acked) -- after the work; never fails it
 return acked

@@ -27,11 +27,16 @@ func fetch(ctx context.Context, calls ...func(context.Context) error) error {
 	return g.Wait()
 }
 
-// visibleQueues lists the queues s's principal sees, sorted.
-func visibleQueues(ctx context.Context, b Backend, s *session) ([]string, error) {
-	all, err := b.Queues(ctx)
+// visibleQueues returns the client the pages read through and the queues
+// s's principal sees, sorted.
+func (h *Handler) visibleQueues(r *http.Request, s *session) (Backend, []string, error) {
+	b, err := h.backend()
 	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
+		return nil, nil, err
+	}
+	all, err := b.Queues(r.Context())
+	if err != nil {
+		return nil, nil, fmt.Errorf("list queues: %w", err)
 	}
 	out := make([]string, 0, len(all))
 	for _, q := range all {
@@ -40,7 +45,7 @@ func visibleQueues(ctx context.Context, b Backend, s *session) ([]string, error)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return b, out, nil
 }
 
 // knownQueue fails with a 404 page when queue is not one of b's queues.

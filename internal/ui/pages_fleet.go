@@ -15,11 +15,7 @@ import (
 
 // fleets reads the fleet of every queue the principal sees.
 func (h *Handler) fleets(r *http.Request, s *session) ([]string, []worker.Fleet, error) {
-	b, err := h.backend()
-	if err != nil {
-		return nil, nil, err
-	}
-	queues, err := visibleQueues(r.Context(), b, s)
+	b, queues, err := h.visibleQueues(r, s)
 	if err != nil {
 		return nil, nil, err
 	}

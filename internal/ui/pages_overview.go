@@ -49,11 +49,7 @@ type queueRow struct {
 // queuesPerPage at a time, with the stats, fleet and last hour of history
 // of each read concurrently, and their sum as a chart.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) error {
-	b, err := h.backend()
-	if err != nil {
-		return err
-	}
-	queues, err := visibleQueues(r.Context(), b, s)
+	b, queues, err := h.visibleQueues(r, s)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,7 @@ type periodicRow struct {
 
 // periodic serves GET /ui/periodic.
 func (h *Handler) periodic(w http.ResponseWriter, r *http.Request, s *session) error {
-	b, err := h.backend()
-	if err != nil {
-		return err
-	}
-	queues, err := visibleQueues(r.Context(), b, s)
+	b, queues, err := h.visibleQueues(r, s)
 	if err != nil {
 		return err
 	}
