@@ -5,6 +5,10 @@
 -- KEYS[7] unique hash   KEYS[8] unique:exp zset   KEYS[9] settings hash
 --   (field id_retention: ms a caller-supplied id stays refused after its job
 --   finished; written by the daemons that serve the queue)
+-- KEYS[10] (optional; a partition's enqueue sends it) the same settings
+--   hash: when its field retired is set (the queue's partitions changed and
+--   this one takes no new job), the call writes nothing and fails with
+--   'ERR courier: partition retired'
 -- ARGV[1] wake channel   ARGV[2] n = number of jobs   ARGV[3] k = number of
 --   jobs with options
 -- then 6 values per job: id, at_ms (absolute run-at, ms since epoch; -1 =
@@ -48,6 +52,9 @@ for i = 0, n - 1 do
       end
     end
   end
+end
+if KEYS[10] and redis.call('HEXISTS', KEYS[10], 'retired') == 1 then
+  return redis.error_reply('ERR courier: partition retired')
 end
 local opts, last = {}, 0 -- job position -> options
 for j = 0, k - 1 do

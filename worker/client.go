@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +53,10 @@ type JobSpec struct {
 	// UniqueAfterFinish counts UniqueFor from the job's finish instead of
 	// its enqueue.
 	UniqueAfterFinish bool
+	// Durability asks that the job be confirmed on replicas before Enqueue
+	// returns (see Durability); the zero value takes the Client's default
+	// for the queue (Config.Durability).
+	Durability Durability
 }
 
 // EnqueueResult is the outcome of one job of EnqueueMany.
@@ -69,6 +75,7 @@ type Client struct {
 	cfg     Config
 	ids     idGen
 	known   sync.Map // queue name → time.Time it was last recorded in the queue set
+	layouts sync.Map // queue name → cachedLayout: its partitions
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
@@ -114,13 +121,9 @@ func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (string, error) {
 // the specs again with those ids to retry safely. When Redis is out of
 // memory the error wraps ErrRedisOOM and says which jobs were stored.
 func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
-	type group struct {
-		index []int
-		jobs  []store.NewJob
-	}
 	now := time.Now()
 	results := make([]EnqueueResult, len(specs))
-	groups := make(map[string]*group)
+	jobs := make([]store.NewJob, len(specs))
 	var queues []string
 	for i := range specs {
 		job, err := c.newJob(&specs[i], now)
@@ -131,17 +134,11 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 			}
 			return nil, err
 		}
+		jobs[i] = job
 		results[i].ID = job.ID
-		g := groups[specs[i].Queue]
-		if g == nil {
-			// Most calls name one queue: room for every job up front saves
-			// growing the slices job by job.
-			g = &group{index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
-			groups[specs[i].Queue] = g
+		if !slices.Contains(queues, specs[i].Queue) {
 			queues = append(queues, specs[i].Queue)
 		}
-		g.index = append(g.index, i)
-		g.jobs = append(g.jobs, job)
 	}
 	if err := c.recordQueues(ctx, queues); err != nil {
 		if errors.Is(err, store.ErrOOM) {
@@ -149,32 +146,128 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		}
 		return results, err
 	}
+	done := make([]bool, len(specs))
 	for _, q := range queues {
-		g := groups[q]
-		added, err := c.st.EnqueueJobs(ctx, q, g.jobs)
-		if err != nil {
-			return results, enqueueError(q, len(g.jobs), len(added), err)
+		if err := c.enqueueQueue(ctx, q, specs, jobs, results, done, now); err != nil {
+			return results, err
 		}
-		n, byID, byKey := 0, 0, 0
-		for k, a := range added {
-			i := g.index[k]
-			switch {
-			case a.Added:
-				n++
-			case a.Holder != "":
-				results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", q, g.jobs[k].Unique.Key, a.Holder, ErrUniqueKeyHeld)
-				results[i].ID = a.Holder
-				byKey++
-			default:
-				results[i].Err = fmt.Errorf("queue %q job %q: %w", q, results[i].ID, ErrDuplicate)
-				byID++
-			}
-		}
-		c.metrics.Duplicates(q, metrics.DuplicateID, byID)
-		c.metrics.Duplicates(q, metrics.DuplicateUnique, byKey)
-		c.metrics.Enqueued(q, n)
 	}
 	return results, nil
+}
+
+// enqueueGroup is the jobs of one queue that go to one partition with one
+// Durability: one pipeline.
+type enqueueGroup struct {
+	partition  string
+	durability Durability
+	index      []int // into the specs
+	jobs       []store.NewJob
+}
+
+// enqueueQueue writes the jobs of specs that go to queue, partition by
+// partition, and fills their results. A partition that was retired since
+// the layout was read (ErrRetired: nothing written) sends its jobs again
+// by the new layout, once.
+func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, done []bool, now time.Time) error {
+	for attempt := 0; ; attempt++ {
+		l, err := c.layout(ctx, queue)
+		if err != nil {
+			return err
+		}
+		var groups []*enqueueGroup
+		for i := range specs {
+			if specs[i].Queue != queue || done[i] {
+				continue
+			}
+			c.placeID(&specs[i], &jobs[i], l, now)
+			results[i].ID = jobs[i].ID
+			key := cmp.Or(jobs[i].Unique.Key, jobs[i].ID)
+			g := &enqueueGroup{partition: home(queue, l, key), durability: c.durabilityOf(&specs[i])}
+			if k := slices.IndexFunc(groups, func(o *enqueueGroup) bool {
+				return o.partition == g.partition && o.durability == g.durability
+			}); k >= 0 {
+				g = groups[k]
+			} else {
+				groups = append(groups, g)
+			}
+			g.index = append(g.index, i)
+			g.jobs = append(g.jobs, jobs[i])
+		}
+		retired := false
+		for _, g := range groups {
+			err := c.enqueueGroup(ctx, queue, g, results, done)
+			if errors.Is(err, store.ErrRetired) && attempt == 0 {
+				c.layouts.Delete(queue)
+				retired = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !retired {
+			return nil
+		}
+	}
+}
+
+// placeID gives a job with a unique key and a generated id, on a queue of
+// several partitions, an id of the same partition as its key, so that Get
+// and Cancel find it in one call.
+func (c *Client) placeID(spec *JobSpec, job *store.NewJob, l store.Layout, now time.Time) {
+	if l.Partitions <= 1 || spec.ID != "" || job.Unique.Key == "" {
+		return
+	}
+	want := store.PartitionOf(job.Unique.Key, l.Partitions)
+	for store.PartitionOf(job.ID, l.Partitions) != want {
+		job.ID = c.ids.next(now)
+	}
+}
+
+// durabilityOf is the Durability a spec asks for: its own, else the
+// Client's default for its queue.
+func (c *Client) durabilityOf(spec *JobSpec) Durability {
+	if spec.Durability != (Durability{}) {
+		return spec.Durability
+	}
+	return c.cfg.Durability[spec.Queue]
+}
+
+// enqueueGroup writes one group's jobs and fills their results. Jobs
+// stored but not confirmed on replicas get the *NotReplicatedError.
+func (c *Client) enqueueGroup(ctx context.Context, queue string, g *enqueueGroup, results []EnqueueResult, done []bool) error {
+	added, err := c.enqueueTo(ctx, queue, g.partition, g.jobs, g.durability)
+	var unconfirmed error
+	if errors.Is(err, ErrNotReplicated) {
+		unconfirmed, err = err, nil
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrRetired) && len(added) == 0 {
+			return err
+		}
+		return enqueueError(queue, len(g.jobs), len(added), err)
+	}
+	n, byID, byKey := 0, 0, 0
+	for k, a := range added {
+		i := g.index[k]
+		done[i] = true
+		switch {
+		case a.Added:
+			n++
+			results[i].Err = unconfirmed
+		case a.Holder != "":
+			results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", queue, g.jobs[k].Unique.Key, a.Holder, ErrUniqueKeyHeld)
+			results[i].ID = a.Holder
+			byKey++
+		default:
+			results[i].Err = fmt.Errorf("queue %q job %q: %w", queue, results[i].ID, ErrDuplicate)
+			byID++
+		}
+	}
+	c.metrics.Duplicates(queue, metrics.DuplicateID, byID)
+	c.metrics.Duplicates(queue, metrics.DuplicateUnique, byKey)
+	c.metrics.Enqueued(queue, n)
+	return nil
 }
 
 // enqueueError is the error of an enqueue of jobs jobs to queue that
@@ -274,7 +367,15 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 	if err := validateRef(queue, id); err != nil {
 		return nil, err
 	}
-	snap, err := c.st.Get(ctx, queue, id)
+	var snap store.Snapshot
+	err := c.findJob(ctx, queue, id, func(partition string) (bool, error) {
+		var err error
+		snap, err = c.st.Get(ctx, partition, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("queue %q job %q: %w", queue, id, ErrNotFound)
 	}
@@ -314,8 +415,13 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	if err := validateRef(queue, id); err != nil {
 		return err
 	}
-	res, err := c.st.Cancel(ctx, queue, id)
-	if err != nil {
+	var res store.CancelResult
+	err := c.findJob(ctx, queue, id, func(partition string) (bool, error) {
+		var err error
+		res, err = c.st.Cancel(ctx, partition, id)
+		return err == nil && res != store.CancelNotFound, err
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	switch res {
@@ -339,14 +445,9 @@ func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int,
 			return 0, err
 		}
 	}
-	moved, err := c.st.Requeue(ctx, queue, ids)
-	n := 0
-	for _, ok := range moved {
-		if ok {
-			n++
-		}
-	}
-	return n, err
+	return c.acrossPartitions(ctx, queue, ids, func(partition string, ids []string) ([]bool, error) {
+		return c.st.Requeue(ctx, partition, ids)
+	})
 }
 
 // QueueStats counts a queue's jobs by state and says whether it is paused.
@@ -365,7 +466,7 @@ func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return QueueStats{}, err
 	}
-	s, err := c.st.Stats(ctx, queue)
+	s, err := c.stats(ctx, queue)
 	if err != nil {
 		return QueueStats{}, err
 	}

@@ -89,6 +89,9 @@ type Config struct {
 	// upgrade. Default: the version of this module in the program's build
 	// information, or "(devel)".
 	Version string
+	// Durability is a Client's default Durability per queue name, for the
+	// jobs enqueued without their own (JobSpec.Durability). Default: none.
+	Durability map[string]Durability
 	// Registerer receives the metrics (see the README's "Monitoring"): a
 	// Daemon's job, queue, lock and Redis metrics, a Client's enqueue and
 	// Redis metrics. A Daemon and Clients may share one Registerer: they

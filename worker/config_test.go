@@ -3,6 +3,7 @@ package worker
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestConfigWithDefaults(t *testing.T) {
 				t.Errorf("Logger = %p; want %p", got.Logger, tt.want.Logger)
 			}
 			got.Logger, tt.want.Logger = nil, nil
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("withDefaults() =\n%+v\nwant\n%+v", got, tt.want)
 			}
 		})

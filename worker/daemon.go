@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -95,16 +96,33 @@ func (d *Daemon) Run(ctx context.Context) error {
 	duties := make([]carrier.Queue, 0, len(d.queues))
 	for _, name := range d.queues {
 		reg, _ := d.reg.lookup(name)
-		queues = append(queues, pool.Queue{
-			Name:        name,
-			Concurrency: reg.opts.Concurrency,
-			MaxAttempts: reg.opts.MaxAttempts,
-			RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per},
-			Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
-			Exec:        executor(name, reg, d.cfg.Logger),
-			Abort:       aborter(name, reg, d.cfg.Logger),
-		})
-		duties = append(duties, carrier.Queue{Name: name, MaxAttempts: reg.opts.MaxAttempts, Periodic: periodics(reg.opts.Periodic)})
+		parts, err := d.servePartitions(ctx, name, reg.opts.Partitions)
+		if err != nil {
+			return fmt.Errorf("worker: partitions of queue %q: %w", name, err)
+		}
+		group := ""
+		if len(parts) > 1 {
+			group = name
+		}
+		exec, abort := executor(name, reg, d.cfg.Logger), aborter(name, reg, d.cfg.Logger)
+		for i, part := range parts {
+			queues = append(queues, pool.Queue{
+				Name:        part,
+				Group:       group,
+				Concurrency: reg.opts.Concurrency,
+				MaxAttempts: reg.opts.MaxAttempts,
+				RateLimit:   rateShare(reg.opts.RateLimit, i, len(parts)),
+				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
+				Exec:        exec,
+				Abort:       abort,
+			})
+			duty := carrier.Queue{Name: part, Group: group, MaxAttempts: reg.opts.MaxAttempts,
+				DeadMaxJobs: (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts)}
+			if i == 0 {
+				duty.Periodic, duty.Sum = periodics(reg.opts.Periodic), parts[1:]
+			}
+			duties = append(duties, duty)
+		}
 	}
 	pcfg := pool.Config{
 		Lease:           d.cfg.Lease,
@@ -123,8 +141,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, q := range queues {
-		m.Serve(q.Name, q.Concurrency)
+	for _, name := range d.queues {
+		reg, _ := d.reg.lookup(name)
+		m.Serve(name, reg.opts.Concurrency)
 	}
 	defer m.Stop(d.queues)
 	locks, err := lock.NewClient(d.rdb, lock.Options{
@@ -151,6 +170,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			m.QueuePaused(queue, s.Paused)
 		},
 		OnFire: func(queue string) { m.Enqueued(queue, 1) },
+		FleetSize: func(ctx context.Context, queue string) (int, error) {
+			f, err := d.st.FleetInfo(ctx, queue)
+			return len(f.Members), err
+		},
 	})
 	if err != nil {
 		return err
@@ -178,7 +201,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) lockLabels() func(name string) string {
 	labels := make(map[string]string, len(d.queues))
 	for _, q := range d.queues {
-		labels[d.st.Keys(q).Leader] = metrics.LockLabel(q)
+		reg, _ := d.reg.lookup(q)
+		for i, p := range store.PartitionNames(q, reg.opts.Partitions) {
+			label := metrics.LockLabel(q) // partition i ≥ 1: "<queue>#<i>:leader"
+			if i > 0 {
+				label = metrics.LockLabel(q + "#" + strconv.Itoa(i))
+			}
+			labels[d.st.Keys(p).Leader] = label
+		}
 	}
 	return func(name string) string {
 		if l, ok := labels[name]; ok {
@@ -218,4 +248,21 @@ func (d *Daemon) Drained() (DrainSummary, bool) {
 		return DrainSummary{}, false
 	}
 	return *s, true
+}
+
+// rateShare is partition i's share of a queue's rate limit, of n
+// partitions: the limit divided among them, the remainder to the first
+// ones, at least 1 (QueueOptions.validate refuses a limit below the
+// partitions; only retired partitions still draining can push the number
+// above it). Together the partitions never start more than the limit in
+// any window; a partition without jobs leaves its share unused.
+func rateShare(r RateLimit, i, n int) store.Rate {
+	if r.N == 0 || n <= 1 {
+		return store.Rate{N: r.N, Per: r.Per}
+	}
+	share := r.N / n
+	if i < r.N%n {
+		share++
+	}
+	return store.Rate{N: max(share, 1), Per: r.Per}
 }

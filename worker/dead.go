@@ -66,8 +66,9 @@ func (c *Client) Purge(ctx context.Context, queue string, ids ...string) (int, e
 			return 0, err
 		}
 	}
-	deleted, err := c.st.Purge(ctx, queue, ids, time.Time{})
-	return count(deleted), err
+	return c.acrossPartitions(ctx, queue, ids, func(partition string, ids []string) ([]bool, error) {
+		return c.st.Purge(ctx, partition, ids, time.Time{})
+	})
 }
 
 // PurgeAll deletes every job that is dead when it starts, 1,000 per script

@@ -10,6 +10,10 @@ import (
 var (
 	// ErrDuplicate: a job with that id exists; it was left untouched.
 	ErrDuplicate = errors.New("job id exists")
+	// ErrNotReplicated: the job was stored on the master, but fewer
+	// replicas than its Durability asked confirmed it in time; it may or
+	// may not survive a failover.
+	ErrNotReplicated = errors.New("enqueue not confirmed on replicas")
 	// ErrUniqueKeyHeld: another job holds the unique key (JobSpec.UniqueKey);
 	// nothing was added. It wraps ErrDuplicate, so errors.Is(err,
 	// ErrDuplicate) holds too, and the result's id is the holder's.

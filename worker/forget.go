@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -49,21 +50,38 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
+	parts, err := c.partitions(ctx, queue)
+	if err != nil {
+		return err
+	}
+	// Partition 0 last: it holds the layout, which names the others.
+	parts = append(slices.Clone(parts[1:]), parts[0])
 	for range forgetTries {
-		use, err := c.st.QueueUse(ctx, queue)
-		if err != nil {
-			return err
+		for _, p := range parts {
+			use, err := c.st.QueueUse(ctx, p)
+			if err != nil {
+				return err
+			}
+			if use.InUse() {
+				where := ""
+				if len(parts) > 1 {
+					where = " (partition " + p + ")"
+				}
+				return fmt.Errorf("forget queue %q%s: %w: %s", queue, where, ErrQueueInUse, strings.Join(useReasons(use), ", "))
+			}
 		}
-		if use.InUse() {
-			return fmt.Errorf("forget queue %q: %w: %s", queue, ErrQueueInUse, strings.Join(useReasons(use), ", "))
+		all := true
+		for _, p := range parts {
+			ok, err := c.st.ForgetQueue(ctx, p)
+			if err != nil {
+				return err
+			}
+			all = all && ok
 		}
-		ok, err := c.st.ForgetQueue(ctx, queue)
-		if err != nil {
-			return err
-		}
-		if ok {
+		if all {
 			// Record the name again at this Client's next enqueue to it.
 			c.known.Delete(queue)
+			c.layouts.Delete(queue)
 			return nil
 		}
 		// Something arrived between the look and the script: look again.

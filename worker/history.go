@@ -73,16 +73,32 @@ func (c *Client) History(ctx context.Context, queue string, from, to time.Time) 
 	case end-first > HistoryMaxMinutes:
 		return nil, invalid("To", "must be at most %d minutes after From (got %d)", HistoryMaxMinutes, end-first)
 	}
-	counts, err := c.st.History(ctx, queue, first, end-first)
+	var out []HistoryMinute
+	err := c.eachPartition(ctx, queue, func(p string) error {
+		counts, err := c.st.History(ctx, p, first, end-first)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			out = make([]HistoryMinute, len(counts))
+		}
+		for i, h := range counts {
+			if i >= len(out) {
+				break
+			}
+			m := &out[i]
+			m.Start = time.UnixMilli(h.Minute * 60000)
+			m.Succeeded += h.Succeeded
+			m.Retried += h.Retried
+			m.Died += h.Died
+			for b := range m.Lag {
+				m.Lag[b] += h.Lag[b]
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]HistoryMinute, len(counts))
-	for i, h := range counts {
-		out[i] = HistoryMinute{
-			Start:     time.UnixMilli(h.Minute * 60000),
-			Succeeded: h.Succeeded, Retried: h.Retried, Died: h.Died, Lag: h.Lag,
-		}
 	}
 	return out, nil
 }

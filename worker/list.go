@@ -143,12 +143,51 @@ func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, 
 	if err := q.Dead.validate("Dead"); err != nil {
 		return JobPage{}, err
 	}
+	parts, err := c.partitions(ctx, queue)
+	if err != nil {
+		return JobPage{}, err
+	}
+	if len(parts) == 1 {
+		return c.listPartition(ctx, queue, queue, q, limit)
+	}
+	// Several partitions: their pages one partition after another, the
+	// cursor saying which partition and where in it.
+	i, inner, err := parsePartitionCursor(q.Cursor, len(parts))
+	if err != nil {
+		return JobPage{}, err
+	}
+	var out JobPage
+	for ; i < len(parts); i++ {
+		q.Cursor, q.Limit = inner, limit-len(out.Jobs)
+		page, err := c.listPartition(ctx, queue, parts[i], q, q.Limit)
+		if err != nil {
+			return JobPage{}, err
+		}
+		out.Jobs = append(out.Jobs, page.Jobs...)
+		if page.Next != "" {
+			out.Next = partitionIndexCursor(i, page.Next)
+			return out, nil
+		}
+		inner = ""
+		if len(out.Jobs) >= limit {
+			if i+1 < len(parts) {
+				out.Next = partitionIndexCursor(i+1, "")
+			}
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// listPartition reads a page of one partition of queue (the queue itself
+// when it has one), as List describes.
+func (c *Client) listPartition(ctx context.Context, queue, partition string, q ListQuery, limit int) (JobPage, error) {
 	cur, err := parseListCursor(q.State, q.Cursor)
 	if err != nil {
 		return JobPage{}, err
 	}
 	if q.State == StateDead {
-		return c.listDead(ctx, queue, q.Dead, store.DeadCursor{DiedAt: cur.at, ID: cur.id}, limit)
+		return c.listDead(ctx, queue, partition, q.Dead, store.DeadCursor{DiedAt: cur.at, ID: cur.id}, limit)
 	}
 	what := store.ListActive
 	switch q.State {
@@ -157,7 +196,7 @@ func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, 
 	case StateScheduled:
 		what = store.ListScheduled
 	}
-	page, err := c.st.List(ctx, queue, store.ListQuery{What: what, After: store.ListCursor{Level: cur.level, Score: cur.at, ID: cur.id}, Limit: limit})
+	page, err := c.st.List(ctx, partition, store.ListQuery{What: what, After: store.ListCursor{Level: cur.level, Score: cur.at, ID: cur.id}, Limit: limit})
 	if err != nil {
 		return JobPage{}, err
 	}
@@ -179,14 +218,14 @@ func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, 
 	return out, nil
 }
 
-// listDead reads a page of the dead jobs of queue after the position after,
+// listDead reads a page of the dead jobs of a partition of queue after the position after,
 // looping while an error filter leaves it short, within listCalls script
 // calls and 16 MiB of records.
-func (c *Client) listDead(ctx context.Context, queue string, f DeadFilter, after store.DeadCursor, limit int) (JobPage, error) {
+func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFilter, after store.DeadCursor, limit int) (JobPage, error) {
 	out := JobPage{Jobs: make([]*Job, 0, min(limit, ListLimitDefault))}
 	bytes := 0
 	for range listCalls {
-		page, err := c.st.Dead(ctx, queue, store.DeadQuery{
+		page, err := c.st.Dead(ctx, partition, store.DeadQuery{
 			After: after, Limit: limit - len(out.Jobs), Filter: f.toStore(), MaxBytes: max(store.DeadPageBytes-bytes, 1),
 		})
 		if err != nil {

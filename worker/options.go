@@ -45,6 +45,16 @@ type QueueOptions struct {
 	// the queue store it in Redis at start, where every producer's enqueue
 	// reads it: give every process the same. At most one year. Default 0.
 	IDRetention time.Duration
+	// Partitions splits the queue into this many partitions, each in its
+	// own hash slot, so one queue spreads over the masters of a Redis
+	// Cluster (see the README's "Scaling out"). A job's partition is a
+	// function of its unique key, else its id (PartitionOf); the
+	// partitions share Concurrency and take turns at it, each is led on
+	// its own, and RateLimit and the dead set's bounds are divided among
+	// them. Processes serving the queue store the number in Redis at start,
+	// where producers read it: give every process the same. 1 to
+	// MaxPartitions (64); default 1, the layout of a queue never split.
+	Partitions int
 }
 
 func (o QueueOptions) withDefaults() QueueOptions {
@@ -59,6 +69,9 @@ func (o QueueOptions) withDefaults() QueueOptions {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = TimeoutDefault
+	}
+	if o.Partitions == 0 {
+		o.Partitions = 1
 	}
 	return o
 }
@@ -108,6 +121,13 @@ func (o QueueOptions) validate() error {
 		errs = append(errs, invalid("IDRetention", "%s is over the limit of %s", o.IDRetention, MaxUniqueFor))
 	case o.IDRetention > 0 && o.IDRetention < time.Millisecond:
 		errs = append(errs, invalid("IDRetention", "must be at least 1ms (got %s)", o.IDRetention))
+	}
+	switch {
+	case o.Partitions < 1 || o.Partitions > MaxPartitions:
+		errs = append(errs, invalid("Partitions", "must be 1 to %d, or 0 for 1 (got %d)", MaxPartitions, o.Partitions))
+	case o.RateLimit.N > 0 && o.RateLimit.N < o.Partitions:
+		errs = append(errs, invalid("RateLimit", "%s is shared among %d partitions, at least 1 each: allow at least %d per window (a longer window keeps the rate: e.g. %d per %s)",
+			o.RateLimit, o.Partitions, o.Partitions, o.RateLimit.N*o.Partitions, o.RateLimit.Per*time.Duration(o.Partitions)))
 	}
 	return errors.Join(errs...)
 }

@@ -8,7 +8,9 @@ import "context"
 // jobs at once, with no message that could be missed. Jobs already
 // running go on to their end (their acks, retries and lease renewals are
 // stored as usual), and enqueueing goes on: new jobs wait in the queue.
-// A queue may be paused before any job or process uses it.
+// A queue may be paused before any job or process uses it. A queue of
+// several partitions has the flag in each; a pause that failed half-way
+// leaves some paused: call it again.
 //
 // Pause is idempotent: pausing a paused queue changes nothing and is no
 // error. The pause lasts until Resume, across restarts of every process.
@@ -16,8 +18,12 @@ func (c *Client) Pause(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	_, err := c.st.Pause(ctx, queue)
-	return err
+	// Partition 0 last: Stats reads its flag, so a pause it reports holds
+	// on every partition.
+	return c.eachPartitionLastFirst(ctx, queue, func(p string) error {
+		_, err := c.st.Pause(ctx, p)
+		return err
+	})
 }
 
 // Resume ends the pause of queue (see Pause): claims take its jobs again,
@@ -30,6 +36,8 @@ func (c *Client) Resume(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	_, err := c.st.Resume(ctx, queue)
-	return err
+	return c.eachPartition(ctx, queue, func(p string) error {
+		_, err := c.st.Resume(ctx, p)
+		return err
+	})
 }

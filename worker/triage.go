@@ -59,8 +59,8 @@ type TriageResult struct {
 // most 1,000 jobs. Bad arguments are a *ValidationError naming "IDs",
 // "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
 func (c *Client) RequeueDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
-	return c.triage(ctx, queue, sel, opt, func(ids []string, _ time.Time) ([]bool, error) {
-		return c.st.Requeue(ctx, queue, ids)
+	return c.triage(ctx, queue, sel, opt, func(partition string, ids []string, _ time.Time) ([]bool, error) {
+		return c.st.Requeue(ctx, partition, ids)
 	})
 }
 
@@ -70,14 +70,15 @@ func (c *Client) RequeueDead(ctx context.Context, queue string, sel DeadSelectio
 // requeued meanwhile and died again. Each Redis call handles at most 1,000
 // jobs. Bad arguments are reported as RequeueDead's.
 func (c *Client) PurgeDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
-	return c.triage(ctx, queue, sel, opt, func(ids []string, until time.Time) ([]bool, error) {
-		return c.st.Purge(ctx, queue, ids, until)
+	return c.triage(ctx, queue, sel, opt, func(partition string, ids []string, until time.Time) ([]bool, error) {
+		return c.st.Purge(ctx, partition, ids, until)
 	})
 }
 
-// triageFunc changes the dead jobs ids (at most 1,000), sparing those that
-// died after until (zero: none spared), and reports which it changed.
-type triageFunc func(ids []string, until time.Time) ([]bool, error)
+// triageFunc changes the dead jobs ids (at most 1,000) of a partition of
+// the queue (the queue itself when it has one), sparing those that died
+// after until (zero: none spared), and reports which it changed.
+type triageFunc func(partition string, ids []string, until time.Time) ([]bool, error)
 
 // triage checks its arguments and runs the walk of sel.
 func (c *Client) triage(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions, f triageFunc) (TriageResult, error) {
@@ -91,15 +92,52 @@ func (c *Client) triage(ctx context.Context, queue string, sel DeadSelection, op
 	if opt.Max < 0 {
 		return TriageResult{}, invalid("Max", "must not be negative (got %d)", opt.Max)
 	}
+	parts, err := c.partitions(ctx, queue)
+	if err != nil {
+		return TriageResult{}, err
+	}
+	t := &triageRun{opt: opt, f: f, parts: parts}
+	if ids == nil && len(parts) > 1 {
+		return t.walkPartitions(ctx, c, sel.Filter)
+	}
 	cur, err := parseTriageCursor(ids != nil, len(ids), opt.Cursor)
 	if err != nil {
 		return TriageResult{}, err
 	}
-	t := &triageRun{opt: opt, f: f}
 	if ids != nil {
-		return t.ids(ctx, c, queue, ids, cur.done)
+		return t.ids(ctx, c, ids, cur.done)
 	}
 	return t.walk(ctx, c, queue, sel.Filter, cur)
+}
+
+// walkPartitions walks a filter over the partitions of a queue of several,
+// one after another, the cursor saying which partition and where in it.
+func (t *triageRun) walkPartitions(ctx context.Context, c *Client, f DeadFilter) (TriageResult, error) {
+	i, inner, err := parsePartitionCursor(t.opt.Cursor, len(t.parts))
+	if err != nil {
+		return TriageResult{}, err
+	}
+	for ; i < len(t.parts); i++ {
+		cur, err := parseTriageCursor(false, 0, inner)
+		if err != nil {
+			return TriageResult{}, err
+		}
+		t.opt.Cursor = inner
+		res, err := t.walk(ctx, c, t.parts[i], f, cur)
+		if res.Next != "" {
+			t.res.Next = partitionIndexCursor(i, res.Next)
+			return t.res, err
+		}
+		if err != nil {
+			return t.res, err
+		}
+		inner = ""
+		if t.opt.Max > 0 && t.res.Matched >= t.opt.Max && i+1 < len(t.parts) {
+			t.res.Next = partitionIndexCursor(i+1, "")
+			return t.res, nil
+		}
+	}
+	return t.res, nil
 }
 
 // selectedIDs returns the distinct ids of sel, in their order; nil for a
@@ -134,9 +172,10 @@ func selectedIDs(sel DeadSelection) ([]string, error) {
 
 // triageRun is one RequeueDead or PurgeDead call underway.
 type triageRun struct {
-	opt TriageOptions
-	f   triageFunc
-	res TriageResult
+	opt   TriageOptions
+	f     triageFunc
+	parts []string // the queue's partitions; one: the queue itself
+	res   TriageResult
 }
 
 // room returns how many more jobs the call may match.
@@ -147,13 +186,14 @@ func (t *triageRun) room() int {
 	return min(t.opt.Max-t.res.Matched, store.MaxBatch)
 }
 
-// apply counts the matched ids and, unless on a dry run, changes them.
-func (t *triageRun) apply(ids []string, until time.Time) error {
+// apply counts the matched ids of partition and, unless on a dry run,
+// changes them.
+func (t *triageRun) apply(partition string, ids []string, until time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if !t.opt.DryRun {
-		done, err := t.f(ids, until)
+		done, err := t.f(partition, ids, until)
 		t.res.Changed += count(done)
 		if err != nil {
 			return err
@@ -170,17 +210,29 @@ func (t *triageRun) matched(ids []string) {
 }
 
 // ids triages the ids after the first done: those that are dead, up to Max.
-func (t *triageRun) ids(ctx context.Context, c *Client, queue string, ids []string, done int) (TriageResult, error) {
+func (t *triageRun) ids(ctx context.Context, c *Client, ids []string, done int) (TriageResult, error) {
 	resume := formatTriageCursor(true, triageCursor{done: done})
 	rest := ids[done:]
 	if !t.opt.DryRun && t.room() >= len(rest) {
 		// Nothing to count before changing and no Max to stop at: the
-		// script itself tells which ids were dead, in one round trip.
-		changed, err := t.f(rest, time.Time{})
-		picked := make([]string, 0, len(rest))
-		for i, ok := range changed {
-			if ok {
-				picked = append(picked, rest[i])
+		// script itself tells which ids were dead, in one round trip per
+		// partition.
+		var picked []string
+		left := rest
+		var err error
+		for _, p := range t.parts {
+			var changed []bool
+			changed, err = t.f(p, left, time.Time{})
+			next := left[:0:0]
+			for i, id := range left {
+				if i < len(changed) && changed[i] {
+					picked = append(picked, id)
+				} else {
+					next = append(next, id)
+				}
+			}
+			if left = next; err != nil || len(left) == 0 {
+				break
 			}
 		}
 		t.res.Changed += len(picked)
@@ -190,26 +242,38 @@ func (t *triageRun) ids(ctx context.Context, c *Client, queue string, ids []stri
 		}
 		return t.res, err
 	}
-	// A dry run, or a Max within the ids: find the dead ones first.
-	dead, err := c.st.DeadAmong(ctx, queue, rest)
-	if err != nil {
-		t.res.Next = resume
-		return t.res, err
+	// A dry run, or a Max within the ids: find the dead ones first, and
+	// the partition of each.
+	where := make([]string, len(rest))
+	for _, p := range t.parts {
+		dead, err := c.st.DeadAmong(ctx, p, rest)
+		if err != nil {
+			t.res.Next = resume
+			return t.res, err
+		}
+		for i, ok := range dead {
+			if ok && where[i] == "" {
+				where[i] = p
+			}
+		}
 	}
-	picked := make([]string, 0, len(rest))
-	next := len(ids)
+	picked := map[string][]string{}
+	n, next := 0, len(ids)
 	for i, id := range rest {
-		if len(picked) == t.room() {
+		if n == t.room() {
 			next = done + i
 			break
 		}
-		if dead[i] {
-			picked = append(picked, id)
+		if where[i] != "" {
+			picked[where[i]] = append(picked[where[i]], id)
+			n++
 		}
 	}
-	if err := t.apply(picked, time.Time{}); err != nil {
-		t.res.Next = resume
-		return t.res, err
+	for _, p := range t.parts {
+		if err := t.apply(p, picked[p], time.Time{}); err != nil {
+			t.res.Next = resume
+			return t.res, err
+		}
 	}
 	if next < len(ids) {
 		t.res.Next = formatTriageCursor(true, triageCursor{done: next})
@@ -217,8 +281,9 @@ func (t *triageRun) ids(ctx context.Context, c *Client, queue string, ids []stri
 	return t.res, nil
 }
 
-// walk triages the dead jobs matching f from cur, 1,000 (or Max) at a time,
-// up to Max.
+// walk triages the dead jobs of one partition (queue: the queue itself
+// when it has one) matching f from cur, 1,000 (or Max) at a time, up to
+// Max.
 func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFilter, cur triageCursor) (TriageResult, error) {
 	resume := func() string {
 		if cur.until.IsZero() {
@@ -242,7 +307,7 @@ func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFil
 		for i, j := range page.Jobs {
 			ids[i] = j.Record.ID
 		}
-		if err := t.apply(ids, cur.until); err != nil {
+		if err := t.apply(queue, ids, cur.until); err != nil {
 			t.res.Next = resume()
 			return t.res, err
 		}

@@ -36,6 +36,17 @@ type Locker interface {
 // Queue is a queue whose carrier duties this process may take on.
 type Queue struct {
 	Name string
+	// Group is the queue this is a partition of ("" for a queue of one):
+	// each partition is led on its own, and a process that leads more of
+	// a Group's partitions than its share of the fleet hands some over
+	// (spread.go). Only partition 0 (Name == Group) is reported to
+	// OnLeader and OnSample, under the Group's name.
+	Group string
+	// Sum names the other partitions of the Group, whose sizes partition
+	// 0's leader adds to its sample.
+	Sum []string
+	// DeadMaxJobs bounds this partition's dead set; 0 = Config.DeadMaxJobs.
+	DeadMaxJobs int
 	// MaxAttempts is the queue's default, for recovered jobs enqueued
 	// without their own.
 	MaxAttempts int
@@ -73,6 +84,10 @@ type Config struct {
 	OnSample func(queue string, s store.Stats)
 	// OnFire is told of each periodic job this process enqueued.
 	OnFire func(queue string)
+	// FleetSize returns how many processes serve a queue (by its name, a
+	// Group's for a partition), for the spread of the leaderships of its
+	// partitions; nil counts one.
+	FleetSize func(ctx context.Context, queue string) (int, error)
 }
 
 const (
@@ -114,8 +129,9 @@ type Carrier struct {
 	first  string // the queue, by name, whose leader forgets unused queues
 	cfg    Config
 
-	mu      sync.Mutex
-	leading map[string]bool
+	mu         sync.Mutex
+	leading    map[string]bool
+	handedOver map[string]bool // partitions handed over, to wait before standing again
 }
 
 // New returns a Carrier for queues. field maps the lock holder to the lock
@@ -141,11 +157,14 @@ func New(st Store, locks Locker, field func(holder string) string, queues []Queu
 	}
 	first := ""
 	for _, q := range queues {
+		if q.partition() {
+			continue
+		}
 		if first == "" || q.Name < first {
 			first = q.Name
 		}
 	}
-	return &Carrier{st: st, locks: locks, field: field, queues: queues, first: first, cfg: cfg, leading: map[string]bool{}}, nil
+	return &Carrier{st: st, locks: locks, field: field, queues: queues, first: first, cfg: cfg, leading: map[string]bool{}, handedOver: map[string]bool{}}, nil
 }
 
 // Run elects for every queue until ctx ends, then stops the duties, releases
@@ -167,11 +186,17 @@ func (c *Carrier) Leading(queue string) bool {
 	return c.leading[queue]
 }
 
-func (c *Carrier) setLeading(queue string, on bool) {
+func (c *Carrier) setLeading(q Queue, on bool) {
 	c.mu.Lock()
-	c.leading[queue] = on
+	c.leading[q.Name] = on
 	c.mu.Unlock()
-	if c.cfg.OnLeader != nil {
-		c.cfg.OnLeader(queue, on)
+	if c.cfg.OnLeader != nil && !q.partition() {
+		c.cfg.OnLeader(q.label(), on)
 	}
 }
+
+// partition reports whether q is a partition i ≥ 1 of its Group.
+func (q Queue) partition() bool { return q.Group != "" && q.Name != q.Group }
+
+// label names q in metrics: its Group's name, for a partition.
+func (q Queue) label() string { return cmp.Or(q.Group, q.Name) }

@@ -1,6 +1,7 @@
 package carrier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -75,7 +76,7 @@ func (t *touch) ready(probe func() error) bool {
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
 		err := drain(ctx, log, "trim the dead set", func() (int, error) {
-			t, err := c.st.TrimDead(ctx, q.Name, field, c.cfg.DeadMaxJobs, c.cfg.DeadMaxAge, batchLimit)
+			t, err := c.st.TrimDead(ctx, q.Name, field, cmp.Or(q.DeadMaxJobs, c.cfg.DeadMaxJobs), c.cfg.DeadMaxAge, batchLimit)
 			if t.ByAge+t.ByCount > 0 {
 				log.Info("trimmed the dead set", "by_age", t.ByAge, "by_count", t.ByCount)
 			}
@@ -168,15 +169,30 @@ func drain(ctx context.Context, log *slog.Logger, what string, call func() (done
 }
 
 // sampleLoop reads the queue's sizes and pause flag for the metrics. Only the leader
-// samples, so a fleet asks Redis once per queue, not once per process.
+// samples, so a fleet asks Redis once per queue, not once per process; of
+// a queue of several partitions, partition 0's leader, which adds the
+// sizes of the others (Queue.Sum).
 func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
-	if c.cfg.OnSample == nil {
+	if c.cfg.OnSample == nil || q.partition() {
 		return nil
 	}
 	return every(ctx, c.cfg.SampleInterval, func() error {
 		s, err := c.st.Stats(ctx, q.Name)
+		for _, p := range q.Sum {
+			if err != nil {
+				break
+			}
+			var ps store.Stats
+			ps, err = c.st.Stats(ctx, p)
+			s.Ready += ps.Ready
+			s.Scheduled += ps.Scheduled
+			s.Active += ps.Active
+			s.Dead += ps.Dead
+			s.ReadyHigh += ps.ReadyHigh
+			s.ReadyLow += ps.ReadyLow
+		}
 		if err == nil {
-			c.cfg.OnSample(q.Name, s)
+			c.cfg.OnSample(q.label(), s)
 		}
 		return nil
 	})

@@ -17,6 +17,9 @@ func (c *Carrier) elect(ctx context.Context, q Queue) {
 	log := c.cfg.Logger.With("queue", q.Name)
 	name := c.st.Keys(q.Name).Leader
 	for ctx.Err() == nil {
+		if !c.waitShare(ctx, q) {
+			return
+		}
 		held, err := c.locks.Acquire(ctx, name, holder, lock.AcquireOptions{Wait: -1})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -29,9 +32,9 @@ func (c *Carrier) elect(ctx context.Context, q Queue) {
 			continue
 		}
 		log.Info("leading queue")
-		c.setLeading(q.Name, true)
+		c.setLeading(q, true)
 		cause := c.lead(ctx, held, q, log)
-		c.setLeading(q.Name, false)
+		c.setLeading(q, false)
 		if ctx.Err() != nil {
 			if err := giveUp(context.WithoutCancel(ctx), held); err != nil {
 				log.Warn("release leadership", "err", err)
@@ -40,7 +43,11 @@ func (c *Carrier) elect(ctx context.Context, q Queue) {
 			}
 			return
 		}
-		log.Warn("lost leadership", "cause", cause)
+		if errors.Is(cause, errHandOver) {
+			log.Info("handed the leadership of a partition over, to spread the partitions' leaders over the fleet")
+		} else {
+			log.Warn("lost leadership", "cause", cause)
+		}
 		// Release even a hold that ended: one that ended here (its lease
 		// ran out without a confirmed renewal) may still be counted in
 		// Redis. Releasing gives that count back, so a follower is woken
@@ -83,6 +90,9 @@ func (c *Carrier) lead(ctx context.Context, held *lock.Held, q Queue, log *slog.
 		func(ctx context.Context) error { return c.sampleLoop(ctx, q) },
 		func(ctx context.Context) error { return c.forgetSchedulesLoop(ctx, q, log) },
 	}
+	if q.Group != "" {
+		duties = append(duties, func(ctx context.Context) error { return c.spreadLoop(ctx, q) })
+	}
 	if q.Name == c.first {
 		duties = append(duties, func(ctx context.Context) error { return c.forgetQueuesLoop(ctx, log) })
 	}
@@ -92,8 +102,11 @@ func (c *Carrier) lead(ctx context.Context, held *lock.Held, q Queue, log *slog.
 	var wg sync.WaitGroup
 	for _, duty := range duties {
 		wg.Go(func() {
-			if err := duty(term); errors.Is(err, ErrNotLeader) {
+			switch err := duty(term); {
+			case errors.Is(err, ErrNotLeader):
 				stop(fmt.Errorf("queue %s: %w", q.Name, err))
+			case errors.Is(err, errHandOver):
+				stop(err)
 			}
 		})
 	}

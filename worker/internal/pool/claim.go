@@ -31,9 +31,10 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 		if ctx.Err() != nil {
 			return
 		}
-		free := q.Concurrency - int(q.inflight.Load())
+		q.want(maybeDue && !limited)
+		free := q.slots.free()
 		canClaim := maybeDue && !limited && free > 0
-		if canClaim && free < q.gather && backlog {
+		if canClaim && free < q.gather() && backlog {
 			// A backlog is waiting and few slots are free: let a few more
 			// jobs finish so that one claim fills many slots, but never let
 			// a free slot idle for more than gatherWait.
@@ -44,15 +45,21 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			continue
 		}
 		if canClaim {
+			// The slots are reserved before the claim, so that the
+			// partitions of a queue never claim more than it may run.
+			if free = q.slots.take(free); free == 0 {
+				continue
+			}
 			// A claim is not abandoned when ctx ends: its jobs are recorded
 			// as active in Redis, so it is let finish, within a bound.
 			sent := time.Now()
 			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights, Process: p.cfg.Process})
 			cancel()
+			q.slots.release(free - len(c.Jobs)) // c is zero on error
 			if err != nil {
 				failures++
-				p.log.Warn("claim failed", "queue", q.Name, "err", err, "failures", failures)
+				p.log.Warn("claim failed", "queue", q.label(), "partition", q.Name, "err", err, "failures", failures)
 				if !sleepCtx(ctx, errorBackoff(failures)) {
 					return
 				}
@@ -159,9 +166,8 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	if wake {
 		signal(p.leaseSig)
 	}
-	q.inflight.Add(int64(len(runs)))
 	for _, r := range runs {
-		q.jobs <- r // never blocks: at most Concurrency are in flight
+		q.slots.jobs <- r // never blocks: their slots were reserved
 	}
 }
 

@@ -9,12 +9,12 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// work runs the queue's jobs until its channel closes. If a job's Exec ends
+// work runs the jobs of a queue's slots until their channel closes. If a job's Exec ends
 // the goroutine (runtime.Goexit), execute settles the job and work starts a
 // replacement, so the queue keeps its concurrency.
-func (p *Pool) work(q *queue, workers *sync.WaitGroup) {
-	for r := range q.jobs {
-		p.execute(r, func() { workers.Go(func() { p.work(q, workers) }) })
+func (p *Pool) work(s *slots, workers *sync.WaitGroup) {
+	for r := range s.jobs {
+		p.execute(r, func() { workers.Go(func() { p.work(s, workers) }) })
 	}
 }
 
@@ -40,13 +40,12 @@ func (p *Pool) execute(r *run, respawn func()) {
 		res := p.settle(r, o)
 		if obs := p.cfg.Observer; obs != nil {
 			if start.IsZero() {
-				obs.Ended(r.q.Name, metrics.OutcomeCancelled, false, 0)
+				obs.Ended(r.q.label(), metrics.OutcomeCancelled, false, 0)
 			} else {
-				obs.Ended(r.q.Name, res, true, time.Since(start))
+				obs.Ended(r.q.label(), res, true, time.Since(start))
 			}
 		}
-		r.q.inflight.Add(-1)
-		signal(r.q.freed)
+		r.q.slots.release(1)
 	}()
 	if context.Cause(r.ctx) != nil {
 		// Cancelled before it started (the hard stop, or a lost lease, hit
@@ -58,7 +57,7 @@ func (p *Pool) execute(r *run, respawn func()) {
 	}
 	start = time.Now()
 	if obs := p.cfg.Observer; obs != nil {
-		obs.Started(r.q.Name, r.lag+start.Sub(r.claimed))
+		obs.Started(r.q.label(), r.lag+start.Sub(r.claimed))
 	}
 	o = r.q.Exec(r.ctx, &r.rec)
 	returned = true

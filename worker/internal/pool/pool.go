@@ -66,7 +66,12 @@ type Abort func(rec *store.Record) Outcome
 
 // Queue is one queue the pool works on.
 type Queue struct {
-	Name        string
+	Name string
+	// Group joins the partitions of one queue: the queues of one Group
+	// share its Concurrency (they must agree on it) and its handler
+	// goroutines, take turns at them when several have jobs due, and are
+	// named by the Group in metrics and logs. "" is a queue of its own.
+	Group       string
 	Concurrency int // handler goroutines, >= 1
 	MaxAttempts int // applied to jobs without their own
 	// RateLimit caps how many jobs of the queue all processes together
@@ -162,6 +167,7 @@ type Pool struct {
 	cfg    Config
 	log    *slog.Logger
 	queues map[string]*queue
+	slots  []*slots // each queue's, shared by its partitions
 
 	// baseCtx is Run's context without its cancellation: the parent of the
 	// jobs' contexts and of the writes that must outlive Run's context. Jobs
@@ -219,7 +225,12 @@ type run struct {
 // needs an Exec, Concurrency >= 1 and MaxAttempts >= 1.
 func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 	seen := make(map[string]bool, len(queues))
+	limits := make(map[string]int)
 	for _, q := range queues {
+		if l, ok := limits[q.Group]; ok && q.Group != "" && l != q.Concurrency {
+			return nil, fmt.Errorf("pool: the partitions of queue %q have different concurrency (%d and %d)", q.Group, l, q.Concurrency)
+		}
+		limits[q.Group] = q.Concurrency
 		switch {
 		case q.Name == "" || seen[q.Name]:
 			return nil, fmt.Errorf("pool: queue name %q is empty or repeated", q.Name)
@@ -245,8 +256,17 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		leaseSig:   make(chan struct{}, 1),
 		extendSig:  make(chan struct{}, 1),
 	}
+	groups := make(map[string]*slots)
 	for _, q := range queues {
-		p.queues[q.Name] = newQueue(q)
+		s := groups[q.Group]
+		if s == nil || q.Group == "" {
+			s = newSlots(q.Concurrency)
+			p.slots = append(p.slots, s)
+			if q.Group != "" {
+				groups[q.Group] = s
+			}
+		}
+		p.queues[q.Name] = newQueue(q, s)
 	}
 	return p, nil
 }
@@ -270,8 +290,10 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	for _, q := range p.queues {
 		names = append(names, q.Name)
 		claimers.Go(func() { p.claimLoop(ctx, q) })
-		for range q.Concurrency {
-			workers.Go(func() { p.work(q, &workers) })
+	}
+	for _, s := range p.slots {
+		for range s.limit {
+			workers.Go(func() { p.work(s, &workers) })
 		}
 	}
 	background.Go(func() { p.subscribeLoop(ctx, names) })
@@ -288,8 +310,8 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	p.stopping.Store(true)
 	// 1. Stop claiming. Claims in flight complete and their jobs run.
 	claimers.Wait()
-	for _, q := range p.queues {
-		close(q.jobs)
+	for _, s := range p.slots {
+		close(s.jobs)
 	}
 	// 2. Let running jobs finish, up to the shutdown timeout.
 	workersDone := make(chan struct{})

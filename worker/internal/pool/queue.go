@@ -3,42 +3,50 @@ package pool
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // queue is the runtime state of one queue.
 type queue struct {
 	Queue
-	jobs     chan *run     // claimed jobs for the workers; never more than Concurrency
-	inflight atomic.Int64  // claimed and not yet finished
-	freed    chan struct{} // a worker finished a job
-	wakeSig  chan struct{} // a wake-up message or a (re)subscription arrived
-	ackSig   chan struct{} // acks are pending
+	slots   *slots        // shared by the queue's partitions (Queue.Group)
+	wanting bool          // the claim loop has jobs to claim (slots.wanting); its own
+	freed   chan struct{} // a worker finished a job, or a claim gave slots back
+	wakeSig chan struct{} // a wake-up message or a (re)subscription arrived
+	ackSig  chan struct{} // acks are pending
 
 	// acks are the runs whose handler returned Ack and whose ack is not
 	// stored yet; guarded by Pool.mu.
 	acks []*run
 
-	// gather is how many free slots a claim waits for while a backlog is
-	// waiting: half the slots.
-	gather int
-
 	mu     sync.Mutex
 	wakeAt int64 // earliest announced run-at (Redis ms) since the last look; -1 none
 }
 
-func newQueue(q Queue) *queue {
-	return &queue{
+func newQueue(q Queue, s *slots) *queue {
+	qu := &queue{
 		Queue:   q,
-		jobs:    make(chan *run, q.Concurrency),
+		slots:   s,
 		freed:   make(chan struct{}, 1),
 		wakeSig: make(chan struct{}, 1),
 		ackSig:  make(chan struct{}, 1),
 		wakeAt:  -1,
-		gather:  max(q.Concurrency/2, 1),
 	}
+	s.members = append(s.members, qu)
+	return qu
 }
+
+// label names the queue in metrics and logs: its Group, for a partition.
+func (q *queue) label() string {
+	if q.Group != "" {
+		return q.Group
+	}
+	return q.Name
+}
+
+// gather is how many free slots a claim waits for while a backlog is
+// waiting: half of what it may take.
+func (q *queue) gather() int { return max(q.slots.share()/2, 1) }
 
 // signal makes a non-blocking send on a one-slot channel.
 func signal(ch chan struct{}) {
@@ -53,7 +61,7 @@ func signal(ch chan struct{}) {
 func (q *queue) waitFreed(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
-	for q.Concurrency-int(q.inflight.Load()) < q.gather {
+	for q.slots.free() < q.gather() {
 		select {
 		case <-ctx.Done():
 			return false

@@ -72,13 +72,17 @@ func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([
 		}
 		args[2] = strconv.Itoa(len(opts) / 2)
 		args = append(args, opts...)
-		calls = append(calls, script.Call{Keys: []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}, Args: args})
+		keys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
+		if IsPartition(queue) {
+			keys = append(keys, k.Settings) // checked for retirement
+		}
+		calls = append(calls, script.Call{Keys: keys, Args: args})
 	}
 	out := make([]Enqueued, 0, len(jobs))
 	for i, res := range script.Enqueue.ExecMulti(ctx, s.c, calls...) {
 		vals, err := res.ToArray()
 		if err != nil {
-			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markOOM(err))
+			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markRetired(markOOM(err)))
 		}
 		for _, v := range vals {
 			if n, err := v.ToInt64(); err == nil { // not AsInt64: a holder's id may read as a number
