@@ -292,3 +292,26 @@ func (c *Client) Partitions(ctx context.Context, queue string) (int, error) {
 	l, err := c.layout(ctx, queue)
 	return l.Partitions, err
 }
+
+// PartitionLeaders returns, for each partition of queue in order (one for
+// a queue never split), the id of the process that leads it (Daemon.ID);
+// "" for a partition no process leads. One round trip per partition.
+func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, error) {
+	if err := ValidateQueueName(queue); err != nil {
+		return nil, err
+	}
+	l, err := c.layout(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	names := store.PartitionNames(queue, l.Partitions)
+	out := make([]string, len(names))
+	for i, p := range names {
+		info, err := c.st.FleetInfo(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = info.LeaderID
+	}
+	return out, nil
+}

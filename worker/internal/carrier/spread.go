@@ -71,24 +71,25 @@ func (c *Carrier) waitShare(ctx context.Context, q Queue) bool {
 // partitions than its share, q being the one of highest name among those
 // it leads (never partition 0).
 func (c *Carrier) spreadLoop(ctx context.Context, q Queue) error {
-	if !q.partition() || c.cfg.FleetSize == nil || !sleep(ctx, spreadInterval) {
+	if !q.partition() || c.cfg.FleetSize == nil {
 		return nil
 	}
-	return every(ctx, spreadInterval, func() error {
+	for sleep(ctx, spreadInterval) {
 		procs, err := c.cfg.FleetSize(ctx, q.Group)
 		if err != nil || procs <= 1 {
-			return nil
+			continue
 		}
 		parts := c.partitionsOf(q.Group)
 		share := (parts + procs - 1) / procs
 		if c.led(q.Group) <= share || !c.lastLed(q) {
-			return nil
+			continue
 		}
 		c.mu.Lock()
 		c.handedOver[q.Name] = true
 		c.mu.Unlock()
 		return errHandOver
-	})
+	}
+	return nil
 }
 
 // lastLed reports whether q is, of its Group's partitions i ≥ 1 this
