@@ -1,0 +1,139 @@
+package store_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+func TestSlotIsRedisClusters(t *testing.T) {
+	t.Parallel()
+	// The values CLUSTER KEYSLOT gives.
+	for key, want := range map[string]uint16{"123456789": 12739, "foo": 12182, "": 0} {
+		if got := store.Slot(key); got != want {
+			t.Errorf("Slot(%q) = %d; want %d", key, got, want)
+		}
+	}
+	c := testkit.Cluster(t)
+	for _, key := range []string{"a", "q#1.7", "emails", "bench#11.2"} {
+		n, err := c.Do(t.Context(), c.B().ClusterKeyslot().Key(key).Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := store.Slot(key); int64(got) != n {
+			t.Errorf("Slot(%q) = %d; CLUSTER KEYSLOT says %d", key, got, n)
+		}
+	}
+}
+
+// TestPartitionNamesSpread: the n partitions' slots are spaced evenly, so
+// three masters of equal slot ranges get about n/3 each (one off at a
+// boundary of the ranges).
+func TestPartitionNamesSpread(t *testing.T) {
+	t.Parallel()
+	for _, queue := range []string{"q", "emails", "a-much-longer-queue-name.v2"} {
+		for _, n := range []int{3, 6, 12, 24, 63, 64} {
+			names := store.PartitionNames(queue, n)
+			if len(names) != n || names[0] != queue {
+				t.Fatalf("PartitionNames(%q, %d) = %v", queue, n, names)
+			}
+			perMaster := map[int]int{}
+			for _, name := range names {
+				if name != queue && !store.IsPartition(name) || store.QueueOfPartition(name) != queue {
+					t.Errorf("%q is not a partition name of %q", name, queue)
+				}
+				perMaster[int(store.Slot(name))*3/16384]++
+			}
+			for m := range 3 {
+				if got, want := perMaster[m], n/3; got < want-1 || got > want+2 {
+					t.Errorf("queue %q, %d partitions: master %d would hold %d (%v)", queue, n, m, got, perMaster)
+				}
+			}
+			if !slices.Equal(names, store.PartitionNames(queue, n)) {
+				t.Errorf("PartitionNames(%q, %d) is not stable", queue, n)
+			}
+		}
+	}
+	if got := store.PartitionNames("q", 1); !slices.Equal(got, []string{"q"}) {
+		t.Errorf("one partition = %v; want the queue itself", got)
+	}
+}
+
+func TestPartitionOf(t *testing.T) {
+	t.Parallel()
+	counts := make([]int, 8)
+	for i := range 8000 {
+		p := store.PartitionOf(string(rune('a'+i%26))+string(rune(i)), 8)
+		if p < 0 || p >= 8 {
+			t.Fatalf("PartitionOf = %d", p)
+		}
+		counts[p]++
+	}
+	for i, n := range counts {
+		if n < 800 || n > 1200 {
+			t.Errorf("partition %d got %d of 8000 keys: %v", i, n, counts)
+		}
+	}
+	if store.PartitionOf("anything", 1) != 0 || store.PartitionOf("x", 0) != 0 {
+		t.Error("a queue of one partition has only partition 0")
+	}
+}
+
+func TestLayoutAndRetiredPartitions(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		ctx := t.Context()
+		const q = "lay"
+		if l, err := s.Layout(ctx, q); err != nil || l.Partitions != 1 || l.Prev != nil {
+			t.Fatalf("Layout of a new queue = %+v, %v; want 1 partition", l, err)
+		}
+		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 4, Prev: []int{2, 3}}); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := s.Layout(ctx, q); err != nil || l.Partitions != 4 || !slices.Equal(l.Prev, []int{2, 3}) {
+			t.Fatalf("Layout = %+v, %v", l, err)
+		}
+		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 4}); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := s.Layout(ctx, q); l.Prev != nil {
+			t.Errorf("Prev = %v after a layout without; want none", l.Prev)
+		}
+		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if testkit.Exists(t, c, s.Keys(q).Settings) {
+			t.Error("a queue back to one partition keeps layout fields")
+		}
+
+		parts := store.PartitionNames(q, 3)
+		if err := s.SetRetired(ctx, parts[1:], true); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.EnqueueJobs(ctx, parts[1], []store.NewJob{{ID: "refused"}})
+		if !errors.Is(err, store.ErrRetired) {
+			t.Fatalf("enqueue to a retired partition: %v; want ErrRetired", err)
+		}
+		if held, err := s.HoldJobs(ctx, parts); err != nil || slices.Contains(held, true) {
+			t.Errorf("HoldJobs = %v, %v; the refused enqueue wrote something", held, err)
+		}
+		// Partition 0 is the queue itself and is never refused.
+		if _, err := s.EnqueueJobs(ctx, parts[0], []store.NewJob{{ID: "kept"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetRetired(ctx, parts[1:], false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.EnqueueJobs(ctx, parts[2], []store.NewJob{{ID: "back"}}); err != nil {
+			t.Fatal(err)
+		}
+		if held, err := s.HoldJobs(ctx, parts); err != nil || !slices.Equal(held, []bool{true, false, true}) {
+			t.Errorf("HoldJobs = %v, %v; want [true false true]", held, err)
+		}
+	})
+}
