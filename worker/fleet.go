@@ -26,6 +26,32 @@ type Fleet struct {
 	// Config.LeaderLease every LeaderLease/3.
 	LeaderTTL time.Duration
 	Processes []FleetProcess // sorted by ID
+	// Partitions is how many partitions the queue has (1: never split;
+	// see QueueOptions.Partitions). Leader and LeaderTTL are partition
+	// 0's, the partition that fires the periodic jobs.
+	Partitions int
+	// PartitionLeaders holds, for a queue of several partitions, the id of
+	// the process leading each partition, in order ("" where none does);
+	// nil for a queue of one.
+	PartitionLeaders []string
+}
+
+// Leads counts the partitions process id leads (for a queue of one, 1
+// when it is the Leader).
+func (f Fleet) Leads(id string) int {
+	if f.PartitionLeaders == nil {
+		if f.Leader == id && id != "" {
+			return 1
+		}
+		return 0
+	}
+	n := 0
+	for _, l := range f.PartitionLeaders {
+		if l == id && id != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // FleetProcess is one Daemon serving a queue.
@@ -63,8 +89,10 @@ const (
 )
 
 // Fleet returns the processes serving queue, its leader and the time left
-// on its leader lock. It reads them in two round trips (a third forgets
-// the reports that lapsed, when there are any).
+// on its leader lock, and the leader of each partition of a partitioned
+// queue (the number of partitions as the Client last read it, at most
+// 30s ago). It reads them in two round trips (a third forgets the reports
+// that lapsed, when there are any), and one per partition i ≥ 1.
 func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Fleet{}, err
@@ -85,6 +113,15 @@ func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 		}
 		slices.Sort(p.Periodic)
 		f.Processes[i] = p
+	}
+	l, err := c.layout(ctx, queue)
+	if err != nil {
+		return Fleet{}, err
+	}
+	if f.Partitions = l.Partitions; f.Partitions > 1 {
+		if f.PartitionLeaders, err = c.PartitionLeaders(ctx, queue); err != nil {
+			return Fleet{}, err
+		}
 	}
 	return f, nil
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -37,7 +38,7 @@ type process struct {
 	StartedAt time.Time
 	Reported  time.Time // its latest report to any queue
 	Queues    []servedQueue
-	Leads     []string
+	Leads     []lead
 }
 
 // servedQueue is one queue a process serves.
@@ -73,8 +74,11 @@ func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) erro
 			}
 			p.Queues = append(p.Queues, servedQueue{Name: q, Concurrency: fp.Concurrency, RateLimit: fp.RateLimit,
 				Leader: fp.Leader, Periodic: fp.Periodic})
-			if fp.Leader {
-				p.Leads = append(p.Leads, q)
+			switch n, f := fleets[i].Leads(fp.ID), fleets[i]; {
+			case n > 0 && f.Partitions > 1:
+				p.Leads = append(p.Leads, lead{Queue: q, Partitions: fmt.Sprintf("%d of %d partitions", n, f.Partitions)})
+			case n > 0:
+				p.Leads = append(p.Leads, lead{Queue: q})
 			}
 		}
 	}
@@ -85,6 +89,13 @@ func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) erro
 	slices.SortFunc(procs, func(a, b *process) int { return cmp.Compare(a.ID, b.ID) })
 	h.render(w, r, s, http.StatusOK, "fleet", "Fleet", "fleet", procs)
 	return nil
+}
+
+// lead is a queue a process leads; Partitions says how many of a
+// partitioned queue's partitions ("3 of 12 partitions").
+type lead struct {
+	Queue      string
+	Partitions string
 }
 
 // lockRow is one queue's leader lock.
