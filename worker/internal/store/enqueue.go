@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
@@ -52,6 +54,12 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added
 // EnqueueJobs is Enqueue that also says, for a job refused for its unique
 // key, which job holds the key.
 func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([]Enqueued, error) {
+	return enqueued(script.Enqueue.ExecMulti(ctx, s.c, s.enqueueCalls(queue, jobs)...), len(jobs))
+}
+
+// enqueueCalls are the script calls that enqueue jobs to queue, MaxBatch
+// jobs each.
+func (s *Store) enqueueCalls(queue string, jobs []NewJob) []script.Call {
 	k := s.Keys(queue)
 	var calls []script.Call
 	for batch := range slices.Chunk(jobs, MaxBatch) {
@@ -78,8 +86,14 @@ func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([
 		}
 		calls = append(calls, script.Call{Keys: keys, Args: args})
 	}
-	out := make([]Enqueued, 0, len(jobs))
-	for i, res := range script.Enqueue.ExecMulti(ctx, s.c, calls...) {
+	return calls
+}
+
+// enqueued decodes the replies of enqueueCalls for jobs jobs: the
+// outcomes of the batches up to the first that failed, and its error.
+func enqueued(replies []rueidis.RedisResult, jobs int) ([]Enqueued, error) {
+	out := make([]Enqueued, 0, jobs)
+	for i, res := range replies {
 		vals, err := res.ToArray()
 		if err != nil {
 			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markRetired(markOOM(err)))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
@@ -17,6 +19,9 @@ import (
 // touched. The queues in keep (the ones the caller serves) are left alone.
 // It returns the names it removed, sorted.
 //
+// A queue split into partitions is left alone: its partitions are forgotten
+// together, by an operator (Client.ForgetQueue).
+//
 // The name leaves the set in a second step: a producer that enqueues to the
 // queue between the two is listed again when its Client records the name
 // next (Client re-records its queues every minute), or when a process that
@@ -26,10 +31,14 @@ func (s *Store) ForgetQueues(ctx context.Context, keep []string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	split, err := s.splitQueues(ctx, names)
+	if err != nil {
+		return nil, err
+	}
 	var candidates []string
 	var calls []script.Call
-	for _, q := range names {
-		if slices.Contains(keep, q) {
+	for i, q := range names {
+		if slices.Contains(keep, q) || split[i] {
 			continue
 		}
 		candidates = append(candidates, q)
@@ -53,4 +62,25 @@ func (s *Store) ForgetQueues(ctx context.Context, keep []string) ([]string, erro
 		return nil, fmt.Errorf("forget queue names %v: %w", gone, err)
 	}
 	return gone, nil
+}
+
+// splitQueues reports, for each queue, whether its settings record a
+// layout of several partitions (now or still draining), in one round trip.
+func (s *Store) splitQueues(ctx context.Context, queues []string) ([]bool, error) {
+	out := make([]bool, len(queues))
+	if len(queues) == 0 {
+		return out, nil
+	}
+	cmds := make([]rueidis.Completed, len(queues))
+	for i, q := range queues {
+		cmds[i] = s.c.B().Hexists().Key(s.Keys(q).Settings).Field(fieldPartitions).Build()
+	}
+	for i, r := range s.c.DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return nil, fmt.Errorf("read the partitions of %s: %w", queues[i], err)
+		}
+		out[i] = n == 1
+	}
+	return out, nil
 }

@@ -137,3 +137,26 @@ func TestLayoutAndRetiredPartitions(t *testing.T) {
 		}
 	})
 }
+
+// TestForgetQueuesLeavesPartitionedQueues: the leader's cleanup of unused
+// queues never forgets partition 0 of a split queue (its layout names the
+// partitions that may still hold jobs).
+func TestForgetQueuesLeavesPartitionedQueues(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		ctx := t.Context()
+		if err := s.AddQueues(ctx, "split", "plain"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetLayout(ctx, "split", store.Layout{Partitions: 3}); err != nil {
+			t.Fatal(err)
+		}
+		gone, err := s.ForgetQueues(ctx, nil)
+		if err != nil || !slices.Equal(gone, []string{"plain"}) {
+			t.Fatalf("ForgetQueues = %v, %v; want only the plain queue", gone, err)
+		}
+		if l, err := s.Layout(ctx, "split"); err != nil || l.Partitions != 3 {
+			t.Errorf("the split queue's layout = %+v, %v; want it kept", l, err)
+		}
+	})
+}
