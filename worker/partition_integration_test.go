@@ -238,3 +238,39 @@ func TestPartitionsTakeTurns(t *testing.T) {
 		t.Errorf("the last job of the short partition started %dth of 320: it waited for the other's backlog", last+1)
 	}
 }
+
+// TestPartitionedPeriodic: partition 0's leader fires a partitioned
+// queue's periodic jobs, once per tick, and Get finds them.
+func TestPartitionedPeriodic(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		const q = "ptick"
+		cfg := testConfig(t, prefix)
+		c := newClient(t, rdb, cfg)
+		rec := newRecorder()
+		var mu sync.Mutex
+		var ids []string
+		h := rec.handler(func(_ context.Context, j *worker.Job) error {
+			mu.Lock()
+			ids = append(ids, j.ID)
+			mu.Unlock()
+			return nil
+		})
+		opts := worker.QueueOptions{Partitions: 3, Periodic: []worker.Periodic{{Name: "tick", Every: time.Second}}}
+		startDaemon(t, rdb, register(t, nil, q, h, opts), cfg)
+		startDaemon(t, rdb, register(t, nil, q, h, opts), cfg)
+		testkit.Eventually(t, 15*time.Second, "three ticks", func() bool { return rec.count() >= 3 })
+		mu.Lock()
+		defer mu.Unlock()
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if seen[id] {
+				t.Errorf("periodic job %s ran twice", id)
+			}
+			seen[id] = true
+		}
+		if st, err := c.Periodic(t.Context(), q); err != nil || len(st) != 1 || st[0].LastFire.IsZero() {
+			t.Errorf("Periodic = %+v, %v; want tick's last fire", st, err)
+		}
+	})
+}
