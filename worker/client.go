@@ -92,6 +92,9 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
+	for q := range cfg.Durability {
+		m.Replicated(q) // the series start at zero
+	}
 	return &Client{st: store.New(rdb, cfg.Prefix, m.Redis()), metrics: m, cfg: cfg}, nil
 }
 
@@ -319,6 +322,9 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		return store.NewJob{}, err
 	}
 	if err := validateUnique(spec); err != nil {
+		return store.NewJob{}, err
+	}
+	if err := spec.Durability.validate("Durability"); err != nil {
 		return store.NewJob{}, err
 	}
 	return store.NewJob{

@@ -179,5 +179,8 @@ func (c Config) validate() error {
 	if c.DeadMaxJobs < 0 {
 		errs = append(errs, invalid("DeadMaxJobs", "must not be negative (got %d)", c.DeadMaxJobs))
 	}
+	if err := validateDurabilities(c.Durability); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -30,6 +31,9 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	uniqueKey := fs.String("unique-key", "", "refuse the job while another job of the queue holds this key (until that job finishes, or --unique-for)")
 	uniqueFor := fs.Duration("unique-for", 0, "keep the unique key held this long after the enqueue, even once the job finished, e.g. 24h")
 	uniqueAfterFinish := fs.Bool("unique-after-finish", false, "count --unique-for from the job's finish instead of its enqueue")
+	replicas := fs.Int("replicas", 0, "wait until this many replicas confirm the job (Redis WAIT); when fewer do in time, the job is stored all the same and the command warns and fails (default: the queue's durability, or none)")
+	replicasTimeout := fs.Duration("replicas-timeout", time.Second, "how long --replicas (or --aof) waits, 1ms to 1m")
+	aof := fs.Bool("aof", false, "also wait until the master and the replicas have written the job to their append-only file (WAITAOF: Redis 7.2 or later)")
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
 		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
@@ -60,6 +64,14 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 			return usagef("--unique-for needs --unique-key")
 		case *uniqueAfterFinish && !given["unique-for"]:
 			return usagef("--unique-after-finish needs --unique-for")
+		case given["replicas-timeout"] && *replicas == 0 && !*aof:
+			return usagef("--replicas-timeout needs --replicas or --aof")
+		}
+		if *replicas != 0 || *aof {
+			spec.Durability = worker.Durability{Replicas: *replicas, Timeout: *replicasTimeout, AOF: *aof}
+			if err := durabilityFlags(spec.Durability); err != nil {
+				return err
+			}
 		}
 		spec.MaxAttempts = *maxAttempts
 		spec.Priority = level
@@ -105,6 +117,10 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		}
 		defer closeClient()
 		jobID, err := client.Enqueue(ctx, spec)
+		if errors.Is(err, worker.ErrNotReplicated) {
+			warnPrefix(ctx, client, std)
+			return notReplicated(jobID, err, *asJSON, std)
+		}
 		if errors.Is(err, worker.ErrDuplicate) {
 			// Refused for its unique key, the client returns the holder's id.
 			if errors.Is(err, worker.ErrUniqueKeyHeld) {
@@ -127,6 +143,37 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		fmt.Fprintln(std.out, printable(jobID)) // through --api, the server says what the id is
 		return nil
 	}
+}
+
+// durabilityFlags checks the durability the flags ask for, as the library
+// will, naming the flags.
+func durabilityFlags(d worker.Durability) error {
+	var ve *worker.ValidationError
+	if errors.As(d.Validate(), &ve) {
+		flag := map[string]string{"Replicas": "--replicas", "Timeout": "--replicas-timeout", "AOF": "--aof"}[ve.Field]
+		return usagef("invalid %s: %s", flag, ve.Reason)
+	}
+	return nil
+}
+
+// notReplicated reports a job stored but not confirmed on the replicas
+// asked for: its id on stdout (with --json, the API's 202 reply), the
+// warning on stderr; the command fails with the code of not_replicated.
+func notReplicated(id string, err error, asJSON bool, std streams) error {
+	msg := printableError(err.Error())
+	if asJSON {
+		if werr := writeJSON(std.out, struct {
+			ID         string     `json:"id"`
+			Replicated bool       `json:"replicated"`
+			Error      wire.Error `json:"error"`
+		}{id, false, wire.Error{Code: wire.CodeNotReplicated, Message: err.Error()}}); werr != nil {
+			return werr
+		}
+	} else {
+		fmt.Fprintln(std.out, printable(id))
+	}
+	fmt.Fprintf(std.err, "courier enqueue: warning: job %s: %s\n", printable(id), msg)
+	return &printedError{err}
 }
 
 // readPayloadFile reads the payload from the file at path.

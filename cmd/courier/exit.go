@@ -20,6 +20,9 @@ const (
 	exitNotFound    = 3 // no such job (inspect --job, cancel, dead requeue/purge --job)
 	exitConflict    = 4 // the id exists or the unique key is held (enqueue), the job is dead (cancel), the queue is in use
 	exitUnavailable = 5 // Redis, or the API with --api, cannot be reached or cannot serve now: try again later
+	// exitNotReplicated: enqueue --replicas stored the job on the master,
+	// but fewer replicas than asked confirmed it in time.
+	exitNotReplicated = 6
 )
 
 // exitCodes document the codes, for "courier help" (and the README).
@@ -33,6 +36,7 @@ var exitCodes = []struct {
 	{exitNotFound, "not found: no such job"},
 	{exitConflict, "conflict: the id exists or the unique key is held, the job is dead, the queue is in use"},
 	{exitUnavailable, "Redis (or, with --api, the API) unavailable: try again later"},
+	{exitNotReplicated, "enqueue --replicas: the job is stored, but not confirmed on the replicas asked for"},
 	{exitSecondSignal, "run, dev: a second signal cut the drain short"},
 }
 
@@ -87,6 +91,8 @@ func exitCodeOf(c wire.Code) int {
 		return exitConflict
 	case wire.CodeUnavailable:
 		return exitUnavailable
+	case wire.CodeNotReplicated:
+		return exitNotReplicated
 	}
 	return exitFailure
 }

@@ -85,6 +85,7 @@ func TestExitCodes(t *testing.T) {
 			{"usage: a bad --priority", tc{args: []string{"enqueue", "--queue", "q", "--priority", "9"}, code: exitUsage, redis: true}},
 			{"usage: a value the library refuses", tc{args: []string{"enqueue", "--queue", "q", "--id", "a b", "--payload", "x"}, code: exitUsage, redis: true}},
 			{"conflict", tc{args: []string{"enqueue", "--queue", "q", "--id", "taken", "--payload", "x"}, code: exitConflict, redis: true}},
+			{"not replicated", tc{args: []string{"enqueue", "--queue", "q", "--payload", "x", "--replicas", "1", "--replicas-timeout", "1ms"}, code: exitCodeOf(wire.CodeNotReplicated), redis: true}},
 			{"Redis down", tc{args: []string{"enqueue", "--queue", "q", "--payload", "x", "--redis", down}, code: exitUnavailable}},
 		},
 		"inspect": {

@@ -139,6 +139,10 @@ func printWorkers(w io.Writer, v wire.Queue) error {
 		if p.Leader {
 			leader = "yes"
 		}
+		if v.Partitions > 1 {
+			// Of a partitioned queue: how many partitions it leads.
+			leader = fmt.Sprintf("%d of %d partitions", v.Fleet().Leads(p.ID), v.Partitions)
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", printable(p.ID), p.Concurrency, printable(orDash(p.RateLimit)), leader, relative(p.SeenAt))
 	}
 	return tw.Flush()

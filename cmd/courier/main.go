@@ -81,6 +81,7 @@ var (
 		"Queue": "--queue", "ID": "--id", "Payload": "--payload", "Delay": "--delay",
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
+		"Durability.Replicas": "--replicas", "Durability.Timeout": "--replicas-timeout", "Durability.AOF": "--aof",
 	}
 	// jobFlags are those of the commands that name an existing job.
 	jobFlags   = map[string]string{"Queue": "--queue", "ID": "--job"}
@@ -95,7 +96,7 @@ func commands() map[string]command {
 			synopsis: "[--addr HOST:PORT] [--http-addr HOST:PORT] [flags]", define: defineDev},
 		"enqueue": {summary: "put a job on a queue",
 			synopsis: "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
-				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
+				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--replicas N [--replicas-timeout D] [--aof]] [--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
 			fields: enqueueFlags, define: defineEnqueue},
 		"inspect": {summary: "show queues (sizes by state, leader, workers), or one job",
 			synopsis: "[--queue Q [--job ID]] [--json] [--api URL]", fields: jobFlags, define: defineInspect},

@@ -116,6 +116,11 @@ type Options struct {
 // WriteTimeoutDefault is Options.WriteTimeout's default: the listeners'.
 const WriteTimeoutDefault = 30 * time.Second
 
+// workOf is how long a request's work may last under the write timeout
+// write: a little less (a fifth, at most 1s), so that its timeout can
+// still be told to the client.
+func workOf(write time.Duration) time.Duration { return write - min(write/5, time.Second) }
+
 // Handler serves the API. Make one with New.
 type Handler struct {
 	opts    Options
@@ -161,6 +166,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.WriteTimeout < 0 {
 		return nil, errors.New("api: negative WriteTimeout")
 	}
+	limits.maxWait = maxWaitOf(workOf(opts.WriteTimeout))
 	if err := validRate("RateLimit", opts.RateLimit); err != nil {
 		return nil, err
 	}
@@ -326,8 +332,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 	}
 	// The work ends a little before the write deadline, so that its
 	// timeout can still be told to the client.
-	work := h.opts.WriteTimeout - min(h.opts.WriteTimeout/5, time.Second)
-	ctx, cancel := context.WithTimeout(r.Context(), work)
+	ctx, cancel := context.WithTimeout(r.Context(), workOf(h.opts.WriteTimeout))
 	defer cancel()
 	c.ctx = ctx
 	status, body, err := rt.serve(c)

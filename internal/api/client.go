@@ -21,7 +21,8 @@ import (
 // worker.ErrDuplicate (a held unique key too), a missing job to
 // worker.ErrNotFound, a dead job that cannot be cancelled to
 // worker.ErrJobDead, a queue that cannot be forgotten to
-// worker.ErrQueueInUse, and Redis out of memory to worker.ErrRedisOOM.
+// worker.ErrQueueInUse, Redis out of memory to worker.ErrRedisOOM, and a
+// job not confirmed on replicas to worker.ErrNotReplicated.
 // It is safe for concurrent use.
 type Client struct {
 	base  string // scheme://host[:port][/path], without /v1
@@ -60,6 +61,14 @@ type jobBody struct {
 	UniqueKey         string          `json:"unique_key,omitempty"`
 	UniqueFor         string          `json:"unique_for,omitempty"`
 	UniqueAfterFinish bool            `json:"unique_after_finish,omitempty"`
+	Durability        *durabilityBody `json:"durability,omitempty"`
+}
+
+// durabilityBody is a job's durability.
+type durabilityBody struct {
+	Replicas int    `json:"replicas,omitempty"`
+	Timeout  string `json:"timeout,omitempty"`
+	AOF      bool   `json:"aof,omitempty"`
 }
 
 // bodyOf encodes spec so that the API stores its payload byte for byte:
@@ -89,12 +98,30 @@ func bodyOf(spec worker.JobSpec) jobBody {
 	if spec.UniqueFor != 0 {
 		b.UniqueFor = spec.UniqueFor.String()
 	}
+	if d := spec.Durability; d != (worker.Durability{}) {
+		b.Durability = &durabilityBody{Replicas: d.Replicas, AOF: d.AOF}
+		if d.Timeout != 0 {
+			b.Durability.Timeout = d.Timeout.String()
+		}
+	}
 	return b
+}
+
+// resultError is the error of an enqueue result the server answered as a
+// success: a job stored but not confirmed on replicas (its error's code is
+// not_replicated); nil for any other.
+func resultError(e *wire.Error) error {
+	if e == nil || e.Code != wire.CodeNotReplicated {
+		return nil
+	}
+	return &Error{wireError: *e, cause: worker.ErrNotReplicated}
 }
 
 // Enqueue adds one job and returns its id; an existing id is an error that
 // wraps worker.ErrDuplicate, with the id returned, and so is a unique key
-// another job holds, with that job's id returned.
+// another job holds, with that job's id returned. A job stored but not
+// confirmed on the replicas its Durability asked for is returned with an
+// error that matches worker.ErrNotReplicated.
 func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, error) {
 	if err := worker.ValidateQueueName(spec.Queue); err != nil {
 		return "", err
@@ -111,13 +138,15 @@ func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return out.ID, nil
+	return out.ID, resultError(out.Error)
 }
 
 // EnqueueBatch adds up to the server's max_batch jobs to queue in one
 // request (the specs' Queue fields are ignored). Each result's Err wraps
 // worker.ErrDuplicate when its id existed, or its unique key was held (its
-// ID is then the holder's, as worker.Client.EnqueueMany gives it).
+// ID is then the holder's, as worker.Client.EnqueueMany gives it), and
+// worker.ErrNotReplicated when its job was stored but not confirmed on
+// replicas.
 func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return nil, err
@@ -138,7 +167,9 @@ func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.
 	res := make([]worker.EnqueueResult, len(out.Jobs))
 	for i, item := range out.Jobs {
 		res[i].ID = item.ID
-		if item.Status != "created" {
+		if item.Status == "created" {
+			res[i].Err = resultError(item.Error)
+		} else {
 			e := &Error{wireError: wire.Error{Code: wire.CodeConflict, Message: "not created"}}
 			if item.Error != nil {
 				e.wireError = *item.Error

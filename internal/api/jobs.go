@@ -12,10 +12,14 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// enqueued is the reply to an enqueue: the job's id and when it is due.
+// enqueued is the reply to an enqueue: the job's id and when it is due;
+// for a job stored but not confirmed on the replicas its durability asked
+// for (202), replicated false and why.
 type enqueued struct {
-	ID    string    `json:"id"`
-	RunAt time.Time `json:"run_at"`
+	ID         string      `json:"id"`
+	RunAt      time.Time   `json:"run_at"`
+	Replicated *bool       `json:"replicated,omitempty"`
+	Error      *wire.Error `json:"error,omitempty"`
 }
 
 // POST /v1/queues/{queue}/jobs
@@ -37,26 +41,36 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := res[0].Err; err != nil {
+	out := enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now)}
+	status := http.StatusCreated
+	if err := res[0].Err; errors.Is(err, worker.ErrNotReplicated) {
+		// Stored all the same: a success, told apart by its status.
+		out.Replicated, out.Error, status = replicatedFalse(), notReplicated(err), http.StatusAccepted
+	} else if err != nil {
 		return 0, nil, duplicate(err, "", queue, spec, res[0].ID)
 	}
 	c.w.Header().Set("Location", jobPath(queue, res[0].ID))
-	return http.StatusCreated, enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now)}, nil
+	return status, out, nil
 }
 
-// batchItem is the outcome of one job of a batch.
+// batchItem is the outcome of one job of a batch. A job created but not
+// confirmed on the replicas its durability asked for has replicated false
+// and an error of code not_replicated.
 type batchItem struct {
-	ID     string      `json:"id"`
-	Status string      `json:"status"` // created or conflict
-	RunAt  *time.Time  `json:"run_at,omitempty"`
-	Error  *wire.Error `json:"error,omitempty"`
+	ID         string      `json:"id"`
+	Status     string      `json:"status"` // created or conflict
+	RunAt      *time.Time  `json:"run_at,omitempty"`
+	Replicated *bool       `json:"replicated,omitempty"`
+	Error      *wire.Error `json:"error,omitempty"`
 }
 
-// batchReply is the reply to a batch, one item per job in request order.
+// batchReply is the reply to a batch, one item per job in request order;
+// NotReplicated counts the created jobs that were not confirmed.
 type batchReply struct {
-	Jobs      []batchItem `json:"jobs"`
-	Created   int         `json:"created"`
-	Conflicts int         `json:"conflicts"`
+	Jobs          []batchItem `json:"jobs"`
+	Created       int         `json:"created"`
+	Conflicts     int         `json:"conflicts"`
+	NotReplicated int         `json:"not_replicated,omitempty"`
 }
 
 // POST /v1/queues/{queue}/jobs/batch
@@ -82,7 +96,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	}
 	out := batchReply{Jobs: make([]batchItem, len(res))}
 	for i, r := range res {
-		if r.Err != nil {
+		if r.Err != nil && !errors.Is(r.Err, worker.ErrNotReplicated) {
 			out.Conflicts++
 			e := duplicate(r.Err, "jobs["+strconv.Itoa(i)+"].", queue, specs[i], r.ID)
 			out.Jobs[i] = batchItem{ID: r.ID, Status: "conflict", Error: &e.wireError}
@@ -91,6 +105,10 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 		out.Created++
 		at := dueAt(specs[i], c.now)
 		out.Jobs[i] = batchItem{ID: r.ID, Status: "created", RunAt: &at}
+		if r.Err != nil {
+			out.NotReplicated++
+			out.Jobs[i].Replicated, out.Jobs[i].Error = replicatedFalse(), notReplicated(r.Err)
+		}
 	}
 	return http.StatusOK, out, nil
 }

@@ -28,15 +28,29 @@ func decodeJob(body []byte, l Limits, now time.Time) (worker.JobSpec, *Error) {
 
 // decodeBatch decodes a batch's body, {"jobs": [...]}, into specs (without
 // Queue). One bad job refuses the whole batch, naming it: "jobs[3].delay".
+// The batch's durability, if any, is that of its jobs without their own.
 func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error) {
 	if err := checkBody(body); err != nil {
 		return nil, err
 	}
 	var specs []worker.JobSpec
+	var durability worker.Durability
 	err := decodeObject(body, func(dec *json.Decoder) *Error {
 		return readObject(dec, "", func(key string, dec *json.Decoder) *Error {
+			if key == "durability" {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return syntaxError(err)
+				}
+				if isNull(raw) {
+					return nil
+				}
+				var err *Error
+				durability, err = readDurability(key, raw, l)
+				return err
+			}
 			if key != "jobs" {
-				return unknownField(fieldName("", key), "jobs")
+				return unknownField(fieldName("", key), "jobs, durability")
 			}
 			tok, err := dec.Token()
 			switch {
@@ -71,11 +85,16 @@ func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error
 	case len(specs) == 0:
 		return nil, invalidField("jobs", fmt.Sprintf("must hold 1 to %d jobs", l.MaxBatch))
 	}
+	for i := range specs {
+		if specs[i].Durability == (worker.Durability{}) {
+			specs[i].Durability = durability
+		}
+	}
 	return specs, nil
 }
 
 // jobFields are the fields of a job object, for unknown-field messages.
-const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout, priority, unique_key, unique_for, unique_after_finish"
+const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout, priority, unique_key, unique_for, unique_after_finish, durability"
 
 // readJob reads one job object from dec; prefix starts its field names.
 func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.JobSpec, *Error) {
@@ -212,6 +231,12 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 				return err
 			}
 			spec.UniqueAfterFinish = b
+		case "durability":
+			d, err := readDurability(field, raw, l)
+			if err != nil {
+				return err
+			}
+			spec.Durability = d
 		default:
 			return unknownField(field, jobFields)
 		}
@@ -235,7 +260,7 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 func isJobField(key string) bool {
 	switch key {
 	case "id", "payload", "payload_base64", "delay", "run_at", "max_attempts", "timeout",
-		"priority", "unique_key", "unique_for", "unique_after_finish":
+		"priority", "unique_key", "unique_for", "unique_after_finish", "durability":
 		return true
 	}
 	return false

@@ -25,6 +25,10 @@ type Limits struct {
 	// MaxBodyBytes bounds a batch request's body (a single job's body is
 	// bounded by its payload limit: SingleBodyBytes). Default 16 MiB.
 	MaxBodyBytes int
+
+	// maxWait bounds a job's durability.timeout: set by New from the
+	// time a request may take (maxWaitOf); 0 = only the library's bound.
+	maxWait time.Duration
 }
 
 // Bounds of a request.

@@ -170,7 +170,8 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
-// TestOpenAPIMatchesWire: the schemas of the objects of package wire have
+// TestOpenAPIMatchesWire: the schemas of the objects of package wire (and
+// of the enqueue replies) have
 // exactly the fields of its types, by their JSON tags: a field without
 // omitempty is required, a pointer without omitempty is nullable, and
 // each property's type is the Go field's.
@@ -187,6 +188,8 @@ func TestOpenAPIMatchesWire(t *testing.T) {
 	for name, v := range map[string]any{
 		"Job": wire.Job{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
 		"Page": wire.Page{}, "Triage": wire.Triage{}, "Error": wire.Error{}, "ErrorReply": wire.ErrorReply{},
+		// The enqueue replies, of this package.
+		"Enqueued": enqueued{}, "BatchItem": batchItem{}, "BatchReply": batchReply{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -146,9 +146,24 @@ type Queue struct {
 	// its job finished (worker.QueueOptions.IDRetention); 0 = only while
 	// the job exists.
 	IDRetention time.Duration `koanf:"id_retention"`
+	// Partitions splits the queue into this many partitions, each its own
+	// hash slot (worker.QueueOptions.Partitions), 1 to 64.
+	Partitions int `koanf:"partitions"`
+	// Durability is the confirmation on replicas the jobs the daemon's API
+	// enqueues to the queue wait for when they ask for none of their own
+	// (worker.Config.Durability); zero = none.
+	Durability Durability `koanf:"durability"`
 	// Settings holds the handler's own section, queues.<name>.<handler>,
 	// decoded by the handler; any other key of the queue is refused.
 	Settings map[string]any `koanf:",remain"`
+}
+
+// Durability is a queue's default confirmation of an enqueue on replicas
+// (worker.Durability, field for field).
+type Durability struct {
+	Replicas int           `koanf:"replicas"`
+	Timeout  time.Duration `koanf:"timeout"`
+	AOF      bool          `koanf:"aof"`
 }
 
 // Periodic is one schedule of a queue's periodic jobs (worker.Periodic).
@@ -220,6 +235,7 @@ func QueueDefault() Queue {
 		MaxAttempts: worker.MaxAttemptsDefault,
 		Timeout:     worker.TimeoutDefault,
 		Backoff:     Backoff{Base: worker.BackoffBaseDefault, Cap: worker.BackoffCapDefault},
+		Partitions:  1,
 	}
 }
 
@@ -237,6 +253,23 @@ func (c *Config) Worker(logger *slog.Logger) worker.Config {
 		DeadMaxJobs:      c.Dead.MaxJobs,
 		DeadMaxAge:       c.Dead.MaxAge,
 		HistoryRetention: c.History.Retention,
+		Durability:       c.durabilities(),
 		Logger:           logger,
 	}
+}
+
+// durabilities are the queues' Durability, for worker.Config.Durability:
+// those that ask for one; nil when none does.
+func (c *Config) durabilities() map[string]worker.Durability {
+	var m map[string]worker.Durability
+	for name, q := range c.Queues {
+		if q.Durability == (Durability{}) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]worker.Durability)
+		}
+		m[name] = worker.Durability(q.Durability)
+	}
+	return m
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -148,7 +149,7 @@ func TestBadConfigs(t *testing.T) {
 		{"unknown nested key with suggestion", "redis:\n  adr: x:1\n", nil, "redis.adr", `did you mean "addr"?`},
 		{"unknown queue key", minimal + "    concurency: 3\n", nil, "queues.emails.concurency", `unknown key (did you mean "concurrency"?)`},
 		{"unknown top-level key, letters swapped", "redsi:\n  addr: x:1\n", nil, "redsi", `did you mean "redis"?`},
-		{"unknown queue key far from any", minimal + "    colour: blue\n", nil, "queues.emails.colour", "known here: backoff, concurrency, handler, id_retention, max_attempts, periodic, priority_weights, rate_limit, timeout, webhook"},
+		{"unknown queue key far from any", minimal + "    colour: blue\n", nil, "queues.emails.colour", "known here: backoff, concurrency, durability, handler, id_retention, max_attempts, partitions, periodic, priority_weights, rate_limit, timeout, webhook"},
 		{"handler section misspelt", minimal + "    webhok:\n      url: http://x/\n", nil, "queues.emails.webhok", `did you mean "webhook"?`},
 		{"handler name misspelt", "queues:\n  emails:\n    handler: webhok\n", nil, "queues.emails.handler", `unknown handler "webhok" (did you mean "webhook"?)`},
 		{"handler setting misspelt", minimal + "      timout: 5s\n", nil, "queues.emails.webhook.timout", `did you mean "timeout"?`},
@@ -232,6 +233,19 @@ func TestBadConfigs(t *testing.T) {
 		{"id retention under 1ms", minimal + "    id_retention: 500us\n", nil, "queues.emails.id_retention", "at least 1ms"},
 		{"id retention as a number", minimal + "    id_retention: 24\n", nil, "queues.emails.id_retention", "expected a duration"},
 		{"env: bad id retention", minimal, []string{"COURIER_QUEUES__EMAILS__ID_RETENTION=a day"}, "queues.emails.id_retention", "expected a duration"},
+		{"partitions zero", minimal + "    partitions: 0\n", nil, "queues.emails.partitions", "must be 1 to 64 (got 0)"},
+		{"partitions over 64", minimal + "    partitions: 65\n", nil, "queues.emails.partitions", "must be 1 to 64"},
+		{"partitions in words", minimal + "    partitions: many\n", nil, "queues.emails.partitions", "expected a whole number"},
+		{"partitions over the rate limit", minimal + "    partitions: 4\n    rate_limit: 2 per 1s\n", nil, "queues.emails.rate_limit", "shared among 4 partitions"},
+		{"durability without a timeout", minimal + "    durability: {replicas: 1}\n", nil, "queues.emails.durability.timeout", "is required to wait for replicas"},
+		{"durability timeout alone", minimal + "    durability: {timeout: 1s}\n", nil, "queues.emails.durability.timeout", "nothing waits"},
+		{"durability replicas over 16", minimal + "    durability: {replicas: 17, timeout: 1s}\n", nil, "queues.emails.durability.replicas", "must be 0 to 16 (got 17)"},
+		{"durability replicas negative", minimal + "    durability: {replicas: -1, timeout: 1s}\n", nil, "queues.emails.durability.replicas", "must be 0 to 16"},
+		{"durability timeout over a minute", minimal + "    durability: {replicas: 1, timeout: 2m}\n", nil, "queues.emails.durability.timeout", "at most 1m0s"},
+		{"durability timeout as a number", minimal + "    durability: {replicas: 1, timeout: 250}\n", nil, "queues.emails.durability.timeout", "expected a duration"},
+		{"durability aof in words", minimal + "    durability: {aof: maybe, timeout: 1s}\n", nil, "queues.emails.durability.aof", "expected"},
+		{"durability unknown key", minimal + "    durability: {replica: 1}\n", nil, "queues.emails.durability.replica", "replicas"},
+		{"env: bad durability", minimal, []string{"COURIER_QUEUES__EMAILS__DURABILITY__REPLICAS=1"}, "queues.emails.durability.timeout", "is required"},
 	}
 	checkRefused(t, tests, nil)
 }
@@ -394,6 +408,55 @@ func TestPriorityWeightsAndIDRetention(t *testing.T) {
 	q := cfg.Queues["emails"]
 	if o := q.options(); o.PriorityWeights != (worker.PriorityWeights{}) || o.IDRetention != 0 {
 		t.Errorf("defaults: weights %+v, id retention %s; want strict priority and none", o.PriorityWeights, o.IDRetention)
+	}
+}
+
+// TestPartitionsAndDurability: queues.<name>.partitions reaches the
+// queue's options and durability the library's Config.Durability (the
+// daemon's Client), from the file and the environment; a queue without
+// them has one partition and no durability.
+func TestPartitionsAndDurability(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{
+		File: writeFile(t, minimal+`
+    partitions: 8
+    durability: {replicas: 1, timeout: 250ms}
+  audit:
+    handler: log
+`),
+		Environ: []string{"COURIER_QUEUES__AUDIT__DURABILITY__AOF=true", "COURIER_QUEUES__AUDIT__DURABILITY__TIMEOUT=1s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emails, audit := cfg.Queues["emails"], cfg.Queues["audit"]
+	if o := emails.options(); o.Partitions != 8 {
+		t.Errorf("emails: partitions %d, want 8", o.Partitions)
+	}
+	if o := audit.options(); o.Partitions != 1 {
+		t.Errorf("audit: partitions %d, want the default 1", o.Partitions)
+	}
+	w := cfg.Worker(nil)
+	want := map[string]worker.Durability{
+		"emails": {Replicas: 1, Timeout: 250 * time.Millisecond},
+		"audit":  {AOF: true, Timeout: time.Second},
+	}
+	if !maps.Equal(w.Durability, want) {
+		t.Errorf("worker durabilities %+v, want %+v", w.Durability, want)
+	}
+	if err := w.Validate(); err != nil {
+		t.Errorf("worker config: %v", err)
+	}
+	if _, err := cfg.Registry(slog.New(slog.DiscardHandler)); err != nil {
+		t.Errorf("registry: %v", err)
+	}
+
+	cfg, err = Load(Sources{File: writeFile(t, minimal)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Worker(nil); w.Durability != nil {
+		t.Errorf("defaults: durabilities %+v, want none", w.Durability)
 	}
 }
 

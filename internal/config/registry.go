@@ -51,6 +51,7 @@ func (q *Queue) options() worker.QueueOptions {
 		Periodic:        q.periodic(),
 		PriorityWeights: worker.PriorityWeights(q.PriorityWeights),
 		IDRetention:     q.IDRetention,
+		Partitions:      q.Partitions,
 	}
 }
 

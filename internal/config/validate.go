@@ -94,8 +94,11 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	if q.Timeout == 0 {
 		ps.add(key+".timeout", "must be positive (got 0s)")
 	}
+	if q.Partitions == 0 {
+		ps.add(key+".partitions", "must be 1 to %d (got 0)", worker.MaxPartitions)
+	}
 	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic(),
-		IDRetention: q.IDRetention}
+		IDRetention: q.IDRetention, Partitions: q.Partitions}
 	if limit, err := worker.ParseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
@@ -118,6 +121,12 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 		return key + "." + sub, ok && !ps.has(key+"."+sub)
 	})
 	validateBackoff(key+".backoff", q.Backoff, ps)
+	// The library checks Config.Durability too, by queue: named here, by
+	// key, once (its Durability["<name>"] fields are not in libraryKeys).
+	libraryProblems(ps, worker.Durability(q.Durability).Validate(), func(field string) (string, bool) {
+		sub, ok := libraryKeys["Durability."+field]
+		return key + ".durability." + sub, ok
+	})
 
 	b, ok := handlers.Lookup(q.Handler)
 	if q.Handler == "" {
@@ -208,7 +217,8 @@ func problemsOf(err error) problems {
 // validation errors (worker.ValidationError.Field) to this configuration's
 // keys: the one table between the two vocabularies. Queue options are
 // relative to queues.<name>, a periodic schedule's to
-// queues.<name>.periodic.<schedule> ("" is the schedule itself).
+// queues.<name>.periodic.<schedule> ("" is the schedule itself), a
+// Durability's to queues.<name>.durability.
 var libraryKeys = map[string]string{
 	"Config.Prefix":           "redis.prefix",
 	"Config.MaxPayloadBytes":  "jobs.max_payload_bytes",
@@ -228,6 +238,12 @@ var libraryKeys = map[string]string{
 	"QueueOptions.RateLimit":       "rate_limit",
 	"QueueOptions.PriorityWeights": "priority_weights",
 	"QueueOptions.IDRetention":     "id_retention",
+	"QueueOptions.Partitions":      "partitions",
+
+	// relative to queues.<name>.durability
+	"Durability.Replicas": "replicas",
+	"Durability.Timeout":  "timeout",
+	"Durability.AOF":      "aof",
 
 	"Periodic.":            "",
 	"Periodic.Name":        "",

@@ -27,6 +27,11 @@ const (
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405: see Allow
 	CodeUnavailable      Code = "unavailable"        // 503: Redis cannot be reached, is loading or is out of memory; see Retry-After
 	CodeInternal         Code = "internal"           // 500: see the server's log
+	// CodeNotReplicated is never an error response: an enqueue stored on
+	// the master but not confirmed on the replicas its durability asked
+	// for says so in its result (the single enqueue's 202, a batch item),
+	// and the CLI exits with its code.
+	CodeNotReplicated Code = "not_replicated"
 )
 
 var codeStatus = map[Code]int{
@@ -42,6 +47,7 @@ var codeStatus = map[Code]int{
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
+	CodeNotReplicated:    http.StatusAccepted,
 }
 
 // Codes lists every code, sorted.
@@ -83,7 +89,8 @@ type ErrorReply struct {
 // for the API's status and the CLI's exit code: validation errors are
 // invalid_field, the sentinels have codes of their own (a missing job is
 // not_found; an existing id, a held unique key, a dead job that cannot be
-// cancelled and a queue in use are conflict), and Redis that cannot serve
+// cancelled and a queue in use are conflict; a job stored but not
+// confirmed on replicas is not_replicated), and Redis that cannot serve
 // for now (worker.IsRedisUnavailable: unreachable, loading, out of memory,
 // or a deadline that ran out waiting for it) is unavailable. Anything else
 // is internal.
@@ -100,6 +107,10 @@ func CodeOf(err error) Code {
 	switch {
 	case errors.As(err, &ve):
 		return CodeInvalidField
+	case errors.Is(err, worker.ErrNotReplicated):
+		// Before unavailable: the wait's own failure may be a lost
+		// connection, but the job is stored.
+		return CodeNotReplicated
 	case errors.Is(err, worker.ErrNotFound):
 		return CodeNotFound
 	case errors.Is(err, worker.ErrDuplicate), errors.Is(err, worker.ErrJobDead), errors.Is(err, worker.ErrQueueInUse):

@@ -24,6 +24,13 @@ type Queue struct {
 	// that has one) reports it; null for none.
 	RateLimit *string   `json:"rate_limit"`
 	Workers   []Process `json:"workers"`
+	// Partitions is how many partitions the queue has; 1 for a queue never
+	// split. Leader is then partition 0's.
+	Partitions int `json:"partitions"`
+	// PartitionLeaders holds, for a queue of several partitions, the id of
+	// the process leading each partition, in order, "" where none does;
+	// left out for a queue of one.
+	PartitionLeaders []string `json:"partition_leaders,omitempty"`
 }
 
 // Counts are a queue's jobs by state.
@@ -57,10 +64,12 @@ type Process struct {
 // its fleet.
 func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
 	v := Queue{
-		Name:    name,
-		Paused:  s.Paused,
-		Jobs:    Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead},
-		Workers: make([]Process, 0, len(f.Processes)),
+		Name:             name,
+		Paused:           s.Paused,
+		Jobs:             Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead},
+		Workers:          make([]Process, 0, len(f.Processes)),
+		Partitions:       max(f.Partitions, 1),
+		PartitionLeaders: f.PartitionLeaders,
 	}
 	if f.Leader != "" {
 		v.Leader = &f.Leader
@@ -104,7 +113,7 @@ func (v *Queue) Stats() worker.QueueStats {
 // as worker.Client.Fleet reads them; a rate limit the worker package
 // cannot parse is left out.
 func (v *Queue) Fleet() worker.Fleet {
-	f := worker.Fleet{Processes: make([]worker.FleetProcess, len(v.Workers))}
+	f := worker.Fleet{Processes: make([]worker.FleetProcess, len(v.Workers)), Partitions: v.Partitions, PartitionLeaders: v.PartitionLeaders}
 	if v.Leader != nil {
 		f.Leader = *v.Leader
 	}

@@ -122,7 +122,7 @@ func TestQueueRoundTrip(t *testing.T) {
 		{ID: "a", Concurrency: 5, RateLimit: worker.RateLimit{N: 10, Per: time.Second}, ReportedAt: at(1, 0).UTC()},
 		{ID: "b", Concurrency: 20, RateLimit: worker.RateLimit{N: 100, Per: time.Minute}, Leader: true, ReportedAt: at(2, 500).UTC()},
 		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC()},
-	}}
+	}, Partitions: 3, PartitionLeaders: []string{"b", "a", ""}}
 	v := through(t, QueueOf("emails", stats, fleet))
 	if v.Name != "emails" || v.Concurrency != 26 || v.Leader == nil || *v.Leader != "b" ||
 		v.RateLimit == nil || *v.RateLimit != "100 per 1m0s" || v.Workers[2].RateLimit != nil {
@@ -140,7 +140,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[]}`
+	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[],"partitions":1}`
 	if string(data) != want {
 		t.Errorf("idle queue %s, want %s", data, want)
 	}
@@ -192,6 +192,9 @@ func TestCodeOf(t *testing.T) {
 		{fmt.Errorf("forget: %w: 3 dead jobs", worker.ErrQueueInUse), CodeConflict},
 		{errors.New("something else"), CodeInternal},
 		{fmt.Errorf("courier API: %w", coded(CodeRateLimited)), CodeRateLimited},
+		{&worker.NotReplicatedError{Queue: "q", Want: 1}, CodeNotReplicated},
+		// Stored, though the wait's connection was lost: not unavailable.
+		{fmt.Errorf("enqueue: %w", &worker.NotReplicatedError{Queue: "q", Want: 1, Err: timeout}), CodeNotReplicated},
 	}
 	for _, tt := range tests {
 		if got := CodeOf(tt.err); got != tt.want {

@@ -18,6 +18,9 @@ var (
 	// acquireBuckets: 100 µs (an uncontended acquire on a nearby Redis) to
 	// 30 s (a waiter that outlasted a whole watchdog lease).
 	acquireBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	// replicationBuckets: 100 µs (a replica on the same host) to 60 s,
+	// the longest wait a Durability may ask for.
+	replicationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 )
 
 // Outcome is how an attempt ended: the outcome label of
@@ -55,6 +58,10 @@ type jobMetrics struct {
 	lag         *prometheus.HistogramVec
 	running     *prometheus.GaugeVec
 	concurrency *prometheus.GaugeVec
+	// replication and unreplicated: enqueues that asked for replicas
+	// (worker.Durability).
+	replication  *prometheus.HistogramVec
+	unreplicated *prometheus.CounterVec
 
 	mu     sync.Mutex
 	labels map[string]bool // queue label values enqueued has taken
@@ -91,6 +98,15 @@ func newJobMetrics() *jobMetrics {
 		concurrency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "courier_queue_concurrency",
 			Help: "Handler goroutines this process runs for the queue: the most jobs it runs at once.",
+		}, []string{"queue"}),
+		replication: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "courier_enqueue_replication_seconds",
+			Help:    "Time of each enqueue that asked for replicas (a Durability): the write and the wait for the replicas' confirmation (WAIT or WAITAOF) in one round trip.",
+			Buckets: replicationBuckets,
+		}, []string{"queue"}),
+		unreplicated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "courier_enqueue_unreplicated_total",
+			Help: "Jobs this process added, asking for replicas (a Durability), that fewer replicas than asked confirmed in time: stored on the master, they may not survive a failover.",
 		}, []string{"queue"}),
 		labels: make(map[string]bool),
 	}
@@ -147,6 +163,30 @@ func (s *Set) Duplicates(queue, reason string, n int) {
 		return
 	}
 	s.jobs.duplicates.WithLabelValues(s.jobs.label(queue), reason).Add(float64(n))
+}
+
+// Replicated creates the replication series of a queue whose enqueues
+// ask for replicas by default (a Client's Config.Durability), at zero.
+// Other queues get theirs at their first such enqueue (Replication).
+func (s *Set) Replicated(queue string) {
+	if s == nil {
+		return
+	}
+	label := s.jobs.label(queue)
+	s.jobs.replication.WithLabelValues(label)
+	s.jobs.unreplicated.WithLabelValues(label)
+}
+
+// Replication records an enqueue to queue that asked for replicas: how
+// long its write and wait took, and how many of the jobs it added were not
+// confirmed (0 when all were).
+func (s *Set) Replication(queue string, took time.Duration, unconfirmed int) {
+	if s == nil {
+		return
+	}
+	label := s.jobs.label(queue)
+	s.jobs.replication.WithLabelValues(label).Observe(took.Seconds())
+	s.jobs.unreplicated.WithLabelValues(label).Add(float64(unconfirmed))
 }
 
 // label returns queue, or OtherQueue once MaxQueueLabels queues have

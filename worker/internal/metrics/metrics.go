@@ -50,7 +50,7 @@ func New(reg prometheus.Registerer) (*Set, error) {
 	if err := register(reg, "job",
 		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused), share(&s.readyLevels),
 		share(&j.enqueued), share(&j.duplicates), share(&j.processed), share(&j.duration), share(&j.lag),
-		share(&j.running), share(&j.concurrency),
+		share(&j.running), share(&j.concurrency), share(&j.replication), share(&j.unreplicated),
 	); err != nil {
 		return nil, err
 	}

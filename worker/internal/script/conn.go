@@ -3,7 +3,9 @@ package script
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -21,11 +23,24 @@ type Conn struct {
 	// flagless is set once the server refused a script's flags line: it
 	// gets the scripts without flags from then on.
 	flagless *atomic.Bool
+	// commands caches HasCommand's answers: command name -> known.
+	commands *sync.Map
 }
+
+// known is what a server answered about a command, and when.
+type known struct {
+	has bool
+	at  time.Time
+}
+
+// unknownRecheck is how long HasCommand trusts a server's answer that it
+// lacks a command: an upgraded server gets it without a restart of the
+// process.
+const unknownRecheck = time.Minute
 
 // NewConn returns a Conn on c that records its calls in m (nil: none).
 func NewConn(c rueidis.Client, m *metrics.Redis) Conn {
-	return Conn{client: c, metrics: m, flagless: new(atomic.Bool)}
+	return Conn{client: c, metrics: m, flagless: new(atomic.Bool), commands: new(sync.Map)}
 }
 
 // Cluster reports whether the client talks to a Redis Cluster.
@@ -58,6 +73,25 @@ func (c Conn) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.
 		c.refused(ops[i], res.Error())
 	}
 	return out
+}
+
+// HasCommand reports whether the server knows the command name (COMMAND
+// INFO), for commands newer than the oldest Redis Courier runs on, such as
+// WAITAOF (7.2). A yes is remembered; a no for a minute. On a Cluster it
+// asks one node, taken to speak for all.
+func (c Conn) HasCommand(ctx context.Context, name string) (bool, error) {
+	if v, ok := c.commands.Load(name); ok {
+		if k := v.(known); k.has || time.Since(k.at) < unknownRecheck {
+			return k.has, nil
+		}
+	}
+	vals, err := c.Do(ctx, c.B().CommandInfo().CommandName(name).Build()).ToArray()
+	if err != nil {
+		return false, err
+	}
+	has := len(vals) == 1 && !vals[0].IsNil()
+	c.commands.Store(name, known{has: has, at: time.Now()})
+	return has, nil
 }
 
 // Receive runs a subscription (see rueidis.Client.Receive) and counts it

@@ -15,6 +15,12 @@
 // rueidis's Lua.ExecMulti is not used: it sends SCRIPT LOAD to every node
 // before each batch, doubling a hot path's round trips.
 //
+// Script.ExecDedicated runs calls as ExecMulti does on a connection of
+// their own, followed in the same round trip by plain commands that must
+// see the calls' writes on their connection: WAIT and WAITAOF, which
+// count the replicas that have a connection's writes (a replicated
+// enqueue, worker.Durability).
+//
 // # Retries
 //
 // This package is the one place where Courier decides whether a script
@@ -74,7 +80,8 @@
 //
 // # Metrics
 //
-// Every Exec and ExecMulti is timed once, as courier_redis_script_seconds
+// Every Exec and ExecMulti (not ExecDedicated, whose WAIT would be most
+// of the time) is timed once, as courier_redis_script_seconds
 // {script=<name>} (the NOSCRIPT fallback and the resends included), and a
 // call that failed in the end counts in courier_redis_errors_total
 // {op=<name>}. Each refusing reply counts in courier_redis_refused_total

@@ -131,12 +131,21 @@ func waitReply(res rueidis.RedisResult, aof bool) (replicas int, local bool, err
 func (s *Store) checkWaitAOF(ctx context.Context) error {
 	has, err := s.c.HasCommand(ctx, "waitaof")
 	switch {
+	case unknownCommand(err): // a server without COMMAND INFO (the embedded store of courier dev)
+		return &NoWaitAOFError{}
 	case err != nil:
 		return fmt.Errorf("check that Redis has WAITAOF (COMMAND INFO): %w", err)
 	case has:
 		return nil
 	}
 	return &NoWaitAOFError{Version: s.version(ctx)}
+}
+
+// unknownCommand reports whether err is a server's refusal of a command
+// or subcommand it does not know.
+func unknownCommand(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(strings.ToLower(re.Error()), "unknown")
 }
 
 // version returns the server's version, "" when it does not say (an ACL
