@@ -184,21 +184,30 @@ func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec
 			}
 			c.placeID(&specs[i], &jobs[i], l, now)
 			results[i].ID = jobs[i].ID
-			key := cmp.Or(jobs[i].Unique.Key, jobs[i].ID)
-			g := &enqueueGroup{partition: home(queue, l, key), durability: c.durabilityOf(&specs[i])}
-			if k := slices.IndexFunc(groups, func(o *enqueueGroup) bool {
-				return o.partition == g.partition && o.durability == g.durability
-			}); k >= 0 {
-				g = groups[k]
-			} else {
-				groups = append(groups, g)
+			part, dur := home(queue, l, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), c.durabilityOf(&specs[i])
+			k := slices.IndexFunc(groups, func(o *enqueueGroup) bool { return o.partition == part && o.durability == dur })
+			if k < 0 {
+				k = len(groups)
+				groups = append(groups, &enqueueGroup{partition: part, durability: dur})
 			}
+			g := groups[k]
 			g.index = append(g.index, i)
 			g.jobs = append(g.jobs, jobs[i])
 		}
+		// The partitions' pipelines go out at once: each is its own round
+		// trip, on its own node of a Cluster.
+		errs := make([]error, len(groups))
+		if len(groups) == 1 {
+			errs[0] = c.enqueueGroup(ctx, queue, groups[0], results, done)
+		} else {
+			var wg sync.WaitGroup
+			for k, g := range groups {
+				wg.Go(func() { errs[k] = c.enqueueGroup(ctx, queue, g, results, done) })
+			}
+			wg.Wait()
+		}
 		retired := false
-		for _, g := range groups {
-			err := c.enqueueGroup(ctx, queue, g, results, done)
+		for _, err := range errs {
 			if errors.Is(err, store.ErrRetired) && attempt == 0 {
 				c.layouts.Delete(queue)
 				retired = true

@@ -92,6 +92,9 @@ func allPartitions(queue string, l store.Layout) []string {
 
 // home returns the partition of l that a job of partition key key goes to.
 func home(queue string, l store.Layout, key string) string {
+	if l.Partitions <= 1 {
+		return queue
+	}
 	return store.PartitionNames(queue, l.Partitions)[store.PartitionOf(key, l.Partitions)]
 }
 
