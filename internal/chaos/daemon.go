@@ -55,7 +55,7 @@ poll:
 queues:
   %s:
     handler: webhook
-    concurrency: %d
+    concurrency: %d%s
     max_attempts: 25
     timeout: 30s
     backoff:
@@ -77,6 +77,7 @@ type Daemon struct {
 	bin, dir, httpAddr string
 	redisAddrs         []string
 	prefix, queue, url string
+	partitions         int // the queue's; 0 or 1: not split
 
 	mu   sync.Mutex
 	gen  int
@@ -106,9 +107,13 @@ func (d *Daemon) Start() error {
 	for i, a := range d.redisAddrs {
 		addrs[i] = `"` + a + `"`
 	}
+	split := ""
+	if d.partitions > 1 {
+		split = fmt.Sprintf("\n    partitions: %d", d.partitions)
+	}
 	cfg := fmt.Sprintf(daemonConfig, strings.Join(addrs, ", "), d.prefix, d.httpAddr,
 		daemonShutdown, daemonLease, daemonLeaderLease, daemonRecoverPeriod, daemonPollInterval,
-		d.queue, daemonConcurrency, d.url, headerDaemon, id)
+		d.queue, daemonConcurrency, split, d.url, headerDaemon, id)
 	path := filepath.Join(d.dir, d.Name+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return err

@@ -5,7 +5,8 @@
 // Each scenario starts its own world: redis-server processes (one server
 // with AOF, or a Cluster of three masters with a replica each), three
 // `courier run` daemons built from this module with a 3 s lease, whose one
-// queue uses the built-in webhook handler, and a webhook receiver in this
+// queue uses the built-in webhook handler (split into partitions in some
+// Cluster scenarios), and a webhook receiver in this
 // process that records every delivery by its Courier-Job-Id. A producer
 // enqueues jobs with known ids through worker.Client at a steady rate; each
 // job tells the receiver how long to take (mostly 20-200 ms, one in ten
@@ -29,6 +30,18 @@
 //     episode's end until the last job it held up reached the receiver (a
 //     job is held up when it arrived more than a second after its enqueue
 //     was acknowledged).
+//   - confirmed and unconfirmed, when the producer asks replicas to confirm
+//     its enqueues (worker.Durability): jobs split by whether a replica
+//     confirmed the enqueue, and so are the lost ones. A job stored but not
+//     confirmed (ErrNotReplicated), or found stored after a failed call, is
+//     unconfirmed.
+//   - producer errors: the errors the producer's client calls returned.
+//   - resume, for an episode that cut partitions off (a master's kill):
+//     the time from the kill until the first delivery of a job of those
+//     partitions once the suite saw them served again (a replica promoted).
+//   - spread, for a partitioned queue on the Cluster: each master's share
+//     of the jobs (by the partitions it serves), of the script calls and of
+//     the CPU time (from INFO, the master and its replica together).
 //
 // # Promises
 //
@@ -37,6 +50,10 @@
 // the graceful paths (SIGTERM restarts, blips shorter than the lease, OOM,
 // resharding); where Redis itself may lose writes (AOF everysec, a
 // failover) or a process really died, the figure is shown, not promised.
+// A failover promises lost = 0 of the confirmed enqueues, processing back
+// within 2 s of the promotion, and an even spread of the partitioned
+// queue's jobs over the masters; resharding a partition's slot promises
+// that the producer saw no error.
 // A broken promise fails the run, unless the scenario is marked known
 // failing (an issue 12 defect whose fix is under way) and the run allows
 // known failures (make chaos-short does; the table still says FAIL).

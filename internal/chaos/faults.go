@@ -194,7 +194,8 @@ func keepFull(ctx context.Context, r *Redis, hold time.Duration) (first, last in
 	return first, last, nil
 }
 
-// reshard migrates the queue's slot to another master, a key every
+// reshard migrates the slot of the scenario's target partition (the
+// queue's own slot when it is not split) to another master, a key every
 // 200 ms, while jobs flow; then again, as long as the window lasts.
 func reshard(ctx context.Context, w *world, _ Plan) error {
 	return w.episodes(ctx, 0, 2*time.Second, func(ctx context.Context, i int) error {
@@ -214,28 +215,6 @@ func reshard(ctx context.Context, w *world, _ Plan) error {
 			Start: start, End: time.Now(), Note: fmt.Sprintf("%d keys moved", moved),
 		})
 		return err
-	})
-}
-
-// failover kills the master of the queue's slot with SIGKILL, waits until
-// its replica took over, and restarts the old master, which rejoins as a
-// replica (so that the next episode can fail back).
-func failover(ctx context.Context, w *world, p Plan) error {
-	return w.episodes(ctx, p.Episodes, 3*time.Second, func(ctx context.Context, _ int) error {
-		start := time.Now()
-		killed, promoted, err := w.cluster.KillMaster(ctx, w.slot)
-		f := Fault{Kind: "kill -9 master", Target: "slot " + fmt.Sprint(w.slot), Start: start, End: start}
-		if killed != nil {
-			f.Target = killed.Addr
-		}
-		if promoted != nil {
-			f.Note = fmt.Sprintf("%s promoted after %s", promoted.Addr, roundDur(time.Since(start)))
-		}
-		w.fault(f)
-		if err != nil {
-			return err
-		}
-		return w.cluster.Rejoin(ctx, killed)
 	})
 }
 

@@ -23,6 +23,11 @@ type Fault struct {
 	Start  time.Time // when it began
 	End    time.Time // when the suite stopped causing it (restart, resume); Start for an instant fault
 	Note   string    // what the episode measured on the way (keys moved, enqueues refused)
+	// Partitions are the queue's partitions the episode cut off (those a
+	// killed master served), Back when the suite saw them served again (a
+	// replica promoted): the tally measures when their processing resumed.
+	Partitions []int
+	Back       time.Time
 }
 
 // Ledger records one scenario's jobs: which enqueues Redis acknowledged,
@@ -34,6 +39,10 @@ type Ledger struct {
 	acked      map[string]time.Time // id -> when its enqueue was acknowledged
 	resolved   int                  // ids whose enqueue outcome had to be looked up
 	refused    int                  // enqueue calls refused outright (OOM), retried later
+	durable    bool                 // the producer asks replicas to confirm its enqueues
+	unsure     map[string]bool      // durable: acknowledged ids no replica confirmed
+	errs       int                  // errors the producer's client calls returned
+	partitions int                  // the queue's partitions (0 or 1: one)
 	abandoned  []string             // ids whose enqueue outcome stayed unknown
 	deliveries map[string][]Delivery
 	aborted    int // requests whose sender went away before the answer
@@ -47,7 +56,39 @@ type Ledger struct {
 // NewLedger returns an empty ledger whose clock starts at start (offsets in
 // reports are from it).
 func NewLedger(start time.Time) *Ledger {
-	return &Ledger{start: start, acked: map[string]time.Time{}, deliveries: map[string][]Delivery{}}
+	return &Ledger{start: start, acked: map[string]time.Time{}, deliveries: map[string][]Delivery{}, unsure: map[string]bool{}}
+}
+
+// SetQueue tells the ledger how the scenario's queue is laid out: its
+// partitions (to know a job's partition from its id), and whether the
+// producer asks replicas to confirm its enqueues (durable).
+func (l *Ledger) SetQueue(partitions int, durable bool) {
+	l.mu.Lock()
+	l.partitions, l.durable = partitions, durable
+	l.mu.Unlock()
+}
+
+// Unconfirmed records, before they are acknowledged (Acked), that the
+// enqueues of ids were not confirmed by a replica: the master stored them
+// (ErrNotReplicated), or the producer found them stored after a failed
+// call. An id acknowledged already keeps what it was.
+func (l *Ledger) Unconfirmed(ids ...string) {
+	l.mu.Lock()
+	for _, id := range ids {
+		if _, ok := l.acked[id]; !ok {
+			l.unsure[id] = true
+		}
+	}
+	l.mu.Unlock()
+}
+
+// ProducerError counts an error a call of the producer's client returned:
+// a failed enqueue or lookup, or a job's own error in an enqueue's result
+// (other than ErrNotReplicated, counted as unconfirmed).
+func (l *Ledger) ProducerError() {
+	l.mu.Lock()
+	l.errs++
+	l.mu.Unlock()
 }
 
 // Acked records that Redis acknowledged the enqueue of ids at at; resolved
@@ -160,6 +201,19 @@ func (l *Ledger) Missing() []string {
 	return ids
 }
 
+// DeliveredIDs returns the acknowledged ids delivered at least once.
+func (l *Ledger) DeliveredIDs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id := range l.acked {
+		if len(l.deliveries[id]) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // Enqueued returns how many enqueues were acknowledged so far.
 func (l *Ledger) Enqueued() int {
 	l.mu.Lock()
@@ -173,17 +227,24 @@ func (l *Ledger) Since(t time.Time) time.Duration { return t.Sub(l.start) }
 // ledgerDump is the ledger as written to a scenario's directory, for a
 // reader who wants to check a figure by hand.
 type ledgerDump struct {
-	Start      time.Time             `json:"start"`
-	Acked      map[string]time.Time  `json:"acked"`
-	Deliveries map[string][]Delivery `json:"deliveries"`
-	Faults     []Fault               `json:"faults"`
-	Abandoned  []string              `json:"abandoned,omitempty"`
+	Start       time.Time             `json:"start"`
+	Acked       map[string]time.Time  `json:"acked"`
+	Deliveries  map[string][]Delivery `json:"deliveries"`
+	Faults      []Fault               `json:"faults"`
+	Abandoned   []string              `json:"abandoned,omitempty"`
+	Partitions  int                   `json:"partitions,omitempty"`
+	Unconfirmed []string              `json:"unconfirmed,omitempty"` // durable: acknowledged, no replica confirmed
 }
 
 // WriteTo writes the whole ledger as JSON.
 func (l *Ledger) WriteTo(w io.Writer) (int64, error) {
 	l.mu.Lock()
-	data, err := json.Marshal(ledgerDump{l.start, l.acked, l.deliveries, l.faults, l.abandoned})
+	unsure := make([]string, 0, len(l.unsure))
+	for id := range l.unsure {
+		unsure = append(unsure, id)
+	}
+	slices.Sort(unsure)
+	data, err := json.Marshal(ledgerDump{l.start, l.acked, l.deliveries, l.faults, l.abandoned, l.partitions, unsure})
 	l.mu.Unlock()
 	if err != nil {
 		return 0, err

@@ -11,11 +11,15 @@ import (
 )
 
 // Producer timing: a batch every tick; each Redis call gets callTimeout;
-// an enqueue whose outcome is unknown is settled within settleTimeout.
+// an enqueue whose outcome is unknown is settled within settleTimeout,
+// looked up again at most settleWaitMax apart (so that the producer is
+// back soon after Redis is: a failover's figures are Courier's, not the
+// producer's).
 const (
 	producerTick  = 50 * time.Millisecond
 	callTimeout   = 5 * time.Second
 	settleTimeout = 60 * time.Second
+	settleWaitMax = 250 * time.Millisecond
 )
 
 // Producer enqueues jobs with known ids at a steady rate through the Go
@@ -26,18 +30,19 @@ const (
 // duplicate, so nothing is enqueued twice). While it settles, it enqueues
 // nothing new: a producer blocked by its Redis.
 type Producer struct {
-	client *worker.Client
-	queue  string
-	ledger *Ledger
-	rate   int // jobs per second
-	rng    *rand.Rand
-	seq    int
+	client     *worker.Client
+	queue      string
+	ledger     *Ledger
+	rate       int               // jobs per second
+	durability worker.Durability // asked of every enqueue
+	rng        *rand.Rand
+	seq        int
 }
 
-// newProducer returns a producer of rate jobs per second; seed makes the
-// handling times of its jobs repeatable.
-func newProducer(client *worker.Client, queue string, l *Ledger, rate int, seed uint64) *Producer {
-	return &Producer{client: client, queue: queue, ledger: l, rate: rate, rng: rand.New(rand.NewPCG(seed, 12))}
+// newProducer returns a producer of rate jobs per second whose enqueues
+// ask for d; seed makes the handling times of its jobs repeatable.
+func newProducer(client *worker.Client, queue string, l *Ledger, rate int, d worker.Durability, seed uint64) *Producer {
+	return &Producer{client: client, queue: queue, ledger: l, rate: rate, durability: d, rng: rand.New(rand.NewPCG(seed, 12))}
 }
 
 // Run enqueues until ctx ends; settling a failed call may outlast ctx by up
@@ -63,6 +68,7 @@ func (p *Producer) Run(ctx, base context.Context) {
 		res, err := p.client.EnqueueMany(cctx, specs)
 		cancel()
 		if err != nil {
+			p.ledger.ProducerError()
 			p.settle(base, specs, err)
 			continue
 		}
@@ -87,25 +93,38 @@ func (p *Producer) next(n int) []worker.JobSpec {
 			ms = 20 + p.rng.IntN(181)
 		}
 		specs[i] = worker.JobSpec{
-			Queue:   p.queue,
-			ID:      fmt.Sprintf("j%06d", p.seq),
-			Payload: fmt.Appendf(nil, `{"ms":%d}`, ms),
+			Queue:      p.queue,
+			ID:         fmt.Sprintf("j%06d", p.seq),
+			Payload:    fmt.Appendf(nil, `{"ms":%d}`, ms),
+			Durability: p.durability,
 		}
 	}
 	return specs
 }
 
-// record books the results of an enqueue call that returned.
+// record books the results of an enqueue call that returned: a job
+// stored and, when asked, confirmed by replicas; stored but not confirmed
+// (ErrNotReplicated); or, when resolved (sent again after a failed call),
+// a duplicate: stored by the failed call after all, confirmed or not.
 func (p *Producer) record(specs []worker.JobSpec, res []worker.EnqueueResult, resolved bool) {
 	now := time.Now()
-	var ok []string
+	var ok, unsure []string
 	for i, r := range res {
-		// A duplicate is a job Redis holds already: an earlier call
-		// stored it after all.
-		if r.Err == nil || errors.Is(r.Err, worker.ErrDuplicate) {
+		switch {
+		case r.Err == nil:
 			ok = append(ok, specs[i].ID)
+		case errors.Is(r.Err, worker.ErrNotReplicated):
+			ok, unsure = append(ok, specs[i].ID), append(unsure, specs[i].ID)
+		case errors.Is(r.Err, worker.ErrDuplicate):
+			ok, unsure = append(ok, specs[i].ID), append(unsure, specs[i].ID)
+			if !resolved { // the ids are new: a duplicate is a defect
+				p.ledger.ProducerError()
+			}
+		default:
+			p.ledger.ProducerError()
 		}
 	}
+	p.ledger.Unconfirmed(unsure...)
 	p.ledger.Acked(now, resolved, ok...)
 }
 
@@ -129,7 +148,7 @@ func (p *Producer) settle(ctx context.Context, specs []worker.JobSpec, err error
 		if !pause(ctx, wait) {
 			break
 		}
-		wait = min(2*wait, time.Second)
+		wait = min(2*wait, settleWaitMax)
 		if unknown { // Redis did not answer: look again
 			continue
 		}
@@ -141,6 +160,7 @@ func (p *Producer) settle(ctx context.Context, specs []worker.JobSpec, err error
 			p.record(pending, res, true)
 			return
 		}
+		p.ledger.ProducerError()
 	}
 	ids := make([]string, len(pending))
 	for i, s := range pending {
@@ -169,10 +189,14 @@ func (p *Producer) lookUp(ctx context.Context, specs []worker.JobSpec) (rest []w
 		case errors.Is(err, worker.ErrNotFound):
 			rest = append(rest, s)
 		default:
+			p.ledger.ProducerError()
+			p.ledger.Unconfirmed(stored...)
 			p.ledger.Acked(now, true, stored...)
 			return append(rest, specs[i:]...), true
 		}
 	}
+	// Found stored: no replica is known to have confirmed them.
+	p.ledger.Unconfirmed(stored...)
 	p.ledger.Acked(now, true, stored...)
 	return rest, false
 }

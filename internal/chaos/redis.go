@@ -17,6 +17,11 @@ import (
 // redisStartTimeout bounds a redis-server start, AOF loading included.
 const redisStartTimeout = 30 * time.Second
 
+// clusterNodeTimeout is every Cluster node's cluster-node-timeout: how
+// long a master may not answer before its replica takes over. Small, so
+// that a failover fits in a scenario.
+const clusterNodeTimeout = 2 * time.Second
+
 // Redis is one redis-server process the suite started. It keeps its address
 // and directory across kills and restarts, so a restart reloads its AOF.
 type Redis struct {
@@ -54,7 +59,8 @@ func startRedis(ctx context.Context, dir string, cluster bool, args ...string) (
 			// A replica syncs at once: by default a master waits 5 s for
 			// more replicas before a diskless transfer.
 			r.args = append(r.args, "--cluster-enabled", "yes",
-				"--cluster-config-file", "nodes-"+p+".conf", "--cluster-node-timeout", "2000",
+				"--cluster-config-file", "nodes-"+p+".conf",
+				"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 				"--repl-diskless-sync-delay", "0")
 		}
 		r.args = append(r.args, args...)

@@ -131,10 +131,21 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	}
 	defer w.close()
 
+	var meter *workMeter
+	var shards []shard
+	stopMeter := func() {}
+	if sc.Promise.Spread && w.cluster != nil {
+		if shards, err = w.cluster.shards(ctx); err != nil {
+			r.Error = "set up: " + err.Error()
+			return r
+		}
+		meter, stopMeter = startWorkMeter(ctx, w.cluster)
+	}
+
 	loadStart := time.Now()
 	loadCtx, stopLoad := context.WithDeadline(ctx, loadStart.Add(plan.Load))
 	defer stopLoad()
-	prod := newProducer(w.client, queueName, l, plan.Rate, uint64(len(sc.Name)))
+	prod := newProducer(w.client, queueName, l, plan.Rate, sc.Durability, uint64(len(sc.Name)))
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
@@ -151,8 +162,16 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	<-produced
 	logf("%s: load over (%d enqueued); draining", sc.Name, l.Enqueued())
 	w.drain(ctx, plan.Drain)
+	stopMeter()
 	dead, states, err := w.lookUpLost(ctx)
 	r.Tally = l.Tally(dead, states)
+	if meter != nil {
+		r.Spread = meter.shares(shards, w.slots, l.DeliveredIDs())
+		if f, ferr := os.Create(filepath.Join(dir, "work.json")); ferr == nil {
+			_, _ = meter.WriteTo(f)
+			f.Close()
+		}
+	}
 	if f, ferr := os.Create(filepath.Join(dir, "ledger.json")); ferr == nil {
 		_, _ = l.WriteTo(f)
 		f.Close()

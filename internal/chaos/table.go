@@ -93,6 +93,12 @@ func writeNotes(w io.Writer, r Result) {
 		fmt.Fprintf(w, "  broken: %s\n", b)
 	}
 	writeEpisodes(w, r.Faults)
+	writeResumes(w, r.Faults, r.promise.Resume)
+	writeSpread(w, r.Spread)
+	if r.Confirmed+r.Unconfirmed > 0 {
+		fmt.Fprintf(w, "  enqueues: %d confirmed by a replica, %d not (stored on the master only, or found stored after a failed call); lost: %d confirmed, %d not\n",
+			r.Confirmed, r.Unconfirmed, r.LostConfirmed, r.LostUnconfirmed)
+	}
 	if r.Known != "" && len(r.Broken) > 0 {
 		fmt.Fprintf(w, "  known failing: %s\n", r.Known)
 	}
@@ -136,6 +142,9 @@ func writeNotes(w io.Writer, r Result) {
 	if r.Aborted > 0 {
 		extra = append(extra, fmt.Sprintf("%d requests cancelled by their sender", r.Aborted))
 	}
+	if r.ProducerErrors > 0 || r.promise.NoErrors {
+		extra = append(extra, fmt.Sprintf("%d errors seen by the producer", r.ProducerErrors))
+	}
 	if len(extra) > 0 {
 		fmt.Fprintf(w, "  %s\n", strings.Join(extra, "; "))
 	}
@@ -169,6 +178,44 @@ func writeEpisodes(w io.Writer, faults []FaultReport) {
 	}
 }
 
+// writeResumes writes, for each episode that cut partitions off, when
+// their processing resumed, against the promised bound (0: none).
+func writeResumes(w io.Writer, faults []FaultReport, bound time.Duration) {
+	for _, f := range faults {
+		if len(f.Partitions) == 0 {
+			continue
+		}
+		promise := ""
+		if bound > 0 {
+			promise = "; promised within " + seconds(bound) + " of that"
+		}
+		switch {
+		case f.Back == 0:
+			fmt.Fprintf(w, "  partitions %s: not served again after %s %s at +%s\n",
+				intList(f.Partitions), f.Kind, f.Target, roundDur(f.Start))
+		case f.Resume == 0:
+			fmt.Fprintf(w, "  partitions %s: served again %s after %s %s at +%s, but no job of theirs delivered since%s\n",
+				intList(f.Partitions), seconds(f.Back-f.Start), f.Kind, f.Target, roundDur(f.Start), promise)
+		default:
+			fmt.Fprintf(w, "  partitions %s: processing resumed %s after %s %s at +%s; served again after %s, resumed %s later%s\n",
+				intList(f.Partitions), seconds(f.Resume), f.Kind, f.Target, roundDur(f.Start),
+				seconds(f.Back-f.Start), seconds(f.resumeAfterBack()), promise)
+		}
+	}
+}
+
+// writeSpread writes each master's share of a partitioned queue's work.
+func writeSpread(w io.Writer, shares []Share) {
+	if len(shares) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  spread over the masters (jobs, script calls, CPU of the master and its replica):\n")
+	for _, s := range shares {
+		fmt.Fprintf(w, "    %s (partitions %s): %d jobs %s, calls %s, CPU %s (%.2f s)\n",
+			s.Master, intList(s.Partitions), s.Delivered, percent(s.Jobs), percent(s.Calls), percent(s.CPU), s.CPUSeconds)
+	}
+}
+
 // Report is the machine-readable output of a run (-json).
 type Report struct {
 	Mode    string        `json:"mode"` // "short" or "full"
@@ -188,6 +235,21 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // seconds formats d as seconds with one decimal: "3.2s".
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s" }
+
+// percent formats a share (0-1) as a percentage with one decimal: "33.3%".
+func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+// intList formats numbers as "0, 5"; "none" when there are none.
+func intList(ns []int) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
 
 func sortedStrings(s []string) []string {
 	out := slices.Clone(s)

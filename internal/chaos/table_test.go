@@ -110,3 +110,48 @@ func TestWriteJSONKeepsEveryFigure(t *testing.T) {
 		t.Errorf("round trip lost figures: %+v", r)
 	}
 }
+
+func TestWriteTableNotesTheClusterFigures(t *testing.T) {
+	t.Parallel()
+	rs := []Result{{
+		Scenario: "cluster-failover", Fault: "failover", ran: true, Elapsed: 17 * time.Second,
+		promise: Promise{Lost: Zero, Confirmed: true, Duplicates: Shown, Overlaps: Shown, Resume: 2 * time.Second, Spread: true},
+		Tally: Tally{
+			Jobs: 700, Delivered: 699, Lost: 1, LostByState: map[string]int{"absent": 1},
+			Confirmed: 650, Unconfirmed: 50, LostUnconfirmed: 1, ProducerErrors: 7,
+			Faults: []FaultReport{{Kind: "kill -9 master", Target: "127.0.0.1:7001", Start: 2 * time.Second, End: 2 * time.Second,
+				Partitions: []int{0, 5}, Back: 5100 * time.Millisecond, Resume: 3400 * time.Millisecond}},
+			Spread: []Share{
+				{Master: "127.0.0.1:7001", Partitions: []int{0, 5}, Delivered: 233, Jobs: 0.333, Calls: 0.31, CPU: 0.29, CPUSeconds: 0.5},
+				{Master: "127.0.0.1:7002", Partitions: []int{1, 2}, Delivered: 233, Jobs: 0.333, Calls: 0.35, CPU: 0.36, CPUSeconds: 0.62},
+				{Master: "127.0.0.1:7003", Partitions: []int{3, 4}, Delivered: 233, Jobs: 0.334, Calls: 0.34, CPU: 0.35, CPUSeconds: 0.6},
+			},
+		},
+	}, {
+		Scenario: "cluster-reshard-partition", Fault: "reshard", ran: true,
+		promise: Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero, NoErrors: true},
+		Tally:   Tally{Jobs: 500, Delivered: 500, Faults: []FaultReport{{Kind: "reshard", Target: "slot 10235"}}},
+	}}
+	for i := range rs {
+		rs[i].judge(false)
+	}
+	if rs[0].Verdict != VerdictPass || rs[1].Verdict != VerdictPass {
+		t.Fatalf("verdicts %s, %s; broken %q %q", rs[0].Verdict, rs[1].Verdict, rs[0].Broken, rs[1].Broken)
+	}
+	var b bytes.Buffer
+	WriteTable(&b, rs)
+	out := b.String()
+	for _, want := range []string{
+		"cluster-failover            700        699    0     0     1     0.0s  confirmed lost=0    pass",
+		"  partitions 0, 5: processing resumed 3.4s after kill -9 master 127.0.0.1:7001 at +2s; served again after 3.1s, resumed 0.3s later; promised within 2.0s of that",
+		"  spread over the masters (jobs, script calls, CPU of the master and its replica):",
+		"    127.0.0.1:7001 (partitions 0, 5): 233 jobs 33.3%, calls 31.0%, CPU 29.0% (0.50 s)",
+		"  enqueues: 650 confirmed by a replica, 50 not (stored on the master only, or found stored after a failed call); lost: 0 confirmed, 1 not",
+		"  7 errors seen by the producer",
+		"  0 errors seen by the producer",
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}

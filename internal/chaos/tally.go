@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // sampleMax is how many duplicate or lost ids a report lists.
@@ -29,6 +31,28 @@ type Tally struct {
 	// arrived by the episode's end); lost jobs never arrive and are not
 	// counted here. Each episode's figure is in Faults.
 	Recover time.Duration `json:"recover_ns"`
+
+	// Confirmed and Unconfirmed split Jobs when the producer asks replicas
+	// to confirm its enqueues (worker.Durability): Unconfirmed jobs were
+	// stored on the master but not confirmed (ErrNotReplicated), or found
+	// stored after a failed call. LostConfirmed and LostUnconfirmed split
+	// Lost the same way. All four are zero without durability.
+	Confirmed       int `json:"confirmed,omitempty"`
+	Unconfirmed     int `json:"unconfirmed,omitempty"`
+	LostConfirmed   int `json:"lost_confirmed,omitempty"`
+	LostUnconfirmed int `json:"lost_unconfirmed,omitempty"`
+	// ProducerErrors counts the errors the producer's client calls
+	// returned (see Ledger.ProducerError).
+	ProducerErrors int `json:"producer_errors"`
+	// Resume is the worst, over the episodes that cut partitions off, of
+	// the time from the episode's start (a master's kill) until the first
+	// delivery of a job of those partitions once the suite saw them served
+	// again (FaultReport.Resume). Zero when no episode cut partitions off;
+	// an episode after which they never resumed is in Faults (Resume 0).
+	Resume time.Duration `json:"resume_ns,omitempty"`
+	// Spread is each master's share of the jobs of a partitioned queue
+	// (the world measures it, not the ledger).
+	Spread []Share `json:"spread,omitempty"`
 
 	Faults      []FaultReport  `json:"faults"`
 	DupSamples  []DupSample    `json:"duplicate_samples,omitempty"`
@@ -59,6 +83,12 @@ type FaultReport struct {
 	End     time.Duration `json:"end_ns"`
 	Recover time.Duration `json:"recover_ns"`
 	Note    string        `json:"note,omitempty"`
+	// Partitions the episode cut off; Back when they were served again,
+	// and Resume from Start until the first delivery of one of their jobs
+	// that arrived at Back or later (0: none did).
+	Partitions []int         `json:"partitions,omitempty"`
+	Back       time.Duration `json:"back_ns,omitempty"`
+	Resume     time.Duration `json:"resume_ns,omitempty"`
 }
 
 // DupSample is an id delivered more than once.
@@ -84,9 +114,15 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 		Jobs: len(l.acked), Resolved: l.resolved, Refused: l.refused,
 		Abandoned: len(l.abandoned), Aborted: l.aborted, Notes: slices.Clone(l.notes),
 		Anomalies: slices.Clone(l.broken), Overlaps: l.overlaps, OverlapIDs: slices.Clone(l.overlapIDs),
+		ProducerErrors: l.errs,
 	}
 	var lost []string
 	for id := range l.acked {
+		if l.durable && l.unsure[id] {
+			t.Unconfirmed++
+		} else if l.durable {
+			t.Confirmed++
+		}
 		switch {
 		case len(l.deliveries[id]) > 0:
 			t.Delivered++
@@ -97,6 +133,11 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 			t.Dead++
 		default:
 			lost = append(lost, id)
+			if l.durable && l.unsure[id] {
+				t.LostUnconfirmed++
+			} else if l.durable {
+				t.LostConfirmed++
+			}
 		}
 	}
 	t.Lost = len(lost)
@@ -124,6 +165,7 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 	t.Faults = l.faultReports()
 	for _, f := range t.Faults {
 		t.Recover = max(t.Recover, f.Recover)
+		t.Resume = max(t.Resume, f.Resume)
 	}
 	return t
 }
@@ -200,13 +242,48 @@ func (l *Ledger) faultReports() []FaultReport {
 			}
 			rec = max(rec, j.first.Sub(f.End))
 		}
-		out = append(out, FaultReport{
+		fr := FaultReport{
 			Kind: f.Kind, Target: f.Target, Note: f.Note,
 			Start: l.Since(f.Start), End: l.Since(f.End), Recover: rec,
-		})
+			Partitions: slices.Clone(f.Partitions),
+		}
+		if len(f.Partitions) > 0 && !f.Back.IsZero() {
+			fr.Back = l.Since(f.Back)
+			if first, ok := l.firstDeliveryOf(f.Partitions, f.Back); ok {
+				fr.Resume = first.Sub(f.Start)
+			}
+		}
+		out = append(out, fr)
 	}
 	return out
 }
+
+// firstDeliveryOf returns the arrival of the first delivery, at from or
+// later, of a job of one of partitions. A job a worker claimed before a
+// master's kill reaches the receiver within milliseconds of its claim,
+// well before a replica is promoted (from): every delivery this finds was
+// claimed once the partitions were served again. The promotion as the
+// suite saw it trails the real one by up to a poll (50 ms), so the time
+// found may be that much late, never early.
+func (l *Ledger) firstDeliveryOf(partitions []int, from time.Time) (time.Time, bool) {
+	var first time.Time
+	for id, ds := range l.deliveries {
+		if !slices.Contains(partitions, worker.PartitionOf(id, max(l.partitions, 1))) {
+			continue
+		}
+		for _, d := range ds {
+			if !d.Arrived.Before(from) && (first.IsZero() || d.Arrived.Before(first)) {
+				first = d.Arrived
+			}
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// resumeAfterBack is how long after its partitions were served again
+// their processing resumed (Start, Back and Resume+Start are offsets from
+// the ledger's start).
+func (f FaultReport) resumeAfterBack() time.Duration { return f.Start + f.Resume - f.Back }
 
 // sortedDeliveries returns ds ordered by arrival.
 func sortedDeliveries(ds []Delivery) []Delivery {

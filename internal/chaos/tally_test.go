@@ -1,9 +1,12 @@
 package chaos
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // t0 is the start of every ledger in these tests; at(s) is s seconds later.
@@ -208,5 +211,73 @@ func TestTallyKeepsTheBookkeepingOfTheProducer(t *testing.T) {
 	}
 	if f := tl.Faults[0]; f.End != f.Start {
 		t.Errorf("an instant fault ends when it starts: %+v", f)
+	}
+}
+
+func TestTallySplitsConfirmedEnqueues(t *testing.T) {
+	t.Parallel()
+	l := NewLedger(t0)
+	l.SetQueue(1, true)
+	l.Acked(at(1), false, "c1", "c2", "c3")
+	l.Unconfirmed("u1", "u2", "c1") // c1 was acknowledged confirmed already
+	l.Acked(at(1), false, "u1", "u2")
+	l.ProducerError()
+	l.ProducerError()
+	deliver(l, "c1", 1.1, 1.2, "d0#1", 1)
+	deliver(l, "u1", 1.1, 1.2, "d0#1", 1)
+	tl := l.Tally(nil, nil)
+	got := [...]int{tl.Jobs, tl.Confirmed, tl.Unconfirmed, tl.Lost, tl.LostConfirmed, tl.LostUnconfirmed, tl.ProducerErrors}
+	if want := [...]int{5, 3, 2, 3, 2, 1, 2}; got != want {
+		t.Errorf("jobs, confirmed, unconfirmed, lost, lost confirmed, lost unconfirmed, errors = %v, want %v", got, want)
+	}
+
+	// Without durability nothing is confirmed or not.
+	l = NewLedger(t0)
+	l.Unconfirmed("u1")
+	l.Acked(at(1), true, "u1", "c1")
+	if tl := l.Tally(nil, nil); tl.Confirmed+tl.Unconfirmed+tl.LostConfirmed+tl.LostUnconfirmed != 0 || tl.Lost != 2 {
+		t.Errorf("no durability: %+v", tl)
+	}
+}
+
+// idsIn returns k ids, "p<n>-<i>", whose partition of n is p.
+func idsIn(p, n, k int) []string {
+	var ids []string
+	for i := 0; len(ids) < k; i++ {
+		if id := fmt.Sprintf("p%d-%d", n, i); worker.PartitionOf(id, n) == p {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func TestTallyResumeIsTheFirstDeliveryOfACutPartitionOnceServedAgain(t *testing.T) {
+	t.Parallel()
+	l := NewLedger(t0)
+	l.SetQueue(6, true)
+	cut, other := idsIn(0, 6, 4), idsIn(2, 6, 2)
+	l.Acked(at(0), false, append(slices.Clone(cut), other...)...)
+	// The master of partitions 0 and 5 is killed at 2; its replica serves
+	// them from 5.
+	l.AddFault(Fault{Kind: "kill -9 master", Target: "m1", Start: at(2), Partitions: []int{0, 5}, Back: at(5)})
+	deliver(l, cut[0], 2.01, 2.2, "d0#1", 1)  // claimed before the kill
+	deliver(l, other[0], 5.1, 5.2, "d0#1", 1) // another partition
+	deliver(l, cut[2], 6.5, 6.6, "d0#1", 1)
+	deliver(l, cut[1], 5.8, 5.9, "d1#1", 1) // the first once served again
+	// A second episode whose partitions never came back to the receiver.
+	l.AddFault(Fault{Kind: "kill -9 master", Target: "m2", Start: at(8), Partitions: []int{3}, Back: at(11)})
+	tl := l.Tally(nil, nil)
+	if len(tl.Faults) != 2 {
+		t.Fatalf("faults %+v", tl.Faults)
+	}
+	f := tl.Faults[0]
+	if f.Resume.Round(time.Millisecond) != 3800*time.Millisecond || f.Back != 5*time.Second || !slices.Equal(f.Partitions, []int{0, 5}) {
+		t.Errorf("episode 1: resume %v back %v partitions %v; want 3.8s, 5s, [0 5]", f.Resume, f.Back, f.Partitions)
+	}
+	if tl.Faults[1].Resume != 0 {
+		t.Errorf("episode 2 resumed: %+v", tl.Faults[1])
+	}
+	if tl.Resume.Round(time.Millisecond) != 3800*time.Millisecond {
+		t.Errorf("resume = %v, want the worst measured, 3.8s", tl.Resume)
 	}
 }

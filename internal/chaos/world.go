@@ -44,20 +44,25 @@ type world struct {
 	ledger *Ledger
 	logf   func(format string, args ...any)
 
-	redis    *Redis            // OnSingle
-	proxies  []*tcpproxy.Proxy // OnSingle: proxies[i] is daemons[i]'s way to Redis
-	cluster  *Cluster          // OnCluster
-	slot     int               // OnCluster: the queue's hash slot
-	daemons  []*Daemon
-	receiver *Receiver
-	rdb      rueidis.Client
-	client   *worker.Client
+	redis      *Redis            // OnSingle
+	proxies    []*tcpproxy.Proxy // OnSingle: proxies[i] is daemons[i]'s way to Redis
+	cluster    *Cluster          // OnCluster
+	slot       int               // OnCluster: the hash slot of the partition the fault acts on
+	slots      []int             // OnCluster: each partition's hash slot
+	parts      int               // the queue's partitions (1: not split)
+	durability worker.Durability // what the producer asks of its enqueues
+	daemons    []*Daemon
+	receiver   *Receiver
+	rdb        rueidis.Client
+	client     *worker.Client
 }
 
 // newWorld starts sc's Redis, the receiver and three daemons, and connects
 // the producer's client.
 func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, logf func(string, ...any)) (w *world, err error) {
-	w = &world{base: ctx, name: sc.Name, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf}
+	w = &world{base: ctx, name: sc.Name, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf,
+		parts: max(sc.Partitions, 1), durability: sc.Durability}
+	l.SetQueue(w.parts, sc.Durability.Replicas > 0)
 	defer func() {
 		if err != nil {
 			w.close()
@@ -79,9 +84,17 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 			return w, err
 		}
 		addrs = w.cluster.Addrs()
-		if w.slot, err = w.cluster.Slot(ctx, queueName); err != nil {
-			return w, err
+		for i := range w.parts {
+			slot, err := w.cluster.Slot(ctx, worker.PartitionKeys(w.prefix, queueName, w.parts, i)[0])
+			if err != nil {
+				return w, err
+			}
+			w.slots = append(w.slots, slot)
 		}
+		if sc.Target < 0 || sc.Target >= w.parts {
+			return w, fmt.Errorf("target partition %d of a queue of %d", sc.Target, w.parts)
+		}
+		w.slot = w.slots[sc.Target]
 	}
 	if w.receiver, err = startReceiver(ctx, l); err != nil {
 		return w, err
@@ -103,6 +116,7 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 		w.daemons = append(w.daemons, &Daemon{
 			Name: "d" + strconv.Itoa(i), bin: bin, dir: dir, httpAddr: httpAddr,
 			redisAddrs: redisAddrs, prefix: w.prefix, queue: queueName, url: w.receiver.URL,
+			partitions: w.parts,
 		})
 	}
 	w.rdb, err = rueidis.NewClient(rueidis.ClientOption{
@@ -222,3 +236,14 @@ func (w *world) lookUpLost(ctx context.Context) (dead map[string]bool, states ma
 
 // lookupMax bounds how many missing ids are looked up one by one.
 const lookupMax = 2000
+
+// partitionsOn returns the partitions whose slots master serves now.
+func (w *world) partitionsOn(ctx context.Context, master *Redis) []int {
+	var out []int
+	for i, slot := range w.slots {
+		if m, err := w.cluster.MasterOf(ctx, slot); err == nil && m == master {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -60,7 +60,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			if err != nil {
 				failures++
 				p.log.Warn("claim failed", "queue", q.label(), "partition", q.Name, "err", err, "failures", failures)
-				if !sleepCtx(ctx, errorBackoff(failures)) {
+				if !sleepCtx(ctx, min(errorBackoff(failures), claimBackoffMax)) {
 					return
 				}
 				continue
@@ -112,6 +112,13 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 		}
 	}
 }
+
+// claimBackoffMax caps the wait between failed claims: a claim that fails
+// costs Redis nothing, and after a failover the first claims still go to
+// the dead master for a moment (the client's slot map is a little stale),
+// so a longer wait would hold the queue's jobs back seconds after Redis is
+// back.
+const claimBackoffMax = time.Second
 
 // gatherWait bounds how long a claim waits for more free slots when a
 // backlog is waiting (see claimLoop).
