@@ -652,8 +652,8 @@ func TestInspect(t *testing.T) {
 		worker.JobSpec{Queue: "emails", ID: "e-unique-3", UniqueKey: "user:9", UniqueFor: 90 * time.Minute, UniqueAfterFinish: true},
 		worker.JobSpec{Queue: "sms", ID: "s-now-1"},
 	)
-	emails := wire.Queue{Name: "emails", Jobs: wire.Counts{Scheduled: 2, Ready: 6, Dead: 1}, Workers: []wire.Process{}}
-	sms := wire.Queue{Name: "sms", Jobs: wire.Counts{Ready: 1}, Workers: []wire.Process{}}
+	emails := wire.Queue{Name: "emails", Jobs: wire.Counts{Scheduled: 2, Ready: 6, Dead: 1}, Workers: []wire.Process{}, Partitions: 1}
+	sms := wire.Queue{Name: "sms", Jobs: wire.Counts{Ready: 1}, Workers: []wire.Process{}, Partitions: 1}
 	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "WORKERS", "LEADER"}
 	row := func(q wire.Queue) []string {
 		return []string{q.Name, "running", fmt.Sprint(q.Jobs.Scheduled), fmt.Sprint(q.Jobs.Ready), fmt.Sprint(q.Jobs.Active), fmt.Sprint(q.Jobs.Dead), "0", "-"}
