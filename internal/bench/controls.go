@@ -228,12 +228,12 @@ func (b *bench) startDaemonOn(ctx context.Context, i int, h worker.Handler) (sto
 	if i == 0 {
 		return b.startDaemon(ctx, h)
 	}
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{b.opts.addr}, DisableCache: true})
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: b.opts.redisAddrs(), DisableCache: true})
 	if err != nil {
 		return nil, fmt.Errorf("connect daemon %d to Redis: %w", i+1, err)
 	}
 	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, worker.QueueOptions{Concurrency: b.opts.concurrency}); err != nil {
+	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
 		rdb.Close()
 		return nil, err
 	}

@@ -28,7 +28,26 @@
 //	            ending
 //
 // throughput --unique gives every job a unique key, to show what
-// uniqueness costs.
+// uniqueness costs; extra_runs, shown only when not 0, counts handler
+// starts beyond one a job (a job claimed again), which no run should have.
+//
+// --cluster ADDRS (instead of --redis) runs on a Redis Cluster from its
+// seed addresses, and --partitions N splits the bench queue into N
+// partitions (worker.QueueOptions.Partitions), which the Cluster spreads
+// over its masters. A daemon is started and stopped first so that it
+// records the partitions, which producers read, before any job is
+// enqueued. throughput then reads INFO on every master (found with
+// CLUSTER SLOTS, each on a connection of its own) and reports, besides
+// the totals (summed over the masters serving a partition: with one
+// partition, the node that serves the queue), each master's figures
+// (masters.go), master1 being the one serving the lowest slots: its
+// partitions, its jobs (those stored in its partitions: the growth of
+// each partition's jobs hash during the enqueue, every one of which is
+// then processed, mapped to the master serving the partition's slot by
+// CLUSTER KEYSLOT), its share of the run's jobs, the calls clients sent
+// it and its CPU, and per job when it had jobs. share_max_dev_pct is the
+// largest difference of a master's share from 1/masters, in percent of
+// it.
 //
 // The last two measure the HTTP defences of a running daemon (--api URL,
 // with --token a producer or admin token of it) and need no Redis of their

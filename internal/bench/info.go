@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,14 +52,14 @@ func clientCalls(a, b serverStats) int64 {
 	return n
 }
 
-// snapshot reads INFO commandstats, cpu and memory. On a cluster it reads the
-// node that serves the bench queue's slot.
-func snapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStats, error) {
+// snapshot reads INFO commandstats, cpu and memory of one node: c is a
+// master's own connection (masters.go).
+func snapshot(ctx context.Context, c rueidis.Client) (serverStats, error) {
 	s := serverStats{calls: make(map[string]int64)}
 	for _, section := range []string{"commandstats", "cpu", "memory"} {
-		txt, err := infoFor(ctx, c, slotKey, section)
+		txt, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
 		if err != nil {
-			return s, err
+			return s, fmt.Errorf("INFO %s: %w", section, err)
 		}
 		sc := bufio.NewScanner(strings.NewReader(txt))
 		for sc.Scan() {
@@ -89,40 +90,31 @@ func snapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStat
 	return s, nil
 }
 
-func infoFor(ctx context.Context, c rueidis.Client, slotKey, section string) (string, error) {
-	nodes := c.Nodes()
-	if len(nodes) > 1 {
-		// Cluster: find the node serving slotKey through a keyed read-only command.
-		for _, node := range nodes {
-			// Only the node that owns the slot answers without MOVED.
-			if node.Do(ctx, node.B().Exists().Key(slotKey).Build()).Error() != nil {
-				continue
-			}
-			txt, err := node.Do(ctx, node.B().Info().Section(section).Build()).ToString()
-			if err != nil {
-				return "", fmt.Errorf("INFO %s: %w", section, err)
-			}
-			return txt, nil
+// snapshots takes a snapshot of every master, in order.
+func snapshots(ctx context.Context, ms []*master) ([]serverStats, error) {
+	out := make([]serverStats, len(ms))
+	for i, m := range ms {
+		s, err := snapshot(ctx, m.conn)
+		if err != nil {
+			return nil, fmt.Errorf("master %s: %w", m.addr, err)
 		}
+		out[i] = s
 	}
-	txt, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
-	if err != nil {
-		return "", fmt.Errorf("INFO %s: %w", section, err)
-	}
-	return txt, nil
+	return out, nil
 }
 
-// quietSnapshot waits (up to 30s) until Redis frees no memory in the
-// background, then takes a snapshot: the baseline of the memory delta.
-func quietSnapshot(ctx context.Context, c rueidis.Client, slotKey string) (serverStats, error) {
+// quietSnapshots waits (up to 30s) until no master frees memory in the
+// background, then takes a snapshot of each: the baseline of the memory
+// delta.
+func quietSnapshots(ctx context.Context, ms []*master) ([]serverStats, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, err := snapshot(ctx, c, slotKey)
-		if err != nil || s.lazyfree == 0 || time.Now().After(deadline) {
-			return s, err
+		ss, err := snapshots(ctx, ms)
+		if err != nil || time.Now().After(deadline) || !slices.ContainsFunc(ss, func(s serverStats) bool { return s.lazyfree > 0 }) {
+			return ss, err
 		}
 		if !sleep(ctx, 50*time.Millisecond) {
-			return s, ctx.Err()
+			return ss, ctx.Err()
 		}
 	}
 }

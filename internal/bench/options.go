@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // ErrUsage is what a *UsageError matches: the arguments are wrong.
@@ -33,6 +35,9 @@ func (e *UsageError) Is(target error) bool { return target == ErrUsage }
 type options struct {
 	json        bool // print the figures as one JSON object
 	addr        string
+	addrGiven   bool   // --redis was on the command line, not its default
+	cluster     string // --cluster: seed addresses of a Redis Cluster, comma-separated
+	partitions  int    // the bench queue's partitions (QueueOptions.Partitions)
 	mode        string
 	n           int
 	concurrency int
@@ -54,7 +59,7 @@ type options struct {
 	unique      bool          // throughput: every job gets a unique key
 }
 
-const synopsis = "--redis ADDR --mode throughput|latency|delayed|idle|api|pause|priority|cancel [flags]\n" +
+const synopsis = "--redis ADDR|--cluster ADDRS [--partitions N] --mode throughput|latency|delayed|idle|api|pause|priority|cancel [flags]\n" +
 	"       courier bench --api URL --token T --mode authflood|conns [flags]"
 
 // modes lists the modes; the last two measure a running daemon's API and
@@ -82,6 +87,10 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&o.addr, "redis", "127.0.0.1:6379", "Redis `address` (host:port; a cluster node works too)")
+	fs.StringVar(&o.cluster, "cluster", "", "seed `addresses` of a Redis Cluster, comma-separated host:port (instead of --redis): "+
+		"the Redis figures are then reported for each master as well as in total (see --partitions)")
+	fs.IntVar(&o.partitions, "partitions", 1, fmt.Sprintf("split the bench queue into this many partitions (1 to %d; QueueOptions.Partitions), "+
+		"which a Cluster spreads over its masters; throughput reports each master's share of the jobs", worker.MaxPartitions))
 	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle, api (enqueue through the HTTP API's batch endpoint), "+
 		"pause (3 daemons: from a pause to the fleet's last job start), priority (a high-priority job's start behind --backlog low-priority jobs due), "+
 		"cancel (from cancelling a running job to its handler's context ending), "+
@@ -115,6 +124,7 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 		}
 		return o, &UsageError{Msg: err.Error()}
 	}
+	fs.Visit(func(f *flag.Flag) { o.addrGiven = o.addrGiven || f.Name == "redis" })
 	if fs.NArg() > 0 {
 		return o, &UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
@@ -153,6 +163,20 @@ func (o options) problems() []string {
 			problems = append(problems, err.Error())
 		}
 	}
+	if o.cluster != "" {
+		if o.addrGiven {
+			problems = append(problems, "--redis and --cluster exclude each other: give --redis ADDR for a single Redis or --cluster ADDRS for a Cluster")
+		}
+		if _, err := o.clusterAddrs(); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if o.partitions < 1 || o.partitions > worker.MaxPartitions {
+		problems = append(problems, fmt.Sprintf("--partitions must be 1 to %d (got %d)", worker.MaxPartitions, o.partitions))
+	}
+	if againstAPI(o.mode) && (o.cluster != "" || o.partitions != 1) {
+		problems = append(problems, fmt.Sprintf("--cluster and --partitions measure Redis: --mode %s measures a daemon's API", o.mode))
+	}
 	if o.batch < 1 || o.batch > api.MaxBatchLimit || o.clients < 1 {
 		problems = append(problems, fmt.Sprintf("--batch must be 1 to %d and --clients at least 1", api.MaxBatchLimit))
 	}
@@ -169,6 +193,30 @@ func (o options) problems() []string {
 		problems = append(problems, "--mode priority needs a --backlog of at least 1")
 	}
 	return problems
+}
+
+// clusterAddrs splits --cluster into its host:port addresses.
+func (o options) clusterAddrs() ([]string, error) {
+	addrs := strings.Split(o.cluster, ",")
+	for i, a := range addrs {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" || port == "" {
+			return nil, fmt.Errorf("--cluster %q: want host:port,host:port,… (the seed addresses of a Redis Cluster)", o.cluster)
+		}
+		addrs[i] = a
+	}
+	return addrs, nil
+}
+
+// redisAddrs returns the addresses to connect to: --cluster's seeds, or
+// --redis.
+func (o options) redisAddrs() []string {
+	if o.cluster == "" {
+		return []string{o.addr}
+	}
+	addrs, _ := o.clusterAddrs() // checked by problems
+	return addrs
 }
 
 // printUsage prints the usage line and the flags, each with two dashes as

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,16 @@ func TestParseOptions(t *testing.T) {
 		{"--api not HTTP", []string{"--mode", "conns", "--api", "ftp://127.0.0.1", "--token", "t"}, ErrUsage, `--api "ftp://127.0.0.1": want http://host:port`},
 		{"--api without a host", []string{"--mode", "authflood", "--api", "http://:8080", "--token", "t"}, ErrUsage, "want http://host:port"},
 		{"negative clients", []string{"--mode", "authflood", "--api", "http://127.0.0.1:1", "--token", "t", "--clients", "-1"}, ErrUsage, "--clients at least 1"},
+		{"--cluster and --redis", []string{"--redis", "127.0.0.1:6379", "--cluster", "127.0.0.1:7000"}, ErrUsage, "--redis and --cluster exclude each other"},
+		{"--cluster not host:port", []string{"--cluster", "127.0.0.1:7000,nohost"}, ErrUsage, `--cluster "127.0.0.1:7000,nohost": want host:port,host:port`},
+		{"--cluster empty address", []string{"--cluster", "127.0.0.1:7000,"}, ErrUsage, "want host:port,host:port"},
+		{"no partitions", []string{"--partitions", "0"}, ErrUsage, "--partitions must be 1 to 64 (got 0)"},
+		{"too many partitions", []string{"--partitions", "65"}, ErrUsage, "--partitions must be 1 to 64 (got 65)"},
+		{"--cluster against an API", []string{"--mode", "conns", "--api", "http://127.0.0.1:8080", "--token", "t", "--cluster", "127.0.0.1:7000"}, ErrUsage,
+			"--cluster and --partitions measure Redis: --mode conns measures a daemon's API"},
 		{"help", []string{"-h"}, flag.ErrHelp, "--concurrency"},
+		{"help of --cluster", []string{"-h"}, flag.ErrHelp, "--cluster addresses"},
+		{"help of --partitions", []string{"-h"}, flag.ErrHelp, "--partitions int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,5 +92,21 @@ func TestParseOptionsDefaults(t *testing.T) {
 			t.Errorf("--mode %s: n=%d clients=%d duration=%s, err %v (%s); want %d, %d, %s",
 				tt.mode, o.n, o.clients, o.duration, err, stderr.String(), tt.n, tt.clients, tt.duration)
 		}
+	}
+}
+
+// TestParseOptionsCluster: --cluster gives the seed addresses instead of
+// --redis's, and --partitions defaults to 1.
+func TestParseOptionsCluster(t *testing.T) {
+	t.Parallel()
+	var help bytes.Buffer
+	o, err := parseOptions(nil, &help)
+	if err != nil || o.partitions != 1 || !slices.Equal(o.redisAddrs(), []string{"127.0.0.1:6379"}) {
+		t.Errorf("no flags: partitions %d, addresses %v, err %v; want 1, [127.0.0.1:6379]", o.partitions, o.redisAddrs(), err)
+	}
+	o, err = parseOptions([]string{"--cluster", "127.0.0.1:7101, 127.0.0.1:7102,[::1]:7103", "--partitions", "12"}, &help)
+	want := []string{"127.0.0.1:7101", "127.0.0.1:7102", "[::1]:7103"}
+	if err != nil || o.partitions != 12 || !slices.Equal(o.redisAddrs(), want) {
+		t.Errorf("--cluster: partitions %d, addresses %v, err %v; want 12, %v", o.partitions, o.redisAddrs(), err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,11 +53,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return report(stdout, line, o.json)
 	}
 
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{o.addr}, DisableCache: true})
+	addrs := o.redisAddrs()
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
 	if err != nil {
-		return fmt.Errorf("connect to Redis at %s: %w", o.addr, err)
+		return fmt.Errorf("connect to Redis at %s: %w", strings.Join(addrs, ","), err)
 	}
 	defer rdb.Close()
+	if o.cluster != "" && rdb.Mode() != rueidis.ClientModeCluster {
+		return fmt.Errorf("--cluster %s: not a Redis Cluster (give --redis ADDR for a single Redis)", o.cluster)
+	}
 
 	b := &bench{opts: o, rdb: rdb, counted: &countingClient{Client: rdb}, prefix: "courier-bench-" + randomHex(4), stderr: stderr}
 	if o.metrics {
@@ -62,6 +70,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The cleanup runs after the mode has stopped its daemon, and also when
 	// the run timed out or ctx was cancelled.
 	defer b.cleanup(ctx)
+	if o.partitions > 1 {
+		if err := b.recordLayout(runCtx); err != nil {
+			return err
+		}
+	}
 	var line string
 	switch o.mode {
 	case "throughput":
@@ -115,7 +128,7 @@ func (b *bench) config() worker.Config {
 // returned stop function is called; stop waits for it to drain.
 func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() error, err error) {
 	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, worker.QueueOptions{Concurrency: b.opts.concurrency}); err != nil {
+	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
 		return nil, err
 	}
 	d, err := worker.NewDaemon(b.counted, reg, b.config())
@@ -129,13 +142,65 @@ func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() 
 	return sync.OnceValue(func() error { cancel(); return <-done }), nil
 }
 
+// queueOptions are the bench queue's options in every daemon of a run.
+func (b *bench) queueOptions() worker.QueueOptions {
+	return worker.QueueOptions{Concurrency: b.opts.concurrency, Partitions: b.opts.partitions}
+}
+
+// recordLayout runs a daemon on the bench queue until it serves, then
+// stops it. A daemon records the queue's partitions in Redis as it starts
+// and producers read them there: without this, the jobs a mode enqueues
+// before its daemon starts would all go to partition 0. It fails when the
+// number read back (the field "partitions" of the queue's settings hash)
+// is not --partitions.
+func (b *bench) recordLayout(ctx context.Context) error {
+	reg := worker.NewRegistry()
+	noop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+	if err := reg.Register(queue, noop, b.queueOptions()); err != nil {
+		return err
+	}
+	d, err := worker.NewDaemon(b.rdb, reg, b.config())
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !d.Running() {
+		select {
+		case err := <-done:
+			cancel()
+			return fmt.Errorf("record the bench queue's partitions: %w", cmp.Or(err, ctx.Err()))
+		case <-tick.C:
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		return fmt.Errorf("record the bench queue's partitions: %w", err)
+	}
+	keys := worker.QueueKeys(b.prefix, queue)
+	key := keys[slices.IndexFunc(keys, func(k string) bool { return strings.HasSuffix(k, ":settings") })]
+	got, err := b.rdb.Do(ctx, b.rdb.B().Hget().Key(key).Field("partitions").Build()).ToString()
+	if err != nil || got != strconv.Itoa(b.opts.partitions) {
+		return fmt.Errorf("the daemon recorded partitions %q in %s (%v); want %d", got, key, err, b.opts.partitions)
+	}
+	return nil
+}
+
 // cleanup deletes every key the run made. A stopped daemon has released
 // the queue's leader lock and withdrawn from its fleet already, so the
-// queue's job keys and the set of queue names are all that is left.
+// job keys of the queue's partitions and the set of queue names are all
+// that is left.
 func (b *bench) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	for _, key := range append(worker.QueueKeys(b.prefix, queue), worker.QueuesKey(b.prefix)) {
+	keys := []string{worker.QueuesKey(b.prefix)}
+	for i := range b.opts.partitions {
+		keys = append(keys, worker.PartitionKeys(b.prefix, queue, b.opts.partitions, i)...)
+	}
+	for _, key := range keys {
 		if err := b.rdb.Do(ctx, b.rdb.B().Unlink().Key(key).Build()).Error(); err != nil {
 			fmt.Fprintf(b.stderr, "courier bench: delete %s: %v\n", key, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -45,9 +47,20 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("enqueue the backlog: %w", err)
 		}
 	}
-	slotKey := worker.QueueKeys(b.prefix, queue)[0]
-	before, err := quietSnapshot(ctx, b.rdb, slotKey)
+	ms, closeMasters, err := findMasters(ctx, b.rdb, o.addr)
 	if err != nil {
+		return "", err
+	}
+	defer closeMasters()
+	if err := placePartitions(ctx, b.rdb, ms, b.prefix, o.partitions); err != nil {
+		return "", err
+	}
+	var ph phases
+	jobsBefore, err := partitionJobs(ctx, b.rdb, b.prefix, o.partitions)
+	if err != nil {
+		return "", err
+	}
+	if ph.before, err = quietSnapshots(ctx, ms); err != nil {
 		return "", err
 	}
 	start := time.Now()
@@ -55,9 +68,15 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("enqueue: %w", err)
 	}
 	enqueueTime := time.Since(start)
-	afterEnqueue, err := snapshot(ctx, b.rdb, slotKey)
-	if err != nil {
+	if ph.afterEnqueue, err = snapshots(ctx, ms); err != nil {
 		return "", err
+	}
+	// The jobs each partition gained: every one of them is then processed.
+	if ph.jobs, err = partitionJobs(ctx, b.rdb, b.prefix, o.partitions); err != nil {
+		return "", err
+	}
+	for i := range ph.jobs {
+		ph.jobs[i] -= jobsBefore[i]
 	}
 
 	var ran atomic.Int64
@@ -88,26 +107,32 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	if drainErr != nil {
 		return "", drainErr
 	}
-	after, err := snapshot(ctx, b.rdb, slotKey)
-	if err != nil {
+	if ph.after, err = snapshots(ctx, ms); err != nil {
 		return "", err
 	}
 	if ran.Load() < int64(o.n) {
 		return "", fmt.Errorf("%w: %d of %d", errIncomplete, ran.Load(), o.n)
 	}
 	n := float64(o.n)
+	calls, cpuSec, enqueueCPUSec, bytes := ph.totals(ms)
 	line := fmt.Sprintf("mode=throughput n=%d concurrency=%d enqueue_per_s=%.0f process_per_s=%.0f end_to_end_per_s=%.0f redis_calls_per_job=%.4f redis_cpu_us_per_job=%.2f enqueue_redis_cpu_us_per_job=%.2f redis_bytes_per_job=%.0f",
 		o.n, o.concurrency,
 		n/enqueueTime.Seconds(), n/processTime.Seconds(), n/(enqueueTime+processTime).Seconds(),
-		float64(clientCalls(before, after))/n,
-		(after.cpuSec-before.cpuSec)*1e6/n,
-		(afterEnqueue.cpuSec-before.cpuSec)*1e6/n,
-		float64(afterEnqueue.memory-before.memory)/n)
+		float64(calls)/n, cpuSec*1e6/n, enqueueCPUSec*1e6/n, float64(bytes)/n)
 	if o.backlog > 0 {
 		line += fmt.Sprintf(" backlog=%d", o.backlog)
 	}
 	if o.unique {
 		line += " unique=true"
+	}
+	if extra := ran.Load() - int64(o.n); extra > 0 {
+		// Handler starts beyond one a job (a job claimed again after a
+		// lost lease, say): shown, as no run should have any.
+		line += fmt.Sprintf(" extra_runs=%d", extra)
+	}
+	line += fmt.Sprintf(" partitions=%d", o.partitions)
+	if b.rdb.Mode() == rueidis.ClientModeCluster {
+		line += fmt.Sprintf(" masters=%d", len(ms)) + ph.perMaster(ms)
 	}
 	return line, nil
 }

@@ -91,9 +91,19 @@ func (p *Pool) flushAcks(ctx context.Context, q *queue) error {
 	for i, r := range pending {
 		toks[i] = r.rec.Token()
 	}
-	_, err := p.st.Ack(ctx, q.Name, toks)
+	acked, err := p.st.Ack(ctx, q.Name, toks)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err == nil && acked < len(pending) {
+		// Some were not held any more: among them the runs whose lease an
+		// extension reported lost (recovered or claimed again elsewhere).
+		for _, r := range pending {
+			if r.lost {
+				p.log.Warn("lease lost before the ack was stored: the job was recovered or claimed again; it may run again",
+					"queue", q.label(), "partition", q.Name, "job", r.rec.ID)
+			}
+		}
+	}
 	if err == nil || refused(err) {
 		for _, r := range pending {
 			p.forget(r)

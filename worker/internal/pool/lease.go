@@ -121,6 +121,9 @@ func (p *Pool) loseLease(r *run, why string) {
 		return
 	}
 	r.lost = true
+	if r.acking {
+		return // flushAcks tells, if the ack finds the job gone
+	}
 	if r.settling {
 		p.log.Warn(why+"; its outcome may not be stored and it may run again",
 			"queue", r.q.Name, "job", r.rec.ID)

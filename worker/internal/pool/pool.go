@@ -216,6 +216,11 @@ type run struct {
 	// the dead set already, and its outcome is not written.
 	cancelled bool
 	returned  bool // handed back at the hard stop: its outcome is ignored
+	// acking: its outcome is an ack, waiting in its queue's batch. A lease
+	// reported lost meanwhile is judged by the ack's answer (flushAcks):
+	// most often the ack itself landed first, on a Cluster where the
+	// extension of another node answered later.
+	acking bool
 	// settling: the handler returned and the outcome is being written; the
 	// run stays in Pool.running, its lease renewed, until it is stored.
 	settling bool
