@@ -185,12 +185,20 @@ func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec
 			c.placeID(&specs[i], &jobs[i], l, now)
 			results[i].ID = jobs[i].ID
 			part, dur := home(queue, l, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), c.durabilityOf(&specs[i])
-			k := slices.IndexFunc(groups, func(o *enqueueGroup) bool { return o.partition == part && o.durability == dur })
-			if k < 0 {
-				k = len(groups)
-				groups = append(groups, &enqueueGroup{partition: part, durability: dur})
+			var g *enqueueGroup
+			for _, o := range groups {
+				if o.partition == part && o.durability == dur {
+					g = o
+					break
+				}
 			}
-			g := groups[k]
+			if g == nil {
+				// Most calls make one group: room for every job up front
+				// saves growing the slices job by job.
+				g = &enqueueGroup{partition: part, durability: dur,
+					index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
+				groups = append(groups, g)
+			}
 			g.index = append(g.index, i)
 			g.jobs = append(g.jobs, jobs[i])
 		}
