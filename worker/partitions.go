@@ -252,15 +252,10 @@ func (c *Client) stats(ctx context.Context, queue string) (store.Stats, error) {
 		if err != nil {
 			return err
 		}
-		sum.Ready += s.Ready
-		sum.Scheduled += s.Scheduled
-		sum.Active += s.Active
-		sum.Dead += s.Dead
-		sum.ReadyHigh += s.ReadyHigh
-		sum.ReadyLow += s.ReadyLow
 		if first {
 			sum.Paused, first = s.Paused, false
 		}
+		sum = sum.Plus(s)
 		return nil
 	})
 	return sum, err

@@ -184,12 +184,7 @@ func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 			}
 			var ps store.Stats
 			ps, err = c.st.Stats(ctx, p)
-			s.Ready += ps.Ready
-			s.Scheduled += ps.Scheduled
-			s.Active += ps.Active
-			s.Dead += ps.Dead
-			s.ReadyHigh += ps.ReadyHigh
-			s.ReadyLow += ps.ReadyLow
+			s = s.Plus(ps)
 		}
 		if err == nil {
 			c.cfg.OnSample(q.label(), s)

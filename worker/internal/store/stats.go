@@ -31,3 +31,15 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	}
 	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7]}, nil
 }
+
+// Plus returns s with the sizes of o added (a queue's partitions summed);
+// the pause flag is s's.
+func (s Stats) Plus(o Stats) Stats {
+	s.Ready += o.Ready
+	s.Scheduled += o.Scheduled
+	s.Active += o.Active
+	s.Dead += o.Dead
+	s.ReadyHigh += o.ReadyHigh
+	s.ReadyLow += o.ReadyLow
+	return s
+}
