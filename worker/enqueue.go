@@ -1,0 +1,256 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// EnqueueMany adds jobs, up to 1,000 per script call and all calls in one
+// round trip per queue. If any spec is invalid nothing is written and the
+// error names the spec and field. Otherwise each result says whether its job
+// was added or its id existed (ErrDuplicate, also for an id repeated within
+// jobs). On a Redis error some jobs may have been added; the results then
+// still carry every job's id (generated ones included) and no Err: enqueue
+// the specs again with those ids to retry safely. When Redis is out of
+// memory the error wraps ErrRedisOOM and says which jobs were stored.
+func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
+	now := time.Now()
+	results := make([]EnqueueResult, len(specs))
+	jobs := make([]store.NewJob, len(specs))
+	var queues []string
+	for i := range specs {
+		job, err := c.newJob(&specs[i], now)
+		if err != nil {
+			var ve *ValidationError
+			if len(specs) > 1 && errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("specs[%d].%s", i, ve.Field)
+			}
+			return nil, err
+		}
+		jobs[i] = job
+		results[i].ID = job.ID
+		if !slices.Contains(queues, specs[i].Queue) {
+			queues = append(queues, specs[i].Queue)
+		}
+	}
+	if err := c.recordQueues(ctx, queues); err != nil {
+		if errors.Is(err, store.ErrOOM) {
+			return results, fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
+		}
+		return results, err
+	}
+	done := make([]bool, len(specs))
+	for _, q := range queues {
+		if err := c.enqueueQueue(ctx, q, specs, jobs, results, done, now); err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}
+
+// enqueueGroup is the jobs of one queue that go to one partition with one
+// Durability: one pipeline.
+type enqueueGroup struct {
+	partition  string
+	durability Durability
+	index      []int // into the specs
+	jobs       []store.NewJob
+}
+
+// enqueueQueue writes the jobs of specs that go to queue, partition by
+// partition, and fills their results. A partition that was retired since
+// the layout was read (ErrRetired: nothing written) sends its jobs again
+// by the new layout, once.
+func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, done []bool, now time.Time) error {
+	for attempt := 0; ; attempt++ {
+		l, err := c.layout(ctx, queue)
+		if err != nil {
+			return err
+		}
+		var groups []*enqueueGroup
+		for i := range specs {
+			if specs[i].Queue != queue || done[i] {
+				continue
+			}
+			c.placeID(&specs[i], &jobs[i], l, now)
+			results[i].ID = jobs[i].ID
+			part, dur := home(queue, l, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), c.durabilityOf(&specs[i])
+			var g *enqueueGroup
+			for _, o := range groups {
+				if o.partition == part && o.durability == dur {
+					g = o
+					break
+				}
+			}
+			if g == nil {
+				// Most calls make one group: room for every job up front
+				// saves growing the slices job by job.
+				g = &enqueueGroup{partition: part, durability: dur,
+					index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
+				groups = append(groups, g)
+			}
+			g.index = append(g.index, i)
+			g.jobs = append(g.jobs, jobs[i])
+		}
+		// The partitions' pipelines go out at once: each is its own round
+		// trip, on its own node of a Cluster.
+		errs := make([]error, len(groups))
+		if len(groups) == 1 {
+			errs[0] = c.enqueueGroup(ctx, queue, groups[0], results, done)
+		} else {
+			var wg sync.WaitGroup
+			for k, g := range groups {
+				wg.Go(func() { errs[k] = c.enqueueGroup(ctx, queue, g, results, done) })
+			}
+			wg.Wait()
+		}
+		retired := false
+		for _, err := range errs {
+			if errors.Is(err, store.ErrRetired) && attempt == 0 {
+				c.layouts.Delete(queue)
+				retired = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !retired {
+			return nil
+		}
+	}
+}
+
+// placeID gives a job with a unique key and a generated id, on a queue of
+// several partitions, an id of the same partition as its key, so that Get
+// and Cancel find it in one call.
+func (c *Client) placeID(spec *JobSpec, job *store.NewJob, l store.Layout, now time.Time) {
+	if l.Partitions <= 1 || spec.ID != "" || job.Unique.Key == "" {
+		return
+	}
+	want := store.PartitionOf(job.Unique.Key, l.Partitions)
+	for store.PartitionOf(job.ID, l.Partitions) != want {
+		job.ID = c.ids.next(now)
+	}
+}
+
+// durabilityOf is the Durability a spec asks for: its own, else the
+// Client's default for its queue.
+func (c *Client) durabilityOf(spec *JobSpec) Durability {
+	if spec.Durability != (Durability{}) {
+		return spec.Durability
+	}
+	return c.cfg.Durability[spec.Queue]
+}
+
+// enqueueGroup writes one group's jobs and fills their results. Jobs
+// stored but not confirmed on replicas get the *NotReplicatedError.
+func (c *Client) enqueueGroup(ctx context.Context, queue string, g *enqueueGroup, results []EnqueueResult, done []bool) error {
+	added, err := c.enqueueTo(ctx, queue, g.partition, g.jobs, g.durability)
+	var unconfirmed error
+	if errors.Is(err, ErrNotReplicated) {
+		unconfirmed, err = err, nil
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrRetired) && len(added) == 0 {
+			return err
+		}
+		return enqueueError(queue, len(g.jobs), len(added), err)
+	}
+	n, byID, byKey := 0, 0, 0
+	for k, a := range added {
+		i := g.index[k]
+		done[i] = true
+		switch {
+		case a.Added:
+			n++
+			results[i].Err = unconfirmed
+		case a.Holder != "":
+			results[i].Err = fmt.Errorf("queue %q: unique key %q is held by job %q: %w", queue, g.jobs[k].Unique.Key, a.Holder, ErrUniqueKeyHeld)
+			results[i].ID = a.Holder
+			byKey++
+		default:
+			results[i].Err = fmt.Errorf("queue %q job %q: %w", queue, results[i].ID, ErrDuplicate)
+			byID++
+		}
+	}
+	c.metrics.Duplicates(queue, metrics.DuplicateID, byID)
+	c.metrics.Duplicates(queue, metrics.DuplicateUnique, byKey)
+	c.metrics.Enqueued(queue, n)
+	return nil
+}
+
+// enqueueError is the error of an enqueue of jobs jobs to queue that
+// failed after the first handled of them were handled (the batches before
+// the failed one). A batch refused out of memory stored nothing.
+func enqueueError(queue string, jobs, handled int, err error) error {
+	switch {
+	case !errors.Is(err, store.ErrOOM):
+		return fmt.Errorf("enqueue to queue %q: %w", queue, err)
+	case handled == 0 && jobs <= store.MaxBatch:
+		return fmt.Errorf("enqueue to queue %q refused, nothing stored: %w: %w", queue, ErrRedisOOM, err)
+	}
+	return fmt.Errorf("enqueue to queue %q refused from job %d on: %w: %w", queue, handled+1, ErrRedisOOM, err)
+}
+
+// newJob validates spec and turns it into a store job, generating its id.
+func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
+	if err := ValidateQueueName(spec.Queue); err != nil {
+		return store.NewJob{}, err
+	}
+	id := spec.ID
+	if id == "" {
+		id = c.ids.next(now)
+	} else if err := ValidateID(id); err != nil {
+		return store.NewJob{}, err
+	}
+	horizon := c.cfg.MaxScheduleAhead
+	switch {
+	case len(spec.Payload) > c.cfg.MaxPayloadBytes:
+		return store.NewJob{}, invalid("Payload", "is %d bytes; the limit is %d", len(spec.Payload), c.cfg.MaxPayloadBytes)
+	case spec.Delay < 0:
+		return store.NewJob{}, invalid("Delay", "must not be negative (got %s)", spec.Delay)
+	case spec.Delay > horizon:
+		return store.NewJob{}, invalid("Delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
+	case !spec.RunAt.IsZero() && spec.Delay != 0:
+		return store.NewJob{}, invalid("RunAt", "set delay or run_at, not both")
+	case !spec.RunAt.IsZero() && spec.RunAt.UnixMilli() < 0:
+		return store.NewJob{}, invalid("RunAt", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
+	case spec.RunAt.After(now.Add(horizon)):
+		return store.NewJob{}, invalid("RunAt", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
+	case spec.MaxAttempts < 0:
+		return store.NewJob{}, invalid("MaxAttempts", "must be at least 1, or 0 for the queue's default (got %d)", spec.MaxAttempts)
+	case spec.Timeout < 0:
+		return store.NewJob{}, invalid("Timeout", "must not be negative (got %s)", spec.Timeout)
+	case spec.Timeout > 0 && spec.Timeout < time.Millisecond:
+		return store.NewJob{}, invalid("Timeout", "must be at least 1ms (got %s)", spec.Timeout)
+	}
+	if err := spec.Priority.validate(); err != nil {
+		return store.NewJob{}, err
+	}
+	if err := validateUnique(spec); err != nil {
+		return store.NewJob{}, err
+	}
+	if err := spec.Durability.validate("Durability"); err != nil {
+		return store.NewJob{}, err
+	}
+	return store.NewJob{
+		ID:          id,
+		At:          spec.RunAt,
+		Delay:       spec.Delay,
+		MaxAttempts: spec.MaxAttempts,
+		Timeout:     spec.Timeout,
+		Payload:     spec.Payload,
+		Priority:    store.Priority(spec.Priority),
+		Unique:      store.Unique{Key: spec.UniqueKey, For: spec.UniqueFor.Truncate(time.Millisecond), AfterFinish: spec.UniqueAfterFinish},
+		CallerID:    spec.ID != "",
+	}, nil
+}
