@@ -293,10 +293,10 @@ func (b *bundle) kill(queue string, errs map[string]string, ids ...string) {
 
 // serve runs a daemon serving queue with h until stop (or the test's
 // end).
-func (b *bundle) serve(queue string, h worker.Handler) (stop func()) {
+func (b *bundle) serve(queue string, h worker.Handler, opts ...worker.QueueOptions) (stop func()) {
 	b.t.Helper()
 	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, worker.QueueOptions{}); err != nil {
+	if err := reg.Register(queue, h, append(opts, worker.QueueOptions{})[0]); err != nil {
 		b.t.Fatal(err)
 	}
 	d, err := worker.NewDaemon(b.rdb, reg, worker.Config{Prefix: b.prefix, PollInterval: 20 * time.Millisecond,

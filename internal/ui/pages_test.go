@@ -158,3 +158,40 @@ func TestOverviewShowsHistoryAndFleet(t *testing.T) {
 	br.get("/ui/fleet").want(t, http.StatusOK, "q</a> ")
 	br.get("/ui/locks").want(t, http.StatusOK, `data-queue="q"`)
 }
+
+// TestPartitionedQueuePages: a queue split into partitions shows as one
+// queue, with its partitions and who leads them.
+func TestPartitionedQueuePages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, config{rdb: testkit.Cluster(t)})
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	b.serve("pq", worker.HandlerFunc(func(ctx context.Context, _ *worker.Job) error {
+		select { // keep the jobs active, in every partition
+		case <-block:
+		case <-ctx.Done():
+		}
+		return nil
+	}), worker.QueueOptions{Partitions: 3, Concurrency: 30})
+	c, err := worker.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the queue to have 3 partitions", func() bool {
+		n, err := c.Partitions(t.Context(), "pq")
+		return err == nil && n == 3
+	})
+	b.enqueue(worker.JobSpec{Queue: "pq", ID: "p-1"}, worker.JobSpec{Queue: "pq", ID: "p-2"}, worker.JobSpec{Queue: "pq", ID: "p-3"},
+		worker.JobSpec{Queue: "pq", ID: "p-4"}, worker.JobSpec{Queue: "pq", ID: "p-5"}, worker.JobSpec{Queue: "pq", ID: "p-6"})
+	br := b.login(adminSecret)
+	testkit.Eventually(t, 15*time.Second, "the queue page to show three partitions led and six active jobs", func() bool {
+		p := br.get("/ui/queues/pq?state=active")
+		if p.status != http.StatusOK {
+			t.Fatalf("the queue page answered %d: %s", p.status, p.body)
+		}
+		return strings.Contains(p.body, `id="partitions"`) && strings.Contains(p.body, "leads 3") &&
+			strings.Count(p.body, `data-job-id="p-`) == 6
+	})
+	br.get("/ui/fleet").want(t, http.StatusOK, "(3 of 3 partitions)")
+	br.get("/ui/queues/pq/jobs/p-5").want(t, http.StatusOK, `state-active`)
+}
