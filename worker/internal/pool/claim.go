@@ -46,10 +46,12 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 		}
 		if canClaim {
 			// The slots are reserved before the claim, so that the
-			// partitions of a queue never claim more than it may run.
-			if free = q.slots.take(free); free == 0 {
-				continue
-			}
+			// partitions of a queue never claim more than it may run;
+			// none when it is another partition's turn (see slots).
+			free = q.slots.take(q, free)
+			canClaim = free > 0
+		}
+		if canClaim {
 			// A claim is not abandoned when ctx ends: its jobs are recorded
 			// as active in Redis, so it is let finish, within a bound.
 			sent := time.Now()
@@ -59,6 +61,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			q.slots.release(free - len(c.Jobs)) // c is zero on error
 			if err != nil {
 				failures++
+				q.want(false) // the other partitions take their turns meanwhile
 				p.log.Warn("claim failed", "queue", q.label(), "partition", q.Name, "err", err, "failures", failures)
 				if !sleepCtx(ctx, min(errorBackoff(failures), claimBackoffMax)) {
 					return

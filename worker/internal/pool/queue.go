@@ -45,8 +45,8 @@ func (q *queue) label() string {
 }
 
 // gather is how many free slots a claim waits for while a backlog is
-// waiting: half of what it may take.
-func (q *queue) gather() int { return max(q.slots.share()/2, 1) }
+// waiting: half the slots.
+func (q *queue) gather() int { return max(q.slots.limit/2, 1) }
 
 // signal makes a non-blocking send on a one-slot channel.
 func signal(ch chan struct{}) {
