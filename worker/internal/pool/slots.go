@@ -43,7 +43,7 @@ func (s *slots) take(q *queue, want int) int {
 	if len(s.turns) > 1 && s.turns[0] != q {
 		return 0
 	}
-	n := 0
+	var n int
 	for {
 		used := s.used.Load()
 		n = min(want, s.limit-int(used))
