@@ -43,7 +43,13 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 		if ctx.Err() != nil {
 			return
 		}
-		p.log.Warn("wake-up subscription broke; safety polls continue", "err", err)
+		if err == nil {
+			// The server ended it: on a Cluster, a sharded subscription
+			// ends when its slot moves to another node.
+			p.log.Info("wake-up subscription ended by the server (a slot moved?); subscribing again")
+		} else {
+			p.log.Warn("wake-up subscription broke; safety polls continue", "err", err)
+		}
 		if !sleepCtx(ctx, errorBackoff(int(failures.Add(1)))) {
 			return
 		}
