@@ -92,7 +92,8 @@ const (
 // on its leader lock, and the leader of each partition of a partitioned
 // queue (the number of partitions as the Client last read it, at most
 // 30s ago). It reads them in two round trips (a third forgets the reports
-// that lapsed, when there are any), and one per partition i ≥ 1.
+// that lapsed, when there are any), and one more for the partitions'
+// leaders.
 func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Fleet{}, err

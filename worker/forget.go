@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -55,7 +54,7 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 		return err
 	}
 	// Partition 0 last: it holds the layout, which names the others.
-	parts = append(slices.Clone(parts[1:]), parts[0])
+	parts = withZeroLast(parts)
 	for range forgetTries {
 		for _, p := range parts {
 			use, err := c.st.QueueUse(ctx, p)

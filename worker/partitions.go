@@ -174,15 +174,27 @@ func (d *Daemon) servePartitions(ctx context.Context, queue string, n int) ([]st
 	return serve, nil
 }
 
-// eachPartition runs f on every partition of queue, in order, and joins
-// the errors.
-func (c *Client) eachPartition(ctx context.Context, queue string, f func(partition string) error) error {
+// withZeroLast returns parts with partition 0 (the first) moved to the end:
+// the order of changes whose end partition 0 reports (a pause, which Stats
+// reads there) or that need partition 0 to the end (the layout, which
+// names the others).
+func withZeroLast(parts []string) []string {
+	return append(slices.Clone(parts[1:]), parts[0])
+}
+
+// eachPartition runs f on every partition of queue, in order, partition 0
+// last when zeroLast, and joins the errors, each naming its partition on
+// a queue of several.
+func (c *Client) eachPartition(ctx context.Context, queue string, zeroLast bool, f func(partition string) error) error {
 	parts, err := c.partitions(ctx, queue)
 	if err != nil {
 		return err
 	}
 	if len(parts) == 1 {
 		return f(parts[0])
+	}
+	if zeroLast {
+		parts = withZeroLast(parts)
 	}
 	var errs []error
 	for _, p := range parts {
@@ -223,7 +235,7 @@ func (c *Client) findJob(ctx context.Context, queue, id string, try func(partiti
 // not changed yet, and returns how many were changed.
 func (c *Client) acrossPartitions(ctx context.Context, queue string, ids []string, f func(partition string, ids []string) ([]bool, error)) (int, error) {
 	n := 0
-	err := c.eachPartition(ctx, queue, func(p string) error {
+	err := c.eachPartition(ctx, queue, false, func(p string) error {
 		if len(ids) == 0 {
 			return nil
 		}
@@ -242,41 +254,22 @@ func (c *Client) acrossPartitions(ctx context.Context, queue string, ids []strin
 	return n, err
 }
 
-// stats sums the sizes of queue's partitions; the pause flag is partition
-// 0's (Pause sets every partition's, partition 0's last).
+// stats sums the sizes of queue's partitions, read in one round trip; the
+// pause flag is partition 0's (Pause sets every partition's, partition
+// 0's last).
 func (c *Client) stats(ctx context.Context, queue string) (store.Stats, error) {
-	var sum store.Stats
-	first := true
-	err := c.eachPartition(ctx, queue, func(p string) error {
-		s, err := c.st.Stats(ctx, p)
-		if err != nil {
-			return err
-		}
-		if first {
-			sum.Paused, first = s.Paused, false
-		}
-		sum = sum.Plus(s)
-		return nil
-	})
-	return sum, err
-}
-
-// eachPartitionLastFirst is eachPartition with partition 0 last.
-func (c *Client) eachPartitionLastFirst(ctx context.Context, queue string, f func(partition string) error) error {
 	parts, err := c.partitions(ctx, queue)
 	if err != nil {
-		return err
+		return store.Stats{}, err
 	}
-	var errs []error
-	for _, p := range append(slices.Clone(parts[1:]), parts[0]) {
-		if err := f(p); err != nil {
-			if len(parts) == 1 {
-				return err
-			}
-			errs = append(errs, fmt.Errorf("partition %s: %w", p, err))
-		}
+	if len(parts) == 1 {
+		return c.st.Stats(ctx, queue)
 	}
-	return errors.Join(errs...)
+	all, err := c.st.StatsOf(ctx, parts)
+	if err != nil {
+		return store.Stats{}, err
+	}
+	return store.Total(all), nil
 }
 
 // Partitions reads how many partitions queue has (QueueOptions.Partitions,
@@ -293,7 +286,7 @@ func (c *Client) Partitions(ctx context.Context, queue string) (int, error) {
 
 // PartitionLeaders returns, for each partition of queue in order (one for
 // a queue never split), the id of the process that leads it (Daemon.ID);
-// "" for a partition no process leads. One round trip per partition.
+// "" for a partition no process leads. One round trip.
 func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return nil, err
@@ -302,14 +295,5 @@ func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	names := store.PartitionNames(queue, l.Partitions)
-	out := make([]string, len(names))
-	for i, p := range names {
-		info, err := c.st.FleetInfo(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = info.LeaderID
-	}
-	return out, nil
+	return c.st.Leaders(ctx, store.PartitionNames(queue, l.Partitions))
 }

@@ -20,7 +20,7 @@ func (c *Client) Pause(ctx context.Context, queue string) error {
 	}
 	// Partition 0 last: Stats reads its flag, so a pause it reports holds
 	// on every partition.
-	return c.eachPartitionLastFirst(ctx, queue, func(p string) error {
+	return c.eachPartition(ctx, queue, true, func(p string) error {
 		_, err := c.st.Pause(ctx, p)
 		return err
 	})
@@ -36,7 +36,7 @@ func (c *Client) Resume(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	return c.eachPartition(ctx, queue, func(p string) error {
+	return c.eachPartition(ctx, queue, false, func(p string) error {
 		_, err := c.st.Resume(ctx, p)
 		return err
 	})

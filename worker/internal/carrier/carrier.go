@@ -24,6 +24,7 @@ type Store interface {
 	ForgetSchedules(ctx context.Context, queue string, keep []string, before time.Time) ([]string, error)
 	ForgetQueues(ctx context.Context, keep []string) ([]string, error)
 	Stats(ctx context.Context, queue string) (store.Stats, error)
+	StatsOf(ctx context.Context, queues []string) ([]store.Stats, error)
 }
 
 var _ Store = (*store.Store)(nil)

@@ -177,17 +177,9 @@ func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 		return nil
 	}
 	return every(ctx, c.cfg.SampleInterval, func() error {
-		s, err := c.st.Stats(ctx, q.Name)
-		for _, p := range q.Sum {
-			if err != nil {
-				break
-			}
-			var ps store.Stats
-			ps, err = c.st.Stats(ctx, p)
-			s = s.Plus(ps)
-		}
-		if err == nil {
-			c.cfg.OnSample(q.label(), s)
+		// A failed sample is skipped: the next one comes in SampleInterval.
+		if all, err := c.st.StatsOf(ctx, append([]string{q.Name}, q.Sum...)); err == nil {
+			c.cfg.OnSample(q.label(), store.Total(all))
 		}
 		return nil
 	})

@@ -72,47 +72,20 @@ func (s *Script) ExecDedicated(ctx context.Context, c Conn, extra func() rueidis
 func (s *Script) sendDedicated(ctx context.Context, c Conn, d rueidis.DedicatedClient, extra func() rueidis.Commands,
 	calls []Call, pending []int, out []rueidis.RedisResult) []rueidis.RedisResult {
 	var last []rueidis.RedisResult
-	send := func(idx []int, build func(Call) rueidis.Completed) []rueidis.RedisResult {
-		cmds := make(rueidis.Commands, 0, len(idx)+1)
-		for _, i := range idx {
-			cmds = append(cmds, build(calls[i]))
-		}
+	s.sendSteps(c, calls, pending, out, func(cmds rueidis.Commands) []rueidis.RedisResult {
 		more := extra()
 		ops := make([]string, len(more))
 		for j, cmd := range more {
 			ops[j] = opName(cmd) // before DoMulti: rueidis recycles the command
 		}
 		res := d.DoMulti(ctx, append(cmds, more...)...)
-		for j, i := range idx {
-			out[i] = res[j]
-		}
-		last = res[len(idx):]
+		last = res[len(cmds):]
 		for j, r := range last {
 			c.metrics.Failed(ops[j], r.Error())
 			c.refused(ops[j], r.Error())
 		}
-		return res[:len(idx)]
-	}
-	v := s.variant(c)
-	var again []int
-	for j, res := range send(pending, func(k Call) rueidis.Completed { return s.evalsha(c, v, k.Keys, k.Args) }) {
-		if isNoScript(res.Error()) {
-			again = append(again, pending[j])
-		}
-	}
-	for len(again) > 0 {
-		var flagless []int
-		for j, res := range send(again, func(k Call) rueidis.Completed { return s.eval(c, v, k.Keys, k.Args) }) {
-			if v.sha != s.plain.sha && flagsRefused(res.Error()) {
-				flagless = append(flagless, again[j])
-			}
-		}
-		if len(flagless) > 0 {
-			c.flagless.Store(true)
-			v = s.plain
-		}
-		again = flagless
-	}
+		return res[:len(cmds)]
+	})
 	return last
 }
 

@@ -73,25 +73,34 @@ func (s *Script) send(ctx context.Context, c Conn, keys, args []string) rueidis.
 // sendMulti sends the calls of pending once, as send does, in one round
 // trip per step, and puts their results in out.
 func (s *Script) sendMulti(ctx context.Context, c Conn, calls []Call, pending []int, out []rueidis.RedisResult) {
+	s.sendSteps(c, calls, pending, out, func(cmds rueidis.Commands) []rueidis.RedisResult {
+		return c.client.DoMulti(ctx, cmds...)
+	})
+}
+
+// sendSteps sends the calls of pending once, each step in one round trip
+// through do, which answers each command in order: EVALSHA, then EVAL for
+// the calls whose node lacked the script, then the plain text for those
+// whose server refused the flags line. It puts their results in out.
+func (s *Script) sendSteps(c Conn, calls []Call, pending []int, out []rueidis.RedisResult, do func(rueidis.Commands) []rueidis.RedisResult) {
 	v := s.variant(c)
-	cmds := make(rueidis.Commands, len(pending))
-	for j, i := range pending {
-		cmds[j] = s.evalsha(c, v, calls[i].Keys, calls[i].Args)
+	build := func(idx []int, cmd func(keys, args []string) rueidis.Completed) rueidis.Commands {
+		cmds := make(rueidis.Commands, len(idx))
+		for j, i := range idx {
+			cmds[j] = cmd(calls[i].Keys, calls[i].Args)
+		}
+		return cmds
 	}
 	var again []int
-	for j, res := range c.client.DoMulti(ctx, cmds...) {
+	for j, res := range do(build(pending, func(k, a []string) rueidis.Completed { return s.evalsha(c, v, k, a) })) {
 		out[pending[j]] = res
 		if isNoScript(res.Error()) {
 			again = append(again, pending[j])
 		}
 	}
 	for len(again) > 0 {
-		cmds = make(rueidis.Commands, len(again))
-		for j, i := range again {
-			cmds[j] = s.eval(c, v, calls[i].Keys, calls[i].Args)
-		}
 		var flagless []int
-		for j, res := range c.client.DoMulti(ctx, cmds...) {
+		for j, res := range do(build(again, func(k, a []string) rueidis.Completed { return s.eval(c, v, k, a) })) {
 			out[again[j]] = res
 			if v.sha != s.plain.sha && flagsRefused(res.Error()) {
 				flagless = append(flagless, again[j])

@@ -124,12 +124,7 @@ func (s *Store) FleetInfo(ctx context.Context, queue string) (FleetInfo, error) 
 	if err != nil {
 		return FleetInfo{}, fmt.Errorf("read the leader lease of %s: %w", queue, err)
 	}
-	f := FleetInfo{Members: members}
-	for _, field := range fields {
-		if id, ok := strings.CutSuffix(field, ":leader"); ok {
-			f.LeaderID = id
-		}
-	}
+	f := FleetInfo{Members: members, LeaderID: leaderOf(fields)}
 	if f.LeaderID != "" && pttl > 0 { // -1: no expiry, -2: no key
 		f.LeaderTTL = time.Duration(pttl) * time.Millisecond
 	}
@@ -222,4 +217,34 @@ func (s *Store) reports(ctx context.Context, k Keys, members rueidis.RedisResult
 		live = append(live, m)
 	}
 	return live, gone, nil
+}
+
+// leaderOf returns the process id a leader lock's fields name ("<id>:leader"),
+// "" when none does.
+func leaderOf(fields []string) string {
+	id := ""
+	for _, field := range fields {
+		if l, ok := strings.CutSuffix(field, ":leader"); ok {
+			id = l
+		}
+	}
+	return id
+}
+
+// Leaders returns the id of the process leading each of queues (the
+// partitions of one, say), "" where none does, in one round trip.
+func (s *Store) Leaders(ctx context.Context, queues []string) ([]string, error) {
+	cmds := make(rueidis.Commands, len(queues))
+	for i, q := range queues {
+		cmds[i] = s.c.B().Hkeys().Key(s.Keys(q).Leader).Build()
+	}
+	out := make([]string, len(queues))
+	for i, res := range s.c.DoMulti(ctx, cmds...) {
+		fields, err := res.AsStrSlice()
+		if err != nil {
+			return nil, fmt.Errorf("read the leader of %s: %w", queues[i], err)
+		}
+		out[i] = leaderOf(fields)
+	}
+	return out, nil
 }

@@ -67,27 +67,23 @@ func (s *Store) Layout(ctx context.Context, queue string) (Layout, error) {
 // before partitions existed.
 func (s *Store) SetLayout(ctx context.Context, queue string, l Layout) error {
 	k := s.Keys(queue)
-	cmd := s.c.B().Hdel().Key(k.Settings).Field(fieldPartitions, fieldPartitionsPrev).Build()
-	if l.Partitions > 1 || len(l.Prev) > 0 {
-		prev := make([]string, len(l.Prev))
-		for i, n := range l.Prev {
-			prev[i] = strconv.Itoa(n)
+	field := func(name string, set bool, value string) rueidis.Completed {
+		if set {
+			return s.c.B().Hset().Key(k.Settings).FieldValue().FieldValue(name, value).Build()
 		}
-		set := s.c.B().Hset().Key(k.Settings).FieldValue().FieldValue(fieldPartitions, strconv.Itoa(max(l.Partitions, 1)))
-		if len(prev) > 0 {
-			cmd = set.FieldValue(fieldPartitionsPrev, strings.Join(prev, ",")).Build()
-		} else {
-			res := s.c.DoMulti(ctx, set.Build(), s.c.B().Hdel().Key(k.Settings).Field(fieldPartitionsPrev).Build())
-			for _, r := range res {
-				if err := r.Error(); err != nil {
-					return fmt.Errorf("write the partitions of %s: %w", queue, err)
-				}
-			}
-			return nil
-		}
+		return s.c.B().Hdel().Key(k.Settings).Field(name).Build()
 	}
-	if err := s.c.Do(ctx, cmd).Error(); err != nil {
-		return fmt.Errorf("write the partitions of %s: %w", queue, err)
+	prev := make([]string, len(l.Prev))
+	for i, n := range l.Prev {
+		prev[i] = strconv.Itoa(n)
+	}
+	split := l.Partitions > 1 || len(l.Prev) > 0
+	for _, r := range s.c.DoMulti(ctx,
+		field(fieldPartitions, split, strconv.Itoa(max(l.Partitions, 1))),
+		field(fieldPartitionsPrev, len(prev) > 0, strings.Join(prev, ","))) {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("write the partitions of %s: %w", queue, err)
+		}
 	}
 	return nil
 }

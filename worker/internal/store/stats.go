@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redis/rueidis"
+
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
@@ -21,8 +23,34 @@ type Stats struct {
 
 // Stats counts the jobs of queue by state and reads its pause flag.
 func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
-	k := s.Keys(queue)
-	n, err := script.Stats.Exec(ctx, s.c, []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}, nil).AsIntSlice()
+	return decodeStats(queue, script.Stats.Exec(ctx, s.c, statsKeys(s.Keys(queue)), nil))
+}
+
+// StatsOf reads the Stats of each queue (the partitions of one, say) in
+// one round trip.
+func (s *Store) StatsOf(ctx context.Context, queues []string) ([]Stats, error) {
+	calls := make([]script.Call, len(queues))
+	for i, q := range queues {
+		calls[i] = script.Call{Keys: statsKeys(s.Keys(q))}
+	}
+	out := make([]Stats, len(queues))
+	for i, res := range script.Stats.ExecMulti(ctx, s.c, calls...) {
+		st, err := decodeStats(queues[i], res)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+func statsKeys(k Keys) []string {
+	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
+}
+
+// decodeStats reads the reply of stats.lua for queue.
+func decodeStats(queue string, res rueidis.RedisResult) (Stats, error) {
+	n, err := res.AsIntSlice()
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
@@ -32,14 +60,17 @@ func (s *Store) Stats(ctx context.Context, queue string) (Stats, error) {
 	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7]}, nil
 }
 
-// Plus returns s with the sizes of o added (a queue's partitions summed);
-// the pause flag is s's.
-func (s Stats) Plus(o Stats) Stats {
-	s.Ready += o.Ready
-	s.Scheduled += o.Scheduled
-	s.Active += o.Active
-	s.Dead += o.Dead
-	s.ReadyHigh += o.ReadyHigh
-	s.ReadyLow += o.ReadyLow
-	return s
+// Total adds up the sizes of parts (the partitions of a queue, at least
+// one); the pause flag is the first's, partition 0's.
+func Total(parts []Stats) Stats {
+	t := parts[0]
+	for _, o := range parts[1:] {
+		t.Ready += o.Ready
+		t.Scheduled += o.Scheduled
+		t.Active += o.Active
+		t.Dead += o.Dead
+		t.ReadyHigh += o.ReadyHigh
+		t.ReadyLow += o.ReadyLow
+	}
+	return t
 }
