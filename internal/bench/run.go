@@ -189,19 +189,30 @@ func (b *bench) recordLayout(ctx context.Context) error {
 	return nil
 }
 
-// cleanup deletes every key the run made. A stopped daemon has released
-// the queue's leader lock and withdrawn from its fleet already, so the
-// job keys of the queue's partitions and the set of queue names are all
-// that is left.
+// cleanup deletes every key the run made: every key under its own
+// prefix, found with SCAN on each node. A daemon stopped a moment after
+// it started may leave a partition's leader lock behind (an acquire it
+// gave up on may have run in Redis; the lock expires after its lease), so
+// the keys are not listed by name.
 func (b *bench) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	keys := []string{worker.QueuesKey(b.prefix)}
-	for i := range b.opts.partitions {
-		keys = append(keys, worker.PartitionKeys(b.prefix, queue, b.opts.partitions, i)...)
+	for addr, node := range b.rdb.Nodes() {
+		for cursor := uint64(0); ; {
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(b.prefix+":*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				fmt.Fprintf(b.stderr, "courier bench: list the keys on %s: %v\n", addr, err)
+				break
+			}
+			keys = append(keys, e.Elements...)
+			if cursor = e.Cursor; cursor == 0 {
+				break
+			}
+		}
 	}
 	for _, key := range keys {
-		if err := b.rdb.Do(ctx, b.rdb.B().Unlink().Key(key).Build()).Error(); err != nil {
+		if err := b.rdb.Do(ctx, b.rdb.B().Unlink().Key(key).Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
 			fmt.Fprintf(b.stderr, "courier bench: delete %s: %v\n", key, err)
 		}
 	}
