@@ -22,7 +22,7 @@
 --   its share to the others, highest first: a lower level gets its share
 --   while higher ones have a backlog.
 -- ARGV[6] the claiming process's id (absent or '' = not recorded), at most
---   256 bytes, without '@': stored with each job's claim token as
+--   256 bytes, without '@' or newline: stored with each job's claim token as
 --   "<token>@<process>" (see record.lua), so Get and List can tell who runs
 --   a job
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
@@ -93,8 +93,8 @@ if (ARGV[5] or '') ~= '' then
 end
 
 local proc = ARGV[6] or ''
-if #proc > 256 or string.find(proc, '@', 1, true) then
-  return redis.error_reply("ERR courier: the process id must be at most 256 bytes, without '@'")
+if #proc > 256 or string.find(proc, '[@\n]') then
+  return redis.error_reply("ERR courier: the process id must be at most 256 bytes, without '@' or newline")
 end
 
 local now, now_us = now_ms()
@@ -151,11 +151,12 @@ if #due > 0 then
   for i = 1, #ids do
     local s = recs[i]
     if s then
-      -- Is it a record ('c3;'), and does its header begin as enqueue writes
-      -- it ('c3;0;0;': no attempt spent, the queue's max), needing no state
-      -- entry? Read from the first seven bytes, inline: this is the hot path.
+      -- Is it a record ('c3;', or 'c4;' with headers), and does its header
+      -- begin as enqueue writes it ('c3;0;0;': no attempt spent, the
+      -- queue's max), needing no state entry? Read from the first seven
+      -- bytes, inline: this is the hot path.
       local c, v, s1, a, s2, m, s3 = string.byte(s, 1, 7)
-      local ok = c == 99 and v == 51 and s1 == 59 -- 'c3;'
+      local ok = c == 99 and (v == 51 or v == 52) and s1 == 59 -- 'c3;' or 'c4;'
       if ok and not (a == 48 and s2 == 59 and m == 48 and s3 == 59) then -- not '0;0;'
         -- A header other than the fresh default is decoded (it may go to
         -- the job's state entry, below); one that does not decode is corrupt.

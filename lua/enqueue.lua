@@ -19,6 +19,10 @@
 --   opts; caller: '1' when the caller chose the id). A job without a pair is
 --   of the normal priority, has no unique key, and its id was generated: a
 --   call of such jobs only (the common case) carries no options at all.
+-- then h pairs (0 <= h <= n): the job's position (1..n, increasing) and its
+--   headers section, "name=value\n" per header (store/headers.go; 1 to
+--   16384 bytes, ending in a newline): the job's record is then a c4 record
+--   with that section (see record.lua). A job without a pair has no headers.
 -- returns: array of n values: 1 = enqueued, 0 = the id exists, or is
 --   retained after its job finished (that job untouched; a later copy of an
 --   id within the same call counts as existing), or a string: the unique key
@@ -30,7 +34,10 @@ local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
 local k = tonumber(ARGV[3])
 if not k or k < 0 or k > n then return redis.error_reply('ERR courier: k must be 0 to n') end
-if #ARGV ~= 3 + n * 6 + k * 2 then return redis.error_reply('ERR courier: 6 values per job and 2 per job with options expected') end
+local hbase = 3 + n * 6 + k * 2 -- where the header pairs start
+if #ARGV < hbase or (#ARGV - hbase) % 2 ~= 0 or (#ARGV - hbase) / 2 > n then
+  return redis.error_reply('ERR courier: 6 values per job, 2 per job with options and 2 per job with headers expected')
+end
 if not KEYS[9] then return redis.error_reply('ERR courier: enqueue needs the due levels, opts, unique and settings keys') end
 -- one pattern match per job for the common case (every value well formed);
 -- a job that fails it is checked field by field to name what is wrong
@@ -69,6 +76,18 @@ for j = 0, k - 1 do
   end
   opts[pos], last = o, pos
 end
+local hdrs, nh = {}, (#ARGV - hbase) / 2 -- job position -> headers section
+last = 0
+for j = hbase + 1, #ARGV, 2 do
+  local pos, h = tonumber(ARGV[j]), ARGV[j + 1]
+  if not pos or pos <= last or pos > n or pos % 1 ~= 0 then
+    return redis.error_reply('ERR courier: header positions must increase within 1..n')
+  end
+  if #h < 2 or #h > 16384 or string.byte(h, #h) ~= 10 then
+    return redis.error_reply('ERR courier: job ' .. pos .. ' headers must be 2 to 16384 bytes ending in a newline')
+  end
+  hdrs[pos], last = h, pos
+end
 
 local now = now_ms()
 local d = dues(KEYS[4], KEYS[2], KEYS[5])
@@ -77,6 +96,14 @@ local added, out = {}, {}
 local earliest = nil
 local now_s = ms_str(now)
 local enq = ';' .. now_s .. ';0;'
+
+-- record builds the record of the job at ARGV[b + 1..] and position pos:
+-- c4 with its headers section when it has one (record.lua)
+local function record(b, pos)
+  local h = hdrs[pos]
+  if h then return 'c4;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. #h .. ';' .. h .. ARGV[b + 6] end
+  return 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6]
+end
 
 -- read the score of job i (0-based) as a number and a string, formatted
 -- only when it must be computed
@@ -118,7 +145,9 @@ if plain then
     local id = ARGV[b + 1]
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
-    out[i + 1] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+    local rec
+    if nh == 0 then rec = 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6] else rec = record(b, i + 1) end
+    out[i + 1] = redis.call('HSETNX', KEYS[1], id, rec)
     if out[i + 1] == 1 then
       -- the score as a string, formatted only when it must be computed
       -- (score_of, inline: this is the hot path)
@@ -182,7 +211,7 @@ for i = 0, n - 1 do
   else
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
-    out[pos] = redis.call('HSETNX', KEYS[1], id, 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6])
+    out[pos] = redis.call('HSETNX', KEYS[1], id, record(b, pos))
   end
   if out[pos] == 1 then
     local score, score_s = score_of(b)

@@ -1,6 +1,12 @@
 -- extend.lua: renew the leases of running jobs (the batched heartbeat).
 -- KEYS[1] active zset   KEYS[2] claims hash   KEYS[3] dead zset   KEYS[4] state hash
--- ARGV[1] lease_ms   then pairs of id, claim
+-- ARGV[1] lease_ms   ARGV[2] m = number of progress reports (0 to the number
+--   of pairs)   then pairs of id, claim   then m pairs of position (1-based,
+--   into the id/claim pairs) and progress, "<percent>;" .. message (percent
+--   a decimal number, the whole at most 512 bytes, no newline): stored in
+--   the claims value of a job still held, after its process, as
+--   "\n<percent>;<now_ms>;" .. message (see store/progress.go), replacing
+--   what was there; the report of a job not held is dropped
 -- returns: flat triples id, claim, why of the jobs whose lease was NOT
 --   extended (lost: recovered, finished elsewhere, cancelled, or gone); why
 --   is 'cancelled' for a job that was cancelled while it ran (cancel.lua),
@@ -10,12 +16,25 @@
 local lease = tonumber(ARGV[1])
 if not lease or lease < 1 then return redis.error_reply('ERR courier: lease_ms must be positive') end
 if not KEYS[4] then return redis.error_reply('ERR courier: extend needs the dead and state keys') end
-local ids, toks = pairs_from(2, 1000)
+local m = tonumber(ARGV[2])
+if not m or m < 0 or m * 2 > #ARGV - 2 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
+local last = #ARGV - 2 * m
+local ids, toks = pairs_from(3, 1000, last)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return {} end
+for j = last + 1, #ARGV, 2 do
+  local pos, p = tonumber(ARGV[j]), ARGV[j + 1]
+  if not pos or pos < 1 or pos > #ids or pos ~= math.floor(pos) then
+    return redis.error_reply('ERR courier: progress position must be 1 to the number of jobs')
+  end
+  if #p > 512 or string.find(p, '\n', 1, true) or not string.find(p, '^%d+%.?%d*;') then
+    return redis.error_reply('ERR courier: progress must be "<percent>;<message>", at most 512 bytes, without newline')
+  end
+end
 
-local deadline = ms_str(now_ms() + lease)
-local ok = held(KEYS[2], ids, toks)
+local now = now_ms()
+local deadline = ms_str(now + lease)
+local ok, cur = held(KEYS[2], ids, toks)
 local renew, lost = {}, {}
 for i, id in ipairs(ids) do
   if ok[i] then
@@ -34,4 +53,21 @@ for i, id in ipairs(ids) do
   end
 end
 if #renew > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(renew)) end
+if m > 0 then
+  local now_s, sets = ms_str(now), {}
+  for j = last + 1, #ARGV, 2 do
+    local pos = tonumber(ARGV[j])
+    if ok[pos] then
+      -- the claims value up to its progress, with the '@' a bare token lacks
+      local base = cur[pos]
+      local nl = string.find(base, '\n', 1, true)
+      if nl then base = string.sub(base, 1, nl - 1) end
+      if not string.find(base, '@', 1, true) then base = base .. '@' end
+      local pct, msg = string.match(ARGV[j + 1], '^([^;]*);(.*)$')
+      sets[#sets + 1] = ids[pos]
+      sets[#sets + 1] = base .. '\n' .. pct .. ';' .. now_s .. ';' .. msg
+    end
+  end
+  if #sets > 0 then redis.call('HSET', KEYS[2], unpack(sets)) end
+end
 return lost

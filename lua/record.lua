@@ -7,6 +7,11 @@
 -- A job is a record, a state entry once it has one, and a claim entry while
 -- it runs:
 --   jobs[id]    = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" .. err .. payload
+--                 or, for a job with headers (enqueue.lua),
+--                 "c4;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;<hdrlen>;"
+--                 .. err .. headers .. payload: the headers section is read
+--                 by Go only (store/headers.go); scripts skip it. Versions
+--                 before headers take a c4 record for a corrupt one.
 --                 written once, by enqueue (or fire), and never rewritten:
 --                 attempts 0, errlen 0. Only records written by versions
 --                 before the state hash carry attempts and an error here.
@@ -24,7 +29,8 @@
 --                 Ack, cancel, purge and trim delete it with the record;
 --                 enqueue and fire delete one left behind (by an older
 --                 version) when they write a new record under its id.
---   claims[id]  = "<token>@<process>": the claim token of the running
+--   claims[id]  = "<token>@<process>" [.. "\n<percent>;<ms>;" .. message]:
+--                 the claim token of the running
 --                 attempt and the id of the process that claimed it (the
 --                 Daemon's ID, claim.lua's ARGV[6]); present exactly while
 --                 id is in active. Values written by versions before the
@@ -95,7 +101,13 @@ end
 function rec_decode(s)
   local attempts, max, timeout, enq, errlen, pos =
     string.match(s, '^c3;(%d+);(%d+);(%d+);(%d+);(%d+);()')
-  if not attempts then return nil end
+  if not attempts then
+    -- a record with headers: one more field, the headers' length
+    local hdrlen
+    attempts, max, timeout, enq, errlen, hdrlen, pos =
+      string.match(s, '^c4;(%d+);(%d+);(%d+);(%d+);(%d+);(%d+);()')
+    if not attempts or #hdrlen > 15 then return nil end
+  end
   if #attempts > 15 or #max > 15 or #timeout > 15 or #enq > 15 or #errlen > 15 then return nil end
   local n = tonumber(errlen)
   if pos + n - 1 > #s then return nil end
@@ -184,21 +196,23 @@ function announce(channel, msg)
   end
 end
 
--- pairs_from reads ARGV[from..] as (id, claim) pairs, at most limit, and
+-- pairs_from reads ARGV[from..last] (last: #ARGV when nil) as (id, claim)
+-- pairs, at most limit, and
 -- returns the ids and claims as two lists, or an error reply. An id may
 -- repeat: callers count what Redis reports removed, never the pairs. Each
 -- distinct claim is checked once: the jobs of one claim call share its
 -- token, and matching a 16-digit token against a pattern costs more than
 -- the rest of an ack.
-function pairs_from(from, limit)
-  local n = #ARGV - from + 1
+function pairs_from(from, limit, last)
+  last = last or #ARGV
+  local n = last - from + 1
   if n % 2 ~= 0 then return redis.error_reply('ERR courier: id/claim pairs expected') end
   if n / 2 > limit then
     return redis.error_reply('ERR courier: at most ' .. limit .. ' jobs per call')
   end
   local ids, toks, checked = {}, {}, {}
   local k = 0
-  for i = from, #ARGV, 2 do
+  for i = from, last, 2 do
     local tok = ARGV[i + 1]
     if not checked[tok] then
       if not string.match(tok, '^%d+$') then
@@ -214,7 +228,8 @@ function pairs_from(from, limit)
 end
 
 -- held returns, for each id, whether it is active under the given claim:
--- its claims value is the token, bare or followed by '@' and the process.
+-- its claims value is the token, bare or followed by '@' and the process
+-- (and the progress, see extend.lua); and the claims values it read.
 function held(claims, ids, toks)
   local cur = redis.call('HMGET', claims, unpack(ids))
   local ok = {}
@@ -222,7 +237,7 @@ function held(claims, ids, toks)
     local c, t = cur[i], toks[i]
     ok[i] = c == t or (c ~= false and string.byte(c, #t + 1) == 64 and string.sub(c, 1, #t) == t)
   end
-  return ok
+  return ok, cur
 end
 
 -- claim_token splits a claims value into the claim token (a string of

@@ -55,6 +55,15 @@ type JobSpec struct {
 	// returns (see Durability); the zero value takes the Client's default
 	// for the queue (Config.Durability).
 	Durability Durability
+	// Headers travel with the job, unchanged across retries and requeues:
+	// the handler reads them in Job.Headers, and Get, the API, the CLI and
+	// the UI show them. At most MaxHeaders; names of 1 to 64 bytes from
+	// a-z 0-9 . _ -, values of at most 1,024 bytes of UTF-8 without control
+	// characters, 8 KiB in all. With Config.TracerProvider set, the Client
+	// adds the trace context (traceparent, tracestate), in a copy: the map
+	// given is never changed. Jobs with headers need every daemon serving
+	// the queue at this version or later.
+	Headers map[string]string
 }
 
 // EnqueueResult is the outcome of one job of EnqueueMany.
@@ -72,6 +81,7 @@ type Client struct {
 	metrics *metrics.Set // nil without Config.Registerer
 	cfg     Config
 	ids     idGen
+	tracer  *tracer  // nil without Config.TracerProvider
 	known   sync.Map // queue name → time.Time it was last recorded in the queue set
 	layouts sync.Map // queue name → cachedLayout: its partitions
 }
@@ -93,7 +103,7 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	for q := range cfg.Durability {
 		m.Replicated(q) // the series start at zero
 	}
-	return &Client{st: store.New(rdb, cfg.Prefix, m.Redis()), metrics: m, cfg: cfg}, nil
+	return &Client{st: store.New(rdb, cfg.Prefix, m.Redis()), metrics: m, cfg: cfg, tracer: newTracer(cfg.TracerProvider)}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -14,6 +15,7 @@ import (
 const (
 	PrefixDefault           = "courier"
 	MaxPayloadBytesDefault  = 1 << 20
+	MaxResultBytesDefault   = 64 << 10
 	MaxScheduleAheadDefault = 365 * 24 * time.Hour
 	LeaseDefault            = 30 * time.Second
 	ShutdownTimeoutDefault  = 25 * time.Second
@@ -52,6 +54,9 @@ type Config struct {
 	Prefix string
 	// MaxPayloadBytes is the largest payload Enqueue accepts. Default 1 MiB.
 	MaxPayloadBytes int
+	// MaxResultBytes is the largest result a handler may set
+	// (Job.SetResult), at most MaxPayloadBytes. Default 64 KiB.
+	MaxResultBytes int
 	// MaxScheduleAhead is how far in the future a job may be scheduled.
 	// Default one year.
 	MaxScheduleAhead time.Duration
@@ -99,6 +104,13 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives the daemon's logs. Default slog.Default().
 	Logger *slog.Logger
+	// TracerProvider turns tracing on (see the README's "Tracing"): a
+	// Client starts a producer span per enqueue call and writes its W3C
+	// trace context (traceparent, tracestate) into each job's headers; a
+	// Daemon starts a consumer span per attempt, a child of that context,
+	// and hands it to the handler in its context. Nil (the default) means
+	// no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 func (c Config) withDefaults() Config {
@@ -107,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPayloadBytes == 0 {
 		c.MaxPayloadBytes = MaxPayloadBytesDefault
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = min(MaxResultBytesDefault, c.MaxPayloadBytes)
 	}
 	durations := []struct {
 		v   *time.Duration
@@ -152,6 +167,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxPayloadBytes < 0 || c.MaxPayloadBytes > MaxPayloadBytesLimit {
 		errs = append(errs, invalid("MaxPayloadBytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxPayloadBytes))
+	}
+	if c.MaxResultBytes < 0 || c.MaxResultBytes > max(c.MaxPayloadBytes, 0) {
+		errs = append(errs, invalid("MaxResultBytes", "must be 0 to MaxPayloadBytes (%d) (got %d)", c.MaxPayloadBytes, c.MaxResultBytes))
 	}
 	durations := []struct {
 		field  string

@@ -32,6 +32,7 @@ type Daemon struct {
 	running atomic.Bool // Run was called and has not returned
 	working atomic.Bool // the pool is claiming jobs
 	summary atomic.Pointer[DrainSummary]
+	env     execEnv // what the queues' executors share
 }
 
 // DrainSummary says how a stopped Daemon left its jobs.
@@ -57,7 +58,8 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix, m.Redis()), cfg: cfg, reg: reg, queues: reg.Queues()}, nil
+	env := execEnv{log: cfg.Logger, maxResult: cfg.MaxResultBytes, tracer: newTracer(cfg.TracerProvider)}
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix, m.Redis()), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
 }
 
 // ID names this Daemon in its queues' fleets (Client.Fleet) and is the
@@ -104,7 +106,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if len(parts) > 1 {
 			group = name
 		}
-		exec, abort := executor(name, reg, d.cfg.Logger), aborter(name, reg, d.cfg.Logger)
+		exec, abort := executor(name, reg, d.env), aborter(name, reg, d.cfg.Logger)
 		for i, part := range parts {
 			queues = append(queues, pool.Queue{
 				Name:        part,
@@ -115,6 +117,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				Exec:        exec,
 				Abort:       abort,
+				Retain:      reg.opts.RetainCompleted.Count > 0,
 			})
 			duty := carrier.Queue{Name: part, Group: group, MaxAttempts: reg.opts.MaxAttempts,
 				DeadMaxJobs: (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts)}

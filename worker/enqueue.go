@@ -21,9 +21,9 @@ import (
 // still carry every job's id (generated ones included) and no Err: enqueue
 // the specs again with those ids to retry safely. When Redis is out of
 // memory the error wraps ErrRedisOOM and says which jobs were stored.
-func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
+func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) (results []EnqueueResult, err error) {
 	now := time.Now()
-	results := make([]EnqueueResult, len(specs))
+	results = make([]EnqueueResult, len(specs))
 	jobs := make([]store.NewJob, len(specs))
 	var queues []string
 	for i := range specs {
@@ -41,6 +41,8 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 			queues = append(queues, specs[i].Queue)
 		}
 	}
+	ctx, sent := c.tracer.send(ctx, specs, jobs)
+	defer func() { sent(results, err) }()
 	if err := c.recordQueues(ctx, queues); err != nil {
 		if errors.Is(err, store.ErrOOM) {
 			return results, fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
@@ -242,6 +244,9 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 	if err := spec.Durability.validate("Durability"); err != nil {
 		return store.NewJob{}, err
 	}
+	if err := validateHeaders(spec.Headers); err != nil {
+		return store.NewJob{}, err
+	}
 	return store.NewJob{
 		ID:          id,
 		At:          spec.RunAt,
@@ -252,5 +257,6 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		Priority:    store.Priority(spec.Priority),
 		Unique:      store.Unique{Key: spec.UniqueKey, For: spec.UniqueFor.Truncate(time.Millisecond), AfterFinish: spec.UniqueAfterFinish},
 		CallerID:    spec.ID != "",
+		Headers:     spec.Headers,
 	}, nil
 }

@@ -16,34 +16,53 @@ import (
 // maxErrorText bounds the last error stored with a job.
 const maxErrorText = 4096
 
+// execEnv is what every queue's executor shares: the Daemon's logger,
+// result limit and tracer.
+type execEnv struct {
+	log       *slog.Logger
+	maxResult int     // Config.MaxResultBytes
+	tracer    *tracer // nil without Config.TracerProvider
+}
+
 // executor turns a queue's handler into the pool's Exec: it applies the
-// timeout, recovers panics and maps the handler's error to an outcome.
-func executor(queue string, reg registration, log *slog.Logger) pool.Exec {
+// timeout, recovers panics, maps the handler's error to an outcome and
+// traces the attempt.
+func executor(queue string, reg registration, env execEnv) pool.Exec {
 	return func(ctx context.Context, rec *store.Record) pool.Outcome {
 		job := runningJob(queue, rec, reg.opts)
-		ctx, cancel := context.WithTimeoutCause(ctx, job.Timeout, ErrJobTimeout)
-		defer cancel()
-		err := callHandler(ctx, reg.handler, job)
-		if err == nil {
-			return pool.Outcome{Kind: pool.Ack}
-		}
-		cause := context.Cause(ctx)
-		switch {
-		case errors.Is(cause, ErrShutdown):
-			// Not the job's fault: it goes back without spending an attempt.
-			return pool.Outcome{Kind: pool.Snooze}
-		case errors.Is(cause, ErrLeaseLost):
-			// The job is no longer ours (the pool logged why): any write is
-			// a no-op, and it is not this attempt's failure to report.
-			return pool.Outcome{Kind: pool.Snooze}
-		}
-		if cause != nil && !errors.Is(err, cause) {
-			err = fmt.Errorf("%w (%w)", err, cause)
-		}
-		o := outcome(err, job, reg.opts)
-		logOutcome(log, job, err, o)
+		job.live = &liveJob{run: pool.RunOf(ctx), maxResult: env.maxResult}
+		ctx, traced := env.tracer.process(ctx, job)
+		o, err := execute(ctx, reg, job, env.log)
+		traced(o, err)
 		return o
 	}
+}
+
+// execute runs one attempt of job and returns its outcome and the
+// handler's error.
+func execute(ctx context.Context, reg registration, job *Job, log *slog.Logger) (pool.Outcome, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, job.Timeout, ErrJobTimeout)
+	defer cancel()
+	err := callHandler(ctx, reg.handler, job)
+	if err == nil {
+		return pool.Outcome{Kind: pool.Ack, Result: job.live.takeResult()}, nil
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, ErrShutdown):
+		// Not the job's fault: it goes back without spending an attempt.
+		return pool.Outcome{Kind: pool.Snooze}, err
+	case errors.Is(cause, ErrLeaseLost):
+		// The job is no longer ours (the pool logged why): any write is
+		// a no-op, and it is not this attempt's failure to report.
+		return pool.Outcome{Kind: pool.Snooze}, err
+	}
+	if cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (%w)", err, cause)
+	}
+	o := outcome(err, job, reg.opts)
+	logOutcome(log, job, err, o)
+	return o, err
 }
 
 // runningJob is the Job a handler sees: active, with the queue's limits

@@ -16,7 +16,7 @@ func BenchmarkExecutor(b *testing.B) {
 		b.Fatal(err)
 	}
 	r, _ := reg.lookup("q")
-	exec := executor("q", r, slog.New(slog.DiscardHandler))
+	exec := executor("q", r, execEnv{log: slog.New(slog.DiscardHandler), maxResult: MaxResultBytesDefault})
 	rec := store.Record{ID: "01JD0000000000000000000000", Claim: 1, Attempt: 1, Payload: make([]byte, 100)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +69,7 @@ func TestOutcome(t *testing.T) {
 			job := &Job{ID: "j", Queue: "q", Attempt: tt.attempt, MaxAttempts: tt.max}
 			got := outcome(tt.err, job, opts)
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}
@@ -201,7 +202,7 @@ func setupExec(t *testing.T, h Handler, opts QueueOptions) *execBundle {
 	}
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return &execBundle{exec: executor("q", reg, log), logs: logs}
+	return &execBundle{exec: executor("q", reg, execEnv{log: log, maxResult: MaxResultBytesDefault}), logs: logs}
 }
 
 // testRecord returns a claimed record with the given attempt counters.
@@ -248,7 +249,7 @@ func TestExecutorJobFields(t *testing.T) {
 					return nil
 				}), queueOpts)
 				o := b.exec(t.Context(), tt.rec)
-				if o != (pool.Outcome{Kind: pool.Ack}) {
+				if !reflect.DeepEqual(o, pool.Outcome{Kind: pool.Ack}) {
 					t.Fatalf("outcome = {%s %s %q}; want Ack", kindName(o.Kind), o.Delay, o.Err)
 				}
 				if got == nil {
@@ -303,7 +304,7 @@ func TestExecutorOutcomes(t *testing.T) {
 				QueueOptions{MaxAttempts: 3, Backoff: execSteps})
 			got := b.exec(t.Context(), testRecord(tt.attempt, 0, 0))
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}
@@ -468,7 +469,7 @@ func TestExecutorParentCancelled(t *testing.T) {
 			}), QueueOptions{MaxAttempts: 3, Backoff: execSteps})
 			got := b.exec(ctx, testRecord(tt.attempt, 0, 0))
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}

@@ -15,6 +15,9 @@ const (
 	StateReady     State = "ready"     // due now, waiting for a free worker
 	StateActive    State = "active"    // claimed by a worker, under a lease
 	StateDead      State = "dead"      // out of attempts or failed permanently
+	// StateCompleted is a finished job its queue retains
+	// (QueueOptions.RetainCompleted), with its result.
+	StateCompleted State = "completed"
 )
 
 // Job is one job, as a handler receives it or as Client.Get reads it.
@@ -63,6 +66,23 @@ type Job struct {
 	UniqueKey         string
 	UniqueFor         time.Duration
 	UniqueAfterFinish bool
+	// Headers are the job's headers as enqueued (JobSpec.Headers), with
+	// the trace context a traced producer added; nil when it has none.
+	// Kept across retries and requeues. A handler must not change them.
+	Headers map[string]string
+	// Progress is what the running attempt of an active job last
+	// reported (Job.ReportProgress), as stored with its lease (Get, List);
+	// nil when it reported none.
+	Progress *Progress
+	// Result is what the handler of a completed job set (Job.SetResult);
+	// FinishedAt is when it was acked, by the Redis clock. Both are set
+	// for completed jobs only (Get, List).
+	Result     []byte
+	FinishedAt time.Time
+
+	// live connects a handler's Job to its running attempt; nil on a Job
+	// read by Get or List.
+	live *liveJob
 }
 
 func jobFromRecord(queue string, r *store.Record) *Job {
@@ -82,6 +102,10 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		UniqueAfterFinish: r.Unique.AfterFinish,
 		StartedAt:         startedAt(r.Claim),
 		Worker:            r.Worker,
+		Headers:           r.Headers,
+		Progress:          progressOf(r.Progress),
+		Result:            r.Result,
+		FinishedAt:        r.FinishedAt,
 	}
 }
 

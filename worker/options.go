@@ -55,7 +55,27 @@ type QueueOptions struct {
 	// where producers read it: give every process the same. 1 to
 	// MaxPartitions (64); default 1, the layout of a queue never split.
 	Partitions int
+	// RetainCompleted keeps the queue's finished jobs, with their results
+	// (Job.SetResult) and finish times, in the completed state, where Get,
+	// List, the API, the CLI and the UI show them; the leader deletes the
+	// oldest beyond its bounds. A retained job's id stays taken until then.
+	// Default: off, finished jobs are deleted at once.
+	RetainCompleted Retention
 }
+
+// Retention bounds the completed jobs a queue keeps
+// (QueueOptions.RetainCompleted).
+type Retention struct {
+	// Count is how many completed jobs the queue keeps at most, across its
+	// partitions; 0 turns retention off. At most MaxRetainCompleted.
+	Count int
+	// Age is how long a completed job is kept after it finished; 0 means
+	// no age bound (Count alone). Needs Count.
+	Age time.Duration
+}
+
+// MaxRetainCompleted bounds Retention.Count.
+const MaxRetainCompleted = 10_000_000
 
 func (o QueueOptions) withDefaults() QueueOptions {
 	if o.Concurrency == 0 {
@@ -129,7 +149,23 @@ func (o QueueOptions) validate() error {
 		errs = append(errs, invalid("RateLimit", "%s is shared among %d partitions, at least 1 each: allow at least %d per window (a longer window keeps the rate: e.g. %d per %s)",
 			o.RateLimit, o.Partitions, o.Partitions, o.RateLimit.N*o.Partitions, o.RateLimit.Per*time.Duration(o.Partitions)))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, o.RetainCompleted.validate()...)...)
+}
+
+func (r Retention) validate() []error {
+	var errs []error
+	if r.Count < 0 || r.Count > MaxRetainCompleted {
+		errs = append(errs, invalid("RetainCompleted.Count", "must be 0 to %d (got %d)", MaxRetainCompleted, r.Count))
+	}
+	switch {
+	case r.Age < 0:
+		errs = append(errs, invalid("RetainCompleted.Age", "must not be negative (got %s)", r.Age))
+	case r.Age > 0 && r.Count == 0:
+		errs = append(errs, invalid("RetainCompleted.Age", "needs RetainCompleted.Count, the bound on how many are kept"))
+	case r.Age > 0 && r.Age < time.Second:
+		errs = append(errs, invalid("RetainCompleted.Age", "must be at least 1s (got %s)", r.Age))
+	}
+	return errs
 }
 
 // RateLimit caps how fast a queue's jobs start: at most N jobs are claimed,

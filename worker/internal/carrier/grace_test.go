@@ -40,7 +40,7 @@ func renewWithin(t *testing.T, st *store.Store, tok store.Token, grace time.Dura
 	var lost map[string][]store.Lost
 	var err error
 	testkit.Eventually(t, grace/4, "a renewal that Redis answers", func() bool {
-		lost, err = st.Extend(t.Context(), map[string][]store.Token{testQueue: {tok}}, time.Minute)
+		lost, err = st.Extend(t.Context(), map[string][]store.Renewal{testQueue: {{Token: tok}}}, time.Minute)
 		return err == nil
 	})
 	if len(lost[testQueue]) != 0 {

@@ -87,11 +87,7 @@ func (p *Pool) flushAcks(ctx context.Context, q *queue) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	toks := make([]store.Token, len(pending))
-	for i, r := range pending {
-		toks[i] = r.rec.Token()
-	}
-	acked, err := p.st.Ack(ctx, q.Name, toks)
+	acked, err := p.ack(ctx, q, pending)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil && acked < len(pending) {
@@ -124,6 +120,24 @@ func (p *Pool) flushAcks(ctx context.Context, q *queue) error {
 	}
 	q.acks = append(keep, q.acks...)
 	return err
+}
+
+// ack writes the outcome of finished runs: deleted (Store.Ack), or kept
+// with their results in the completed set when the queue retains them
+// (Store.Complete).
+func (p *Pool) ack(ctx context.Context, q *queue, runs []*run) (int, error) {
+	if q.Retain {
+		done := make([]store.Completion, len(runs))
+		for i, r := range runs {
+			done[i] = store.Completion{Token: r.rec.Token(), Result: r.result}
+		}
+		return p.st.Complete(ctx, q.Name, done)
+	}
+	toks := make([]store.Token, len(runs))
+	for i, r := range runs {
+		toks[i] = r.rec.Token()
+	}
+	return p.st.Ack(ctx, q.Name, toks)
 }
 
 // forget drops a settled run from the running set. p.mu must be held.

@@ -27,11 +27,11 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		case <-t.C:
 		case <-p.extendSig:
 		}
-		byQueue := make(map[string][]store.Token)
+		byQueue := make(map[string][]store.Renewal)
 		p.mu.Lock()
-		for tok, r := range p.running {
+		for _, r := range p.running {
 			if !r.lost {
-				byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
+				byQueue[r.q.Name] = append(byQueue[r.q.Name], r.renewal())
 			}
 		}
 		p.mu.Unlock()
@@ -59,12 +59,14 @@ func (p *Pool) extendLoop(ctx context.Context) {
 				}
 			}
 		}
-		for queue, toks := range byQueue {
-			if all || failed[queue] {
-				continue
-			}
-			for _, tok := range toks {
-				if r := p.running[tok]; r != nil && !r.lost {
+		for queue, rs := range byQueue {
+			for _, rn := range rs {
+				r := p.running[rn.Token]
+				switch {
+				case r == nil || r.lost:
+				case all || failed[queue]:
+					r.unsent(rn)
+				default:
 					r.leaseUntil = sent.Add(p.cfg.Lease)
 				}
 			}

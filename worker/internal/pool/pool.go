@@ -21,7 +21,8 @@ type Store interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
-	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Lost, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error)
+	Complete(ctx context.Context, queue string, done []store.Completion) (int, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error
 }
 
@@ -55,6 +56,9 @@ type Outcome struct {
 	Kind  Kind
 	Delay time.Duration // for Retry and Snooze
 	Err   string        // last error to record, for Retry and Dead
+	// Result is what an Ack's handler returned, kept with the job when its
+	// queue retains completed jobs (Queue.Retain).
+	Result []byte
 }
 
 // Exec runs one job. It must return when ctx ends (or soon after).
@@ -83,6 +87,9 @@ type Queue struct {
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.
 	Abort Abort
+	// Retain keeps the queue's finished jobs, with their results, in the
+	// completed set (Store.Complete) instead of deleting them (Store.Ack).
+	Retain bool
 }
 
 // Observer is told when jobs start and end. Calls come from the workers'
@@ -224,6 +231,11 @@ type run struct {
 	// settling: the handler returned and the outcome is being written; the
 	// run stays in Pool.running, its lease renewed, until it is stored.
 	settling bool
+	// result is an acked job's result, for a queue that retains it.
+	result []byte
+	// progress is the handler's last report not yet sent with a lease
+	// renewal (Run.Report); the extension loop takes it.
+	progress atomic.Pointer[store.Progress]
 }
 
 // New returns a pool for queues. Queue names must be unique, and each queue

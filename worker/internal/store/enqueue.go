@@ -26,6 +26,10 @@ type NewJob struct {
 	// CallerID says the caller chose ID: it stays refused after the job
 	// finished for the queue's id retention (SetIDRetention).
 	CallerID bool
+	// Headers are stored in the record (a c4 record); nil or empty for
+	// none. Names must not hold '=' or a newline, values no newline (the
+	// worker package validates them).
+	Headers map[string]string
 }
 
 // Enqueued is the outcome of one job of EnqueueJobs.
@@ -66,6 +70,7 @@ func (s *Store) enqueueCalls(queue string, jobs []NewJob) []script.Call {
 		args := make([]string, 0, 3+len(batch)*6)
 		args = append(args, k.Wake, strconv.Itoa(len(batch)), "0")
 		var opts []string // position, options: only for the jobs that have any
+		var hdrs []string // position, headers section: likewise
 		for i := range batch {
 			j := &batch[i]
 			at := int64(-1)
@@ -77,9 +82,13 @@ func (s *Store) enqueueCalls(queue string, jobs []NewJob) []script.Call {
 			if o := j.options(); o != "" {
 				opts = append(opts, strconv.Itoa(i+1), o)
 			}
+			if len(j.Headers) > 0 {
+				hdrs = append(hdrs, strconv.Itoa(i+1), EncodeHeaders(j.Headers))
+			}
 		}
 		args[2] = strconv.Itoa(len(opts) / 2)
 		args = append(args, opts...)
+		args = append(args, hdrs...)
 		keys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
 		if IsPartition(queue) {
 			keys = append(keys, k.Settings) // checked for retirement

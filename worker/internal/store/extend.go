@@ -26,16 +26,17 @@ type Lost struct {
 // because the job is no longer held under that claim. A failed call does not
 // stop the others: their results are returned with the joined errors, one
 // *QueueError per failed queue, so the caller knows which leases were not
-// renewed (FailedQueues).
-func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease time.Duration) (lost map[string][]Lost, err error) {
+// renewed (FailedQueues). A Renewal's Progress is stored with the lease in
+// the same call (see Progress).
+func (s *Store) Extend(ctx context.Context, byQueue map[string][]Renewal, lease time.Duration) (lost map[string][]Lost, err error) {
 	var queues []string
 	var calls []script.Call
 	leaseArg := strconv.FormatInt(lease.Milliseconds(), 10)
-	for queue, toks := range byQueue {
+	for queue, rs := range byQueue {
 		k := s.Keys(queue)
-		for batch := range slices.Chunk(toks, MaxBatch) {
+		for batch := range slices.Chunk(rs, MaxBatch) {
 			queues = append(queues, queue)
-			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims, k.Dead, k.State}, Args: tokenArgs([]string{leaseArg}, batch)})
+			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims, k.Dead, k.State}, Args: renewalArgs(leaseArg, batch)})
 		}
 	}
 	lost = make(map[string][]Lost)
@@ -55,6 +56,23 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Token, lease ti
 		}
 	}
 	return lost, errors.Join(errs...)
+}
+
+// renewalArgs is extend.lua's ARGV for renewals: the lease, the number of
+// progress reports, the id/claim pairs, then each report's position and
+// progress.
+func renewalArgs(lease string, rs []Renewal) []string {
+	args := make([]string, 2, 2+2*len(rs))
+	args[0] = lease
+	var reports []string
+	for i, r := range rs {
+		args = append(args, r.Token.ID, strconv.FormatInt(r.Token.Claim, 10))
+		if r.Progress != nil {
+			reports = append(reports, strconv.Itoa(i+1), encodeProgress(r.Progress))
+		}
+	}
+	args[1] = strconv.Itoa(len(reports) / 2)
+	return append(args, reports...)
 }
 
 // QueueError is the failure of one queue's call in a call that spans queues.

@@ -64,7 +64,8 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 		err = decodeOpts(&snap.Record, opts)
 	}
 	if snap.Set == SetActive && claim > 0 {
-		snap.Record.Claim, snap.Record.Worker = claim, worker
+		snap.Record.Claim = claim
+		snap.Record.Worker, snap.Record.Progress = splitWorker(worker)
 		snap.Record.Attempt++ // the running attempt
 	}
 	return snap, err

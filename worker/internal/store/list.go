@@ -108,7 +108,8 @@ func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, 
 		if q.What == ListActive && j.Err == nil {
 			tok, worker, _ := strings.Cut(claim, "@")
 			if n, err := strconv.ParseInt(tok, 10, 64); err == nil && n > 0 {
-				j.Record.Claim, j.Record.Worker = n, worker
+				j.Record.Claim = n
+				j.Record.Worker, j.Record.Progress = splitWorker(worker)
 				j.Record.Attempt++ // the running attempt
 			}
 		}

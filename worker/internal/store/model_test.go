@@ -254,7 +254,7 @@ func (m *storeModel) step() string {
 		return fmt.Sprintf("snooze %v", toks)
 	case 7: // extend
 		toks := []store.Token{m.token(), m.token()}
-		lost, err := m.s.Extend(ctx, map[string][]store.Token{queue: toks}, time.Hour)
+		lost, err := m.s.Extend(ctx, renewals(map[string][]store.Token{queue: toks}), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 // Record is a decoded job. The layout is defined by lua/record.lua:
 //
 //	jobs[id]   = "c3;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;" + err + payload
+//	           | "c4;<attempts>;<max>;<timeout_ms>;<enqueued_ms>;<errlen>;<hdrlen>;" + err + headers + payload
+//	             (a job with headers; headers = "name=value\n" per header, by name)
 //	state[id]  = "<attempts>;<max>;" + err, which overrides the header's (once the job has one)
 //	claims[id] = claim token of the running attempt [+ "@" + process] (only while active)
 type Record struct {
@@ -39,6 +41,17 @@ type Record struct {
 	// Priority, Get both.
 	Priority Priority
 	Unique   Unique
+
+	// Headers are the job's headers (nil when it has none), from a c4
+	// record.
+	Headers map[string]string
+	// Progress is the running attempt's last stored progress (Get, List),
+	// nil when none was reported; it lives in the claims value.
+	Progress *Progress
+	// Result and FinishedAt are a completed job's (Get, List of completed
+	// jobs): what its handler returned and when it was acked.
+	Result     []byte
+	FinishedAt time.Time
 }
 
 // Token identifies the claim a worker holds the job under.
@@ -55,7 +68,10 @@ type Token struct {
 // ErrCorrupt reports a record that does not decode.
 var ErrCorrupt = errors.New("corrupt job record")
 
-const recordMagic = "c3;"
+const (
+	recordMagic  = "c3;" // a record without headers
+	headersMagic = "c4;" // a record with a headers section
+)
 
 // maxTimeoutMs is the largest timeout a time.Duration holds, in ms.
 const maxTimeoutMs = int64(math.MaxInt64 / time.Millisecond)
@@ -64,26 +80,38 @@ const maxTimeoutMs = int64(math.MaxInt64 / time.Millisecond)
 // counts ended attempts; the caller adds the running one for an active job.
 func DecodeRecord(id, s string) (Record, error) {
 	r := Record{ID: id}
-	if !strings.HasPrefix(s, recordMagic) {
+	var f [6]int64
+	fields := f[:5]
+	switch {
+	case strings.HasPrefix(s, recordMagic):
+	case strings.HasPrefix(s, headersMagic):
+		fields = f[:]
+	default:
 		return r, fmt.Errorf("job %q: %w: bad header", id, ErrCorrupt)
 	}
-	var f [5]int64
-	rest, bad := parseFields(s[len(recordMagic):], f[:])
+	rest, bad := parseFields(s[len(recordMagic):], fields)
 	if bad > 0 {
 		return r, fmt.Errorf("job %q: %w: header field %d", id, ErrCorrupt, bad)
 	}
 	if f[2] > maxTimeoutMs {
 		return r, fmt.Errorf("job %q: %w: timeout of %d ms", id, ErrCorrupt, f[2])
 	}
-	if f[4] > int64(len(rest)) {
-		return r, fmt.Errorf("job %q: %w: error text runs past the record", id, ErrCorrupt)
+	if f[4] > int64(len(rest)) || f[5] > int64(len(rest))-f[4] {
+		return r, fmt.Errorf("job %q: %w: error text or headers run past the record", id, ErrCorrupt)
 	}
 	r.Attempt = int(f[0])
 	r.MaxAttempts = int(f[1])
 	r.Timeout = time.Duration(f[2]) * time.Millisecond
 	r.EnqueuedAt = time.UnixMilli(f[3])
 	r.LastError = rest[:f[4]]
-	r.Payload = []byte(rest[f[4]:])
+	if f[5] > 0 {
+		h, err := DecodeHeaders(rest[f[4] : f[4]+f[5]])
+		if err != nil {
+			return r, fmt.Errorf("job %q: %w: %w", id, ErrCorrupt, err)
+		}
+		r.Headers = h
+	}
+	r.Payload = []byte(rest[f[4]+f[5]:])
 	return r, nil
 }
 
@@ -129,13 +157,21 @@ func parseFields(s string, f []int64) (rest string, bad int) {
 // as 0.
 func EncodeRecord(r Record) string {
 	var b strings.Builder
-	b.Grow(64 + len(r.LastError) + len(r.Payload))
-	b.WriteString(recordMagic)
-	for _, v := range []int64{int64(r.Attempt), int64(r.MaxAttempts), r.Timeout.Milliseconds(), r.EnqueuedAt.UnixMilli(), int64(len(r.LastError))} {
+	h := EncodeHeaders(r.Headers)
+	b.Grow(64 + len(r.LastError) + len(h) + len(r.Payload))
+	fields := []int64{int64(r.Attempt), int64(r.MaxAttempts), r.Timeout.Milliseconds(), r.EnqueuedAt.UnixMilli(), int64(len(r.LastError))}
+	if h == "" {
+		b.WriteString(recordMagic)
+	} else {
+		b.WriteString(headersMagic)
+		fields = append(fields, int64(len(h)))
+	}
+	for _, v := range fields {
 		b.WriteString(strconv.FormatInt(max(v, 0), 10))
 		b.WriteByte(';')
 	}
 	b.WriteString(r.LastError)
+	b.WriteString(h)
 	b.Write(r.Payload)
 	return b.String()
 }

@@ -29,3 +29,32 @@ func (f *Fake) Ack(_ context.Context, queue string, toks []store.Token) (int, er
 	f.record(c)
 	return c.Got, nil
 }
+
+// Complete is Ack for a queue that retains finished jobs: each job held
+// under its token is kept, in the completed set, with its result.
+func (f *Fake) Complete(_ context.Context, queue string, done []store.Completion) (int, error) {
+	f.sleep("Complete")
+	f.mu.Lock()
+	defer f.unlock()
+	if len(done) == 0 {
+		f.t.Errorf("fake: Complete(%s) without jobs", queue)
+	}
+	c := Call{Method: "Complete", Queue: queue, At: time.Now()}
+	for _, d := range done {
+		c.Toks = append(c.Toks, d.Token)
+	}
+	if f.downLocked(&c, "complete "+queue) {
+		return 0, c.Err
+	}
+	now := f.nowLocked()
+	for _, d := range done {
+		if j := f.heldLocked(queue, d.Token); j != nil {
+			j.State, j.Score = store.SetCompleted, now
+			j.Rec.Claim, j.Rec.Worker, j.Rec.Progress = 0, "", nil
+			j.Rec.Result, j.Rec.FinishedAt = slices.Clone(d.Result), now
+			c.Got++
+		}
+	}
+	f.record(c)
+	return c.Got, nil
+}

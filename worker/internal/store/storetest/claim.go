@@ -71,6 +71,7 @@ func (f *Fake) ClaimLimited(_ context.Context, queue string, n int, lease time.D
 	for _, j := range due {
 		runAt := j.Score
 		j.Rec.Claim = tok
+		j.Rec.Progress = nil
 		j.Rec.Attempt++
 		j.State, j.Score = store.SetActive, after(now, lease)
 		if j.Bad {

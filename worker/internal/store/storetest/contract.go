@@ -17,7 +17,7 @@ type Scripts interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
-	Extend(ctx context.Context, byQueue map[string][]store.Token, lease time.Duration) (map[string][]store.Lost, error)
+	Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error)
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	Cancel(ctx context.Context, queue, id string) (store.CancelResult, error)
 	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)

@@ -168,7 +168,13 @@ func (k *kit) extend(byQueue map[string][]store.Token, lease time.Duration) map[
 
 func (k *kit) extendLost(byQueue map[string][]store.Token, lease time.Duration) map[string][]store.Lost {
 	k.t.Helper()
-	lost, err := k.b.Extend(k.ctx(), byQueue, lease)
+	rs := make(map[string][]store.Renewal, len(byQueue))
+	for queue, toks := range byQueue {
+		for _, tok := range toks {
+			rs[queue] = append(rs[queue], store.Renewal{Token: tok})
+		}
+	}
+	lost, err := k.b.Extend(k.ctx(), rs, lease)
 	if err != nil {
 		k.t.Fatalf("Extend: %v", err)
 	}

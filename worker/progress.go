@@ -1,0 +1,112 @@
+package worker
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// MaxProgressMessageLen bounds the message of a progress report, in bytes.
+const MaxProgressMessageLen = 256
+
+// Progress is what a running job last reported of its progress
+// (Job.ReportProgress).
+type Progress struct {
+	// Percent is how far the job is, 0 to 100.
+	Percent float64
+	// Message says what it is doing; may be empty.
+	Message string
+	// UpdatedAt is when the report was stored, by the Redis clock: with
+	// the first lease renewal after it.
+	UpdatedAt time.Time
+}
+
+// ErrNotRunning is returned by Job.ReportProgress and Job.SetResult on a
+// Job that is not a handler's running job (one read by Get or List).
+var ErrNotRunning = errors.New("the job is not running in this process")
+
+// liveJob is what a handler's Job knows of its running attempt.
+type liveJob struct {
+	run       pool.Run // the pool's handle on the attempt
+	maxResult int      // Config.MaxResultBytes
+
+	mu     sync.Mutex
+	result []byte
+}
+
+// ReportProgress records how far the running job is: percent from 0 to
+// 100 and a short message (at most MaxProgressMessageLen bytes of UTF-8,
+// no control characters). It never blocks nor calls Redis: the last report
+// is stored with the next lease renewal, which runs every Config.Lease/3,
+// so Get, the API, the CLI and the UI show it within that long. Reports in
+// between replace each other. The progress belongs to the attempt: it is
+// gone once the attempt ends. The error is a *ValidationError naming
+// Percent or Message, or ErrNotRunning.
+func (j *Job) ReportProgress(percent float64, message string) error {
+	if j.live == nil {
+		return ErrNotRunning
+	}
+	if math.IsNaN(percent) || percent < 0 || percent > 100 {
+		return invalid("Percent", "%v is not from 0 to 100", percent)
+	}
+	if err := validateMessage(message); err != nil {
+		return err
+	}
+	j.live.run.Report(store.Progress{Percent: math.Round(percent*100) / 100, Message: message})
+	return nil
+}
+
+func validateMessage(m string) error {
+	if len(m) > MaxProgressMessageLen {
+		return invalid("Message", "is %d bytes long; the limit is %d", len(m), MaxProgressMessageLen)
+	}
+	if !utf8.ValidString(m) {
+		return invalid("Message", "is not valid UTF-8")
+	}
+	for i, r := range m {
+		if unicode.IsControl(r) {
+			return invalid("Message", "has %q at byte %d; control characters are not allowed", r, i)
+		}
+	}
+	return nil
+}
+
+// SetResult sets what the job returns when its handler succeeds: a queue
+// that retains completed jobs (QueueOptions.RetainCompleted) keeps it with
+// the job, for Get, the API, the CLI and the UI; other queues drop it. The
+// last call wins; a failed attempt's result is dropped. A result longer
+// than Config.MaxResultBytes is refused with a *ValidationError naming
+// Result, and the one set before is kept. b is copied.
+func (j *Job) SetResult(b []byte) error {
+	if j.live == nil {
+		return ErrNotRunning
+	}
+	if len(b) > j.live.maxResult {
+		return invalid("Result", "is %d bytes long; the limit is %d (Config.MaxResultBytes)", len(b), j.live.maxResult)
+	}
+	j.live.mu.Lock()
+	j.live.result = append([]byte(nil), b...)
+	j.live.mu.Unlock()
+	return nil
+}
+
+// takeResult returns the result set by the handler.
+func (l *liveJob) takeResult() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.result
+}
+
+// progressOf is p as the public type; nil for nil.
+func progressOf(p *store.Progress) *Progress {
+	if p == nil {
+		return nil
+	}
+	return &Progress{Percent: p.Percent, Message: p.Message, UpdatedAt: p.UpdatedAt}
+}
