@@ -245,6 +245,9 @@ type QueueStats struct {
 	Ready     int64
 	Active    int64
 	Dead      int64
+	// Completed counts the finished jobs the queue retains
+	// (QueueOptions.RetainCompleted); 0 for a queue that retains none.
+	Completed int64
 	// Paused reports that the queue is paused (Client.Pause): no process
 	// claims its jobs until Client.Resume.
 	Paused bool
