@@ -17,7 +17,7 @@ local lease = tonumber(ARGV[1])
 if not lease or lease < 1 then return redis.error_reply('ERR courier: lease_ms must be positive') end
 if not KEYS[4] then return redis.error_reply('ERR courier: extend needs the dead and state keys') end
 local m = tonumber(ARGV[2])
-if not m or m < 0 or m * 2 > #ARGV - 2 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
+if not m or m < 0 or m % 1 ~= 0 or m * 4 > #ARGV - 2 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
 local last = #ARGV - 2 * m
 local ids, toks = pairs_from(3, 1000, last)
 if type(ids) == 'table' and ids.err then return ids end
