@@ -55,7 +55,7 @@ type Config struct {
 	// MaxPayloadBytes is the largest payload Enqueue accepts. Default 1 MiB.
 	MaxPayloadBytes int
 	// MaxResultBytes is the largest result a handler may set
-	// (Job.SetResult), at most MaxPayloadBytes. Default 64 KiB.
+	// (Job.SetResult), at most MaxPayloadBytesLimit. Default 64 KiB.
 	MaxResultBytes int
 	// MaxScheduleAhead is how far in the future a job may be scheduled.
 	// Default one year.
@@ -121,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.MaxPayloadBytes = MaxPayloadBytesDefault
 	}
 	if c.MaxResultBytes == 0 {
-		c.MaxResultBytes = min(MaxResultBytesDefault, c.MaxPayloadBytes)
+		c.MaxResultBytes = MaxResultBytesDefault
 	}
 	durations := []struct {
 		v   *time.Duration
@@ -168,8 +168,8 @@ func (c Config) validate() error {
 	if c.MaxPayloadBytes < 0 || c.MaxPayloadBytes > MaxPayloadBytesLimit {
 		errs = append(errs, invalid("MaxPayloadBytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxPayloadBytes))
 	}
-	if c.MaxResultBytes < 0 || c.MaxResultBytes > max(c.MaxPayloadBytes, 0) {
-		errs = append(errs, invalid("MaxResultBytes", "must be 0 to MaxPayloadBytes (%d) (got %d)", c.MaxPayloadBytes, c.MaxResultBytes))
+	if c.MaxResultBytes < 0 || c.MaxResultBytes > MaxPayloadBytesLimit {
+		errs = append(errs, invalid("MaxResultBytes", "must be 0 to %d (got %d)", MaxPayloadBytesLimit, c.MaxResultBytes))
 	}
 	durations := []struct {
 		field  string

@@ -15,6 +15,7 @@ func TestConfigWithDefaults(t *testing.T) {
 	custom := Config{
 		Prefix:           "app:courier",
 		MaxPayloadBytes:  10,
+		MaxResultBytes:   10,
 		MaxScheduleAhead: time.Hour,
 		Lease:            time.Minute,
 		ShutdownTimeout:  time.Second,
@@ -38,6 +39,7 @@ func TestConfigWithDefaults(t *testing.T) {
 			want: Config{
 				Prefix:           "courier",
 				MaxPayloadBytes:  1 << 20,
+				MaxResultBytes:   64 << 10,
 				MaxScheduleAhead: 365 * 24 * time.Hour,
 				Lease:            30 * time.Second,
 				ShutdownTimeout:  25 * time.Second,
@@ -59,6 +61,7 @@ func TestConfigWithDefaults(t *testing.T) {
 			want: Config{
 				Prefix:           "courier",
 				MaxPayloadBytes:  -1,
+				MaxResultBytes:   64 << 10,
 				MaxScheduleAhead: 365 * 24 * time.Hour,
 				Lease:            -time.Second,
 				ShutdownTimeout:  25 * time.Second,
@@ -156,6 +159,8 @@ func TestConfigValidateAfterDefaults(t *testing.T) {
 		{"tiny lease", Config{Lease: time.Millisecond}, "Lease"},
 		{"bad prefix", Config{Prefix: "a{b}"}, "Prefix"},
 		{"negative payload", Config{MaxPayloadBytes: -5}, "MaxPayloadBytes"},
+		{"negative result", Config{MaxResultBytes: -5}, "MaxResultBytes"},
+		{"result beyond the payload limit", Config{MaxResultBytes: MaxPayloadBytesLimit + 1}, "MaxResultBytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

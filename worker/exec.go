@@ -32,7 +32,14 @@ func executor(queue string, reg registration, env execEnv) pool.Exec {
 		job := runningJob(queue, rec, reg.opts)
 		job.live = &liveJob{run: pool.RunOf(ctx), maxResult: env.maxResult}
 		ctx, traced := env.tracer.process(ctx, job)
+		ended := false
+		defer func() {
+			if !ended { // the handler called runtime.Goexit: end its span as the failure it is
+				traced(outcome(errGoexit, job, reg.opts), errGoexit)
+			}
+		}()
 		o, err := execute(ctx, reg, job, env.log)
+		ended = true
 		traced(o, err)
 		return o
 	}

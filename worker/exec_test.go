@@ -267,6 +267,10 @@ func TestExecutorJobFields(t *testing.T) {
 					RunAt:       tt.rec.RunAt,
 					LastError:   tt.rec.LastError,
 				}
+				if got.live == nil {
+					t.Fatal("the handler's job is not live: ReportProgress and SetResult would fail")
+				}
+				got.live = nil
 				if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
 					t.Fatalf("handler got\n%+v\nwant\n%+v", *got, want)
 				}

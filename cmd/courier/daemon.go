@@ -36,12 +36,20 @@ type daemon struct {
 //     handed back due without spending an attempt; acks are flushed;
 //  3. the HTTP servers stop (they served /metrics, probes and the API
 //     during the drain);
-//  4. the Redis client closes.
+//  4. the Redis client closes;
+//  5. with tracing on, the spans still buffered are exported (at most
+//     tracingFlushTimeout): the drain's last attempts and the API's last
+//     enqueues are in them.
 func (d *daemon) serve(ctx context.Context) error {
 	reg, err := d.cfg.Registry(d.log)
 	if err != nil {
 		return err
 	}
+	tp, flushTraces, err := osTracing(ctx, d.cfg.Tracing, d.log)
+	if err != nil {
+		return err
+	}
+	defer flushTraces() // deferred first, so it runs last (step 5)
 	var pool atomic.Pointer[worker.Daemon]
 	ready := func(rctx context.Context) error {
 		if ctx.Err() != nil {
@@ -93,6 +101,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		wcfg := d.cfg.Worker(d.log)
 		wcfg.Registerer = metrics
 		wcfg.Version = version
+		wcfg.TracerProvider = tp // the API's enqueues and the daemon's attempts; nil when off
 		if err := admin.connected(rdb, wcfg); err != nil {
 			return err
 		}

@@ -91,6 +91,11 @@
 //	Courier-Attempt    the attempt, 1 for the first
 //	Courier-Timestamp  the time of the request, in Unix seconds
 //	Courier-Signature  the signature (see Signature), when a secret is set
+//	traceparent        the attempt's span, W3C Trace Context (with
+//	                   tracestate when there is one), when the daemon
+//	                   traces (tracing.exporter, worker.Config.TracerProvider)
+//	                   and the attempt is in a trace; it replaces one set
+//	                   in headers
 //
 // Delivery is at least once: a receiver may see a job again, for instance
 // when its response was lost, and should dedupe on Courier-Job-Id.

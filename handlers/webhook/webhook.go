@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -82,6 +84,10 @@ func (h *handler) post(ctx context.Context, job *worker.Job, target *url.URL, bo
 		return worker.Permanent(fmt.Errorf("webhook POST %s: %w", where, withoutURL(err)))
 	}
 	h.setHeaders(req.Header, job, body)
+	// The attempt's span (worker.Config.TracerProvider), if any, goes on
+	// to the receiver: its own spans join the job's trace. Without a span
+	// in ctx nothing is set.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	start := time.Now()
 	resp, err := h.client.Do(req)
