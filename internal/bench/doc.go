@@ -31,6 +31,29 @@
 // uniqueness costs; extra_runs, shown only when not 0, counts handler
 // starts beyond one a job (a job claimed again), which no run should have.
 //
+// Three more throughput switches measure what issue 18's features cost;
+// each adds itself to the figures when on (trace=true, retain=N,
+// progress=true), so that A/B runs can be told apart:
+//
+//	--trace     the producer and the daemon get a real OpenTelemetry SDK
+//	            TracerProvider (Config.TracerProvider; every span sampled,
+//	            the SDK's batch span processor with its defaults, so
+//	            OTEL_BSP_* apply) exporting over OTLP/HTTP, protobuf, no
+//	            compression, to a receiver the run serves on a loopback
+//	            port, which counts requests, bytes and spans (walking the
+//	            protobuf without decoding the spans) and keeps nothing. The
+//	            provider is flushed after the pool stops (trace_flush_ms).
+//	            spans_ended counts the spans the SDK ended, spans_exported
+//	            those the receiver got: fewer when the batch processor's
+//	            queue was full and it dropped some (trace.go)
+//	--retain N  the queue keeps N completed jobs (RetainCompleted.Count)
+//	            and each handler sets a 16-byte result; completed is the
+//	            queue's completed count read after the run, before the
+//	            leader's trim has caught up, so it may exceed N
+//	--progress  each handler calls ReportProgress once: the report rides
+//	            on the next lease extension, so redis_calls_per_job does
+//	            not change
+//
 // --cluster ADDRS (instead of --redis) runs on a Redis Cluster from its
 // seed addresses, and --partitions N splits the bench queue into N
 // partitions (worker.QueueOptions.Partitions), which the Cluster spreads

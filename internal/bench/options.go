@@ -57,6 +57,9 @@ type options struct {
 	redial      time.Duration // conns: the wait before a closed connection is replaced
 	work        time.Duration // pause, priority: how long each handler runs
 	unique      bool          // throughput: every job gets a unique key
+	trace       bool          // throughput: an OpenTelemetry SDK exporting over OTLP/HTTP (trace.go)
+	retain      int           // throughput: QueueOptions.RetainCompleted.Count; each job sets a result
+	progress    bool          // throughput: each handler reports its progress once
 }
 
 const synopsis = "--redis ADDR|--cluster ADDRS [--partitions N] --mode throughput|latency|delayed|idle|api|pause|priority|cancel [flags]\n" +
@@ -105,6 +108,11 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 		"priority: low-priority jobs due now (default 1000000)")
 	fs.DurationVar(&o.work, "work", 0, "pause, priority: how long each handler runs (default pause 5ms, priority 1ms)")
 	fs.BoolVar(&o.unique, "unique", false, "throughput: give every job a unique key (its cost)")
+	fs.BoolVar(&o.trace, "trace", false, "throughput: trace the producer and the daemon with an OpenTelemetry SDK (every span sampled, batched) "+
+		"exporting over OTLP/HTTP to a receiver the bench serves on a loopback port (the cost of tracing)")
+	fs.IntVar(&o.retain, "retain", 0, "throughput: keep this many completed jobs (QueueOptions.RetainCompleted.Count), each handler "+
+		"setting a 16-byte result (the cost of retention; 0 = off)")
+	fs.BoolVar(&o.progress, "progress", false, "throughput: each handler reports its progress once (Job.ReportProgress: no Redis call of its own)")
 	fs.DurationVar(&o.duration, "duration", 0, "idle: how long to watch an idle pool (default 10s); "+
 		"authflood: how long to measure idle, then at most how long to flood (default 5s); conns: how long to measure (default 5s)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
@@ -188,6 +196,12 @@ func (o options) problems() []string {
 	}
 	if o.every <= 0 || o.delay < 0 || o.payload < 0 || o.backlog < 0 || o.duration < 0 || o.timeout <= 0 || o.work < 0 {
 		problems = append(problems, "--every, --duration and --timeout must be positive; --delay, --payload, --backlog and --work not negative")
+	}
+	if o.mode != "throughput" && (o.trace || o.retain != 0 || o.progress) {
+		problems = append(problems, fmt.Sprintf("--trace, --retain and --progress are for --mode throughput (got --mode %s)", o.mode))
+	}
+	if o.retain < 0 || o.retain > worker.MaxRetainCompleted {
+		problems = append(problems, fmt.Sprintf("--retain must be 0 to %d (got %d)", worker.MaxRetainCompleted, o.retain))
 	}
 	if o.mode == "priority" && o.backlog < 1 {
 		problems = append(problems, "--mode priority needs a --backlog of at least 1")

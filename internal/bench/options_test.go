@@ -39,7 +39,16 @@ func TestParseOptions(t *testing.T) {
 		{"too many partitions", []string{"--partitions", "65"}, ErrUsage, "--partitions must be 1 to 64 (got 65)"},
 		{"--cluster against an API", []string{"--mode", "conns", "--api", "http://127.0.0.1:8080", "--token", "t", "--cluster", "127.0.0.1:7000"}, ErrUsage,
 			"--cluster and --partitions measure Redis: --mode conns measures a daemon's API"},
+		{"--trace outside throughput", []string{"--mode", "latency", "--trace"}, ErrUsage,
+			"--trace, --retain and --progress are for --mode throughput (got --mode latency)"},
+		{"--retain outside throughput", []string{"--mode", "idle", "--retain", "5"}, ErrUsage, "are for --mode throughput (got --mode idle)"},
+		{"--progress outside throughput", []string{"--mode", "api", "--progress"}, ErrUsage, "are for --mode throughput (got --mode api)"},
+		{"negative retain", []string{"--retain", "-1"}, ErrUsage, "--retain must be 0 to 10000000 (got -1)"},
+		{"too large retain", []string{"--retain", "10000001"}, ErrUsage, "--retain must be 0 to 10000000 (got 10000001)"},
 		{"help", []string{"-h"}, flag.ErrHelp, "--concurrency"},
+		{"help of --trace", []string{"-h"}, flag.ErrHelp, "--trace\n"},
+		{"help of --retain", []string{"-h"}, flag.ErrHelp, "--retain int"},
+		{"help of --progress", []string{"-h"}, flag.ErrHelp, "--progress\n"},
 		{"help of --cluster", []string{"-h"}, flag.ErrHelp, "--cluster addresses"},
 		{"help of --partitions", []string{"-h"}, flag.ErrHelp, "--partitions int"},
 	}
@@ -108,5 +117,20 @@ func TestParseOptionsCluster(t *testing.T) {
 	want := []string{"127.0.0.1:7101", "127.0.0.1:7102", "[::1]:7103"}
 	if err != nil || o.partitions != 12 || !slices.Equal(o.redisAddrs(), want) {
 		t.Errorf("--cluster: partitions %d, addresses %v, err %v; want 12, %v", o.partitions, o.redisAddrs(), err, want)
+	}
+}
+
+// TestParseOptionsThroughputSwitches: --trace, --retain and --progress are
+// off by default and set by their flags.
+func TestParseOptionsThroughputSwitches(t *testing.T) {
+	t.Parallel()
+	var help bytes.Buffer
+	o, err := parseOptions(nil, &help)
+	if err != nil || o.trace || o.retain != 0 || o.progress {
+		t.Errorf("no flags: trace %t, retain %d, progress %t, err %v; want all off", o.trace, o.retain, o.progress, err)
+	}
+	o, err = parseOptions([]string{"--trace", "--retain", "100", "--progress"}, &help)
+	if err != nil || !o.trace || o.retain != 100 || !o.progress {
+		t.Errorf("--trace --retain 100 --progress: trace %t, retain %d, progress %t, err %v", o.trace, o.retain, o.progress, err)
 	}
 }

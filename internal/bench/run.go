@@ -110,6 +110,9 @@ type bench struct {
 	// registry receives the metrics of the producer and the daemon; nil
 	// with --metrics=false.
 	registry *prometheus.Registry
+	// tracing traces the producer and the daemon (throughput --trace);
+	// nil without.
+	tracing *tracing
 }
 
 func (b *bench) config() worker.Config {
@@ -120,6 +123,9 @@ func (b *bench) config() worker.Config {
 	}
 	if b.registry != nil {
 		cfg.Registerer = b.registry
+	}
+	if b.tracing != nil {
+		cfg.TracerProvider = b.tracing.provider
 	}
 	return cfg
 }
@@ -144,7 +150,8 @@ func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() 
 
 // queueOptions are the bench queue's options in every daemon of a run.
 func (b *bench) queueOptions() worker.QueueOptions {
-	return worker.QueueOptions{Concurrency: b.opts.concurrency, Partitions: b.opts.partitions}
+	return worker.QueueOptions{Concurrency: b.opts.concurrency, Partitions: b.opts.partitions,
+		RetainCompleted: worker.Retention{Count: b.opts.retain}}
 }
 
 // recordLayout runs a daemon on the bench queue until it serves, then

@@ -74,6 +74,8 @@ func TestRun(t *testing.T) {
 	}{
 		{[]string{"--mode", "throughput", "--n", "3000", "--backlog", "500"},
 			[]string{"n", "concurrency", "enqueue_per_s", "process_per_s", "end_to_end_per_s", "redis_calls_per_job", "redis_cpu_us_per_job", "redis_bytes_per_job", "backlog"}},
+		{[]string{"--mode", "throughput", "--n", "1000", "--trace", "--retain", "100", "--progress"},
+			[]string{"redis_calls_per_job", "retain", "completed", "spans_ended", "spans_exported", "otlp_requests", "otlp_bytes_per_job", "trace_flush_ms"}},
 		{[]string{"--mode", "latency", "--n", "20", "--every", "5ms"},
 			[]string{"got", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"}},
 		{[]string{"--mode", "delayed", "--n", "50", "--delay", "700ms"},
@@ -94,6 +96,13 @@ func TestRun(t *testing.T) {
 			if got := number(t, kv, "lag_min_ms"); got < 0 {
 				t.Errorf("a delayed job started %.2f ms early", -got)
 			}
+		}
+		if kv["trace"] == "true" && (kv["spans_exported"] != kv["spans_ended"] || kv["otlp_bad_requests"] != "0" || kv["progress"] != "true") {
+			// 1000 jobs' spans fit the SDK's queue: none is dropped.
+			t.Errorf("--trace --progress: %v; want every span ended exported, no bad request, progress=true", kv)
+		}
+		if _, ok := kv["retain"]; ok && number(t, kv, "completed") < 1 {
+			t.Errorf("--retain 100: completed=%s; want jobs kept", kv["completed"])
 		}
 		if _, ok := kv["got"]; ok && number(t, kv, "got") != number(t, kv, "n") {
 			t.Errorf("got=%s of n=%s", kv["got"], kv["n"])

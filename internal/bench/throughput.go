@@ -15,6 +15,15 @@ import (
 // until every job is acked.
 func (b *bench) throughput(ctx context.Context) (string, error) {
 	o := b.opts
+	if o.trace {
+		tr, err := startTracing(ctx)
+		if err != nil {
+			return "", err
+		}
+		b.tracing = tr
+		// Checked below on success; here for a run that fails.
+		defer func() { _ = tr.close(ctx) }()
+	}
 	producer, err := worker.NewClient(b.counted, b.config())
 	if err != nil {
 		return "", err
@@ -80,13 +89,19 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	}
 
 	var ran atomic.Int64
+	var handlerErr atomic.Pointer[error]
 	allStarted := make(chan struct{})
+	result := []byte("0123456789abcdef") // --retain: 16 bytes, shared read-only by every job
 	processStart := time.Now()
-	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(context.Context, *worker.Job) error {
+	stop, err := b.startDaemon(ctx, worker.HandlerFunc(func(_ context.Context, j *worker.Job) error {
 		if ran.Add(1) == int64(o.n) {
 			close(allStarted)
 		}
-		return nil
+		err := b.handlerExtras(j, result)
+		if err != nil {
+			handlerErr.CompareAndSwap(nil, &err)
+		}
+		return err
 	}))
 	if err != nil {
 		return "", err
@@ -107,11 +122,27 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	if drainErr != nil {
 		return "", drainErr
 	}
+	if err := handlerErr.Load(); err != nil {
+		return "", fmt.Errorf("handler: %w", *err)
+	}
+	if b.tracing != nil {
+		if err := b.tracing.close(ctx); err != nil {
+			return "", err
+		}
+	}
 	if ph.after, err = snapshots(ctx, ms); err != nil {
 		return "", err
 	}
 	if ran.Load() < int64(o.n) {
 		return "", fmt.Errorf("%w: %d of %d", errIncomplete, ran.Load(), o.n)
+	}
+	var kept int64 // --retain: the completed jobs the queue holds, read after the measurement
+	if o.retain > 0 {
+		s, err := observer.Stats(ctx, queue)
+		if err != nil {
+			return "", err
+		}
+		kept = s.Completed
 	}
 	n := float64(o.n)
 	calls, cpuSec, enqueueCPUSec, bytes := ph.totals(ms)
@@ -125,6 +156,15 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	if o.unique {
 		line += " unique=true"
 	}
+	if o.retain > 0 {
+		line += fmt.Sprintf(" retain=%d completed=%d", o.retain, kept)
+	}
+	if o.progress {
+		line += " progress=true"
+	}
+	if b.tracing != nil {
+		line += b.tracing.figures(o.n)
+	}
 	if extra := ran.Load() - int64(o.n); extra > 0 {
 		// Handler starts beyond one a job (a job claimed again after a
 		// lost lease, say): shown, as no run should have any.
@@ -135,6 +175,20 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 		line += fmt.Sprintf(" masters=%d", len(ms)) + ph.perMaster(ms)
 	}
 	return line, nil
+}
+
+// handlerExtras is the handler's work beyond counting, as the flags ask:
+// a progress report (--progress) and a result to keep (--retain).
+func (b *bench) handlerExtras(j *worker.Job, result []byte) error {
+	if b.opts.progress {
+		if err := j.ReportProgress(50, "half"); err != nil {
+			return err
+		}
+	}
+	if b.opts.retain > 0 {
+		return j.SetResult(result)
+	}
+	return nil
 }
 
 // waitDrained waits until the bench queue has no ready or active jobs.
