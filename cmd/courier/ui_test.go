@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -74,8 +76,9 @@ func (h *hookServer) seen(id string) (delivered int, blocked, cancelled bool) {
 }
 
 // uiConfig runs a log queue (mail), a webhook queue whose jobs die at
-// their first failure (hooks), a log queue with a periodic job (ticks),
-// and the UI with an admin and a producer token, refreshing every second.
+// their first failure (hooks), a log queue with a periodic job (ticks), a
+// log queue that retains its completed jobs (kept), and the UI with an
+// admin and a producer token, refreshing every second.
 func uiConfig(addr, prefix, hookURL string) string {
 	return fmt.Sprintf(`
 redis: {addr: [%q], prefix: %s}
@@ -87,6 +90,7 @@ admin:
     - {name: ops, token: %s, role: admin}
 queues:
   mail: {handler: log, concurrency: 2}
+  kept: {handler: log, retain_completed: {count: 100}}
   ticks:
     handler: log
     periodic:
@@ -142,6 +146,17 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 			t.Fatal(err)
 		}
 		return j.State
+	}
+	// shot writes a screenshot of the page open, as docs/ui-<name>.png
+	// under make screenshots.
+	shot := func(t *testing.T, name string) {
+		t.Helper()
+		png := b.screenshot()
+		if dir := os.Getenv("COURIER_UI_SCREENSHOTS"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "ui-"+name+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	pwned := func() string {
 		t.Helper()
@@ -253,8 +268,103 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 	})
 
+	t.Run("a job's headers, its progress, then its result", func(t *testing.T) {
+		// No built-in handler reports progress or sets a result: a daemon
+		// of this test's, on the same Redis and prefix, serves queue
+		// reports, and the courier run under test shows it.
+		release := make(chan struct{})
+		serveInProcess(t, prefix, "reports", worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
+			if err := j.ReportProgress(60, "resizing <images>"); err != nil {
+				return err
+			}
+			if err := j.SetResult([]byte(`{"resized":12,"skipped":["a.png"]}`)); err != nil {
+				return err
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}), worker.QueueOptions{RetainCompleted: worker.Retention{Count: 10}})
+		enqueue(worker.JobSpec{Queue: "reports", ID: "r1", Payload: []byte(`{"album": 7}`), Headers: map[string]string{
+			"tenant":      "acme",
+			"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+			"x-note":      `<script>window.__pwned = "header"</script>`,
+		}})
+		testkit.Eventually(t, 15*time.Second, "job r1 reports its progress", func() bool {
+			j, err := client.Get(ctx, "reports", "r1")
+			return err == nil && j.Progress != nil
+		})
+		b.open(base+"/ui/queues/reports/jobs/r1", "#job-progress")
+		if s := b.text("#progress-percent"); s != "60%" {
+			t.Errorf("the progress percent reads %q; want 60%%", s)
+		}
+		if v := evalJS[float64](b, `document.querySelector('#job-progress progress').value`); v != 60 {
+			t.Errorf("the progress bar is at %v; want 60", v)
+		}
+		if s := b.text("#job-progress"); !strings.Contains(s, "resizing <images>") || !strings.Contains(s, "updated ") {
+			t.Errorf("the progress reads %q; want its message and age", s)
+		}
+		for name, want := range map[string]string{
+			"tenant":      "acme",
+			"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+			"x-note":      `<script>window.__pwned = "header"</script>`,
+		} {
+			if s := b.text(`#headers tr[data-header="` + name + `"]`); !strings.Contains(s, name) || !strings.Contains(s, want) {
+				t.Errorf("the header row of %s reads %q; want %q", name, s, want)
+			}
+		}
+		if v := pwned(); v != "undefined" {
+			t.Fatalf("a header's script ran: window.__pwned = %s", v)
+		}
+		shot(t, "job-progress")
+		b.open(base+"/ui/queues/reports?state=active", `tr[data-job-id="r1"]`)
+		if s := b.text(`tr[data-job-id="r1"] .pct`); s != "60%" {
+			t.Errorf("the active row's progress reads %q; want 60%%", s)
+		}
+		// The job ends while its page is open: the live refresh brings the
+		// result.
+		b.open(base+"/ui/queues/reports/jobs/r1", "#job-progress")
+		close(release)
+		b.waitText("#job-state-name", 15*time.Second, "the job's state, refreshed live", func(s string) bool { return s == "completed" })
+		if s := b.text("#result"); !strings.Contains(s, `"resized": 12`) || !strings.Contains(s, `"a.png"`) {
+			t.Errorf("the result reads %q; want it indented", s)
+		}
+		if b.exists("#job-progress") {
+			t.Error("a completed job's page shows a progress")
+		}
+		// The buttons are outside the live regions: a new load drops Cancel.
+		b.open(base+"/ui/queues/reports/jobs/r1", "#result")
+		if b.exists("#cancel") {
+			t.Error("a completed job's page offers to cancel it")
+		}
+		b.open(base+"/ui/queues/reports?state=completed", `tr[data-job-id="r1"]`)
+		if s := b.text(`tr[data-job-id="r1"]`); !strings.Contains(s, `{"resized":12,"skipped":["a.png"]}`) {
+			t.Errorf("the completed row reads %q; want the result's preview", s)
+		}
+	})
+
+	t.Run("a queue retains its completed jobs", func(t *testing.T) {
+		enqueue(worker.JobSpec{Queue: "kept", ID: "k1", Payload: []byte(`{"kept": true}`)})
+		testkit.Eventually(t, 15*time.Second, "job k1 completes", func() bool { return stateOf("kept", "k1") == worker.StateCompleted })
+		b.open(base+"/ui/queues/kept", "#tab-completed")
+		if s := b.text(count("completed")); s != "1" {
+			t.Errorf("the completed count reads %q; want 1", s)
+		}
+		b.submit("#tab-completed", `tr[data-job-id="k1"]`) // a link, not a form, but it leads to a new page all the same
+		b.open(base+"/ui/queues/kept/jobs/k1", "#result")
+		if s := b.text("#job-state-name"); s != "completed" {
+			t.Errorf("the job page says %q; want completed", s)
+		}
+		if s := b.text("#finished-at"); s == "" || s == "—" {
+			t.Errorf("the job page's finish time reads %q", s)
+		}
+		if s := b.text("#result"); s != "The handler set no result." {
+			t.Errorf("the result of a log job reads %q", s)
+		}
+	})
+
 	t.Run("screenshots", func(t *testing.T) {
-		dir := os.Getenv("COURIER_UI_SCREENSHOTS")
 		pages := []struct{ name, path, sel string }{
 			{"overview", "/ui/", "#counts"},
 			{"queue", "/ui/queues/mail", "#queue-counts"},
@@ -266,13 +376,7 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 		for _, p := range pages {
 			b.open(base+p.path, p.sel)
-			png := b.screenshot()
-			if dir == "" {
-				continue
-			}
-			if err := os.WriteFile(filepath.Join(dir, "ui-"+p.name+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			shot(t, p.name)
 		}
 	})
 
@@ -301,4 +405,27 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 			t.Errorf("after a producer's purge, job bad2 is %q; want still dead", st)
 		}
 	})
+}
+
+// serveInProcess runs a worker.Daemon of the test's own serving queue with
+// h, on the test Redis under prefix, until the test ends. Its lease is
+// short, so that a progress report is stored within 200ms.
+func serveInProcess(t *testing.T, prefix, queue string, h worker.Handler, opts worker.QueueOptions) {
+	t.Helper()
+	reg := worker.NewRegistry()
+	if err := reg.Register(queue, h, opts); err != nil {
+		t.Fatal(err)
+	}
+	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: prefix, Lease: 600 * time.Millisecond,
+		PollInterval: 50 * time.Millisecond, ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = d.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }

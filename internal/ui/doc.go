@@ -1,10 +1,12 @@
 // Package ui is Courier's operator web UI, served by the daemon under
 // /ui/: an overview of every queue (sizes, leader, workers, the last hour
 // of processed and failed jobs, lag), a page per queue (jobs by state,
-// paged by cursor; the dead set with its triage; enqueue, pause and
-// resume), a page per job (payload, state, timeline, cancel, requeue,
-// purge), and the periodic schedules, the fleet and the leader locks
-// across queues.
+// paged by cursor, with the progress of the active ones; the dead set with
+// its triage; the completed jobs, when the queue holds some, with a preview
+// of each result; enqueue, pause and resume), a page per job (payload,
+// headers, state, progress of a running job, finish time and result of a
+// completed one, timeline, cancel, requeue, purge), and the periodic
+// schedules, the fleet and the leader locks across queues.
 //
 // The pages are rendered on the server with html/template, which escapes
 // every value, so a payload or an error holding markup shows as text. The

@@ -295,12 +295,19 @@ func (b *bundle) kill(queue string, errs map[string]string, ids ...string) {
 // end).
 func (b *bundle) serve(queue string, h worker.Handler, opts ...worker.QueueOptions) (stop func()) {
 	b.t.Helper()
+	return b.serveWith(worker.Config{}, queue, h, opts...)
+}
+
+// serveWith is serve with the daemon's Config cfg, whose Prefix,
+// PollInterval, Logger and ShutdownTimeout it sets.
+func (b *bundle) serveWith(cfg worker.Config, queue string, h worker.Handler, opts ...worker.QueueOptions) (stop func()) {
+	b.t.Helper()
 	reg := worker.NewRegistry()
 	if err := reg.Register(queue, h, append(opts, worker.QueueOptions{})[0]); err != nil {
 		b.t.Fatal(err)
 	}
-	d, err := worker.NewDaemon(b.rdb, reg, worker.Config{Prefix: b.prefix, PollInterval: 20 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Second})
+	cfg.Prefix, cfg.PollInterval, cfg.Logger, cfg.ShutdownTimeout = b.prefix, 20*time.Millisecond, slog.New(slog.DiscardHandler), time.Second
+	d, err := worker.NewDaemon(b.rdb, reg, cfg)
 	if err != nil {
 		b.t.Fatal(err)
 	}

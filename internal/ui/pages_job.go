@@ -15,6 +15,7 @@ type jobView struct {
 	Job      *worker.Job
 	URL      string // this page
 	Payload  payloadView
+	Result   payloadView // a completed job's
 	Attempts string
 	Timeline []event
 	// Cancel: the job may be cancelled (scheduled, ready or active);
@@ -42,9 +43,9 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error 
 		return fmt.Errorf("read job: %w", err)
 	}
 	v := jobView{
-		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload),
+		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload), Result: showPayload(j.Result),
 		Attempts: attempts(j), Timeline: timeline(j, h.now()),
-		Cancel:   j.State != worker.StateDead,
+		Cancel:   j.State != worker.StateDead && j.State != worker.StateCompleted,
 		Triage:   j.State == worker.StateDead && s.p.Admin(),
 		QueueURL: queueURL(queue), DeadURL: tabURL(queue, string(worker.StateDead), "", ""),
 	}
@@ -63,7 +64,8 @@ func attempts(j *worker.Job) string {
 
 // timeline is what Redis knows of j's life, in order: it keeps the
 // enqueue, the due time, the attempts spent, the running attempt (its
-// start, worker and lease) and the death, not a log of every attempt.
+// start, worker and lease), the death or the completion, not a log of
+// every attempt.
 func timeline(j *worker.Job, now time.Time) []event {
 	var ev []event
 	enq := "enqueued, priority " + j.Priority.String()
@@ -78,8 +80,8 @@ func timeline(j *worker.Job, now time.Time) []event {
 	}
 	ev = append(ev, event{At: j.EnqueuedAt, What: enq})
 	spent := j.Attempt
-	if j.State == worker.StateActive {
-		spent-- // the running attempt is counted, and has not ended
+	if j.State == worker.StateActive || j.State == worker.StateCompleted {
+		spent-- // the running or the successful attempt is counted, and did not fail
 	}
 	if spent > 0 && j.State != worker.StateDead {
 		e := event{What: fmt.Sprintf("%d attempt(s) failed and were retried", spent)}
@@ -103,6 +105,8 @@ func timeline(j *worker.Job, now time.Time) []event {
 		ev = append(ev, event{At: j.LeaseUntil, What: "lease until (renewed while it runs)"})
 	case worker.StateDead:
 		ev = append(ev, event{At: j.DiedAt, What: fmt.Sprintf("died after %d attempt(s)", j.Attempt), Detail: j.LastError})
+	case worker.StateCompleted:
+		ev = append(ev, event{At: j.FinishedAt, What: fmt.Sprintf("completed at attempt %d", j.Attempt)})
 	}
 	return ev
 }

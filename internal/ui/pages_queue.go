@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,7 +15,9 @@ import (
 // jobsPerPage is how many jobs a queue's page lists at once.
 const jobsPerPage = 50
 
-// states are the tabs of a queue's page, in order.
+// states are the tabs of a queue's page, in order. The completed tab
+// follows them when the queue holds completed jobs
+// (queueView.ShowCompleted).
 func states() []worker.State {
 	return []worker.State{worker.StateReady, worker.StateScheduled, worker.StateActive, worker.StateDead}
 }
@@ -34,8 +37,11 @@ type queueView struct {
 	Next  string // the next page's URL, when there is one
 	Form  enqueueForm
 	Admin bool
-	P50   string
-	P99   string
+	// ShowCompleted: the completed count and tab are shown, as the queue
+	// holds completed jobs (or the completed tab is the one open).
+	ShowCompleted bool
+	P50           string
+	P99           string
 }
 
 // tab is one state's tab.
@@ -67,7 +73,7 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		v.State = worker.StateReady
 	}
 	if !isState(v.State) {
-		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active and dead.", v.State)}
+		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active, dead and completed.", v.State)}
 	}
 	list := worker.ListQuery{State: v.State, Cursor: query.Get("cursor"), Limit: jobsPerPage}
 	if v.State == worker.StateDead {
@@ -115,8 +121,12 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		v.Next = tabURL(queue, string(v.State), page.Next, v.Error)
 	}
 	counts := map[worker.State]int64{worker.StateReady: v.Stats.Ready, worker.StateScheduled: v.Stats.Scheduled,
-		worker.StateActive: v.Stats.Active, worker.StateDead: v.Stats.Dead}
-	for _, st := range states() {
+		worker.StateActive: v.Stats.Active, worker.StateDead: v.Stats.Dead, worker.StateCompleted: v.Stats.Completed}
+	tabs := states()
+	if v.ShowCompleted = v.Stats.Completed > 0 || v.State == worker.StateCompleted; v.ShowCompleted {
+		tabs = append(tabs, worker.StateCompleted)
+	}
+	for _, st := range tabs {
 		v.Tabs = append(v.Tabs, tab{State: st, URL: tabURL(queue, string(st), "", ""), Count: counts[st], Active: st == v.State})
 	}
 	v.Chart = newChart(hist, seriesOf("processed", "s-proc", hist, processed),
@@ -135,12 +145,7 @@ func wrap(queue, call string, err error) error {
 }
 
 func isState(s worker.State) bool {
-	for _, st := range states() {
-		if s == st {
-			return true
-		}
-	}
-	return false
+	return s == worker.StateCompleted || slices.Contains(states(), s)
 }
 
 // find serves GET /ui/queues/{queue}/find?id=: the job's page, or the

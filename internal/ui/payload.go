@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
-// maxShown is the most of a payload a job's page shows.
+// maxShown is the most of a payload (or a result) a job's page shows.
 const maxShown = 64 << 10
 
-// payloadView is a payload as the job's page shows it: as text, which the
-// template escapes.
+// Bounds of a result's preview in a list of jobs.
+const (
+	previewRunes = 120 // characters of text
+	previewBytes = 16  // bytes of binary, in hex
+)
+
+// payloadView is a payload (or a completed job's result) as the job's page
+// shows it: as text, which the template escapes.
 type payloadView struct {
 	Kind      string // "JSON", "text", "binary" or "empty"
 	Text      string
@@ -55,4 +62,32 @@ func cutUTF8(p []byte, n int) (string, bool) {
 		n--
 	}
 	return string(p[:n]), true
+}
+
+// preview is p in one short line, for a list of jobs: as text (JSON
+// included) with its runs of white space as one space, cut to previewRunes
+// characters; else "binary, N bytes: " and its first previewBytes bytes
+// in hex; "—" when empty. Past the UTF-8 check, it formats at most a few
+// hundred bytes of p.
+func preview(p []byte) string {
+	switch {
+	case len(p) == 0:
+		return "—"
+	case utf8.Valid(p):
+		head, cut := cutUTF8(p, 4*previewRunes) // previewRunes characters, unless mostly white space
+		s := strings.Join(strings.Fields(head), " ")
+		if short := truncate(previewRunes, s); short != s {
+			s, cut = strings.TrimSuffix(short, "…"), true
+		}
+		if cut {
+			s = strings.TrimRight(s, " ") + "…"
+		}
+		return s
+	}
+	n := min(len(p), previewBytes)
+	s := "binary, " + formatCount(int64(len(p))) + " bytes: " + hex.EncodeToString(p[:n])
+	if n < len(p) {
+		s += "…"
+	}
+	return s
 }

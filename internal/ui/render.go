@@ -117,6 +117,8 @@ func funcs() template.FuncMap {
 		"dur":      formatDuration,
 		"num":      num,
 		"trunc":    truncate,
+		"pct":      percent,
+		"preview":  preview,
 		"queueURL": queueURL,
 		"jobURL":   jobURL,
 		"tabURL":   tabURL,
@@ -193,6 +195,12 @@ func formatCount(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// percent is a progress report's percent, as precise as reported: "42%",
+// "42.5%".
+func percent(p float64) string {
+	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
 }
 
 // truncate cuts s to n runes, ending it with "…" when cut.

@@ -161,3 +161,52 @@ func TestHistoryCacheReadsOnlyUnsettledMinutes(t *testing.T) {
 		t.Fatalf("minutes read %v, want %v", b.asked, want)
 	}
 }
+
+func TestPreview(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("ab ", 1000)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "—"},
+		{"json", []byte(`{"a": [1,` + "\n" + ` 2]}`), `{"a": [1, 2]}`},
+		{"text", []byte("héllo\t\tworld\n"), "héllo world"},
+		{"long text", []byte(long), strings.TrimSpace(long[:previewRunes]) + "…"},
+		{"long word", []byte(strings.Repeat("é", 1000)), strings.Repeat("é", previewRunes) + "…"},
+		{"binary", []byte{0xff, 0x00}, "binary, 2 bytes: ff00"},
+		{"long binary", append([]byte{0xff}, make([]byte, 1999)...), "binary, 2,000 bytes: ff" + strings.Repeat("00", previewBytes-1) + "…"},
+	} {
+		if got := preview(tc.in); got != tc.want {
+			t.Errorf("%s: preview = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// White space past the part read: the cut still shows.
+	if got := preview([]byte("a" + strings.Repeat(" ", 1000) + "b")); got != "a…" {
+		t.Errorf("preview of a, spaces, b = %q, want %q", got, "a…")
+	}
+}
+
+func TestPercent(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[float64]string{0: "0%", 42: "42%", 42.5: "42.5%", 99.99: "99.99%", 100: "100%"} {
+		if got := percent(p); got != want {
+			t.Errorf("percent(%v) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestTimelineOfACompletedJob(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	j := &worker.Job{State: worker.StateCompleted, Attempt: 3, EnqueuedAt: now.Add(-time.Minute), FinishedAt: now, LastError: "boom"}
+	ev := timeline(j, now)
+	if len(ev) != 3 || ev[1].What != "2 attempt(s) failed and were retried; the last with" || ev[1].Detail != "boom" ||
+		ev[2].What != "completed at attempt 3" || !ev[2].At.Equal(now) {
+		t.Fatalf("timeline = %+v", ev)
+	}
+	if ev := timeline(&worker.Job{State: worker.StateCompleted, Attempt: 1, FinishedAt: now}, now); len(ev) != 2 {
+		t.Fatalf("a job completed at its first attempt: timeline = %+v", ev)
+	}
+}
