@@ -10,15 +10,17 @@
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
 -- KEYS[11] unique:exp zset (a cancelled job releases its unique key, or
 --   keeps it for its window: options.lua's finished)
+-- KEYS[12] completed zset (complete.lua)
 -- ARGV[1] id   ARGV[2] wake channel
 -- returns: 1 = deleted (it had not started), 2 = it was running: now dead,
 --   its worker told; 0 = no such job; -2 = dead already (untouched: requeue
---   or purge it instead)
+--   or purge it instead); -3 = completed already (untouched: it finished,
+--   and its queue retains it)
 -- bound: one job; O(log N)
 
 local id, channel = ARGV[1], ARGV[2]
-if not KEYS[11] or not channel or channel == '' then
-  return redis.error_reply('ERR courier: cancel needs the claims, due levels, opts and unique keys and the wake channel')
+if not KEYS[12] or not channel or channel == '' then
+  return redis.error_reply('ERR courier: cancel needs the claims, due levels, opts, unique and completed keys and the wake channel')
 end
 local os = opts_of(KEYS[9], {id})
 local due = KEYS[2]
@@ -50,4 +52,5 @@ if redis.call('ZSCORE', KEYS[3], id) then
   return 2
 end
 if redis.call('ZSCORE', KEYS[4], id) then return -2 end
+if redis.call('ZSCORE', KEYS[12], id) then return -3 end
 return 0

@@ -1,25 +1,29 @@
--- list.lua: read one page of a queue's ready, scheduled or active jobs
--- (read only). The dead set has its own page, deadlist.lua.
+-- list.lua: read one page of a queue's ready, scheduled, active or completed
+-- jobs (read only). The dead set has its own page, deadlist.lua.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] due:high zset
 -- KEYS[4] due:low zset   KEYS[5] active zset   KEYS[6] state hash
--- KEYS[7] claims hash   KEYS[8] opts hash
+-- KEYS[7] claims hash   KEYS[8] opts hash   KEYS[9] completed zset
+-- KEYS[10] results hash
 -- ARGV[1] what = 'ready' (due at or before the Redis clock's now) |
---   'scheduled' (due later) | 'active'
+--   'scheduled' (due later) | 'active' | 'completed' (complete.lua)
 -- ARGV[2] limit = most jobs on the page, 1 to 1000
 -- ARGV[3] cursor level: 'h', 'n' or 'l' for 'ready' (the previous page's
 --   last job's level), '' otherwise and at the start
--- ARGV[4] cursor score: that job's run-at or lease deadline in ms ('' =
---   from the start)   ARGV[5] cursor id ('' when ARGV[4] is '')
--- ARGV[6] max_bytes: the page ends before a record that would take its
---   records past this many bytes; it always holds at least one job
+-- ARGV[4] cursor score: that job's run-at, lease deadline or finish time
+--   in ms ('' = from the start)   ARGV[5] cursor id ('' when ARGV[4] is '')
+-- ARGV[6] max_bytes: the page ends before a record (with its result) that
+--   would take its records past this many bytes; it always holds at least
+--   one job
 -- returns: {now_ms, more, then per job: id, level, score, record, state,
---   opts, claim}. level: 'h', 'n' or 'l', the due zset the job is in ('n'
---   for active jobs); score: run-at (ready, scheduled) or lease deadline
---   (active) in ms; record: nil when the job has none (the scripts never
---   leave one so); state and opts: its state and options entries, '' when
---   it has none (see record.lua); claim: its claims value
---   "<token>[@<process>]" when active, else ''. more = 1 when a job
---   follows the page's last one, which is the next page's cursor.
+--   opts, claim, result}. level: 'h', 'n' or 'l', the due zset the job is
+--   in ('n' for active and completed jobs); score: run-at (ready,
+--   scheduled), lease deadline (active) or finish time (completed) in ms;
+--   record: nil when the job has none (the scripts never leave one so);
+--   state and opts: its state and options entries, '' when it has none
+--   (see record.lua); claim: its claims value "<token>[@<process>]" when
+--   active, else ''; result: a completed job's result, '' when it has none
+--   or is not completed. more = 1 when a job follows the page's last one,
+--   which is the next page's cursor.
 -- Orders, each a total order over positions that do not depend on the
 -- clock, so a page starts strictly after its cursor whether or not the
 -- cursor's job is still there (rank_after), and a job that stays where it
@@ -33,17 +37,21 @@
 --   active: by (lease deadline, id bytes), without record.lua's PIN (score
 --     +inf). A renewal moves a job's deadline later: a job renewed after it
 --     was listed can be listed again on a later page; none is skipped.
--- bound: limit <= 1000; at most limit + 1 members examined for 'ready' and
---   'active', limit + 1 + 3 * 100 for 'scheduled' (the merge reads each
---   level 100 at a time); O(log N) per level to find the start, then
---   O(log N + examined), plus the records within max_bytes
+--   completed: newest finish first, by (finish time, id bytes) descending
+--     (rank_before). A job that completes while the pages are read lands
+--     before the cursor and is not listed; one the leader trims is gone.
+-- bound: limit <= 1000; at most limit + 1 members examined for 'ready',
+--   'active' and 'completed', limit + 1 + 3 * 100 for 'scheduled' (the
+--   merge reads each level 100 at a time); O(log N) per level to find the
+--   start, then O(log N + examined), plus the records (and results) within
+--   max_bytes
 
 if #ARGV ~= 6 then return redis.error_reply('ERR courier: 6 arguments expected') end
-if not KEYS[8] then return redis.error_reply('ERR courier: list needs 8 keys') end
+if not KEYS[10] then return redis.error_reply('ERR courier: list needs 10 keys') end
 local what, limit, clevel, cscore, cid = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 local max_bytes = tonumber(ARGV[6])
-if what ~= 'ready' and what ~= 'scheduled' and what ~= 'active' then
-  return redis.error_reply("ERR courier: list 'ready', 'scheduled' or 'active'")
+if what ~= 'ready' and what ~= 'scheduled' and what ~= 'active' and what ~= 'completed' then
+  return redis.error_reply("ERR courier: list 'ready', 'scheduled', 'active' or 'completed'")
 end
 if not string.match(ARGV[2], '^%d+$') or limit < 1 or limit > 1000 then
   return redis.error_reply('ERR courier: limit must be 1 to 1000')
@@ -119,6 +127,14 @@ elseif what == 'scheduled' then
     best.i = best.i + 2
     add(bid, best.lv, bscore)
   end
+elseif what == 'completed' then
+  -- From the newest (the last rank) down, limit + 1 members.
+  local last = redis.call('ZCARD', KEYS[9]) - 1
+  if cscore ~= '' then last = rank_before(KEYS[9], cscore, cid) end
+  if last >= 0 then
+    local got = redis.call('ZRANGE', KEYS[9], math.max(last - limit, 0), last, 'WITHSCORES')
+    for i = #got - 1, 1, -2 do add(got[i], 'n', tonumber(got[i + 1])) end
+  end
 else
   local start = 0
   if cscore ~= '' then start = rank_after(KEYS[5], cscore, cid) end
@@ -135,6 +151,7 @@ if #ids > limit then out[2] = 1 end
 -- Records can be large (a payload is up to 256 MiB): stop at max_bytes.
 for i = 1, n do
   bytes = bytes + redis.call('HSTRLEN', KEYS[1], ids[i])
+  if what == 'completed' then bytes = bytes + redis.call('HSTRLEN', KEYS[10], ids[i]) end
   if i > 1 and bytes > max_bytes then
     n, out[2] = i - 1, 1
     break
@@ -143,12 +160,13 @@ end
 if n == 0 then return out end
 local page = {unpack(ids, 1, n)}
 local recs = redis.call('HMGET', KEYS[1], unpack(page))
-local st, os, cl = {}, opts_of(KEYS[8], page) or {}, {}
+local st, os, cl, rs = {}, opts_of(KEYS[8], page) or {}, {}, {}
 if redis.call('EXISTS', KEYS[6]) == 1 then st = redis.call('HMGET', KEYS[6], unpack(page)) end
 if what == 'active' then cl = redis.call('HMGET', KEYS[7], unpack(page)) end
+if what == 'completed' then rs = redis.call('HMGET', KEYS[10], unpack(page)) end
 for i = 1, n do
-  local o = 7 * i - 4
+  local o = 8 * i - 5
   out[o], out[o + 1], out[o + 2], out[o + 3] = ids[i], levels[i], scores[i], recs[i]
-  out[o + 4], out[o + 5], out[o + 6] = st[i] or '', os[i] or '', cl[i] or ''
+  out[o + 4], out[o + 5], out[o + 6], out[o + 7] = st[i] or '', os[i] or '', cl[i] or '', rs[i] or ''
 end
 return out

@@ -35,3 +35,15 @@ function rank_after(key, score, id)
   end
   return lo
 end
+
+-- rank_before returns the rank of the last member of the zset key strictly
+-- before the position (score, id) in the set's order (score, then member
+-- bytes), -1 when none is, whether or not id is still in the set at that
+-- score: where a page of a set read from its end (newest first) resumes
+-- after its cursor. O(log N), as rank_after.
+function rank_before(key, score, id)
+  local r = rank_after(key, score, id)
+  local sc = redis.call('ZSCORE', key, id)
+  if sc and tonumber(sc) == tonumber(score) then return r - 2 end
+  return r - 1
+end

@@ -6,9 +6,9 @@
 --   or died after until_ms (a due or active job is never touched; a repeated
 --   id counts once)
 -- bound: <= 1000 ids; O(n log N)
--- A record exists exactly while its job is in one of due, active and dead:
--- taking the job out of dead and deleting its record (and state entry)
--- together keeps that so.
+-- A record exists exactly while its job is in one of due, active, dead and
+-- completed: taking the job out of dead and deleting its record (and state
+-- entry) together keeps that so. A completed job is not dead: never touched.
 -- until_ms lets a purge of everything that was dead when it started spare a
 -- job that was requeued and died again in the meantime.
 

@@ -26,7 +26,8 @@
 --                 record of an older version), so that a job claimed by this
 --                 version has a state entry or a header of 0 attempts and
 --                 the queue's max: recover and retry never need the header.
---                 Ack, cancel, purge and trim delete it with the record;
+--                 Ack, cancel, purge and trim delete it with the record
+--                 (complete keeps both, for a job its queue retains);
 --                 enqueue and fire delete one left behind (by an older
 --                 version) when they write a new record under its id.
 --   claims[id]  = "<token>@<process>" [.. "\n<percent>;<ms>;" .. message]:

@@ -2,15 +2,16 @@
 -- (read only).
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] dead zset
 -- KEYS[4] paused string (pause.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
+-- KEYS[7] completed zset (complete.lua)
 -- ARGV: none
 -- returns: {ready, scheduled, active, dead, now_ms, paused, ready_high,
---   ready_low}; ready = due now, scheduled = due later, of every priority
---   level; ready_high and ready_low: those of ready at the high and low
---   levels; active does not count the set's pin (see
---   record.lua); paused: 1 = paused, 0 = running
+--   ready_low, completed}; ready = due now, scheduled = due later, of every
+--   priority level; ready_high and ready_low: those of ready at the high
+--   and low levels; active does not count the set's pin (see record.lua);
+--   paused: 1 = paused, 0 = running; completed: the finished jobs retained
 -- bound: O(log N)
 
-if not KEYS[6] then return redis.error_reply('ERR courier: stats needs the paused and due level keys') end
+if not KEYS[7] then return redis.error_reply('ERR courier: stats needs the paused, due level and completed keys') end
 local now = now_ms()
 local ready, due, by = 0, 0, {}
 for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
@@ -19,4 +20,5 @@ for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
   due = due + redis.call('ZCARD', k)
 end
 local active = redis.call('ZCOUNT', KEYS[2], '-inf', '(inf')
-return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4]), by[2], by[3]}
+return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4]), by[2], by[3],
+  redis.call('ZCARD', KEYS[7])}

@@ -185,6 +185,8 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 	case store.SetDead:
 		job.State = StateDead
 		job.DiedAt = snap.Score
+	case store.SetCompleted:
+		job.State = StateCompleted // Result and FinishedAt from the record
 	default:
 		return nil, fmt.Errorf("queue %q job %q: record is in no set (inconsistent data)", queue, id)
 	}
@@ -199,7 +201,10 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 // lease extension (Config.Lease/3) if that message is lost; what the
 // handler returns then is ignored. It returns an error wrapping ErrNotFound
 // or ErrJobDead (a dead job is left as it is) when there is nothing to
-// cancel.
+// cancel. A completed job (QueueOptions.RetainCompleted) has finished, as
+// a job its queue does not retain has: the error wraps ErrNotFound, as it
+// would for that one, says the job is completed, and the job is left as
+// it is.
 func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	if err := validateRef(queue, id); err != nil {
 		return err
@@ -218,6 +223,8 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 		return nil
 	case store.CancelDead:
 		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobDead)
+	case store.CancelCompleted:
+		return fmt.Errorf("cancel queue %q job %q: the job is completed, nothing left to cancel: %w", queue, id, ErrNotFound)
 	}
 	return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrNotFound)
 }
@@ -262,7 +269,7 @@ func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
 	if err != nil {
 		return QueueStats{}, err
 	}
-	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Paused: s.Paused}, nil
+	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed, Paused: s.Paused}, nil
 }
 
 // Queues lists the queues that were ever enqueued to or served.

@@ -18,6 +18,7 @@ import (
 //	a:<ms>:<id>             active: lease deadline and id
 //	d:<ms>:<id>             dead: time of death and id ("<ms>:<id>" too,
 //	                        as DeadPage.Next was before List)
+//	c:<ms>:<id>             completed: finish time and id
 //	t:<until>:[<ms>:<id>]   a triage walk of a filter: its bound (the Redis
 //	                        clock in ms when it started) and where it is
 //	i:<n>                   a triage of ids: how many distinct ids are done
@@ -37,6 +38,8 @@ func cursorKind(state State) string {
 		return "r"
 	case StateActive:
 		return "a"
+	case StateCompleted:
+		return "c"
 	}
 	return "d"
 }

@@ -117,10 +117,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				Exec:        exec,
 				Abort:       abort,
-				Retain:      reg.opts.RetainCompleted.Count > 0,
+				Retain:      completedShare(reg.opts, i) > 0,
 			})
 			duty := carrier.Queue{Name: part, Group: group, MaxAttempts: reg.opts.MaxAttempts,
-				DeadMaxJobs: (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts)}
+				DeadMaxJobs:      (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts),
+				CompletedMaxJobs: completedShare(reg.opts, i), CompletedMaxAge: reg.opts.RetainCompleted.Age}
 			if i == 0 {
 				duty.Periodic, duty.Sum = periodics(reg.opts.Periodic), parts[1:]
 			}
@@ -167,7 +168,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		OnLeader:         m.Leader,
 		OnSample: func(queue string, s store.Stats) {
 			m.QueueJobs(queue, metrics.QueueSizes{
-				Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead,
+				Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed,
 				ReadyHigh: s.ReadyHigh, ReadyLow: s.ReadyLow,
 			})
 			m.QueuePaused(queue, s.Paused)

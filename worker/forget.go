@@ -26,7 +26,9 @@ const forgetTries = 3
 // The rule: a queue is in use, and ForgetQueue refuses with an error
 // wrapping ErrQueueInUse that says what holds it, while
 //   - it holds a job in any state: scheduled, ready, active or dead
-//     (purge the dead set first: Client.PurgeAll);
+//     (purge the dead set first: Client.PurgeAll). Completed jobs
+//     (QueueOptions.RetainCompleted) do not hold it: they are deleted with
+//     the rest, since only a leader of the queue trims them;
 //   - a live process serves it (a Daemon with a handler for it: stop it or
 //     remove the handler first), or its leader lock is still held (the last process releases it when
 //     it stops; it lapses within Config.LeaderLease of a crash);

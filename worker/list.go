@@ -24,8 +24,8 @@ const listCalls = 40
 
 // ListQuery selects a page of a queue's jobs in one state.
 type ListQuery struct {
-	// State is the state listed: StateScheduled, StateReady, StateActive or
-	// StateDead. Required.
+	// State is the state listed: StateScheduled, StateReady, StateActive,
+	// StateDead or StateCompleted. Required.
 	State State
 	// Cursor is a previous JobPage.Next of the same state; "" starts at the
 	// beginning. A cursor of another state is refused.
@@ -87,7 +87,8 @@ func (f DeadFilter) toStore() store.DeadFilter {
 type JobPage struct {
 	// Jobs are in the state listed, with what Get reads: RunAt for
 	// scheduled and ready jobs; LeaseUntil, StartedAt and Worker for active
-	// ones, and their running attempt in Attempt; DiedAt for dead ones. A
+	// ones, and their running attempt in Attempt; DiedAt for dead ones;
+	// Result and FinishedAt for completed ones. A
 	// job whose record cannot be read is listed with its ID, State and the
 	// reason in LastError, so that it can be seen (and, dead, purged).
 	Jobs []*Job
@@ -111,6 +112,14 @@ type JobPage struct {
 //     priority levels.
 //   - StateActive: the running jobs, by lease deadline, then id.
 //   - StateDead: by time of death, then id (as Dead), filtered by Dead.
+//   - StateCompleted: the finished jobs the queue retains
+//     (QueueOptions.RetainCompleted), newest first: by finish time, then
+//     id, both descending. A job that completes while the pages are read
+//     comes before the cursor and is not listed; one the leader trims
+//     meanwhile is not listed either.
+//
+// A queue of several partitions is listed one partition after another,
+// each in that order.
 //
 // A page starts right after the previous page's last job (or, with an error
 // filter, the last dead job it examined), whether or not that job is still
@@ -129,9 +138,9 @@ func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, 
 		return JobPage{}, err
 	}
 	switch q.State {
-	case StateScheduled, StateReady, StateActive, StateDead:
+	case StateScheduled, StateReady, StateActive, StateDead, StateCompleted:
 	default:
-		return JobPage{}, invalid("State", "must be %q, %q, %q or %q (got %q)", StateScheduled, StateReady, StateActive, StateDead, q.State)
+		return JobPage{}, invalid("State", "must be %q, %q, %q, %q or %q (got %q)", StateScheduled, StateReady, StateActive, StateDead, StateCompleted, q.State)
 	}
 	limit := cmp.Or(q.Limit, ListLimitDefault)
 	if limit < 1 || limit > ListLimitMax {
@@ -195,6 +204,8 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q L
 		what = store.ListReady
 	case StateScheduled:
 		what = store.ListScheduled
+	case StateCompleted:
+		what = store.ListCompleted
 	}
 	page, err := c.st.List(ctx, partition, store.ListQuery{What: what, After: store.ListCursor{Level: cur.level, Score: cur.at, ID: cur.id}, Limit: limit})
 	if err != nil {
@@ -207,6 +218,7 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q L
 		switch q.State {
 		case StateActive:
 			job.LeaseUntil = lj.Score
+		case StateCompleted: // FinishedAt from the record
 		default:
 			job.RunAt = lj.Score
 		}

@@ -34,6 +34,8 @@ var scriptInternal = map[string]bool{
 	"zmscore": true, "zcount": true, "zcard": true, "publish": true,
 	"zrank": true, "zremrangebyscore": true, "zremrangebyrank": true, "pexpire": true, "exists": true,
 	"hexists": true, "del": true, "pttl": true, "hstrlen": true,
+	// forget.lua's: a queue left with completed jobs only is unused.
+	"hlen": true, "unlink": true,
 	// pause.lua's; the fleet's heartbeat SET, a client's, is counted here
 	// too: one a process every few seconds, nothing beside a job's calls.
 	"set": true,

@@ -17,6 +17,7 @@ type Store interface {
 	Keys(queue string) store.Keys
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
+	TrimCompleted(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
 	ExpireUnique(ctx context.Context, queue, leader string, limit int) (store.ExpiredUnique, error)
 	TrimHistory(ctx context.Context, queue, leader string, retention time.Duration) (int, error)
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)
@@ -48,6 +49,12 @@ type Queue struct {
 	Sum []string
 	// DeadMaxJobs bounds this partition's dead set; 0 = Config.DeadMaxJobs.
 	DeadMaxJobs int
+	// CompletedMaxJobs and CompletedMaxAge bound this partition's
+	// completed set (the finished jobs the queue retains, its share of
+	// the queue's count); CompletedMaxJobs 0 means the queue retains none,
+	// and CompletedMaxAge 0 no age bound (see completedLoop).
+	CompletedMaxJobs int
+	CompletedMaxAge  time.Duration
 	// MaxAttempts is the queue's default, for recovered jobs enqueued
 	// without their own.
 	MaxAttempts int
@@ -72,7 +79,10 @@ type Config struct {
 	// dead set's trim.
 	HistoryRetention time.Duration
 	TrimInterval     time.Duration // 0 means 1m
-	SampleInterval   time.Duration // 0 means 5s
+	// CompletedTrimInterval is how often the leader of a queue that
+	// retains completed jobs trims them; 0 means 1s.
+	CompletedTrimInterval time.Duration
+	SampleInterval        time.Duration // 0 means 5s
 	// ForgetQueuesInterval is how often the leader of this process's first
 	// queue (by name) forgets the queues no longer in use; 0 means 1h.
 	ForgetQueuesInterval time.Duration
@@ -92,10 +102,12 @@ type Config struct {
 }
 
 const (
-	// trimInterval and sampleInterval are the defaults of Config's: how
-	// often a leader trims the dead set and samples the queue's sizes.
-	trimInterval   = time.Minute
-	sampleInterval = 5 * time.Second
+	// trimInterval, completedTrimInterval and sampleInterval are the
+	// defaults of Config's: how often a leader trims the dead set and the
+	// completed set, and samples the queue's sizes.
+	trimInterval          = time.Minute
+	completedTrimInterval = time.Second
+	sampleInterval        = 5 * time.Second
 
 	// holder is the second half of the leader lock's field; the first is the
 	// process's lock client id.
@@ -151,6 +163,7 @@ func New(st Store, locks Locker, field func(holder string) string, queues []Queu
 		return nil, fmt.Errorf("carrier: Config.RenewGrace %v: must not be negative", cfg.RenewGrace)
 	}
 	cfg.TrimInterval = cmp.Or(cfg.TrimInterval, trimInterval)
+	cfg.CompletedTrimInterval = cmp.Or(cfg.CompletedTrimInterval, completedTrimInterval)
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, sampleInterval)
 	cfg.ForgetQueuesInterval = cmp.Or(cfg.ForgetQueuesInterval, forgetQueuesInterval)
 	if cfg.Logger == nil {

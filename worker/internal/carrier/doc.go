@@ -1,6 +1,6 @@
 // Package carrier runs a queue's carrier duties on the one process that leads
-// the queue: recovering jobs whose lease expired, trimming the dead set,
-// sampling the queue's sizes and pause flag for the metrics, and firing
+// the queue: recovering jobs whose lease expired, trimming the dead set and
+// the completed set, sampling the queue's sizes and pause flag for the metrics, and firing
 // periodic jobs.
 //
 // Leadership of a queue is the queue's leader lock, <prefix>:{<queue>}:leader,

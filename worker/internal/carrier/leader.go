@@ -87,6 +87,7 @@ func (c *Carrier) lead(ctx context.Context, held *lock.Held, q Queue, log *slog.
 	duties := []func(context.Context) error{
 		func(ctx context.Context) error { return c.recoverLoop(ctx, q, field, log) },
 		func(ctx context.Context) error { return c.trimLoop(ctx, q, field, log) },
+		func(ctx context.Context) error { return c.completedLoop(ctx, q, field, log) },
 		func(ctx context.Context) error { return c.sampleLoop(ctx, q) },
 		func(ctx context.Context) error { return c.forgetSchedulesLoop(ctx, q, log) },
 	}

@@ -34,7 +34,7 @@ func New(reg prometheus.Registerer) (*Set, error) {
 		}, []string{"queue"}),
 		queueJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "courier_queue_jobs",
-			Help: "Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead.",
+			Help: "Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead, completed (finished and retained).",
 		}, []string{"queue", "state"}),
 		queuePaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "courier_queue_paused",
@@ -91,8 +91,8 @@ func (s *Set) Leader(queue string, leading bool) {
 // and ReadyLow are the ready jobs of the high and low priority levels
 // (the rest of Ready are normal).
 type QueueSizes struct {
-	Scheduled, Ready, Active, Dead int64
-	ReadyHigh, ReadyLow            int64
+	Scheduled, Ready, Active, Dead, Completed int64
+	ReadyHigh, ReadyLow                       int64
 }
 
 // QueueJobs records a leader's sample of a queue's sizes.
@@ -104,6 +104,7 @@ func (s *Set) QueueJobs(queue string, q QueueSizes) {
 	s.queueJobs.WithLabelValues(queue, "ready").Set(float64(q.Ready))
 	s.queueJobs.WithLabelValues(queue, "active").Set(float64(q.Active))
 	s.queueJobs.WithLabelValues(queue, "dead").Set(float64(q.Dead))
+	s.queueJobs.WithLabelValues(queue, "completed").Set(float64(q.Completed))
 	s.readyLevels.WithLabelValues(queue, "high").Set(float64(q.ReadyHigh))
 	s.readyLevels.WithLabelValues(queue, "normal").Set(float64(q.Ready - q.ReadyHigh - q.ReadyLow))
 	s.readyLevels.WithLabelValues(queue, "low").Set(float64(q.ReadyLow))

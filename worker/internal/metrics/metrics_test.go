@@ -16,16 +16,17 @@ func TestLeaderAndQueueGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Leader("emails", true)
-	s.QueueJobs("emails", QueueSizes{Scheduled: 1, Ready: 2, Active: 3, Dead: 4})
+	s.QueueJobs("emails", QueueSizes{Scheduled: 1, Ready: 2, Active: 3, Dead: 4, Completed: 5})
 	s.QueuePaused("emails", true)
 	s.QueuePaused("sms", false)
 	want := `
 # HELP courier_leader 1 while this process leads the queue (holds its leader lock and runs its carrier duties), else 0.
 # TYPE courier_leader gauge
 courier_leader{queue="emails"} 1
-# HELP courier_queue_jobs Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead.
+# HELP courier_queue_jobs Jobs of the queue by state, sampled by the queue's leader: scheduled (due later), ready (due now), active (running), dead, completed (finished and retained).
 # TYPE courier_queue_jobs gauge
 courier_queue_jobs{queue="emails",state="active"} 3
+courier_queue_jobs{queue="emails",state="completed"} 5
 courier_queue_jobs{queue="emails",state="dead"} 4
 courier_queue_jobs{queue="emails",state="ready"} 2
 courier_queue_jobs{queue="emails",state="scheduled"} 1

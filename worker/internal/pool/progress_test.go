@@ -25,10 +25,11 @@ func TestProgressRidesTheExtension(t *testing.T) {
 		seen := make(chan *store.Progress, 10)
 		exec := func(ctx context.Context, rec *store.Record) pool.Outcome {
 			run := pool.RunOf(ctx)
+			time.Sleep(50 * time.Millisecond) // reports fall between the extension ticks
 			for i := range 250 { // a report every 100ms for 25s
 				run.Report(store.Progress{Percent: float64(i) / 2.5, Message: "working"})
 				time.Sleep(100 * time.Millisecond)
-				if i == 105 { // +10.6s: the extension at +10s carried an earlier report
+				if i == 105 { // +10.65s: the extension at +10s carried the report of +9.95s
 					j, _ := st.Job("q", "j")
 					seen <- j.Rec.Progress
 					st.SetDown(true) // the extension at +20s fails
@@ -50,7 +51,7 @@ func TestProgressRidesTheExtension(t *testing.T) {
 		}
 		first, last := <-seen, <-seen
 		if first == nil || first.Percent != 39.6 || first.Message != "working" {
-			t.Errorf("progress stored at +10s = %+v, want the report of +9.9s (39.6%%)", first)
+			t.Errorf("progress stored at +10s = %+v, want the report of +9.95s (39.6%%)", first)
 		}
 		if last == nil || last.Percent != 99.6 {
 			t.Errorf("progress stored at +30s = %+v, want the last report (99.6%%), sent again after the failed extension", last)

@@ -42,8 +42,8 @@ func TestServersWithoutFlagsGetPlainScripts(t *testing.T) {
 	// A fresh Conn learns it within an ExecMulti too.
 	fresh := NewConn(rdb, nil)
 	calls := []Call{
-		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "j1", strconv.FormatInt(tok, 10)}},
-		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "j2", strconv.FormatInt(tok, 10)}},
+		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "0", "j1", strconv.FormatInt(tok, 10)}},
+		{Keys: []string{k.active, k.claims, k.dead, k.state}, Args: []string{"60000", "0", "j2", strconv.FormatInt(tok, 10)}},
 	}
 	for i, res := range Extend.ExecMulti(ctx, fresh, calls...) {
 		if lost, err := res.ToArray(); err != nil || len(lost) != 0 {

@@ -26,11 +26,11 @@ func TestScriptsUnderOOM(t *testing.T) {
 	leader, lockKey := prefix+":{q}:leader", prefix+":{q}:lock"
 	periodic := prefix + ":{q}:periodic"
 
-	// Before: six jobs, four claimed, one of them dead; the test leads the
-	// queue.
-	enqueueRaw(t, c, k, "j1", "j2", "j3", "j4", "j5", "j6")
-	vals, err := claimRaw(c, k, t, 4).ToArray()
-	if err != nil || len(vals) != 3+4*5 {
+	// Before: seven jobs, five claimed, one of them dead; the test leads
+	// the queue.
+	enqueueRaw(t, c, k, "j1", "j2", "j3", "j4", "j5", "j6", "j7")
+	vals, err := claimRaw(c, k, t, 5).ToArray()
+	if err != nil || len(vals) != 3+5*5 {
 		t.Fatalf("claim before: %d values, %v", len(vals), err)
 	}
 	tok := claimToken(t, vals) // every job of one claim gets the same token
@@ -69,29 +69,32 @@ func TestScriptsUnderOOM(t *testing.T) {
 		args []string
 		done func(rueidis.RedisResult) bool // nil: any reply
 	}{
-		{Extend, []string{k.active, k.claims, k.dead, k.state}, []string{"60000", "j1", tok}, none},
+		{Extend, []string{k.active, k.claims, k.dead, k.state}, []string{"60000", "0", "j1", tok}, none},
 		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"j1", tok}, one},
+		// A retained job's result is stored while Redis is full (see
+		// complete.lua's header).
+		{Complete, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex, k.completed, k.results}, []string{"j5", tok, `{"ok":true}`}, one},
 		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
 		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
-		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{"j6", k.wake}, nil},
+		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed}, []string{"j6", k.wake}, nil},
 		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"10", "60000"}, nil},
 		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
 		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "100", "3", "me:leader"}, led},
-		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts}, []string{"me:leader", "10", "1000", "100"}, led},
+		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts, k.results}, []string{"me:leader", "10", "1000", "100"}, led},
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
 		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
 		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
-			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex}, nil, nil},
+			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex, k.completed, k.results}, nil, nil},
 		// An operator can pause a queue, and resume it, while Redis is full.
 		{Pause, []string{k.paused}, []string{"1", k.wake}, one},
 		{Pause, []string{k.paused}, []string{"0", k.wake}, one},
-		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts}, []string{"j5"}, nil},
-		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow}, nil, nil},
+		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.completed, k.results}, []string{"j5"}, nil},
+		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow, k.completed}, nil, nil},
 		{DeadList, []string{k.jobs, k.dead, k.state, k.opts}, []string{"10", "jobs", "", "", "", "1000000", "", "", "fail"}, nil},
-		{List, []string{k.jobs, k.due, k.dueHigh, k.dueLow, k.active, k.state, k.claims, k.opts}, []string{"active", "10", "", "", "", "1000000"}, nil},
+		{List, []string{k.jobs, k.due, k.dueHigh, k.dueLow, k.active, k.state, k.claims, k.opts, k.completed, k.results}, []string{"completed", "10", "", "", "", "1000000"}, nil},
 		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},
 		{LockRenew, []string{lockKey}, []string{"60000", "other:h"}, one},
 		{LockRelease, []string{lockKey}, []string{prefix + ":unlock", "0", "60000", "other:h"}, one},

@@ -16,6 +16,11 @@ var (
 	Claim = declare("claim", Once, AllowOOM)
 	// Ack deletes finished jobs.
 	Ack = declare("ack", Once, AllowOOM)
+	// Complete is Ack for a queue that retains finished jobs: it keeps
+	// them, with their results, in the completed set. AllowOOM like Ack
+	// (its header says why): it moves finished jobs, and adds at most their
+	// results, which the leader's trim bounds.
+	Complete = declare("complete", Once, AllowOOM)
 	// Retry ends a failed attempt: back to due after a delay, or to dead.
 	Retry = declare("retry", Once, AllowOOM)
 	// Snooze returns active jobs to due without spending an attempt.
@@ -30,8 +35,8 @@ var (
 	// Recover returns jobs whose lease expired to due, or to dead (leader
 	// only, fenced).
 	Recover = declare("recover", Once, AllowOOM)
-	// Trim deletes dead jobs beyond the age and count limits (leader only,
-	// fenced).
+	// Trim deletes dead or completed jobs beyond the age and count limits
+	// (leader only, fenced).
 	Trim = declare("trim", Once, AllowOOM)
 	// UniqExpire forgets unique keys and retained ids past their window
 	// (leader only, fenced); it only deletes.
@@ -77,7 +82,7 @@ var (
 // All returns every declared script.
 func All() []*Script {
 	return []*Script{
-		Enqueue, Claim, Ack, Retry, Snooze, Extend, Cancel, Requeue,
+		Enqueue, Claim, Ack, Complete, Retry, Snooze, Extend, Cancel, Requeue,
 		Recover, Trim, UniqExpire, HistoryTrim, Fire, Purge, Forget, Pause, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}

@@ -17,7 +17,7 @@ import (
 type queueKeys struct {
 	jobs, due, active, dead, claims, state, rate, paused, wake string
 	dueHigh, dueLow, opts, unique, uniqueExp, settings         string
-	history, historyIndex                                      string
+	history, historyIndex, completed, results                  string
 }
 
 func keysOf(prefix, queue string) queueKeys {
@@ -25,7 +25,7 @@ func keysOf(prefix, queue string) queueKeys {
 	return queueKeys{
 		k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake"),
 		k("due:high"), k("due:low"), k("opts"), k("unique"), k("unique:exp"), k("settings"),
-		k("history"), k("history:minutes"),
+		k("history"), k("history:minutes"), k("completed"), k("results"),
 	}
 }
 

@@ -12,10 +12,11 @@ type CancelResult int
 
 // Cancel outcomes.
 const (
-	CancelNotFound CancelResult = iota // no such job
-	Cancelled                          // deleted before it started
-	CancelRunning                      // it was running: now in the dead set, its worker told
-	CancelDead                         // in the dead set: untouched
+	CancelNotFound  CancelResult = iota // no such job
+	Cancelled                           // deleted before it started
+	CancelRunning                       // it was running: now in the dead set, its worker told
+	CancelDead                          // in the dead set: untouched
+	CancelCompleted                     // finished and retained (Complete): untouched
 )
 
 // Cancel deletes a job of queue that has not started, and ends a running
@@ -23,9 +24,11 @@ const (
 // claim dropped (the worker's late outcome is ignored), and the worker
 // holding it is told on the queue's wake channel (Subscribe's onCancel),
 // or at its next lease extension (Lost.Cancelled) if that message is lost.
+// A dead or completed job is left as it is.
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Cancel.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}, []string{id, k.Wake}).AsInt64()
+	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Completed}
+	n, err := script.Cancel.Exec(ctx, s.c, keys, []string{id, k.Wake}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)
 	}
@@ -36,6 +39,8 @@ func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, err
 		return CancelRunning, nil
 	case -2:
 		return CancelDead, nil
+	case -3:
+		return CancelCompleted, nil
 	}
 	return CancelNotFound, nil
 }

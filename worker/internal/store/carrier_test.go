@@ -285,7 +285,7 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 		now := testkit.RedisNow(t, c)
 		writeDead(t, c, k, dead("old", now-time.Hour.Milliseconds()))
 		past := strconv.FormatInt(now-1000, 10)
-		trimKeys := []string{k.Jobs, k.Dead, k.Leader}
+		trimKeys := []string{k.Jobs, k.Dead, k.Leader, k.State, k.Opts, k.Results}
 		fireKeys := []string{k.Jobs, k.Due, k.Periodic, k.Leader}
 		fireArgs := func(schedule, at, maxAttempts, timeout string) []string {
 			return []string{field, k.Wake, schedule, at, maxAttempts, timeout, "p"}
@@ -299,7 +299,7 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 		}{
 			{"trim max jobs -1", script.Trim, trimKeys, []string{field, "-1", "1000", "10"}},
 			{"trim max jobs not a number", script.Trim, trimKeys, []string{field, "all", "1000", "10"}},
-			{"trim max age 0", script.Trim, trimKeys, []string{field, "0", "0", "10"}},
+			{"trim max age -1", script.Trim, trimKeys, []string{field, "0", "-1", "10"}},
 			{"trim max age not a number", script.Trim, trimKeys, []string{field, "0", "1h", "10"}},
 			{"trim limit 0", script.Trim, trimKeys, []string{field, "0", "1000", "0"}},
 			{"trim limit 1001", script.Trim, trimKeys, []string{field, "0", "1000", "1001"}},

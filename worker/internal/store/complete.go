@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
 // SetCompleted is the set of finished jobs a queue retains (complete.lua).
@@ -18,16 +22,52 @@ type Completion struct {
 
 // Complete is Ack for a queue that retains finished jobs: each job held
 // under its token leaves active and enters the completed set with its
-// result and finish time. It returns how many it moved.
-// TODO(helper C): replace this stub with lua/complete.lua.
+// result and finish time (the Redis clock), keeping its record and state
+// entry until TrimCompleted deletes it. Jobs not active under the given
+// claim are skipped, as Ack skips them. It returns how many it moved.
 func (s *Store) Complete(ctx context.Context, queue string, done []Completion) (int, error) {
-	return 0, errors.New("complete: not implemented")
+	k := s.Keys(queue)
+	keys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Completed, k.Results}
+	moved := 0
+	for batch := range slices.Chunk(done, MaxBatch) {
+		args := make([]string, 0, 3*len(batch))
+		for _, d := range batch {
+			args = append(args, d.Token.ID, strconv.FormatInt(d.Token.Claim, 10), string(d.Result))
+		}
+		n, err := script.Complete.Exec(ctx, s.c, keys, args).AsInt64()
+		if err != nil {
+			return moved, fmt.Errorf("complete %s: %w", queue, err)
+		}
+		moved += int(n)
+	}
+	return moved, nil
 }
 
 // TrimCompleted deletes the oldest completed jobs of queue beyond maxJobs
 // and those finished more than maxAge ago (0 = no age bound), at most
-// limit per call, fenced by the leader lock field leader.
-// TODO(helper C): replace this stub.
+// limit per call, fenced by the leader lock field leader: the same script
+// as TrimDead (lua/trim.lua), on the completed set. A job's record, state
+// entry and result go with it, and its id is free again.
 func (s *Store) TrimCompleted(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (Trimmed, error) {
-	return Trimmed{}, errors.New("trim completed: not implemented")
+	ms := int64(0)
+	if maxAge > 0 {
+		ms = max(maxAge.Milliseconds(), 1)
+	}
+	t, err := s.trim(ctx, queue, s.Keys(queue).Completed, leader, maxJobs, ms, limit)
+	if err != nil {
+		return Trimmed{}, fmt.Errorf("trim completed %s: %w", queue, err)
+	}
+	return t, nil
+}
+
+// completed fills in what Get and List read of a completed job beside its
+// record: its finish time, its result (nil for none), and the attempt that
+// succeeded, which its state entry does not count (complete.lua keeps the
+// entry as it was, with the attempts that failed).
+func completed(r *Record, finishedAt time.Time, result string) {
+	r.FinishedAt = finishedAt
+	if result != "" {
+		r.Result = []byte(result)
+	}
+	r.Attempt++
 }

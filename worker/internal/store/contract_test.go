@@ -29,7 +29,7 @@ func (b contractBackend) Lead(t *testing.T, queue string) string {
 // shared servers. See TestClaimTokensSurviveRollback for the real thing.
 func (b contractBackend) Checkpoint(t *testing.T, queue string) func() {
 	k := b.Keys(queue)
-	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Periodic}
+	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Periodic, k.Completed, k.Results}
 	dumps := make([]string, len(keys))
 	exists := make([]bool, len(keys))
 	for i, key := range keys {

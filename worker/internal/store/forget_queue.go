@@ -11,8 +11,11 @@ import (
 // script forgets a queue only when every count here is zero and nothing is
 // set.
 type Use struct {
-	Stats     Stats    // its jobs by state, and its pause flag
-	Records   int64    // job records (all of them are in a state, unless the data is inconsistent)
+	Stats Stats // its jobs by state, and its pause flag
+	// Records counts the job records beyond the completed jobs' (all of
+	// them are in a state, unless the data is inconsistent). Completed jobs
+	// keep no queue in use: forget.lua deletes them with the rest.
+	Records   int64
 	Processes []string // ids of the live processes that serve it (its fleet)
 	Leader    bool     // its leader lock is held
 	Periodic  int64    // periodic schedules whose last fire is remembered
@@ -20,7 +23,7 @@ type Use struct {
 }
 
 // InUse reports whether anything of u keeps the queue from being
-// forgotten.
+// forgotten; its completed jobs (Stats.Completed) do not.
 func (u Use) InUse() bool {
 	s := u.Stats
 	return s.Ready+s.Scheduled+s.Active+s.Dead+u.Records+u.Periodic+u.Unique > 0 ||
@@ -55,7 +58,7 @@ func (s *Store) QueueUse(ctx context.Context, queue string) (Use, error) {
 			return Use{}, fmt.Errorf("read the use of queue %s: %w", queue, err)
 		}
 	}
-	u.Records, u.Leader, u.Periodic, u.Unique = n[0], n[1] == 1, n[2], n[3]
+	u.Records, u.Leader, u.Periodic, u.Unique = max(n[0]-u.Stats.Completed, 0), n[1] == 1, n[2], n[3]
 	return u, nil
 }
 
@@ -88,6 +91,6 @@ func (s *Store) ForgetQueue(ctx context.Context, queue string) (bool, error) {
 func forgetKeys(k Keys) []string {
 	return []string{
 		k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
-		k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex,
+		k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex, k.Completed, k.Results,
 	}
 }

@@ -27,7 +27,7 @@ const (
 type Snapshot struct {
 	Record Record
 	Set    Set
-	Score  time.Time // run-at (due), lease deadline (active) or time of death (dead)
+	Score  time.Time // run-at (due), lease deadline (active), time of death (dead) or finish time (completed)
 	Now    time.Time // the Redis clock when it was read
 }
 
@@ -37,14 +37,15 @@ var ErrNotFound = errors.New("job not found")
 // Get reads job id of queue. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	k := s.Keys(queue)
-	vals, err := script.Get.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts}, []string{id}).ToArray()
+	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results}
+	vals, err := script.Get.Exec(ctx, s.c, keys, []string{id}).ToArray()
 	if rueidis.IsRedisNil(err) {
 		return Snapshot{}, ErrNotFound
 	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("get %s job %q: %w", queue, id, err)
 	}
-	if len(vals) != 8 {
+	if len(vals) != 9 {
 		return Snapshot{}, fmt.Errorf("get %s job %q: unexpected reply of %d values", queue, id, len(vals))
 	}
 	raw, _ := vals[0].ToString()
@@ -55,6 +56,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	st, _ := vals[5].ToString()
 	opts, _ := vals[6].ToString()
 	worker, _ := vals[7].ToString()
+	result, _ := vals[8].ToString()
 	snap := Snapshot{Set: Set(set), Now: time.UnixMilli(now)}
 	if score >= 0 {
 		snap.Score = time.UnixMilli(score)
@@ -67,6 +69,9 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 		snap.Record.Claim = claim
 		snap.Record.Worker, snap.Record.Progress = splitWorker(worker)
 		snap.Record.Attempt++ // the running attempt
+	}
+	if snap.Set == SetCompleted && err == nil {
+		completed(&snap.Record, snap.Score, result)
 	}
 	return snap, err
 }

@@ -51,6 +51,13 @@ type Keys struct {
 	// leader's trim (Store.TrimHistory).
 	History      string // hash
 	HistoryIndex string // zset: minute → minute
+	// Completed and Results hold the finished jobs a queue retains
+	// (lua/complete.lua): a completed job keeps its record and state entry
+	// in Jobs and State, its finish time (ms, Redis clock) is its score in
+	// Completed, and its result, when not empty, is in Results. Both stay
+	// empty, and cost nothing, while the queue retains none.
+	Completed string // zset: id → finish time, ms
+	Results   string // hash: id → result bytes
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -80,6 +87,8 @@ func QueueKeys(prefix, queue string) Keys {
 		Settings:     base + "settings",
 		History:      base + "history",
 		HistoryIndex: base + "history:minutes",
+		Completed:    base + "completed",
+		Results:      base + "results",
 		Wake:         base + "wake",
 	}
 }

@@ -19,13 +19,14 @@ const (
 	ListReady     Listing = "ready"     // due at or before the Redis clock's now
 	ListScheduled Listing = "scheduled" // due later
 	ListActive    Listing = "active"    // claimed, under a lease
+	ListCompleted Listing = "completed" // finished and retained (Complete), newest first
 )
 
 // ListCursor is a position in a listing: the last job a page returned. The
 // zero value is the start.
 type ListCursor struct {
 	Level Priority  // the job's level (ListReady only)
-	Score time.Time // run-at or lease deadline, whole ms
+	Score time.Time // run-at, lease deadline or finish time, whole ms
 	ID    string
 }
 
@@ -47,10 +48,12 @@ type ListQuery struct {
 // ListedJob is one job of a listing.
 type ListedJob struct {
 	// Record has the job's options (Priority, Unique); for an active job
-	// Claim, Worker and the running attempt in Attempt. Only the ID when
-	// Err is set.
+	// Claim, Worker and the running attempt in Attempt; for a completed
+	// one Result, FinishedAt and the attempt that succeeded in Attempt.
+	// Only the ID when Err is set.
 	Record Record
-	// Score is the run-at (ready, scheduled) or lease deadline (active).
+	// Score is the run-at (ready, scheduled), lease deadline (active) or
+	// finish time (completed).
 	Score time.Time
 	// Err says why the record could not be read (it wraps ErrCorrupt): the
 	// job is listed anyway.
@@ -67,11 +70,12 @@ type ListPage struct {
 }
 
 // listWidth is how many values list.lua returns per job.
-const listWidth = 7
+const listWidth = 8
 
-// List reads one page of the ready, scheduled or active jobs of queue, in
-// the orders of lua/list.lua: ready as a strict-priority claim takes them,
-// scheduled by run-at across the levels, active by lease deadline.
+// List reads one page of the ready, scheduled, active or completed jobs of
+// queue, in the orders of lua/list.lua: ready as a strict-priority claim
+// takes them, scheduled by run-at across the levels, active by lease
+// deadline, completed newest finish first.
 func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, error) {
 	k := s.Keys(queue)
 	var level, score string
@@ -79,7 +83,8 @@ func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, 
 		level, score = levelLetter(q.After.Level, q.What), msArg(q.After.Score)
 	}
 	args := []string{string(q.What), strconv.Itoa(q.Limit), level, score, q.After.ID, strconv.Itoa(cmp.Or(q.MaxBytes, DeadPageBytes))}
-	vals, err := script.List.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts}, args).ToArray()
+	keys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts, k.Completed, k.Results}
+	vals, err := script.List.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
 		return ListPage{}, fmt.Errorf("list %s jobs of %s: %w", q.What, queue, err)
 	}
@@ -103,8 +108,12 @@ func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, 
 		st, _ := vals[i+4].ToString()
 		opts, _ := vals[i+5].ToString()
 		claim, _ := vals[i+6].ToString()
+		result, _ := vals[i+7].ToString()
 		j := ListedJob{Score: time.UnixMilli(ms)}
 		j.Record, j.Err = readRecord(id, vals[i+3], st, opts)
+		if q.What == ListCompleted && j.Err == nil {
+			completed(&j.Record, j.Score, result)
+		}
 		if q.What == ListActive && j.Err == nil {
 			tok, worker, _ := strings.Cut(claim, "@")
 			if n, err := strconv.ParseInt(tok, 10, 64); err == nil && n > 0 {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,24 +65,29 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		enqKeys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
 		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
+		completeKeys := append(slices.Clone(ackKeys), k.Completed, k.Results)
+		// seed-active's triple for complete.lua, with a result.
+		done := append(slices.Clone(active), "r")
 		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		snoozeKeys := []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}
 		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State}
-		cancelKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
+		cancelKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Completed}
 		requeueKeys := []string{k.Jobs, k.Due, k.Dead, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
 		recoverKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		forgetKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
-			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex}
+			k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex, k.Completed, k.Results}
 		historyTrimKeys := []string{k.History, k.HistoryIndex, k.Leader}
 		// The test leads the queue, and its history holds a minute long
 		// gone, so that a history_trim that went ahead would delete it.
 		lead := leaderField(t, s, c, queue)
 		do(t, c, c.B().Hset().Key(k.History).FieldValue().FieldValue("1:s", "1").Build())
 		do(t, c, c.B().Zadd().Key(k.HistoryIndex).ScoreMember().ScoreMember(1, "1").Build())
-		statsKeys := []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
+		statsKeys := []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed}
 		purgeKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
 		deadKeys := []string{k.Jobs, k.Dead, k.State, k.Opts}
-		listKeys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts}
+		listKeys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts, k.Completed, k.Results}
+		getKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results}
+		trimKeys := []string{k.Jobs, k.Dead, k.Leader, k.State, k.Opts, k.Results}
 		// dl and la return deadlist and list ARGV that pass but for the
 		// (index, value) pairs given.
 		dl := func(set ...any) []string {
@@ -119,6 +125,12 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"enqueue k above n", script.Enqueue, enqKeys, append(append([]string{k.Wake, "1", "2"}, ok[:]...), "1", "h;-;0;0;", "1", "h;-;0;0;")},
 			{"enqueue options without their pair", script.Enqueue, enqKeys, append([]string{k.Wake, "1", "1"}, ok[:]...)},
 			{"enqueue options of job 0", script.Enqueue, enqKeys, withOpts("0", "h;-;0;0;")},
+			{"enqueue headers of job 0", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "0", "a=1\n")},
+			{"enqueue headers of job 2 of 1", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "2", "a=1\n")},
+			{"enqueue headers of job 1 twice", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "1", "a=1\n", "1", "b=1\n")},
+			{"enqueue headers without a final newline", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "1", "a=1")},
+			{"enqueue headers of 16385 bytes", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "1", strings.Repeat("a", 16384)+"\n")},
+			{"enqueue headers without their section", script.Enqueue, enqKeys, append(enqueueArgs(k.Wake, ok), "1")},
 			{"enqueue options of job 2 of 1", script.Enqueue, enqKeys, withOpts("2", "h;-;0;0;")},
 			{"enqueue options position not a number", script.Enqueue, enqKeys, withOpts("first", "h;-;0;0;")},
 			{"enqueue options level unknown", script.Enqueue, enqKeys, withOpts("1", "x;-;0;0;")},
@@ -160,6 +172,14 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"ack negative claim", script.Ack, ackKeys, append(active, "other", "-1")},
 			{"ack 1001 pairs", script.Ack, ackKeys, append(active, repeatArgs(1000, "other", "1")...)},
 
+			{"complete pairs", script.Complete, completeKeys, active},
+			{"complete a triple cut short", script.Complete, completeKeys, append(slices.Clone(done), "other", "1")},
+			{"complete without the completed and results keys", script.Complete, completeKeys[:9], done},
+			{"complete without the results key", script.Complete, completeKeys[:10], done},
+			{"complete claim not a number", script.Complete, completeKeys, append(slices.Clone(done), "other", "x", "r")},
+			{"complete negative claim", script.Complete, completeKeys, append(slices.Clone(done), "other", "-1", "r")},
+			{"complete 1001 triples", script.Complete, completeKeys, append(slices.Clone(done), repeatArgs(1000, "other", "1", "r")...)},
+
 			{"retry claim not a number", script.Retry, retryKeys, []string{k.Wake, "seed-active", "one", "due", "0", "e"}},
 			{"retry to nowhere", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "limbo", "0", "e"}},
 			{"retry negative delay", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "due", "-1", "e"}},
@@ -171,16 +191,24 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"snooze claim not a number", script.Snooze, snoozeKeys, append([]string{k.Wake, "0"}, append(active, "other", "x")...)},
 			{"snooze 1001 pairs", script.Snooze, snoozeKeys, append([]string{k.Wake, "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
 
-			{"extend lease 0", script.Extend, extendKeys, append([]string{"0"}, active...)},
-			{"extend lease not a number", script.Extend, extendKeys, append([]string{"long"}, active...)},
-			{"extend odd pairs", script.Extend, extendKeys, append([]string{"1000"}, append(active, "other")...)},
-			{"extend claim not a number", script.Extend, extendKeys, append([]string{"1000"}, append(active, "other", "x")...)},
-			{"extend 1001 pairs", script.Extend, extendKeys, append([]string{"1000"}, append(active, repeatArgs(1000, "other", "1")...)...)},
+			{"extend lease 0", script.Extend, extendKeys, append([]string{"0", "0"}, active...)},
+			{"extend lease not a number", script.Extend, extendKeys, append([]string{"long", "0"}, active...)},
+			{"extend odd pairs", script.Extend, extendKeys, append([]string{"1000", "0"}, append(active, "other")...)},
+			{"extend claim not a number", script.Extend, extendKeys, append([]string{"1000", "0"}, append(active, "other", "x")...)},
+			{"extend 1001 pairs", script.Extend, extendKeys, append([]string{"1000", "0"}, append(active, repeatArgs(1000, "other", "1")...)...)},
 
 			{"cancel without an id", script.Cancel, cancelKeys, nil},
 			{"cancel without the wake channel", script.Cancel, cancelKeys, []string{"seed-active"}},
 			{"cancel without the unique keys", script.Cancel, cancelKeys[:6], []string{"seed-active", k.Wake}},
-			{"extend without the dead and state keys", script.Extend, extendKeys[:2], append([]string{"1000"}, active...)},
+			{"cancel without the completed key", script.Cancel, cancelKeys[:11], []string{"seed-active", k.Wake}},
+			{"extend m not a number", script.Extend, extendKeys, append([]string{"1000", "one"}, active...)},
+			{"extend m above the jobs", script.Extend, extendKeys, append([]string{"1000", "2"}, append(active, "1", "5;x")...)},
+			{"extend progress position 0", script.Extend, extendKeys, append([]string{"1000", "1"}, append(active, "0", "5;x")...)},
+			{"extend progress position past the jobs", script.Extend, extendKeys, append([]string{"1000", "1"}, append(active, "2", "5;x")...)},
+			{"extend progress without a percent", script.Extend, extendKeys, append([]string{"1000", "1"}, append(active, "1", "half;x")...)},
+			{"extend progress with a newline", script.Extend, extendKeys, append([]string{"1000", "1"}, append(active, "1", "5;a\nb")...)},
+			{"extend progress of 513 bytes", script.Extend, extendKeys, append([]string{"1000", "1"}, append(active, "1", "5;"+strings.Repeat("x", 511))...)},
+			{"extend without the dead and state keys", script.Extend, extendKeys[:2], append([]string{"1000", "0"}, active...)},
 			{"retry without the unique keys", script.Retry, retryKeys[:6], []string{k.Wake, "seed-active", tok, "dead", "0", "e"}},
 			{"retry without the history keys", script.Retry, retryKeys[:11], []string{k.Wake, "seed-active", tok, "dead", "0", "e"}},
 			{"snooze without the opts key", script.Snooze, snoozeKeys[:3], append([]string{k.Wake, "0"}, active...)},
@@ -224,6 +252,9 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 
 			{"list 5 arguments", script.List, listKeys, la(0, "ready")[:5]},
 			{"list without the opts key", script.List, listKeys[:7], la(0, "ready")},
+			{"list without the completed and results keys", script.List, listKeys[:8], la(0, "ready")},
+			{"list without the results key", script.List, listKeys[:9], la(0, "completed")},
+			{"list completed cursor with a level", script.List, listKeys, la(0, "completed", 2, "n", 3, "123", 4, "x")},
 			{"list dead", script.List, listKeys, la(0, "dead")},
 			{"list what empty", script.List, listKeys, la(0, "")},
 			{"list limit 0", script.List, listKeys, la(1, "0")},
@@ -252,6 +283,8 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"forget without the paused key", script.Forget, forgetKeys[:10], nil},
 			{"forget without the settings key", script.Forget, forgetKeys[:16], nil},
 			{"forget without the history keys", script.Forget, forgetKeys[:17], nil},
+			{"forget without the completed and results keys", script.Forget, forgetKeys[:19], nil},
+			{"forget without the results key", script.Forget, forgetKeys[:20], nil},
 
 			{"history_trim without the leader key", script.HistoryTrim, historyTrimKeys[:2], []string{lead, "60"}},
 			{"history_trim retention 0", script.HistoryTrim, historyTrimKeys, []string{lead, "0"}},
@@ -262,9 +295,13 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"history_trim retention beyond 10^8", script.HistoryTrim, historyTrimKeys, []string{lead, "100000001"}},
 			{"stats without the paused key", script.Stats, statsKeys[:3], nil},
 			{"stats without the due level keys", script.Stats, statsKeys[:4], nil},
-			{"get without the opts key", script.Get, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State}, []string{"seed-due"}},
+			{"stats without the completed key", script.Stats, statsKeys[:6], nil},
+			{"get without the opts key", script.Get, getKeys[:6], []string{"seed-due"}},
+			{"get without the completed and results keys", script.Get, getKeys[:9], []string{"seed-due"}},
+			{"get without the results key", script.Get, getKeys[:10], []string{"seed-due"}},
 			{"purge without the opts key", script.Purge, purgeKeys[:3], []string{"", "seed-dead"}},
-			{"trim without the opts key", script.Trim, []string{k.Jobs, k.Dead, k.Leader, k.State}, []string{"x", "10", "1000", "100"}},
+			{"trim without the opts key", script.Trim, trimKeys[:4], []string{lead, "0", "1", "100"}},
+			{"trim without the results key", script.Trim, trimKeys[:5], []string{lead, "0", "1", "100"}},
 
 			{"purge without until", script.Purge, purgeKeys, nil},
 			{"purge 1001 ids", script.Purge, purgeKeys, append([]string{"", "seed-dead"}, repeatArgs(1000, "other")...)},

@@ -15,7 +15,8 @@ type Stats struct {
 	Scheduled int64 // due later
 	Active    int64
 	Dead      int64
-	Paused    bool // the queue is paused (Store.Pause)
+	Completed int64 // finished jobs retained (Complete)
+	Paused    bool  // the queue is paused (Store.Pause)
 	// ReadyHigh and ReadyLow count the jobs of Ready at the high and low
 	// priority levels.
 	ReadyHigh, ReadyLow int64
@@ -45,7 +46,7 @@ func (s *Store) StatsOf(ctx context.Context, queues []string) ([]Stats, error) {
 }
 
 func statsKeys(k Keys) []string {
-	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow}
+	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed}
 }
 
 // decodeStats reads the reply of stats.lua for queue.
@@ -54,10 +55,10 @@ func decodeStats(queue string, res rueidis.RedisResult) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
-	if len(n) != 8 {
+	if len(n) != 9 {
 		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
 	}
-	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7]}, nil
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7], Completed: n[8]}, nil
 }
 
 // Total adds up the sizes of parts (the partitions of a queue, at least
@@ -69,6 +70,7 @@ func Total(parts []Stats) Stats {
 		t.Scheduled += o.Scheduled
 		t.Active += o.Active
 		t.Dead += o.Dead
+		t.Completed += o.Completed
 		t.ReadyHigh += o.ReadyHigh
 		t.ReadyLow += o.ReadyLow
 	}

@@ -30,8 +30,11 @@ func (f *Fake) Ack(_ context.Context, queue string, toks []store.Token) (int, er
 	return c.Got, nil
 }
 
-// Complete is Ack for a queue that retains finished jobs: each job held
-// under its token is kept, in the completed set, with its result.
+// Complete is complete.lua: Ack for a queue that retains finished jobs.
+// Each job held under its token is kept, in the completed set at the
+// finish time (whole ms), with its result (nil for an empty one); its
+// claim and its options (priority, unique key) are gone, its attempts are
+// the ones it ran, the last one that succeeded. A repeated job counts once.
 func (f *Fake) Complete(_ context.Context, queue string, done []store.Completion) (int, error) {
 	f.sleep("Complete")
 	f.mu.Lock()
@@ -46,12 +49,16 @@ func (f *Fake) Complete(_ context.Context, queue string, done []store.Completion
 	if f.downLocked(&c, "complete "+queue) {
 		return 0, c.Err
 	}
-	now := f.nowLocked()
+	now := ms(f.nowLocked())
 	for _, d := range done {
 		if j := f.heldLocked(queue, d.Token); j != nil {
-			j.State, j.Score = store.SetCompleted, now
-			j.Rec.Claim, j.Rec.Worker, j.Rec.Progress = 0, "", nil
-			j.Rec.Result, j.Rec.FinishedAt = slices.Clone(d.Result), now
+			j.leave(store.SetCompleted, now)
+			j.Rec.Worker, j.Rec.Progress = "", nil
+			j.Rec.Priority, j.Rec.Unique = store.PriorityNormal, store.Unique{}
+			j.Rec.Result, j.Rec.FinishedAt = nil, now
+			if len(d.Result) > 0 {
+				j.Rec.Result = slices.Clone(d.Result)
+			}
 			c.Got++
 		}
 	}

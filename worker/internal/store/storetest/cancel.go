@@ -10,7 +10,7 @@ import (
 
 // Cancel is cancel.lua: a due job is deleted; a running one goes to dead
 // with the last error store.CancelledError, its claim gone, and its worker
-// is told on the wake channel; a dead one is left as it is.
+// is told on the wake channel; a dead or completed one is left as it is.
 func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, error) {
 	f.sleep("Cancel")
 	f.mu.Lock()
@@ -33,6 +33,8 @@ func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, 
 		return store.CancelRunning, nil
 	case j.State == store.SetDead:
 		return store.CancelDead, nil
+	case j.State == store.SetCompleted:
+		return store.CancelCompleted, nil
 	}
 	delete(f.queues[queue], id)
 	return store.Cancelled, nil

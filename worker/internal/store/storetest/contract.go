@@ -14,6 +14,7 @@ type Scripts interface {
 	Enqueue(ctx context.Context, queue string, jobs []store.NewJob) ([]bool, error)
 	ClaimLimited(ctx context.Context, queue string, n int, lease time.Duration, limit store.Rate) (store.Claimed, error)
 	Ack(ctx context.Context, queue string, toks []store.Token) (int, error)
+	Complete(ctx context.Context, queue string, done []store.Completion) (int, error)
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
@@ -57,6 +58,7 @@ func contract() []contractCase {
 		{"claim", testClaim},
 		{"rate limit", testRateLimit},
 		{"ack", testAck},
+		{"complete", testComplete},
 		{"stale token", testStaleToken},
 		{"rollback", testRollback},
 		{"reused id", testReusedID},

@@ -183,3 +183,65 @@ func tokensByID(recs []store.Record) map[string]store.Token {
 	}
 	return m
 }
+
+// testComplete: a completion keeps a held job, with its result and finish
+// time, in the completed set: it is never claimed again, its id stays
+// taken, cancel and requeue leave it alone, and its old token, like any
+// stale one, changes nothing.
+func testComplete(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "a", Payload: []byte("pa")}, store.NewJob{ID: "b"}, store.NewJob{ID: "c", MaxAttempts: 5})
+	held := tokensByID(k.claim(3, long).Jobs)
+	if !k.retry(held["c"], 0, "first failure") {
+		t.Fatalf("Retry did not move c")
+	}
+	c := k.claimOne(long)
+	before := k.get("a").Now
+	wrong := store.Token{ID: "b", Claim: held["b"].Claim + 1}
+	n := k.complete(
+		store.Completion{Token: held["a"], Result: []byte(`{"ok":true}`)},
+		store.Completion{Token: held["a"], Result: []byte("again")}, // a repeated job counts once
+		store.Completion{Token: wrong, Result: []byte("wrong")},
+		store.Completion{Token: held["c"], Result: []byte("stale")}, // c's first claim
+		store.Completion{Token: store.Token{ID: "missing", Claim: held["a"].Claim}},
+	)
+	if n != 1 {
+		t.Errorf("Complete = %d, want 1: a repeated job counts once, a wrong or stale token not at all", n)
+	}
+	if n := k.complete(store.Completion{Token: held["b"], Result: []byte{}}, store.Completion{Token: c.Token()}); n != 2 {
+		t.Errorf("Complete(b, c) = %d, want 2", n)
+	}
+	a := k.is("a", facts{Set: store.SetCompleted, Attempt: 1, Payload: "pa"})
+	within(t, "a's finish time", a.Score, before, a.Now)
+	sameTime(t, "a's FinishedAt", a.Record.FinishedAt, a.Score)
+	if string(a.Record.Result) != `{"ok":true}` {
+		t.Errorf("a's result = %q, want the first completion's", a.Record.Result)
+	}
+	if b := k.is("b", facts{Set: store.SetCompleted, Attempt: 1}); b.Record.Result != nil {
+		t.Errorf("b's result = %q, want nil: an empty result is not stored", b.Record.Result)
+	}
+	k.is("c", facts{Set: store.SetCompleted, Attempt: 2, MaxAttempts: 5, LastError: "first failure"})
+
+	if got := k.claim(3, long); len(got.Jobs) != 0 || !got.Next.IsZero() {
+		t.Errorf("claim with only completed jobs = %v, next %v; want nothing", ids(got.Jobs), got.Next)
+	}
+	for _, r := range []store.Record{{ID: "a", Claim: held["a"].Claim}, c} {
+		touchStale(k, r)
+	}
+	if n := k.complete(store.Completion{Token: held["a"], Result: []byte("late")}); n != 0 {
+		t.Errorf("a second Complete of a = %d, want 0", n)
+	}
+	if added, err := k.b.Enqueue(k.ctx(), q, []store.NewJob{{ID: "a"}}); err != nil || len(added) != 1 || added[0] {
+		t.Errorf("Enqueue of a completed job's id = %v, %v; want not added (the id is taken)", added, err)
+	}
+	if got := k.cancel("a"); got != store.CancelCompleted {
+		t.Errorf("Cancel(a) = %v, want CancelCompleted", got)
+	}
+	if moved := k.requeue("a", "b"); slices.Contains(moved, true) {
+		t.Errorf("Requeue of completed jobs = %v, want nothing moved", moved)
+	}
+	k.unchanged("a", a)
+	if got := k.get("a"); string(got.Record.Result) != `{"ok":true}` {
+		t.Errorf("a's result after the stale calls = %q", got.Record.Result)
+	}
+}

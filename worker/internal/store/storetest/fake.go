@@ -12,7 +12,7 @@ import (
 
 // Fake is an in-memory store that keeps the scripts' semantics (see
 // lua/*.lua), and RunContract holds it to them: a job is in exactly one of
-// due / active / dead, every claim call takes the queue's next claim token
+// due / active / dead / completed, every claim call takes the queue's next claim token
 // and bumps the attempt of the jobs it takes, and writes carrying a stale
 // token do nothing. Its clock is time.Now plus an optional skew, in whole µs
 // like Redis's TIME, so inside a synctest bubble it follows the bubble's fake
@@ -53,8 +53,8 @@ type rateEntry struct {
 // Job is one job of a Fake: its record and the set it is in.
 type Job struct {
 	Rec   store.Record // Claim only while active; RunAt unused: Score holds it while due
-	State store.Set    // SetDue, SetActive or SetDead
-	Score time.Time    // run-at (due), lease deadline (active), time of death (dead)
+	State store.Set    // SetDue, SetActive, SetDead or SetCompleted
+	Score time.Time    // run-at (due), lease deadline (active), time of death (dead), finish time (completed)
 	Bad   bool         // Claim reports it in Claimed.Bad instead of Jobs
 }
 
@@ -138,6 +138,7 @@ func (f *Fake) nextTokenLocked(queue string) int64 {
 // score, and its claim token is gone.
 func (j *Job) leave(s store.Set, score time.Time) {
 	j.State, j.Score, j.Rec.Claim = s, score, 0
+	j.Rec.Progress = nil // the attempt's, gone with its claim
 }
 
 // unlock releases mu and then delivers the wake-ups published under it, as

@@ -127,6 +127,15 @@ func (k *kit) ack(toks ...store.Token) int {
 	return n
 }
 
+func (k *kit) complete(done ...store.Completion) int {
+	k.t.Helper()
+	n, err := k.b.Complete(k.ctx(), q, done)
+	if err != nil {
+		k.t.Fatalf("Complete: %v", err)
+	}
+	return n
+}
+
 func (k *kit) retry(tok store.Token, delay time.Duration, errText string) bool {
 	k.t.Helper()
 	ok, err := k.b.Retry(k.ctx(), q, tok, delay, errText)
