@@ -21,9 +21,9 @@ import (
 // still carry every job's id (generated ones included) and no Err: enqueue
 // the specs again with those ids to retry safely. When Redis is out of
 // memory the error wraps ErrRedisOOM and says which jobs were stored.
-func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) (results []EnqueueResult, err error) {
+func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
 	now := time.Now()
-	results = make([]EnqueueResult, len(specs))
+	results := make([]EnqueueResult, len(specs))
 	jobs := make([]store.NewJob, len(specs))
 	var queues []string
 	for i := range specs {
@@ -42,20 +42,26 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) (results []En
 		}
 	}
 	ctx, sent := c.tracer.send(ctx, specs, jobs)
-	defer func() { sent(results, err) }()
+	err := c.enqueueAll(ctx, queues, specs, jobs, results, now)
+	sent(results, err)
+	return results, err
+}
+
+// enqueueAll writes validated jobs, queue by queue, and fills their results.
+func (c *Client) enqueueAll(ctx context.Context, queues []string, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, now time.Time) error {
 	if err := c.recordQueues(ctx, queues); err != nil {
 		if errors.Is(err, store.ErrOOM) {
-			return results, fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
+			return fmt.Errorf("enqueue refused, nothing stored: %w: %w", ErrRedisOOM, err)
 		}
-		return results, err
+		return err
 	}
 	done := make([]bool, len(specs))
 	for _, q := range queues {
 		if err := c.enqueueQueue(ctx, q, specs, jobs, results, done, now); err != nil {
-			return results, err
+			return err
 		}
 	}
-	return results, nil
+	return nil
 }
 
 // enqueueGroup is the jobs of one queue that go to one partition with one

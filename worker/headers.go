@@ -10,13 +10,14 @@ import (
 
 // Limits on a job's headers (JobSpec.Headers).
 const (
-	MaxHeaders         = 32   // headers per job
-	MaxHeaderNameLen   = 64   // bytes of a name
-	MaxHeaderValueLen  = 1024 // bytes of a value
-	MaxHeadersSize     = 8192 // bytes of all names and values together
-	headerNameAllowed  = "a-z 0-9 . _ -"
-	headerValueRefused = "control characters"
+	MaxHeaders        = 32   // headers per job
+	MaxHeaderNameLen  = 64   // bytes of a name
+	MaxHeaderValueLen = 1024 // bytes of a value
+	MaxHeadersSize    = 8192 // bytes of all names and values together
 )
+
+// headerNameAllowed names the characters of a header name, for errors.
+const headerNameAllowed = "a-z 0-9 . _ -"
 
 // validateHeaders checks a job's headers: at most MaxHeaders; names of 1
 // to MaxHeaderNameLen bytes from a-z 0-9 . _ - (lower case, as HTTP/2 and
@@ -42,7 +43,7 @@ func validateHeaders(h map[string]string) error {
 		}
 		for i, r := range v {
 			if unicode.IsControl(r) {
-				return invalid(field, "value has %q at byte %d; %s are not allowed", r, i, headerValueRefused)
+				return invalid(field, "value has %q at byte %d; control characters are not allowed", r, i)
 			}
 		}
 		size += len(name) + len(v)

@@ -161,7 +161,7 @@ func (r Retention) validate() []error {
 	case r.Age < 0:
 		errs = append(errs, invalid("RetainCompleted.Age", "must not be negative (got %s)", r.Age))
 	case r.Age > 0 && r.Count == 0:
-		errs = append(errs, invalid("RetainCompleted.Age", "needs RetainCompleted.Count, the bound on how many are kept"))
+		errs = append(errs, invalid("RetainCompleted.Age", "needs a count as well, the bound on how many are kept"))
 	case r.Age > 0 && r.Age < time.Second:
 		errs = append(errs, invalid("RetainCompleted.Age", "must be at least 1s (got %s)", r.Age))
 	}

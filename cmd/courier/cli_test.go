@@ -654,9 +654,10 @@ func TestInspect(t *testing.T) {
 	)
 	emails := wire.Queue{Name: "emails", Jobs: wire.Counts{Scheduled: 2, Ready: 6, Dead: 1}, Workers: []wire.Process{}, Partitions: 1}
 	sms := wire.Queue{Name: "sms", Jobs: wire.Counts{Ready: 1}, Workers: []wire.Process{}, Partitions: 1}
-	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "WORKERS", "LEADER"}
+	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "COMPLETED", "WORKERS", "LEADER"}
 	row := func(q wire.Queue) []string {
-		return []string{q.Name, "running", fmt.Sprint(q.Jobs.Scheduled), fmt.Sprint(q.Jobs.Ready), fmt.Sprint(q.Jobs.Active), fmt.Sprint(q.Jobs.Dead), "0", "-"}
+		return []string{q.Name, "running", fmt.Sprint(q.Jobs.Scheduled), fmt.Sprint(q.Jobs.Ready), fmt.Sprint(q.Jobs.Active), fmt.Sprint(q.Jobs.Dead),
+			fmt.Sprint(q.Jobs.Completed), "0", "-"}
 	}
 	sortRows := func(rows [][]string) {
 		slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })

@@ -41,10 +41,37 @@ type compNode struct {
 	words         []string // other words it takes (completion: the shells)
 }
 
-// compFlag is a flag: whether it takes a value, and whether a file.
+// compFlag is a flag: whether it takes a value, whether a file, and the
+// values it takes when they are few and known (choiceFlag).
 type compFlag struct {
 	name, usage string
 	value, file bool
+	choices     []string
+}
+
+// choice is a string flag of a few known values, which completion offers
+// after it. It takes any text: the command checks the value, with a
+// message of its own.
+type choice struct {
+	value   string
+	choices []string
+}
+
+func (c *choice) String() string {
+	if c == nil {
+		return ""
+	}
+	return c.value
+}
+
+func (c *choice) Set(s string) error { c.value = s; return nil }
+
+// choiceFlag defines a string flag that takes one of choices; completion
+// offers them. A flag name has the same choices wherever it appears.
+func choiceFlag(fs *flag.FlagSet, name, usage string, choices ...string) *string {
+	c := &choice{choices: choices}
+	fs.Var(c, name, usage)
+	return &c.value
 }
 
 // completionTree is the command table as completion sees it, with help,
@@ -82,7 +109,11 @@ func definedFlags(cmd command, action string) []compFlag {
 	fs.VisitAll(func(f *flag.Flag) {
 		b, ok := f.Value.(interface{ IsBoolFlag() bool })
 		_, usage := flag.UnquoteUsage(f)
-		flags = append(flags, compFlag{name: f.Name, usage: usage, value: !ok || !b.IsBoolFlag(), file: isFileFlag(f.Name)})
+		cf := compFlag{name: f.Name, usage: usage, value: !ok || !b.IsBoolFlag(), file: isFileFlag(f.Name)}
+		if c, ok := f.Value.(*choice); ok {
+			cf.choices = c.choices
+		}
+		flags = append(flags, cf)
 	})
 	return flags
 }
@@ -124,6 +155,38 @@ func fileFlags(tree []compNode) string {
 	walk(tree)
 	slices.Sort(names)
 	return strings.Join(names, "|")
+}
+
+// choiceFlags returns the flags of the tree that take known values
+// (choiceFlag), each once, by name.
+func choiceFlags(tree []compNode) []compFlag {
+	var out []compFlag
+	var walk func([]compNode)
+	walk = func(nodes []compNode) {
+		for _, n := range nodes {
+			for _, f := range n.flags {
+				if len(f.choices) > 0 && !slices.ContainsFunc(out, func(o compFlag) bool { return o.name == f.name }) {
+					out = append(out, f)
+				}
+			}
+			walk(n.actions)
+		}
+	}
+	walk(tree)
+	slices.SortFunc(out, func(a, b compFlag) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// choiceCases is the shell case body, on the previous word, that offers
+// the values of a choice flag; reply is the shell's command that offers
+// the words of $cands.
+func choiceCases(tree []compNode, indent, reply string) string {
+	var b strings.Builder
+	for _, f := range choiceFlags(tree) {
+		fmt.Fprintf(&b, "%s--%s)\n%s\tcands=%q\n%s\t%s\n%s\treturn\n%s\t;;\n", indent, f.name, indent, strings.Join(f.choices, " "),
+			indent, reply, indent, indent)
+	}
+	return b.String()
 }
 
 // completions is the shell case body that sets the variable cands to what
@@ -172,13 +235,13 @@ _courier() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
-	esac
+%s	esac
 	case $cmd in
 %s	esac
 	COMPREPLY=($(compgen -W "$cands" -- "$cur"))
 }
 complete -F _courier courier
-`, nodeNames(tree), fileFlags(tree), completions(tree, "\t"))
+`, nodeNames(tree), fileFlags(tree), choiceCases(tree, "\t", `COMPREPLY=($(compgen -W "$cands" -- "$cur"))`), completions(tree, "\t"))
 }
 
 func writeZsh(w io.Writer, tree []compNode) {
@@ -197,7 +260,7 @@ _courier() {
 			_files
 			return
 			;;
-		esac
+%s		esac
 		case $cmd in
 %s		esac
 	fi
@@ -209,7 +272,7 @@ if [ "$funcstack[1]" = "_courier" ]; then
 else
 	compdef _courier courier
 fi
-`, nodeNames(tree), fileFlags(tree), completions(tree, "\t\t"))
+`, nodeNames(tree), fileFlags(tree), choiceCases(tree, "\t\t", "compadd -- ${=cands}"), completions(tree, "\t\t"))
 }
 
 func writeFish(w io.Writer, tree []compNode) {
@@ -241,6 +304,8 @@ func fishFlags(w io.Writer, cond string, flags []compFlag) {
 		switch {
 		case f.file:
 			opts = " -r -F"
+		case len(f.choices) > 0:
+			opts = " -r -a " + fishQuote(strings.Join(f.choices, " "))
 		case f.value:
 			opts = " -r"
 		}

@@ -34,10 +34,12 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	replicas := fs.Int("replicas", 0, "wait until this many replicas confirm the job (Redis WAIT); when fewer do in time, the job is stored all the same and the command warns and fails (default: the queue's durability, or none)")
 	replicasTimeout := fs.Duration("replicas-timeout", time.Second, "how long --replicas (or --aof) waits, 1ms to 1m")
 	aof := fs.Bool("aof", false, "also wait until the master and the replicas have written the job to their append-only file (WAITAOF: Redis 7.2 or later)")
+	var headers headerFlag
+	fs.Var(&headers, "header", "a header the job carries, `NAME=VALUE` (name: a-z 0-9 . _ -); repeat for more")
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
 		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
-			UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish}
+			UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
 		given := setFlags(fs)
 		level, levelErr := worker.ParsePriority(*priority)
 		switch {

@@ -63,7 +63,7 @@ func classify(err error, fields map[string]string) failure {
 	}
 	var ve *worker.ValidationError
 	if errors.As(err, &ve) {
-		if flag, ok := fields[ve.Field]; ok {
+		if flag, _, ok := fieldFlag(fields, ve.Field); ok {
 			return failure{exitUsage, wire.Error{Code: wire.CodeInvalidField, Message: flagError(err, fields).Error(), Field: flag}}
 		}
 	}
@@ -111,16 +111,35 @@ func (e *explainedError) Error() string { return e.msg }
 func (e *explainedError) Unwrap() error { return e.cause }
 
 // flagError rewrites a validation error of the library to name the flag
-// that set the field: "invalid --at: …" rather than "invalid RunAt: …".
+// that set the field: "invalid --at: …" rather than "invalid RunAt: …",
+// `invalid --header "X": …` rather than `invalid Headers["X"]: …`.
 func flagError(err error, flags map[string]string) error {
 	var ve *worker.ValidationError
 	if !errors.As(err, &ve) {
 		return err
 	}
-	if flag, ok := flags[ve.Field]; ok {
+	if flag, key, ok := fieldFlag(flags, ve.Field); ok {
+		if key != "" {
+			flag += " " + key
+		}
 		return fmt.Errorf("invalid %s: %s", flag, ve.Reason)
 	}
 	return err
+}
+
+// fieldFlag returns the flag that set a library field, and for an entry
+// of a map the flag fills (Headers["x"], from --header x=…) the entry's
+// key as the library quoted it.
+func fieldFlag(flags map[string]string, field string) (flag, key string, ok bool) {
+	if flag, ok := flags[field]; ok {
+		return flag, "", true
+	}
+	base, rest, _ := strings.Cut(field, "[")
+	if key, ok = strings.CutSuffix(rest, "]"); !ok || !strings.HasPrefix(key, `"`) {
+		return "", "", false
+	}
+	flag, ok = flags[base]
+	return flag, key, ok
 }
 
 // report prints how the call ended, on stderr (and with --json, as

@@ -84,6 +84,8 @@ func TestExitCodes(t *testing.T) {
 			{"usage", tc{args: []string{"enqueue", "--queue", "q", "--delay", "-5s"}, code: exitUsage, redis: true}},
 			{"usage: a bad --priority", tc{args: []string{"enqueue", "--queue", "q", "--priority", "9"}, code: exitUsage, redis: true}},
 			{"usage: a value the library refuses", tc{args: []string{"enqueue", "--queue", "q", "--id", "a b", "--payload", "x"}, code: exitUsage, redis: true}},
+			{"usage: a malformed --header", tc{args: []string{"enqueue", "--queue", "q", "--header", "tenant", "--payload", "x"}, code: exitUsage, redis: true}},
+			{"usage: a header the library refuses", tc{args: []string{"enqueue", "--queue", "q", "--header", "Tenant=x", "--payload", "x"}, code: exitUsage, redis: true}},
 			{"conflict", tc{args: []string{"enqueue", "--queue", "q", "--id", "taken", "--payload", "x"}, code: exitConflict, redis: true}},
 			{"not replicated", tc{args: []string{"enqueue", "--queue", "q", "--payload", "x", "--replicas", "1", "--replicas-timeout", "1ms"}, code: exitCodeOf(wire.CodeNotReplicated), redis: true}},
 			{"Redis down", tc{args: []string{"enqueue", "--queue", "q", "--payload", "x", "--redis", down}, code: exitUnavailable}},
@@ -102,6 +104,7 @@ func TestExitCodes(t *testing.T) {
 		},
 		"jobs list": {
 			{"ok", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "scheduled"}, redis: true}},
+			{"ok: completed", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "completed"}, redis: true}},
 			{"usage", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "done"}, code: exitUsage, redis: true}},
 			{"Redis down", tc{args: []string{"jobs", "list", "--queue", "q", "--state", "ready", "--redis", down}, code: exitUnavailable}},
 		},
@@ -292,7 +295,7 @@ func TestInspectShowsFleet(t *testing.T) {
 	for _, cmd := range []string{"inspect", "queue status"} {
 		code, stdout, stderr := b.run(t, "", cmd, "--queue", "served")
 		rows := tableRows(stdout)
-		if code != 0 || len(rows) != 4 || rows[1][6] != "1" || rows[1][7] != d.ID() ||
+		if code != 0 || len(rows) != 4 || rows[1][7] != "1" || rows[1][8] != d.ID() ||
 			!slices.Equal(rows[2], []string{"WORKER", "CONCURRENCY", "RATE", "LIMIT", "LEADER", "SEEN"}) ||
 			rows[3][0] != d.ID() || rows[3][1] != "3" || rows[3][2] != "-" || rows[3][3] != "yes" {
 			t.Errorf("%s: exit %d, %q %s", cmd, code, rows, stderr)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -78,13 +79,14 @@ func defineInspect(fs *flag.FlagSet, _ string) runFunc {
 	}
 }
 
-// printQueues prints a row per queue: state, sizes, workers, leader.
+// printQueues prints a row per queue: state, sizes (completed: the
+// finished jobs it retains), workers, leader.
 func printQueues(w io.Writer, views []wire.Queue) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSTATE\tSCHEDULED\tREADY\tACTIVE\tDEAD\tWORKERS\tLEADER")
+	fmt.Fprintln(tw, "QUEUE\tSTATE\tSCHEDULED\tREADY\tACTIVE\tDEAD\tCOMPLETED\tWORKERS\tLEADER")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", printable(v.Name), queueState(v), v.Jobs.Scheduled, v.Jobs.Ready,
-			v.Jobs.Active, v.Jobs.Dead, len(v.Workers), printable(orDash(v.Leader)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", printable(v.Name), queueState(v), v.Jobs.Scheduled, v.Jobs.Ready,
+			v.Jobs.Active, v.Jobs.Dead, v.Jobs.Completed, len(v.Workers), printable(orDash(v.Leader)))
 	}
 	return tw.Flush()
 }
@@ -175,7 +177,20 @@ func printJob(w io.Writer, j *worker.Job) {
 	if j.LastError != "" {
 		fmt.Fprintf(tw, "last error:\t%s\n", printable(j.LastError))
 	}
+	if p := j.Progress; p != nil {
+		fmt.Fprintf(tw, "progress:\t%s%% %s (updated %s, %s)\n", strconv.FormatFloat(p.Percent, 'f', -1, 64),
+			strconv.Quote(p.Message), stamp(p.UpdatedAt), relative(p.UpdatedAt))
+	}
+	if !j.FinishedAt.IsZero() {
+		fmt.Fprintf(tw, "finished at:\t%s\n", stamp(j.FinishedAt))
+	}
+	for _, name := range slices.Sorted(maps.Keys(j.Headers)) {
+		fmt.Fprintf(tw, "header:\t%s=%s\n", printable(name), printable(j.Headers[name]))
+	}
 	fmt.Fprintf(tw, "payload:\t%s\n", preview(j.Payload))
+	if j.State == worker.StateCompleted {
+		fmt.Fprintf(tw, "result:\t%s\n", preview(j.Result))
+	}
 	_ = tw.Flush()
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,14 +22,15 @@ var listFlags = map[string]string{
 }
 
 // states are the states courier jobs list takes, in lifecycle order.
-var states = []string{string(worker.StateScheduled), string(worker.StateReady), string(worker.StateActive), string(worker.StateDead)}
+var states = []string{string(worker.StateScheduled), string(worker.StateReady), string(worker.StateActive), string(worker.StateDead),
+	string(worker.StateCompleted)}
 
 // defineJobs is courier jobs list: a page of a queue's jobs in one state.
 func defineJobs(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
-	state := fs.String("state", "", "scheduled, ready, active or dead (required)")
+	state := choiceFlag(fs, "state", "the `state` listed: scheduled, ready, active, dead or completed (required)", states...)
 	page := addPageFlags(fs)
 	filter := addDeadFilterFlags(fs, "list")
 	asJSON := addJSONFlag(fs)
@@ -141,9 +143,15 @@ func printJobs(w io.Writer, state worker.State, jobs []*worker.Job) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch state {
 	case worker.StateActive:
-		fmt.Fprintln(tw, "ID\tWORKER\tSTARTED\tLEASE UNTIL\tATTEMPT")
+		fmt.Fprintln(tw, "ID\tWORKER\tSTARTED\tLEASE UNTIL\tATTEMPT\tPROGRESS")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", printable(j.ID), printable(orNone(j.Worker)), stampOrDash(j.StartedAt), stamp(j.LeaseUntil), j.Attempt)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printable(j.ID), printable(orNone(j.Worker)), stampOrDash(j.StartedAt), stamp(j.LeaseUntil), j.Attempt,
+				progressCell(j.Progress))
+		}
+	case worker.StateCompleted:
+		fmt.Fprintln(tw, "ID\tFINISHED AT\tATTEMPTS\tRESULT")
+		for _, j := range jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(j.ID), stamp(j.FinishedAt), j.Attempt, resultCell(j.Result))
 		}
 	case worker.StateDead:
 		fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")
@@ -157,6 +165,32 @@ func printJobs(w io.Writer, state worker.State, jobs []*worker.Job) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// progressCell is an active job's progress in a table: its percent and
+// the start of its message; "-" when it reported none.
+func progressCell(p *worker.Progress) string {
+	if p == nil {
+		return "-"
+	}
+	cell := strconv.FormatFloat(p.Percent, 'f', -1, 64) + "%"
+	if p.Message != "" {
+		cell += " " + printable(oneLine(p.Message, 40))
+	}
+	return cell
+}
+
+// resultCell is a completed job's result in a table: its start, quoted
+// as payloads are (see preview); "-" when it has none.
+func resultCell(r []byte) string {
+	const limit = 60
+	switch {
+	case len(r) == 0:
+		return "-"
+	case len(r) > limit:
+		return fmt.Sprintf("%q...", r[:limit])
+	}
+	return fmt.Sprintf("%q", r)
 }
 
 func orNone(s string) string {

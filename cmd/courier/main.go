@@ -82,6 +82,7 @@ var (
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 		"Durability.Replicas": "--replicas", "Durability.Timeout": "--replicas-timeout", "Durability.AOF": "--aof",
+		"Headers": "--header",
 	}
 	// jobFlags are those of the commands that name an existing job.
 	jobFlags   = map[string]string{"Queue": "--queue", "ID": "--job"}
@@ -96,13 +97,14 @@ func commands() map[string]command {
 			synopsis: "[--addr HOST:PORT] [--http-addr HOST:PORT] [flags]", define: defineDev},
 		"enqueue": {summary: "put a job on a queue",
 			synopsis: "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
-				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--replicas N [--replicas-timeout D] [--aof]] [--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
+				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--replicas N [--replicas-timeout D] [--aof]] [--header NAME=VALUE]... " +
+				"[--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
 			fields: enqueueFlags, define: defineEnqueue},
 		"inspect": {summary: "show queues (sizes by state, leader, workers), or one job",
 			synopsis: "[--queue Q [--job ID]] [--json] [--api URL]", fields: jobFlags, define: defineInspect},
 		"jobs": {summary: "list a queue's jobs in one state, a page at a time", define: defineJobs, actions: []action{
-			{name: "list", summary: "list scheduled, ready, active (with worker and start) or dead jobs",
-				synopsis: "--queue Q --state scheduled|ready|active|dead [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
+			{name: "list", summary: "list scheduled, ready, active (with worker, start and progress), dead or completed (with result) jobs",
+				synopsis: "--queue Q --state scheduled|ready|active|dead|completed [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
 				fields:   listFlags},
 		}},
 		"dead": {summary: "list, requeue or purge dead jobs", define: defineDead, actions: []action{

@@ -27,7 +27,7 @@ func TestQueuePause(t *testing.T) {
 			return runCLIStdin(t, t.Context(), "", append(args, flags...)...)
 		},
 	}
-	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "WORKERS", "LEADER"}
+	header := []string{"QUEUE", "STATE", "SCHEDULED", "READY", "ACTIVE", "DEAD", "COMPLETED", "WORKERS", "LEADER"}
 	for mode, run := range modes {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -36,7 +36,7 @@ func TestQueuePause(t *testing.T) {
 			status := func(want string) {
 				t.Helper()
 				code, out, errOut := run(t, "queue status", "--queue", q)
-				rows := [][]string{header, {q, want, "1", "1", "0", "0", "0", "-"}}
+				rows := [][]string{header, {q, want, "1", "1", "0", "0", "0", "0", "-"}}
 				if got := tableRows(out); code != 0 || errOut != "" || !slices.EqualFunc(got, rows, slices.Equal) {
 					t.Errorf("status: exit %d, table %q, stderr %q; want %q", code, got, errOut, rows)
 				}

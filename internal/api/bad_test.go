@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,19 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"durability timeout as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"durability": {"replicas": 1, "timeout": 250}}`, 400, wire.CodeInvalidField, "durability.timeout"},
 		{"durability timeout over the API's wait", "POST", "/v1/queues/q/jobs", producerSecret, `{"durability": {"replicas": 1, "timeout": "20s"}}`, 400, wire.CodeInvalidField, "durability.timeout"},
 		{"durability aof as a string", "POST", "/v1/queues/q/jobs", producerSecret, `{"durability": {"aof": "yes", "timeout": "1s"}}`, 400, wire.CodeInvalidField, "durability.aof"},
+		{"header name in capitals", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"Tenant": "a"}}`, 400, wire.CodeInvalidField, `headers["Tenant"]`},
+		{"header name with a space", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a b": "x"}}`, 400, wire.CodeInvalidField, `headers["a b"]`},
+		{"empty header name", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"": "x"}}`, 400, wire.CodeInvalidField, `headers[""]`},
+		{"header name of 65 bytes", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"` + strings.Repeat("n", 65) + `": "x"}}`, 400, wire.CodeInvalidField, `headers["` + strings.Repeat("n", 64) + `"…]`},
+		{"header value of 1025 bytes", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"big": "` + strings.Repeat("v", 1025) + `"}}`, 400, wire.CodeInvalidField, `headers["big"]`},
+		{"header value with a control character", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a": "x\u0007y"}}`, 400, wire.CodeInvalidField, `headers["a"]`},
+		{"33 headers", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {` + manyHeaders(33, 1) + `}}`, 400, wire.CodeInvalidField, "headers"},
+		{"headers over 8 KiB in all", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {` + manyHeaders(9, 1000) + `}}`, 400, wire.CodeInvalidField, "headers"},
+		{"headers not an object", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": ["a"]}`, 400, wire.CodeInvalidField, "headers"},
+		{"header value a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a": 1}}`, 400, wire.CodeInvalidField, `headers["a"]`},
+		{"header value null", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a": null}}`, 400, wire.CodeInvalidField, `headers["a"]`},
+		{"header twice", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a": "1", "a": "2"}}`, 400, wire.CodeInvalidField, `headers["a"]`},
+		{"header value malformed", "POST", "/v1/queues/q/jobs", producerSecret, `{"headers": {"a": }}`, 400, wire.CodeInvalidJSON, "body"},
 		{"existing id", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "existing", "payload": 1}`, 409, wire.CodeConflict, "id"},
 		{"held unique key", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": "held", "payload": 1}`, 409, wire.CodeConflict, "unique_key"},
 		{"held unique key with an id of its own", "POST", "/v1/queues/q/jobs", producerSecret, `{"id": "new", "unique_key": "held"}`, 409, wire.CodeConflict, "unique_key"},
@@ -118,6 +132,10 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"batch job with unique_for alone", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {}, {"unique_for": "1m"}]}`, 400, wire.CodeInvalidField, "jobs[2].unique_for"},
 		{"batch job with a bad durability", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"durability": {"replicas": 1}}]}`, 400, wire.CodeInvalidField, "jobs[1].durability.timeout"},
 		{"batch with a bad durability", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}], "durability": {"replicas": 99, "timeout": "1s"}}`, 400, wire.CodeInvalidField, "durability.replicas"},
+		{"batch job with a bad header", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"headers": {"A": "1"}}]}`, 400, wire.CodeInvalidField, `jobs[1].headers["A"]`},
+		{"batch of one with a bad header", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"headers": {"a": "` + strings.Repeat("v", 1025) + `"}}]}`, 400, wire.CodeInvalidField, `jobs[0].headers["a"]`},
+		{"batch job with too many headers", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {}, {"headers": {` + manyHeaders(33, 1) + `}}]}`, 400, wire.CodeInvalidField, "jobs[2].headers"},
+		{"batch job with headers of the wrong type", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"headers": {"a": true}}]}`, 400, wire.CodeInvalidField, `jobs[1].headers["a"]`},
 		{"batch job with an existing id", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"id": "existing"}]}`, 200, "", ""},
 		{"batch job with a held unique key", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"unique_key": "held"}]}`, 200, "", ""},
 		// Names in the path.
@@ -243,4 +261,14 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 			}
 		})
 	}
+}
+
+// manyHeaders is n members of a headers object, h0 to h<n-1>, each value
+// size bytes long.
+func manyHeaders(n, size int) string {
+	members := make([]string, n)
+	for i := range members {
+		members[i] = `"h` + strconv.Itoa(i) + `": "` + strings.Repeat("v", size) + `"`
+	}
+	return strings.Join(members, ", ")
 }

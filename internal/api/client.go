@@ -50,18 +50,19 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 
 // jobBody is an enqueue request's job.
 type jobBody struct {
-	ID                string          `json:"id,omitempty"`
-	Payload           json.RawMessage `json:"payload,omitempty"`
-	PayloadBase64     *string         `json:"payload_base64,omitempty"`
-	Delay             string          `json:"delay,omitempty"`
-	RunAt             string          `json:"run_at,omitempty"`
-	MaxAttempts       int             `json:"max_attempts,omitempty"`
-	Timeout           string          `json:"timeout,omitempty"`
-	Priority          string          `json:"priority,omitempty"`
-	UniqueKey         string          `json:"unique_key,omitempty"`
-	UniqueFor         string          `json:"unique_for,omitempty"`
-	UniqueAfterFinish bool            `json:"unique_after_finish,omitempty"`
-	Durability        *durabilityBody `json:"durability,omitempty"`
+	ID                string            `json:"id,omitempty"`
+	Payload           json.RawMessage   `json:"payload,omitempty"`
+	PayloadBase64     *string           `json:"payload_base64,omitempty"`
+	Delay             string            `json:"delay,omitempty"`
+	RunAt             string            `json:"run_at,omitempty"`
+	MaxAttempts       int               `json:"max_attempts,omitempty"`
+	Timeout           string            `json:"timeout,omitempty"`
+	Priority          string            `json:"priority,omitempty"`
+	UniqueKey         string            `json:"unique_key,omitempty"`
+	UniqueFor         string            `json:"unique_for,omitempty"`
+	UniqueAfterFinish bool              `json:"unique_after_finish,omitempty"`
+	Durability        *durabilityBody   `json:"durability,omitempty"`
+	Headers           map[string]string `json:"headers,omitempty"`
 }
 
 // durabilityBody is a job's durability.
@@ -75,7 +76,8 @@ type durabilityBody struct {
 // as JSON when it is compact JSON (which the API keeps as is), else in
 // base64.
 func bodyOf(spec worker.JobSpec) jobBody {
-	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish}
+	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
+		Headers: spec.Headers}
 	switch {
 	case wire.CompactJSON(spec.Payload):
 		b.Payload = spec.Payload

@@ -45,6 +45,10 @@
 // page could rebind (DNS rebinding). Request bodies are read whole up to
 // a limit and decoded strictly: unknown fields, fields given
 // twice, wrong types and trailing data are refused with the field named,
-// before anything is written. Client is the Go client of the API, used by
-// the courier CLI's --api mode.
+// before anything is written; a job's headers are checked by the library,
+// before anything is written too. An enqueue carries the W3C trace
+// context of its request (traceparent, tracestate) to the backend, so a
+// traced daemon enqueues as a child of the caller's span (traced, in
+// jobs.go). Client is the Go client of the API, used by the courier CLI's
+// --api mode.
 package api

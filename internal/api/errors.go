@@ -153,8 +153,9 @@ var jsonFields = map[string]string{
 }
 
 // jsonField names a library field as the API's JSON does: "specs[3].RunAt"
-// (a spec of a batch) is "jobs[3].run_at", "IDs[3]" is "ids[3]". A field
-// the table lacks is given as the library names it.
+// (a spec of a batch) is "jobs[3].run_at", "IDs[3]" is "ids[3]",
+// `Headers["x"]` is `headers["x"]`. A field the table lacks is given as
+// the library names it.
 func jsonField(field string) string {
 	if rest, ok := strings.CutPrefix(field, "IDs["); ok {
 		return "ids[" + rest
@@ -168,10 +169,14 @@ func jsonField(field string) string {
 	if name, ok := jsonFields[field]; ok {
 		return prefix + name
 	}
+	if name, ok := renameHeaders(field, headersGo, headersJSON); ok {
+		return prefix + name
+	}
 	return prefix + field
 }
 
-// goField is the inverse of jsonField, for the fields jsonFields lists.
+// goField is the inverse of jsonField, for the fields jsonFields lists
+// and the headers.
 func goField(field string) (string, bool) {
 	prefix := ""
 	if rest, ok := strings.CutPrefix(field, "jobs["); ok {
@@ -183,6 +188,9 @@ func goField(field string) (string, bool) {
 		if jsonName == field {
 			return prefix + goName, true
 		}
+	}
+	if name, ok := renameHeaders(field, headersJSON, headersGo); ok {
+		return prefix + name, true
 	}
 	return "", false
 }

@@ -13,7 +13,9 @@ import (
 // FuzzDecode feeds request bodies to the decoder of single jobs (batch
 // false) and of batches (batch true). It must never panic; a refusal is a
 // known 4xx code naming a field; an accepted job is within every limit, so
-// the worker's own checks would accept it too. The seed corpus is in
+// the worker's own checks would accept it too (but for its headers, whose
+// names, values and sizes only the worker checks: the decoder takes any
+// object of strings). The seed corpus is in
 // testdata/fuzz/FuzzDecode; make fuzz runs it for a minute.
 func FuzzDecode(f *testing.F) {
 	for _, seed := range []string{
@@ -29,6 +31,9 @@ func FuzzDecode(f *testing.F) {
 		`{"payload": "\u00e9\ud83d\ude00"}`,
 		`{"priority": "high", "unique_key": "k", "unique_for": "1h", "unique_after_finish": true}`,
 		`{"jobs": [{"priority": "LOW", "unique_key": "k"}, {"unique_for": "1s"}, {"unique_after_finish": false}]}`,
+		`{"headers": {"tenant": "a", "x.y": "b=c"}}`,
+		`{"headers": {"a": 1, "a": "2"}}`,
+		`{"jobs": [{"headers": {}}, {"headers": null}, {"headers": []}]}`,
 	} {
 		f.Add(false, []byte(seed))
 		f.Add(true, []byte(seed))

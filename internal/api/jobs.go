@@ -1,12 +1,15 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
@@ -37,7 +40,7 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 		return 0, nil, apiErr
 	}
 	spec.Queue = queue
-	res, err := c.backend.EnqueueMany(c.ctx, []worker.JobSpec{spec})
+	res, err := c.backend.EnqueueMany(traced(c), []worker.JobSpec{spec})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -51,6 +54,15 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 	}
 	c.w.Header().Set("Location", jobPath(queue, res[0].ID))
 	return status, out, nil
+}
+
+// traced is c's context with the W3C trace context of the request's
+// traceparent and tracestate headers, if any: a traced backend then
+// enqueues as a child of the caller's span, and the job carries that
+// trace on (worker.Config.TracerProvider). Headers that do not parse are
+// ignored, as the W3C recommendation asks.
+func traced(c *call) context.Context {
+	return propagation.TraceContext{}.Extract(c.ctx, propagation.HeaderCarrier(c.r.Header))
 }
 
 // batchItem is the outcome of one job of a batch. A job created but not
@@ -90,7 +102,13 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	for i := range specs {
 		specs[i].Queue = queue
 	}
-	res, err := c.backend.EnqueueMany(c.ctx, specs)
+	res, err := c.backend.EnqueueMany(traced(c), specs)
+	var ve *worker.ValidationError
+	if len(specs) == 1 && errors.As(err, &ve) {
+		// The library names a spec's field by its index only among
+		// several; a batch's job is named so even alone.
+		err = &worker.ValidationError{Field: "specs[0]." + ve.Field, Reason: ve.Reason}
+	}
 	if err != nil {
 		return 0, nil, err
 	}

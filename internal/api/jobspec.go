@@ -94,7 +94,7 @@ func decodeBatch(body []byte, l Limits, now time.Time) ([]worker.JobSpec, *Error
 }
 
 // jobFields are the fields of a job object, for unknown-field messages.
-const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout, priority, unique_key, unique_for, unique_after_finish, durability"
+const jobFields = "id, payload, payload_base64, delay, run_at, max_attempts, timeout, priority, unique_key, unique_for, unique_after_finish, durability, headers"
 
 // readJob reads one job object from dec; prefix starts its field names.
 func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.JobSpec, *Error) {
@@ -237,6 +237,12 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 				return err
 			}
 			spec.Durability = d
+		case "headers":
+			h, err := readHeaders(field, raw)
+			if err != nil {
+				return err
+			}
+			spec.Headers = h
 		default:
 			return unknownField(field, jobFields)
 		}
@@ -260,7 +266,7 @@ func readJob(dec *json.Decoder, prefix string, l Limits, now time.Time) (worker.
 func isJobField(key string) bool {
 	switch key {
 	case "id", "payload", "payload_base64", "delay", "run_at", "max_attempts", "timeout",
-		"priority", "unique_key", "unique_for", "unique_after_finish", "durability":
+		"priority", "unique_key", "unique_for", "unique_after_finish", "durability", "headers":
 		return true
 	}
 	return false

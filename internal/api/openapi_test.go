@@ -186,7 +186,7 @@ func TestOpenAPIMatchesWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, v := range map[string]any{
-		"Job": wire.Job{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
+		"Job": wire.Job{}, "Progress": wire.Progress{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
 		"Page": wire.Page{}, "Triage": wire.Triage{}, "Error": wire.Error{}, "ErrorReply": wire.ErrorReply{},
 		// The enqueue replies, of this package.
 		"Enqueued": enqueued{}, "BatchItem": batchItem{}, "BatchReply": batchReply{},
@@ -270,6 +270,8 @@ func jsonType(t reflect.Type) string {
 		return "boolean"
 	case reflect.Int, reflect.Int64:
 		return "integer"
+	case reflect.Float64:
+		return "number"
 	case reflect.Slice:
 		return "array"
 	}

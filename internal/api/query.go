@@ -25,7 +25,7 @@ func deadQuery(rawQuery string) (worker.DeadQuery, *Error) {
 }
 
 // listStates are the states GET /v1/queues/{queue}/jobs lists.
-var listStates = []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead}
+var listStates = []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted}
 
 // listQuery reads ?state=&cursor=&limit=&error=&died_after=&died_before=
 // of GET /v1/queues/{queue}/jobs: state is required, and the filters are
@@ -38,10 +38,10 @@ func listQuery(rawQuery string) (worker.ListQuery, *Error) {
 	}
 	state, ok := values["state"]
 	if !ok {
-		return q, invalidField("state", "is required: scheduled, ready, active or dead")
+		return q, invalidField("state", "is required: scheduled, ready, active, dead or completed")
 	}
 	if q.State = worker.State(state); !slices.Contains(listStates, q.State) {
-		return q, invalidField("state", fmt.Sprintf("must be scheduled, ready, active or dead (got %q)", state))
+		return q, invalidField("state", fmt.Sprintf("must be scheduled, ready, active, dead or completed (got %q)", state))
 	}
 	q.Cursor = values["cursor"]
 	if q.Limit, err = limitParam(values); err != nil {

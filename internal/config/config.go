@@ -43,6 +43,7 @@ type Config struct {
 	History  History          `koanf:"history"`
 	Admin    Admin            `koanf:"admin"`
 	UI       UI               `koanf:"ui"`
+	Tracing  Tracing          `koanf:"tracing"`
 	Queues   map[string]Queue `koanf:"queues"`
 }
 
@@ -117,6 +118,9 @@ type Lease struct {
 type Jobs struct {
 	MaxPayloadBytes  int           `koanf:"max_payload_bytes"`
 	MaxScheduleAhead time.Duration `koanf:"max_schedule_ahead"`
+	// MaxResultBytes bounds what a handler may set as its job's result
+	// (worker.Config.MaxResultBytes).
+	MaxResultBytes int `koanf:"max_result_bytes"`
 }
 
 // Poll configures the safety poll of idle queues.
@@ -153,6 +157,9 @@ type Queue struct {
 	// enqueues to the queue wait for when they ask for none of their own
 	// (worker.Config.Durability); zero = none.
 	Durability Durability `koanf:"durability"`
+	// RetainCompleted keeps the queue's finished jobs, with their results
+	// (worker.QueueOptions.RetainCompleted); zero = none kept.
+	RetainCompleted RetainCompleted `koanf:"retain_completed"`
 	// Settings holds the handler's own section, queues.<name>.<handler>,
 	// decoded by the handler; any other key of the queue is refused.
 	Settings map[string]any `koanf:",remain"`
@@ -164,6 +171,13 @@ type Durability struct {
 	Replicas int           `koanf:"replicas"`
 	Timeout  time.Duration `koanf:"timeout"`
 	AOF      bool          `koanf:"aof"`
+}
+
+// RetainCompleted bounds the finished jobs a queue keeps
+// (worker.Retention, field for field).
+type RetainCompleted struct {
+	Count int           `koanf:"count"`
+	Age   time.Duration `koanf:"age"`
 }
 
 // Periodic is one schedule of a queue's periodic jobs (worker.Periodic).
@@ -216,6 +230,7 @@ func Default() Config {
 		Jobs: Jobs{
 			MaxPayloadBytes:  worker.MaxPayloadBytesDefault,
 			MaxScheduleAhead: worker.MaxScheduleAheadDefault,
+			MaxResultBytes:   worker.MaxResultBytesDefault,
 		},
 		Poll:    Poll{Interval: worker.PollIntervalDefault},
 		Leader:  Leader{Lease: worker.LeaderLeaseDefault},
@@ -224,6 +239,7 @@ func Default() Config {
 		History: History{Retention: worker.HistoryRetentionDefault},
 		Admin:   adminDefault(),
 		UI:      uiDefault(),
+		// Tracing: every key empty, off unless OTEL_TRACES_EXPORTER says otlp.
 	}
 }
 
@@ -245,6 +261,7 @@ func (c *Config) Worker(logger *slog.Logger) worker.Config {
 		Prefix:           c.Redis.Prefix,
 		MaxPayloadBytes:  c.Jobs.MaxPayloadBytes,
 		MaxScheduleAhead: c.Jobs.MaxScheduleAhead,
+		MaxResultBytes:   c.Jobs.MaxResultBytes,
 		Lease:            c.Lease.Duration,
 		ShutdownTimeout:  c.Shutdown.Timeout,
 		PollInterval:     c.Poll.Interval,

@@ -52,6 +52,7 @@ func (q *Queue) options() worker.QueueOptions {
 		PriorityWeights: worker.PriorityWeights(q.PriorityWeights),
 		IDRetention:     q.IDRetention,
 		Partitions:      q.Partitions,
+		RetainCompleted: worker.Retention(q.RetainCompleted),
 	}
 }
 

@@ -38,6 +38,7 @@ func (c *Config) validate(ps *problems) {
 	}
 	c.Admin.validate(ps)
 	c.UI.validate(ps)
+	c.Tracing.validate(ps)
 	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
 		q := c.Queues[name]
 		validateQueue("queues."+name, name, &q, ps)
@@ -98,7 +99,7 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 		ps.add(key+".partitions", "must be 1 to %d (got 0)", worker.MaxPartitions)
 	}
 	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic(),
-		IDRetention: q.IDRetention, Partitions: q.Partitions}
+		IDRetention: q.IDRetention, Partitions: q.Partitions, RetainCompleted: worker.Retention(q.RetainCompleted)}
 	if limit, err := worker.ParseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
@@ -223,6 +224,7 @@ var libraryKeys = map[string]string{
 	"Config.Prefix":           "redis.prefix",
 	"Config.MaxPayloadBytes":  "jobs.max_payload_bytes",
 	"Config.MaxScheduleAhead": "jobs.max_schedule_ahead",
+	"Config.MaxResultBytes":   "jobs.max_result_bytes",
 	"Config.Lease":            "lease.duration",
 	"Config.ShutdownTimeout":  "shutdown.timeout",
 	"Config.PollInterval":     "poll.interval",
@@ -239,6 +241,9 @@ var libraryKeys = map[string]string{
 	"QueueOptions.PriorityWeights": "priority_weights",
 	"QueueOptions.IDRetention":     "id_retention",
 	"QueueOptions.Partitions":      "partitions",
+
+	"QueueOptions.RetainCompleted.Count": "retain_completed.count",
+	"QueueOptions.RetainCompleted.Age":   "retain_completed.age",
 
 	// relative to queues.<name>.durability
 	"Durability.Replicas": "replicas",

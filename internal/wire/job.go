@@ -15,7 +15,8 @@ import (
 type Job struct {
 	ID    string `json:"id"`
 	Queue string `json:"queue"`
-	// State is scheduled, ready, active or dead.
+	// State is scheduled, ready, active, dead or completed (a finished
+	// job its queue retains).
 	State string `json:"state"`
 	// Attempts counts the attempts spent, a running one included.
 	Attempts int `json:"attempts"`
@@ -43,6 +44,29 @@ type Job struct {
 	// byte for byte. Exactly one is present.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 *string         `json:"payload_base64,omitempty"`
+	// Headers are the job's headers as enqueued; left out when it has
+	// none.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Progress is what an active job's handler last reported; left out
+	// when it reported none.
+	Progress *Progress `json:"progress,omitempty"`
+	// Result and ResultBase64 hold a completed job's result as Payload and
+	// PayloadBase64 hold the payload (compact JSON as is, any other bytes
+	// in base64); both are left out when the job has no result.
+	Result       json.RawMessage `json:"result,omitempty"`
+	ResultBase64 *string         `json:"result_base64,omitempty"`
+	// FinishedAt is when a completed job finished, by the Redis clock.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// Progress is how far a running job is, as its handler last reported.
+type Progress struct {
+	// Percent is 0 to 100.
+	Percent float64 `json:"percent"`
+	// Message says what the job is doing; may be empty.
+	Message string `json:"message"`
+	// UpdatedAt is when the report was stored, by the Redis clock.
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // JobOf is j as the API and the CLI show it.
@@ -59,13 +83,28 @@ func JobOf(j *worker.Job) Job {
 	if j.UniqueFor > 0 {
 		v.UniqueFor = j.UniqueFor.String()
 	}
-	if CompactJSON(j.Payload) {
-		v.Payload = j.Payload
-	} else {
-		s := base64.StdEncoding.EncodeToString(j.Payload)
-		v.PayloadBase64 = &s
+	v.Payload, v.PayloadBase64 = bytesOf(j.Payload)
+	if len(j.Result) > 0 {
+		v.Result, v.ResultBase64 = bytesOf(j.Result)
 	}
+	if len(j.Headers) > 0 {
+		v.Headers = j.Headers
+	}
+	if p := j.Progress; p != nil {
+		v.Progress = &Progress{Percent: p.Percent, Message: p.Message, UpdatedAt: p.UpdatedAt.UTC()}
+	}
+	v.FinishedAt = Time(j.FinishedAt)
 	return v
+}
+
+// bytesOf shows a payload or result: as JSON when it is compact JSON,
+// else in base64.
+func bytesOf(b []byte) (json.RawMessage, *string) {
+	if CompactJSON(b) {
+		return b, nil
+	}
+	s := base64.StdEncoding.EncodeToString(b)
+	return nil, &s
 }
 
 // ToWorker is the inverse of JobOf, times in the local zone as a
@@ -77,6 +116,10 @@ func (v *Job) ToWorker() (*worker.Job, error) {
 		EnqueuedAt: localTime(v.EnqueuedAt), RunAt: localTime(v.RunAt), LeaseUntil: localTime(v.LeaseUntil),
 		Worker: v.Worker, StartedAt: localTime(v.StartedAt), DiedAt: localTime(v.DiedAt), LastError: v.LastError,
 		UniqueKey: v.UniqueKey, UniqueAfterFinish: v.UniqueAfterFinish,
+		Headers: v.Headers, FinishedAt: localTime(v.FinishedAt),
+	}
+	if p := v.Progress; p != nil {
+		j.Progress = &worker.Progress{Percent: p.Percent, Message: p.Message, UpdatedAt: p.UpdatedAt.Local()}
 	}
 	var err error
 	if j.Timeout, err = duration(v.Timeout); err != nil {
@@ -88,17 +131,24 @@ func (v *Job) ToWorker() (*worker.Job, error) {
 	if j.Priority, err = worker.ParsePriority(v.Priority); err != nil { // "" from a server before priorities: normal
 		return nil, fmt.Errorf("job %q has priority %q: %w", v.ID, v.Priority, err)
 	}
-	switch {
-	case v.PayloadBase64 != nil:
-		p, err := base64.StdEncoding.DecodeString(*v.PayloadBase64)
-		if err != nil {
-			return nil, fmt.Errorf("job %q has a bad payload_base64: %w", v.ID, err)
-		}
-		j.Payload = p
-	case len(v.Payload) > 0:
-		j.Payload = []byte(v.Payload)
+	if j.Payload, err = fromBytes(v.Payload, v.PayloadBase64); err != nil {
+		return nil, fmt.Errorf("job %q has a bad payload_base64: %w", v.ID, err)
+	}
+	if j.Result, err = fromBytes(v.Result, v.ResultBase64); err != nil {
+		return nil, fmt.Errorf("job %q has a bad result_base64: %w", v.ID, err)
 	}
 	return j, nil
+}
+
+// fromBytes is the inverse of bytesOf; nil when neither is present.
+func fromBytes(raw json.RawMessage, b64 *string) ([]byte, error) {
+	switch {
+	case b64 != nil:
+		return base64.StdEncoding.DecodeString(*b64)
+	case len(raw) > 0:
+		return []byte(raw), nil
+	}
+	return nil, nil
 }
 
 func duration(s string) (time.Duration, error) {

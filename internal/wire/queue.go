@@ -39,6 +39,9 @@ type Counts struct {
 	Ready     int64 `json:"ready"`
 	Active    int64 `json:"active"`
 	Dead      int64 `json:"dead"`
+	// Completed counts the finished jobs the queue retains; 0 for a queue
+	// that retains none.
+	Completed int64 `json:"completed"`
 }
 
 // Process is one process serving a queue.
@@ -66,7 +69,7 @@ func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
 	v := Queue{
 		Name:             name,
 		Paused:           s.Paused,
-		Jobs:             Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead},
+		Jobs:             Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed},
 		Workers:          make([]Process, 0, len(f.Processes)),
 		Partitions:       max(f.Partitions, 1),
 		PartitionLeaders: f.PartitionLeaders,
@@ -106,7 +109,8 @@ func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
 
 // Stats is the inverse of the counts and pause flag of QueueOf.
 func (v *Queue) Stats() worker.QueueStats {
-	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead, Paused: v.Paused}
+	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
+		Completed: v.Jobs.Completed, Paused: v.Paused}
 }
 
 // Fleet is the inverse of the fleet part of QueueOf, report times in UTC

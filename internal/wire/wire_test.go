@@ -46,6 +46,10 @@ func TestJobRoundTrip(t *testing.T) {
 		EnqueuedAt: at(1, 0), RunAt: at(2, 5000), LeaseUntil: at(3, 123456789), StartedAt: at(4, 1000),
 		Worker: "host-1:42", DiedAt: at(5, 0), LastError: "boom <b>",
 		Priority: worker.PriorityHigh, UniqueKey: "k", UniqueFor: time.Hour, UniqueAfterFinish: true,
+		Headers:    map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tenant": "a <b>"},
+		Progress:   &worker.Progress{Percent: 42.5, Message: "step 2 of 4 <b>", UpdatedAt: at(6, 7000000)},
+		Result:     []byte(`{"sent":true}`),
+		FinishedAt: at(7, 8000000),
 	}
 	tests := []struct {
 		name    string
@@ -92,6 +96,59 @@ func TestJobRoundTrip(t *testing.T) {
 	}
 }
 
+// TestJobResult: a completed job's result is shown as its payload is,
+// compact JSON as is and any other bytes in base64, and comes back byte
+// for byte; a job without one shows neither field.
+func TestJobResult(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		result []byte
+		json   string // the result members of the job's JSON
+	}{
+		{[]byte(`{"n":1}`), `"result":{"n":1}`},
+		{[]byte(`"<ok>"`), `"result":"<ok>"`},
+		{[]byte(`{ "n": 1 }`), `"result_base64":"eyAibiI6IDEgfQ=="`},
+		{[]byte{0, 0xff}, `"result_base64":"AP8="`},
+		{nil, ``},
+	} {
+		j := worker.Job{ID: "x", Queue: "q", State: worker.StateCompleted, Payload: []byte("1"), Result: tt.result,
+			FinishedAt: at(1, 0)}
+		var buf bytes.Buffer
+		if err := Encode(&buf, JobOf(&j)); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"id":"x","queue":"q","state":"completed","attempts":0,"priority":"normal","payload":1,` + tt.json
+		if tt.json != "" {
+			want += ","
+		}
+		want += `"finished_at":"2026-03-04T05:06:01Z"}` + "\n"
+		if buf.String() != want {
+			t.Errorf("result %q: %s, want %s", tt.result, buf.String(), want)
+		}
+		v := through(t, JobOf(&j))
+		back, err := v.ToWorker()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(back.Result, tt.result) || !back.FinishedAt.Equal(j.FinishedAt) {
+			t.Errorf("result %q came back as %q, finished %s", tt.result, back.Result, back.FinishedAt)
+		}
+	}
+
+	// Progress and headers, as the API writes them.
+	data, err := json.Marshal(JobOf(&worker.Job{ID: "x", Queue: "q", State: worker.StateActive, Payload: []byte("1"),
+		Headers:  map[string]string{"b": "2", "a": "1"},
+		Progress: &worker.Progress{Percent: 50, Message: "half", UpdatedAt: at(2, 0)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"x","queue":"q","state":"active","attempts":0,"priority":"normal","payload":1,` +
+		`"headers":{"a":"1","b":"2"},"progress":{"percent":50,"message":"half","updated_at":"2026-03-04T05:06:02Z"}}`
+	if string(data) != want {
+		t.Errorf("job %s, want %s", data, want)
+	}
+}
+
 // TestJobFromAServerItCannotBe: ToWorker refuses what no server writes.
 func TestJobFromAServerItCannotBe(t *testing.T) {
 	t.Parallel()
@@ -101,6 +158,7 @@ func TestJobFromAServerItCannotBe(t *testing.T) {
 		{ID: "b", UniqueFor: "1 hour"},
 		{ID: "c", Priority: "urgent"},
 		{ID: "d", PayloadBase64: &bad},
+		{ID: "f", ResultBase64: &bad},
 	} {
 		if _, err := v.ToWorker(); err == nil {
 			t.Errorf("%+v: no error", v)
@@ -117,7 +175,7 @@ func TestJobFromAServerItCannotBe(t *testing.T) {
 // JSON come back as they were; the queue's rate limit is the leader's.
 func TestQueueRoundTrip(t *testing.T) {
 	t.Parallel()
-	stats := worker.QueueStats{Scheduled: 1, Ready: 2, Active: 3, Dead: 4, Paused: true}
+	stats := worker.QueueStats{Scheduled: 1, Ready: 2, Active: 3, Dead: 4, Completed: 5, Paused: true}
 	fleet := worker.Fleet{Leader: "b", Processes: []worker.FleetProcess{
 		{ID: "a", Concurrency: 5, RateLimit: worker.RateLimit{N: 10, Per: time.Second}, ReportedAt: at(1, 0).UTC()},
 		{ID: "b", Concurrency: 20, RateLimit: worker.RateLimit{N: 100, Per: time.Minute}, Leader: true, ReportedAt: at(2, 500).UTC()},
@@ -140,7 +198,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[],"partitions":1}`
+	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0,"completed":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[],"partitions":1}`
 	if string(data) != want {
 		t.Errorf("idle queue %s, want %s", data, want)
 	}
