@@ -26,7 +26,7 @@ func TestProgressRidesTheExtension(t *testing.T) {
 		exec := func(ctx context.Context, rec *store.Record) pool.Outcome {
 			run := pool.RunOf(ctx)
 			time.Sleep(50 * time.Millisecond) // reports fall between the extension ticks
-			for i := range 250 { // a report every 100ms for 25s
+			for i := range 250 {              // a report every 100ms for 25s
 				run.Report(store.Progress{Percent: float64(i) / 2.5, Message: "working"})
 				time.Sleep(100 * time.Millisecond)
 				if i == 105 { // +10.65s: the extension at +10s carried the report of +9.95s
