@@ -62,12 +62,17 @@ func validateHeaderName(field, name string) error {
 		return invalid(field, "name is %d bytes long; the limit is %d", len(name), MaxHeaderNameLen)
 	}
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !isHeaderNameChar(name[i]) {
 			r, _ := utf8.DecodeRuneInString(name[i:])
 			return invalid(field, "name has %q at byte %d; allowed are %s", r, i, headerNameAllowed)
 		}
 	}
 	return nil
+}
+
+// isHeaderNameChar reports whether c may be part of a header name.
+func isHeaderNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // quoteName shows a header name in an error's field, quoted and cut to

@@ -33,7 +33,7 @@ func TestJobPageShowsHeaders(t *testing.T) {
 		t.Fatal("a header value holds a raw <script>")
 	}
 	if i, j, k := strings.Index(p.body, `data-header="note"`), strings.Index(p.body, `data-header="tenant"`),
-		strings.Index(p.body, `data-header="traceparent"`); !(i < j && j < k) {
+		strings.Index(p.body, `data-header="traceparent"`); i >= j || j >= k {
 		t.Errorf("the headers are not sorted by name: note at %d, tenant at %d, traceparent at %d", i, j, k)
 	}
 	br.get("/ui/queues/q/jobs/none").want(t, http.StatusOK, `<p id="headers" class="muted">None.</p>`)
