@@ -30,7 +30,7 @@ type execEnv struct {
 func executor(queue string, reg registration, env execEnv) pool.Exec {
 	return func(ctx context.Context, rec *store.Record) pool.Outcome {
 		job := runningJob(queue, rec, reg.opts)
-		job.live = &liveJob{run: pool.RunOf(ctx), maxResult: env.maxResult}
+		job.run, job.maxResult = pool.RunOf(ctx), env.maxResult
 		ctx, traced := env.tracer.process(ctx, job)
 		ended := false
 		defer func() {
@@ -52,7 +52,7 @@ func execute(ctx context.Context, reg registration, job *Job, log *slog.Logger) 
 	defer cancel()
 	err := callHandler(ctx, reg.handler, job)
 	if err == nil {
-		return pool.Outcome{Kind: pool.Ack, Result: job.live.takeResult()}, nil
+		return pool.Outcome{Kind: pool.Ack}, nil
 	}
 	cause := context.Cause(ctx)
 	switch {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +68,7 @@ func TestOutcome(t *testing.T) {
 			job := &Job{ID: "j", Queue: "q", Attempt: tt.attempt, MaxAttempts: tt.max}
 			got := outcome(tt.err, job, opts)
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if !reflect.DeepEqual(got, want) {
+			if got != want {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}
@@ -249,7 +248,7 @@ func TestExecutorJobFields(t *testing.T) {
 					return nil
 				}), queueOpts)
 				o := b.exec(t.Context(), tt.rec)
-				if !reflect.DeepEqual(o, pool.Outcome{Kind: pool.Ack}) {
+				if o != (pool.Outcome{Kind: pool.Ack}) {
 					t.Fatalf("outcome = {%s %s %q}; want Ack", kindName(o.Kind), o.Delay, o.Err)
 				}
 				if got == nil {
@@ -267,10 +266,10 @@ func TestExecutorJobFields(t *testing.T) {
 					RunAt:       tt.rec.RunAt,
 					LastError:   tt.rec.LastError,
 				}
-				if got.live == nil {
-					t.Fatal("the handler's job is not live: ReportProgress and SetResult would fail")
+				if got.maxResult != MaxResultBytesDefault {
+					t.Fatalf("the handler's job has a result limit of %d, want %d", got.maxResult, MaxResultBytesDefault)
 				}
-				got.live = nil
+				got.run, got.maxResult = pool.Run{}, 0
 				if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", want) {
 					t.Fatalf("handler got\n%+v\nwant\n%+v", *got, want)
 				}
@@ -308,7 +307,7 @@ func TestExecutorOutcomes(t *testing.T) {
 				QueueOptions{MaxAttempts: 3, Backoff: execSteps})
 			got := b.exec(t.Context(), testRecord(tt.attempt, 0, 0))
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if !reflect.DeepEqual(got, want) {
+			if got != want {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}
@@ -473,7 +472,7 @@ func TestExecutorParentCancelled(t *testing.T) {
 			}), QueueOptions{MaxAttempts: 3, Backoff: execSteps})
 			got := b.exec(ctx, testRecord(tt.attempt, 0, 0))
 			want := pool.Outcome{Kind: tt.wantKind, Delay: tt.wantDelay, Err: tt.wantErr}
-			if !reflect.DeepEqual(got, want) {
+			if got != want {
 				t.Fatalf("outcome = {%s %s %q}; want {%s %s %q}",
 					kindName(got.Kind), got.Delay, got.Err, kindName(want.Kind), want.Delay, want.Err)
 			}

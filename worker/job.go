@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -80,9 +81,10 @@ type Job struct {
 	Result     []byte
 	FinishedAt time.Time
 
-	// live connects a handler's Job to its running attempt; nil on a Job
-	// read by Get or List.
-	live *liveJob
+	// run is a handler's handle on its running attempt, the zero Run on a
+	// Job read by Get or List; maxResult is Config.MaxResultBytes.
+	run       pool.Run
+	maxResult int
 }
 
 func jobFromRecord(queue string, r *store.Record) *Job {

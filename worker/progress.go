@@ -3,12 +3,10 @@ package worker
 import (
 	"errors"
 	"math"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -31,15 +29,6 @@ type Progress struct {
 // Job that is not a handler's running job (one read by Get or List).
 var ErrNotRunning = errors.New("the job is not running in this process")
 
-// liveJob is what a handler's Job knows of its running attempt.
-type liveJob struct {
-	run       pool.Run // the pool's handle on the attempt
-	maxResult int      // Config.MaxResultBytes
-
-	mu     sync.Mutex
-	result []byte
-}
-
 // ReportProgress records how far the running job is: percent from 0 to
 // 100 and a short message (at most MaxProgressMessageLen bytes of UTF-8,
 // no control characters). It never blocks nor calls Redis: the last report
@@ -49,7 +38,7 @@ type liveJob struct {
 // gone once the attempt ends. The error is a *ValidationError naming
 // Percent or Message, or ErrNotRunning.
 func (j *Job) ReportProgress(percent float64, message string) error {
-	if j.live == nil {
+	if !j.run.Running() {
 		return ErrNotRunning
 	}
 	if math.IsNaN(percent) || percent < 0 || percent > 100 {
@@ -58,7 +47,7 @@ func (j *Job) ReportProgress(percent float64, message string) error {
 	if err := validateMessage(message); err != nil {
 		return err
 	}
-	j.live.run.Report(store.Progress{Percent: math.Round(percent*100) / 100, Message: message})
+	j.run.Report(store.Progress{Percent: math.Round(percent*100) / 100, Message: message})
 	return nil
 }
 
@@ -84,23 +73,14 @@ func validateMessage(m string) error {
 // than Config.MaxResultBytes is refused with a *ValidationError naming
 // Result, and the one set before is kept. b is copied.
 func (j *Job) SetResult(b []byte) error {
-	if j.live == nil {
+	if !j.run.Running() {
 		return ErrNotRunning
 	}
-	if len(b) > j.live.maxResult {
-		return invalid("Result", "is %d bytes long; the limit is %d (Config.MaxResultBytes)", len(b), j.live.maxResult)
+	if len(b) > j.maxResult {
+		return invalid("Result", "is %d bytes long; the limit is %d (Config.MaxResultBytes)", len(b), j.maxResult)
 	}
-	j.live.mu.Lock()
-	j.live.result = append([]byte(nil), b...)
-	j.live.mu.Unlock()
+	j.run.SetResult(append([]byte(nil), b...))
 	return nil
-}
-
-// takeResult returns the result set by the handler.
-func (l *liveJob) takeResult() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.result
 }
 
 // progressOf is p as the public type; nil for nil.

@@ -129,7 +129,10 @@ func (p *Pool) ack(ctx context.Context, q *queue, runs []*run) (int, error) {
 	if q.Retain {
 		done := make([]store.Completion, len(runs))
 		for i, r := range runs {
-			done[i] = store.Completion{Token: r.rec.Token(), Result: r.result}
+			done[i] = store.Completion{Token: r.rec.Token()}
+			if b := r.result.Load(); b != nil {
+				done[i].Result = *b
+			}
 		}
 		return p.st.Complete(ctx, q.Name, done)
 	}

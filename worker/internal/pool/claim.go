@@ -152,7 +152,8 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 	p.mu.Lock()
 	for i := range c.Jobs {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
-		r.ctx, r.cancel = context.WithCancelCause(context.WithValue(p.baseCtx, runKey{}, r))
+		r.vctx = runCtx{Context: p.baseCtx, r: r}
+		r.ctx, r.cancel = context.WithCancelCause(&r.vctx)
 		if old := p.running[r.rec.Token()]; old != nil {
 			// Claim tokens never repeat in Redis; if one did (a Redis restored
 			// from an old copy), two runs must not share one entry.

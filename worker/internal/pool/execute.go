@@ -99,7 +99,6 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 	r.settling = true
 	if o.Kind == Ack {
 		r.acking = true
-		r.result = o.Result
 		r.q.acks = append(r.q.acks, r)
 		p.mu.Unlock()
 		signal(r.q.ackSig)

@@ -56,9 +56,6 @@ type Outcome struct {
 	Kind  Kind
 	Delay time.Duration // for Retry and Snooze
 	Err   string        // last error to record, for Retry and Dead
-	// Result is what an Ack's handler returned, kept with the job when its
-	// queue retains completed jobs (Queue.Retain).
-	Result []byte
 }
 
 // Exec runs one job. It must return when ctx ends (or soon after).
@@ -206,6 +203,7 @@ type Pool struct {
 // run is one claimed job, from claim to outcome. Its flags and lease
 // deadline are guarded by Pool.mu.
 type run struct {
+	vctx   runCtx // the parent of ctx: the base context, with the run as a value
 	q      *queue
 	rec    store.Record
 	ctx    context.Context
@@ -231,8 +229,9 @@ type run struct {
 	// settling: the handler returned and the outcome is being written; the
 	// run stays in Pool.running, its lease renewed, until it is stored.
 	settling bool
-	// result is an acked job's result, for a queue that retains it.
-	result []byte
+	// result is what the handler set as the job's result (Run.SetResult),
+	// kept by a queue that retains its finished jobs.
+	result atomic.Pointer[[]byte]
 	// progress is the handler's last report not yet sent with a lease
 	// renewal (Run.Report); the extension loop takes it.
 	progress atomic.Pointer[store.Progress]
