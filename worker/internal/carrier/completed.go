@@ -14,7 +14,11 @@ import (
 // It runs much more often than the dead set's trim: a busy queue completes
 // thousands of jobs a second, and a trim once a minute, at most drainCalls
 // full calls, would let the set grow far beyond its count. Each tick costs
-// one call while the set is within its bounds.
+// one call while the set is within its bounds; a tick that ends with full
+// calls (the set is still beyond them: the queue completes more than
+// drainCalls batches a tick) goes on at once, in calls of batchLimit, so
+// the trim keeps pace with any rate of completions: deleting a job costs
+// Redis less than completing it.
 //
 // A queue that retains nothing costs nothing: its loop makes one call at
 // the start of a term and, once a call finds nothing to delete, returns.
@@ -40,6 +44,11 @@ func (c *Carrier) completedLoop(ctx context.Context, q Queue, field string, log 
 			return err
 		case !retain && err == nil && deleted < drainCalls*batchLimit:
 			return nil // nothing retained is left
+		case err == nil && deleted == drainCalls*batchLimit:
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue // still behind: on at once
 		}
 		select {
 		case <-ctx.Done():
