@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -42,28 +41,13 @@ type blocker struct {
 func (b *cliBundle) serveBlocking(t *testing.T, queue string) *blocker {
 	t.Helper()
 	bl := &blocker{started: make(chan string, 1), causes: make(chan error, 1)}
-	reg := worker.NewRegistry()
 	h := func(ctx context.Context, j *worker.Job) error {
 		bl.started <- j.ID
 		<-ctx.Done()
 		bl.causes <- context.Cause(ctx)
 		return nil // ignored once the job is cancelled
 	}
-	if err := reg.Register(queue, worker.HandlerFunc(h), worker.QueueOptions{Concurrency: 1}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: b.prefix, Logger: slog.New(slog.DiscardHandler),
-		ShutdownTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = d.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	serveInProcess(t, worker.Config{Prefix: b.prefix}, queue, worker.HandlerFunc(h), worker.QueueOptions{Concurrency: 1})
 	return bl
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -22,22 +21,8 @@ import (
 // prefix) until the test ends.
 func (b *cliBundle) serveWith(t *testing.T, queue string, h worker.HandlerFunc, opts worker.QueueOptions, cfg worker.Config) {
 	t.Helper()
-	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, opts); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Prefix, cfg.Logger, cfg.ShutdownTimeout, cfg.PollInterval = b.prefix, slog.New(slog.DiscardHandler), time.Second, 20*time.Millisecond
-	d, err := worker.NewDaemon(testkit.Single(t), reg, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = d.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	cfg.Prefix, cfg.PollInterval = b.prefix, 20*time.Millisecond
+	serveInProcess(t, cfg, queue, h, opts)
 }
 
 // TestEnqueueHeaders: --header NAME=VALUE, repeated, gives the job its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // The tests in this file run the courier binary as users do: built once
@@ -198,4 +200,29 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+// serveInProcess runs a worker.Daemon of the test's own, serving queue
+// with h, on the test Redis under cfg (Prefix required; the logs are
+// discarded and the shutdown timeout is a second), until the test ends:
+// for what no built-in handler of courier run does (report progress, set a
+// result, block until cancelled).
+func serveInProcess(t *testing.T, cfg worker.Config, queue string, h worker.Handler, opts worker.QueueOptions) {
+	t.Helper()
+	reg := worker.NewRegistry()
+	if err := reg.Register(queue, h, opts); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger, cfg.ShutdownTimeout = slog.New(slog.DiscardHandler), time.Second
+	d, err := worker.NewDaemon(testkit.Single(t), reg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = d.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }

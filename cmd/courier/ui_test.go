@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -273,7 +272,8 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		// of this test's, on the same Redis and prefix, serves queue
 		// reports, and the courier run under test shows it.
 		release := make(chan struct{})
-		serveInProcess(t, prefix, "reports", worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
+		// A short lease, so that a progress report is stored within 200ms.
+		serveInProcess(t, worker.Config{Prefix: prefix, Lease: 600 * time.Millisecond, PollInterval: 50 * time.Millisecond}, "reports", worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
 			if err := j.ReportProgress(60, "resizing <images>"); err != nil {
 				return err
 			}
@@ -405,27 +405,4 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 			t.Errorf("after a producer's purge, job bad2 is %q; want still dead", st)
 		}
 	})
-}
-
-// serveInProcess runs a worker.Daemon of the test's own serving queue with
-// h, on the test Redis under prefix, until the test ends. Its lease is
-// short, so that a progress report is stored within 200ms.
-func serveInProcess(t *testing.T, prefix, queue string, h worker.Handler, opts worker.QueueOptions) {
-	t.Helper()
-	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, opts); err != nil {
-		t.Fatal(err)
-	}
-	d, err := worker.NewDaemon(testkit.Single(t), reg, worker.Config{Prefix: prefix, Lease: 600 * time.Millisecond,
-		PollInterval: 50 * time.Millisecond, ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = d.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }
