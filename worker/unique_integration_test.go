@@ -443,6 +443,16 @@ func TestCancelRunningJobLatency(t *testing.T) {
 			return nil
 		})
 		startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{Concurrency: 1}), cfg)
+		// A first job, not measured: the daemon claims it as soon as it
+		// starts, possibly before its wake-up subscription is confirmed, and
+		// a cancel message sent before that is not received (the next lease
+		// extension, Lease/3 later, finds the job cancelled instead).
+		warm := enqueue(t, c, worker.JobSpec{Queue: "q"})
+		receive(t, started, 10*time.Second, "the first job to start")
+		if err := c.Cancel(t.Context(), "q", warm); err != nil {
+			t.Fatalf("Cancel = %v", err)
+		}
+		receive(t, ended, cfg.Lease, "the first job's context to end")
 		var latencies []time.Duration
 		for range runs {
 			id := enqueue(t, c, worker.JobSpec{Queue: "q"})
