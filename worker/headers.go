@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -35,16 +34,8 @@ func validateHeaders(h map[string]string) error {
 			return err
 		}
 		v := h[name]
-		if len(v) > MaxHeaderValueLen {
-			return invalid(field, "value is %d bytes long; the limit is %d", len(v), MaxHeaderValueLen)
-		}
-		if !utf8.ValidString(v) {
-			return invalid(field, "value is not valid UTF-8")
-		}
-		for i, r := range v {
-			if unicode.IsControl(r) {
-				return invalid(field, "value has %q at byte %d; control characters are not allowed", r, i)
-			}
+		if err := validateText(field, "value ", v, MaxHeaderValueLen); err != nil {
+			return err
 		}
 		size += len(name) + len(v)
 	}

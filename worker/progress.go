@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -44,25 +42,10 @@ func (j *Job) ReportProgress(percent float64, message string) error {
 	if math.IsNaN(percent) || percent < 0 || percent > 100 {
 		return invalid("Percent", "%v is not from 0 to 100", percent)
 	}
-	if err := validateMessage(message); err != nil {
+	if err := validateText("Message", "", message, MaxProgressMessageLen); err != nil {
 		return err
 	}
 	j.run.Report(store.Progress{Percent: math.Round(percent*100) / 100, Message: message})
-	return nil
-}
-
-func validateMessage(m string) error {
-	if len(m) > MaxProgressMessageLen {
-		return invalid("Message", "is %d bytes long; the limit is %d", len(m), MaxProgressMessageLen)
-	}
-	if !utf8.ValidString(m) {
-		return invalid("Message", "is not valid UTF-8")
-	}
-	for i, r := range m {
-		if unicode.IsControl(r) {
-			return invalid("Message", "has %q at byte %d; control characters are not allowed", r, i)
-		}
-	}
 	return nil
 }
 

@@ -216,7 +216,7 @@ func (t *tracer) process(ctx context.Context, job *Job) (context.Context, func(o
 		semconv.MessagingDestinationName(job.Queue), semconv.MessagingMessageID(job.ID),
 		attrAttempt.Int(job.Attempt)))
 	return ctx, func(o pool.Outcome, err error) {
-		span.SetAttributes(attrOutcome.String(outcomeName(o.Kind)))
+		span.SetAttributes(attrOutcome.String(string(o.Kind.Result())))
 		switch {
 		case o.Kind == pool.Retry || o.Kind == pool.Dead:
 			failSpan(span, err, o.Err)
@@ -227,21 +227,6 @@ func (t *tracer) process(ctx context.Context, job *Job) (context.Context, func(o
 		}
 		span.End()
 	}
-}
-
-// outcomeName is courier.job.outcome's value for an outcome kind.
-func outcomeName(k pool.Kind) string {
-	switch k {
-	case pool.Ack:
-		return "success"
-	case pool.Retry:
-		return "retry"
-	case pool.Snooze:
-		return "snooze"
-	case pool.Dead:
-		return "dead"
-	}
-	return "unknown"
 }
 
 func isSnooze(err error) bool {

@@ -54,6 +54,25 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// validateText checks a short text a job carries (a header's value, a
+// progress message): at most limit bytes of valid UTF-8 without control
+// characters. subject begins the reason ("value " for a header's), so the
+// error reads: invalid Headers["x"]: value is not valid UTF-8.
+func validateText(field, subject, s string, limit int) error {
+	if len(s) > limit {
+		return invalid(field, "%sis %d bytes long; the limit is %d", subject, len(s), limit)
+	}
+	if !utf8.ValidString(s) {
+		return invalid(field, "%sis not valid UTF-8", subject)
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return invalid(field, "%shas %q at byte %d; control characters are not allowed", subject, r, i)
+		}
+	}
+	return nil
+}
+
 // validatePrefix checks a key prefix: like a queue name, but ':' is allowed
 // so prefixes can be namespaced ("app:courier").
 func validatePrefix(p string) error {

@@ -119,7 +119,7 @@ func tracingProtocol(protocol string, getenv func(string) string) (string, error
 		if v == "" {
 			continue
 		}
-		valid := []string{config.TracingProtocolProtobuf, config.TracingProtocolJSON, config.TracingProtocolGRPC}
+		valid := config.TracingProtocols()
 		if !slices.Contains(valid, v) {
 			return "", fmt.Errorf("%s=%q: must be %s (or set tracing.protocol)", name, v, strings.Join(valid, ", "))
 		}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // redactMin is the shortest secret (a header value, a path segment, a
@@ -69,7 +71,7 @@ func (r redactor) with(u *url.URL) redactor {
 func credentials(v string) []string {
 	out := []string{v}
 	scheme, rest, ok := strings.Cut(v, " ")
-	if !ok || !isToken(scheme) {
+	if !ok || !httpguts.ValidHeaderFieldName(scheme) { // the scheme is an RFC 9110 token
 		return out
 	}
 	rest = strings.TrimLeft(rest, " ")

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Defaults of Settings.
@@ -214,7 +216,7 @@ func checkMediaType(v string) error {
 // checkHeader checks one of Settings.Headers. Its errors never repeat the
 // value, which may be a credential.
 func checkHeader(name, value string) error {
-	if !isToken(name) {
+	if !httpguts.ValidHeaderFieldName(name) {
 		return fmt.Errorf("headers.%s: is not a valid header name", strconv.Quote(name))
 	}
 	canon := http.CanonicalHeaderKey(name)
@@ -226,10 +228,8 @@ func checkHeader(name, value string) error {
 	case setByClient(canon):
 		return fmt.Errorf("headers.%s: is set by the HTTP client", name)
 	}
-	for i := 0; i < len(value); i++ {
-		if b := value[i]; b < ' ' && b != '\t' || b == 0x7f {
-			return fmt.Errorf("headers.%s: value holds a control character", name)
-		}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return fmt.Errorf("headers.%s: value holds a control character", name)
 	}
 	return nil
 }
@@ -244,21 +244,4 @@ func setByClient(canon string) bool {
 		return true
 	}
 	return false
-}
-
-// isToken reports whether s is an RFC 9110 token, as header names are.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

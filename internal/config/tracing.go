@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Tracing configures the OpenTelemetry tracing of courier run and courier
@@ -58,7 +60,11 @@ const (
 	TracingServiceNameDefault = "courier"
 )
 
-var tracingProtocols = []string{TracingProtocolProtobuf, TracingProtocolJSON, TracingProtocolGRPC}
+// TracingProtocols are the values tracing.protocol (and the OTEL_* protocol
+// variables it stands for) may take.
+func TracingProtocols() []string {
+	return []string{TracingProtocolProtobuf, TracingProtocolJSON, TracingProtocolGRPC}
+}
 
 // Ratio returns tracing.sample_ratio, and false when it is not set. Call
 // it on a loaded configuration: the value is checked there.
@@ -114,8 +120,8 @@ func (t *Tracing) validate(ps *problems) {
 	if !slices.Contains([]string{"", TracingExporterNone, TracingExporterOTLP}, t.Exporter) {
 		ps.add("tracing.exporter", "must be none or otlp, or empty for OTEL_TRACES_EXPORTER (got %q)", t.Exporter)
 	}
-	if t.Protocol != "" && !slices.Contains(tracingProtocols, t.Protocol) {
-		ps.add("tracing.protocol", "must be %s, or empty for OTEL_EXPORTER_OTLP_PROTOCOL (got %q)", strings.Join(tracingProtocols, ", "), t.Protocol)
+	if t.Protocol != "" && !slices.Contains(TracingProtocols(), t.Protocol) {
+		ps.add("tracing.protocol", "must be %s, or empty for OTEL_EXPORTER_OTLP_PROTOCOL (got %q)", strings.Join(TracingProtocols(), ", "), t.Protocol)
 	}
 	if t.Endpoint != "" {
 		if err := checkEndpoint(t.Endpoint); err != nil {
@@ -157,18 +163,13 @@ func checkEndpoint(raw string) error {
 // checkExportHeader checks one of tracing.headers: an HTTP token for a
 // name, a value without control characters. The value is never shown.
 func checkExportHeader(name, value string) error {
-	if name == "" {
+	switch {
+	case name == "":
 		return errors.New("the name is empty")
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return errors.New("is not a valid header name")
-		}
-	}
-	for i := 0; i < len(value); i++ {
-		if b := value[i]; b < ' ' && b != '\t' || b == 0x7f {
-			return fmt.Errorf("value holds a control character%s", hiddenNote)
-		}
+	case !httpguts.ValidHeaderFieldName(name):
+		return errors.New("is not a valid header name")
+	case !httpguts.ValidHeaderFieldValue(value):
+		return fmt.Errorf("value holds a control character%s", hiddenNote)
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 		return metrics.OutcomeCancelled
 	}
 	handBack := p.hard && o.Kind != Ack
-	res := o.Kind.result()
+	res := o.Kind.Result()
 	if handBack || (r.lost && o.Kind != Ack) {
 		res = metrics.OutcomeCancelled
 	}

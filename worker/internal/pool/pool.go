@@ -39,7 +39,10 @@ const (
 	Snooze             // back to due after Outcome.Delay, attempt not spent
 )
 
-func (k Kind) result() metrics.Outcome {
+// Result is the metrics outcome of an attempt that ended so: success,
+// retry, dead or snooze (the words of courier_jobs_processed_total and of
+// a consumer span's courier.job.outcome).
+func (k Kind) Result() metrics.Outcome {
 	switch k {
 	case Ack:
 		return metrics.OutcomeSuccess

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 func TestAck(t *testing.T) {
@@ -138,7 +139,7 @@ func TestExtend(t *testing.T) {
 		recoveredLease := mustScore(t, c, k.Active, "recovered")
 
 		before := testkit.RedisNow(t, c)
-		lost, err := s.Extend(t.Context(), renewals(map[string][]store.Token{queue: {
+		lost, err := s.Extend(t.Context(), storetest.Renewals(map[string][]store.Token{queue: {
 			byID["a"], byID["b"], byID["acked"], byID["recovered"],
 			{ID: "due", Claim: 0}, {ID: "missing", Claim: 1},
 		}}), time.Hour)
@@ -193,7 +194,7 @@ func TestExtendManyQueues(t *testing.T) {
 		}
 		byQueue["q2"][1].Claim = 9 // one stale token
 		before := testkit.RedisNow(t, c)
-		lost, err := s.Extend(t.Context(), renewals(byQueue), time.Hour)
+		lost, err := s.Extend(t.Context(), storetest.Renewals(byQueue), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func TestTokensNeverRepeat(t *testing.T) {
 		if n, err := s.Ack(t.Context(), queue, []store.Token{stale.Token()}); n != 0 || err != nil {
 			t.Errorf("stale Ack = %d, %v; want 0", n, err)
 		}
-		if lost, err := s.Extend(t.Context(), renewals(map[string][]store.Token{queue: {stale.Token()}}), time.Hour); err != nil || len(lost[queue]) != 1 {
+		if lost, err := s.Extend(t.Context(), storetest.Renewals(map[string][]store.Token{queue: {stale.Token()}}), time.Hour); err != nil || len(lost[queue]) != 1 {
 			t.Errorf("stale Extend lost %v, %v; want the stale token", lost, err)
 		}
 		if n, err := s.Snooze(t.Context(), queue, []store.Token{stale.Token()}, 0); n != 0 || err != nil {

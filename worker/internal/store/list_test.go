@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 // walkList reads a listing page by page, limit jobs each, and returns its
@@ -174,7 +175,7 @@ func TestClaimsWithProcess(t *testing.T) {
 		do(t, c, c.B().Hset().Key(k.Claims).FieldValue().FieldValue("old", strconv.FormatInt(tok["old"].Claim, 10)).Build())
 		// A token that is a prefix of the stored one is not the claim.
 		short := store.Token{ID: "extend", Claim: tok["extend"].Claim / 10}
-		lost, err := s.Extend(t.Context(), renewals(map[string][]store.Token{queue: {tok["extend"], tok["old"], short}}), time.Hour)
+		lost, err := s.Extend(t.Context(), storetest.Renewals(map[string][]store.Token{queue: {tok["extend"], tok["old"], short}}), time.Hour)
 		if err != nil || len(lost[queue]) != 1 || lost[queue][0].Token != short {
 			t.Fatalf("Extend = %+v, %v; want only the short token lost", lost, err)
 		}

@@ -247,14 +247,3 @@ func leaderField(t *testing.T, s *store.Store, c rueidis.Client, queue string) s
 	do(t, c, c.B().Hset().Key(s.Keys(queue).Leader).FieldValue().FieldValue(field, "1").Build())
 	return field
 }
-
-// renewals is byQueue as Extend takes it: renewals without progress.
-func renewals(byQueue map[string][]store.Token) map[string][]store.Renewal {
-	rs := make(map[string][]store.Renewal, len(byQueue))
-	for queue, toks := range byQueue {
-		for _, tok := range toks {
-			rs[queue] = append(rs[queue], store.Renewal{Token: tok})
-		}
-	}
-	return rs
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 // mjob is what the model expects of one job.
@@ -254,7 +255,7 @@ func (m *storeModel) step() string {
 		return fmt.Sprintf("snooze %v", toks)
 	case 7: // extend
 		toks := []store.Token{m.token(), m.token()}
-		lost, err := m.s.Extend(ctx, renewals(map[string][]store.Token{queue: toks}), time.Hour)
+		lost, err := m.s.Extend(ctx, storetest.Renewals(map[string][]store.Token{queue: toks}), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
 // TestClaimTokensSurviveRollback: Redis loses its recent writes, as after a
@@ -39,7 +40,7 @@ func TestClaimTokensSurviveRollback(t *testing.T) {
 	if again.Token() == lost.Token() || again.Token() == first.Token() {
 		t.Fatalf("the (id, token) pair %v was handed out twice: before the reload %v and %v", again.Token(), first.Token(), lost.Token())
 	}
-	lostLeases, err := s.Extend(ctx, renewals(map[string][]store.Token{queue: {lost.Token(), again.Token()}}), time.Hour)
+	lostLeases, err := s.Extend(ctx, storetest.Renewals(map[string][]store.Token{queue: {lost.Token(), again.Token()}}), time.Hour)
 	if err != nil || !slices.Equal(lostLeases[queue], []store.Lost{{Token: lost.Token()}}) {
 		t.Errorf("Extend(A, B) lost %v, %v; want A's lease lost, B's renewed", lostLeases, err)
 	}

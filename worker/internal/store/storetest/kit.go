@@ -177,13 +177,7 @@ func (k *kit) extend(byQueue map[string][]store.Token, lease time.Duration) map[
 
 func (k *kit) extendLost(byQueue map[string][]store.Token, lease time.Duration) map[string][]store.Lost {
 	k.t.Helper()
-	rs := make(map[string][]store.Renewal, len(byQueue))
-	for queue, toks := range byQueue {
-		for _, tok := range toks {
-			rs[queue] = append(rs[queue], store.Renewal{Token: tok})
-		}
-	}
-	lost, err := k.b.Extend(k.ctx(), rs, lease)
+	lost, err := k.b.Extend(k.ctx(), Renewals(byQueue), lease)
 	if err != nil {
 		k.t.Fatalf("Extend: %v", err)
 	}
@@ -329,4 +323,16 @@ func (k *kit) paused() bool {
 		k.t.Fatalf("Paused: %v", err)
 	}
 	return p
+}
+
+// Renewals is byQueue as Extend takes it: renewals that report no
+// progress.
+func Renewals(byQueue map[string][]store.Token) map[string][]store.Renewal {
+	rs := make(map[string][]store.Renewal, len(byQueue))
+	for queue, toks := range byQueue {
+		for _, tok := range toks {
+			rs[queue] = append(rs[queue], store.Renewal{Token: tok})
+		}
+	}
+	return rs
 }
