@@ -76,7 +76,7 @@ for j = 0, k - 1 do
   end
   opts[pos], last = o, pos
 end
-local hdrs, nh = {}, (#ARGV - hbase) / 2 -- job position -> headers section
+local hdrs = {} -- job position -> headers section
 last = 0
 for j = hbase + 1, #ARGV, 2 do
   local pos, h = tonumber(ARGV[j]), ARGV[j + 1]
@@ -145,9 +145,7 @@ if plain then
     local id = ARGV[b + 1]
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
-    local rec
-    if nh == 0 then rec = 'c3;0;' .. ARGV[b + 4] .. ';' .. ARGV[b + 5] .. enq .. ARGV[b + 6] else rec = record(b, i + 1) end
-    out[i + 1] = redis.call('HSETNX', KEYS[1], id, rec)
+    out[i + 1] = redis.call('HSETNX', KEYS[1], id, record(b, i + 1))
     if out[i + 1] == 1 then
       -- the score as a string, formatted only when it must be computed
       -- (score_of, inline: this is the hot path)
