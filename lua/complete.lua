@@ -6,10 +6,13 @@
 -- KEYS[8] history hash   KEYS[9] history:minutes zset (record.lua's
 --   history_add): the jobs completed count as succeeded
 -- KEYS[10] completed zset (id → finish time, ms)   KEYS[11] results hash
--- ARGV: triples of id, claim (the claim token the worker got), result (the
---   handler's result bytes, '' for none)
--- returns: number of jobs completed (triples whose job is not active under
---   that claim are skipped; a repeated id counts once, its first triple's
+-- ARGV[1] m = number of results (0 to the number of pairs)   then pairs of
+--   id, claim (the claim token the worker got)   then m pairs of position
+--   (1-based, into the id/claim pairs) and result (the handler's result
+--   bytes), for the jobs whose result is not empty (as extend.lua's
+--   progress reports)
+-- returns: number of jobs completed (pairs whose job is not active under
+--   that claim are skipped; a repeated id counts once, its first pair's
 --   result kept)
 -- A completed job keeps its record and its state entry (so Get, List and
 -- an enqueue of its id find it, the last as a duplicate) until the leader
@@ -24,22 +27,23 @@
 -- about as large) and the result, at most worker.Config.MaxResultBytes:
 -- memory grows by at most the queue's retained count times that bound,
 -- which the leader's trim (AllowOOM too, it only deletes) keeps.
--- bound: <= 1000 triples; O(n log N)
+-- bound: <= 1000 pairs; O(n log N)
 
 if not KEYS[11] then return redis.error_reply('ERR courier: complete needs the completed and results keys') end
-local n = #ARGV
-if n % 3 ~= 0 then return redis.error_reply('ERR courier: id/claim/result triples expected') end
-if n / 3 > 1000 then return redis.error_reply('ERR courier: at most 1000 jobs per call') end
-if n == 0 then return 0 end
-local ids, toks, res, checked = {}, {}, {}, {}
-for i = 1, n, 3 do
-  local tok = ARGV[i + 1]
-  if not checked[tok] then
-    if not string.match(tok, '^%d+$') then return redis.error_reply('ERR courier: claim must be a number') end
-    checked[tok] = true
+local m = tonumber(ARGV[1])
+if not m or m < 0 or m % 1 ~= 0 or m * 4 > #ARGV - 1 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
+local last = #ARGV - 2 * m
+local ids, toks = pairs_from(2, 1000, last)
+if type(ids) == 'table' and ids.err then return ids end
+local res = {} -- position → result
+for j = last + 1, #ARGV, 2 do
+  local pos = tonumber(ARGV[j])
+  if not pos or pos < 1 or pos > #ids or pos ~= math.floor(pos) then
+    return redis.error_reply('ERR courier: result position must be 1 to the number of jobs')
   end
-  ids[#ids + 1], toks[#toks + 1], res[#res + 1] = ARGV[i], tok, ARGV[i + 2]
+  res[pos] = ARGV[j + 1]
 end
+if #ids == 0 then return 0 end
 local ok = held(KEYS[3], ids, toks)
 local done, seen, k = {}, {}, 0
 local z, r = {}, {} -- ZADD's score/member list, HSET's field/value list
@@ -50,7 +54,7 @@ for i = 1, #ids do
     k = k + 1
     done[k] = id
     z[2 * k] = id
-    if res[i] ~= '' then
+    if res[i] and res[i] ~= '' then
       r[#r + 1] = id
       r[#r + 1] = res[i]
     end

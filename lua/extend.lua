@@ -22,14 +22,18 @@ local last = #ARGV - 2 * m
 local ids, toks = pairs_from(3, 1000, last)
 if type(ids) == 'table' and ids.err then return ids end
 if #ids == 0 then return {} end
+local reports = {} -- {position, percent, message}, parsed once, in ARGV order
 for j = last + 1, #ARGV, 2 do
   local pos, p = tonumber(ARGV[j]), ARGV[j + 1]
   if not pos or pos < 1 or pos > #ids or pos ~= math.floor(pos) then
     return redis.error_reply('ERR courier: progress position must be 1 to the number of jobs')
   end
-  if #p > 512 or string.find(p, '\n', 1, true) or not string.find(p, '^%d+%.?%d*;') then
+  local pct, msg
+  if #p <= 512 then pct, msg = string.match(p, '^(%d+%.?%d*);(.*)$') end
+  if not pct or string.find(msg, '\n', 1, true) then
     return redis.error_reply('ERR courier: progress must be "<percent>;<message>", at most 512 bytes, without newline')
   end
+  reports[#reports + 1] = {pos, pct, msg}
 end
 
 local now = now_ms()
@@ -55,17 +59,16 @@ end
 if #renew > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(renew)) end
 if m > 0 then
   local now_s, sets = ms_str(now), {}
-  for j = last + 1, #ARGV, 2 do
-    local pos = tonumber(ARGV[j])
+  for _, r in ipairs(reports) do
+    local pos = r[1]
     if ok[pos] then
       -- the claims value up to its progress, with the '@' a bare token lacks
       local base = cur[pos]
       local nl = string.find(base, '\n', 1, true)
       if nl then base = string.sub(base, 1, nl - 1) end
       if not string.find(base, '@', 1, true) then base = base .. '@' end
-      local pct, msg = string.match(ARGV[j + 1], '^([^;]*);(.*)$')
       sets[#sets + 1] = ids[pos]
-      sets[#sets + 1] = base .. '\n' .. pct .. ';' .. now_s .. ';' .. msg
+      sets[#sets + 1] = base .. '\n' .. r[2] .. ';' .. now_s .. ';' .. r[3]
     end
   end
   if #sets > 0 then redis.call('HSET', KEYS[2], unpack(sets)) end

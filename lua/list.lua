@@ -128,13 +128,16 @@ elseif what == 'scheduled' then
     add(bid, best.lv, bscore)
   end
 elseif what == 'completed' then
-  -- From the newest (the last rank) down, limit + 1 members.
-  local last = redis.call('ZCARD', KEYS[9]) - 1
-  if cscore ~= '' then last = rank_before(KEYS[9], cscore, cid) end
-  if last >= 0 then
-    local got = redis.call('ZRANGE', KEYS[9], math.max(last - limit, 0), last, 'WITHSCORES')
-    for i = #got - 1, 1, -2 do add(got[i], 'n', tonumber(got[i + 1])) end
+  -- From the newest down, limit + 1 members: the set's last ones, or those
+  -- up to the last before the cursor.
+  local got = {}
+  if cscore == '' then
+    got = redis.call('ZRANGE', KEYS[9], -(limit + 1), -1, 'WITHSCORES')
+  else
+    local last = rank_before(KEYS[9], cscore, cid)
+    if last >= 0 then got = redis.call('ZRANGE', KEYS[9], math.max(last - limit, 0), last, 'WITHSCORES') end
   end
+  for i = #got - 1, 1, -2 do add(got[i], 'n', tonumber(got[i + 1])) end
 else
   local start = 0
   if cscore ~= '' then start = rank_after(KEYS[5], cscore, cid) end

@@ -97,21 +97,23 @@ function pin(active, claims)
   redis.call('HSETNX', claims, PIN, '1')
 end
 
--- rec_decode returns the parsed header, or nil when s is not a record.
--- Numeric fields are limited to 15 digits so they survive a double.
+-- rec_decode returns the parsed header, or nil when s is not a record (a
+-- c4 record's error text and headers running past its end included, as
+-- store.DecodeRecord refuses them). Numeric fields are limited to 15 digits
+-- so they survive a double.
 function rec_decode(s)
-  local attempts, max, timeout, enq, errlen, pos =
-    string.match(s, '^c3;(%d+);(%d+);(%d+);(%d+);(%d+);()')
-  if not attempts then
+  local v, attempts, max, timeout, enq, errlen, pos =
+    string.match(s, '^c([34]);(%d+);(%d+);(%d+);(%d+);(%d+);()')
+  if not v then return nil end
+  local hdrlen = '0'
+  if v == '4' then
     -- a record with headers: one more field, the headers' length
-    local hdrlen
-    attempts, max, timeout, enq, errlen, hdrlen, pos =
-      string.match(s, '^c4;(%d+);(%d+);(%d+);(%d+);(%d+);(%d+);()')
-    if not attempts or #hdrlen > 15 then return nil end
+    hdrlen, pos = string.match(s, '^(%d+);()', pos)
+    if not hdrlen then return nil end
   end
-  if #attempts > 15 or #max > 15 or #timeout > 15 or #enq > 15 or #errlen > 15 then return nil end
+  if #attempts > 15 or #max > 15 or #timeout > 15 or #enq > 15 or #errlen > 15 or #hdrlen > 15 then return nil end
   local n = tonumber(errlen)
-  if pos + n - 1 > #s then return nil end
+  if pos + n + tonumber(hdrlen) - 1 > #s then return nil end
   return {
     attempts = tonumber(attempts), max = tonumber(max), timeout = timeout, enq = enq,
     err = string.sub(s, pos, pos + n - 1),

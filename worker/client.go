@@ -186,7 +186,8 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 		job.State = StateDead
 		job.DiedAt = snap.Score
 	case store.SetCompleted:
-		job.State = StateCompleted // Result and FinishedAt from the record
+		job.State = StateCompleted // Result from the record
+		job.FinishedAt = snap.Score
 	default:
 		return nil, fmt.Errorf("queue %q job %q: record is in no set (inconsistent data)", queue, id)
 	}

@@ -108,6 +108,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		exec, abort := executor(name, reg, d.env), aborter(name, reg, d.cfg.Logger)
 		for i, part := range parts {
+			share := completedShare(reg.opts, i) // completed jobs this partition retains
 			queues = append(queues, pool.Queue{
 				Name:        part,
 				Group:       group,
@@ -117,11 +118,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				Exec:        exec,
 				Abort:       abort,
-				Retain:      completedShare(reg.opts, i) > 0,
+				Retain:      share > 0,
 			})
 			duty := carrier.Queue{Name: part, Group: group, MaxAttempts: reg.opts.MaxAttempts,
 				DeadMaxJobs:      (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts),
-				CompletedMaxJobs: completedShare(reg.opts, i), CompletedMaxAge: reg.opts.RetainCompleted.Age}
+				CompletedMaxJobs: share, CompletedMaxAge: reg.opts.RetainCompleted.Age}
 			if i == 0 {
 				duty.Periodic, duty.Sum = periodics(reg.opts.Periodic), parts[1:]
 			}

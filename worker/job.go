@@ -107,7 +107,6 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		Headers:           r.Headers,
 		Progress:          progressOf(r.Progress),
 		Result:            r.Result,
-		FinishedAt:        r.FinishedAt,
 	}
 }
 

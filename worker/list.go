@@ -218,7 +218,8 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q L
 		switch q.State {
 		case StateActive:
 			job.LeaseUntil = lj.Score
-		case StateCompleted: // FinishedAt from the record
+		case StateCompleted:
+			job.FinishedAt = lj.Score
 		default:
 			job.RunAt = lj.Score
 		}

@@ -141,31 +141,27 @@ func nodeNames(nodes []compNode) string {
 // a file ("--config|--payload-file").
 func fileFlags(tree []compNode) string {
 	var names []string
-	var walk func([]compNode)
-	walk = func(nodes []compNode) {
-		for _, n := range nodes {
-			for _, f := range n.flags {
-				if f.file && !slices.Contains(names, "--"+f.name) {
-					names = append(names, "--"+f.name)
-				}
-			}
-			walk(n.actions)
-		}
+	for _, f := range treeFlags(tree, func(f compFlag) bool { return f.file }) {
+		names = append(names, "--"+f.name)
 	}
-	walk(tree)
-	slices.Sort(names)
 	return strings.Join(names, "|")
 }
 
 // choiceFlags returns the flags of the tree that take known values
 // (choiceFlag), each once, by name.
 func choiceFlags(tree []compNode) []compFlag {
+	return treeFlags(tree, func(f compFlag) bool { return len(f.choices) > 0 })
+}
+
+// treeFlags returns the flags of the tree that keep accepts, each name
+// once (the first found), sorted by name.
+func treeFlags(tree []compNode, keep func(compFlag) bool) []compFlag {
 	var out []compFlag
 	var walk func([]compNode)
 	walk = func(nodes []compNode) {
 		for _, n := range nodes {
 			for _, f := range n.flags {
-				if len(f.choices) > 0 && !slices.ContainsFunc(out, func(o compFlag) bool { return o.name == f.name }) {
+				if keep(f) && !slices.ContainsFunc(out, func(o compFlag) bool { return o.name == f.name }) {
 					out = append(out, f)
 				}
 			}

@@ -178,7 +178,7 @@ func printJob(w io.Writer, j *worker.Job) {
 		fmt.Fprintf(tw, "last error:\t%s\n", printable(j.LastError))
 	}
 	if p := j.Progress; p != nil {
-		fmt.Fprintf(tw, "progress:\t%s%% %s (updated %s, %s)\n", strconv.FormatFloat(p.Percent, 'f', -1, 64),
+		fmt.Fprintf(tw, "progress:\t%s %s (updated %s, %s)\n", percent(p.Percent),
 			strconv.Quote(p.Message), stamp(p.UpdatedAt), relative(p.UpdatedAt))
 	}
 	if !j.FinishedAt.IsZero() {
@@ -218,9 +218,17 @@ func relative(t time.Time) string {
 // preview shows up to 200 bytes of a payload, quoted so control characters
 // cannot reach the terminal.
 func preview(p []byte) string {
-	const limit = 200
-	if len(p) <= limit {
-		return fmt.Sprintf("%d bytes: %q", len(p), p)
-	}
-	return fmt.Sprintf("%d bytes: %q...", len(p), p[:limit])
+	return fmt.Sprintf("%d bytes: %s", len(p), quoted(p, 200))
 }
+
+// quoted shows up to limit bytes of p, quoted as Go does (so control
+// characters cannot reach the terminal), with "..." when cut.
+func quoted(p []byte, limit int) string {
+	if len(p) > limit {
+		return fmt.Sprintf("%q...", p[:limit])
+	}
+	return fmt.Sprintf("%q", p)
+}
+
+// percent shows a progress percent as reported: 42.5%, 100%.
+func percent(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }

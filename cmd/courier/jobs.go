@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -173,7 +172,7 @@ func progressCell(p *worker.Progress) string {
 	if p == nil {
 		return "-"
 	}
-	cell := strconv.FormatFloat(p.Percent, 'f', -1, 64) + "%"
+	cell := percent(p.Percent)
 	if p.Message != "" {
 		cell += " " + printable(oneLine(p.Message, 40))
 	}
@@ -183,14 +182,10 @@ func progressCell(p *worker.Progress) string {
 // resultCell is a completed job's result in a table: its start, quoted
 // as payloads are (see preview); "-" when it has none.
 func resultCell(r []byte) string {
-	const limit = 60
-	switch {
-	case len(r) == 0:
+	if len(r) == 0 {
 		return "-"
-	case len(r) > limit:
-		return fmt.Sprintf("%q...", r[:limit])
 	}
-	return fmt.Sprintf("%q", r)
+	return quoted(r, 60)
 }
 
 func orNone(s string) string {

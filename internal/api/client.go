@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,12 +77,8 @@ type durabilityBody struct {
 func bodyOf(spec worker.JobSpec) jobBody {
 	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
 		Headers: spec.Headers}
-	switch {
-	case wire.CompactJSON(spec.Payload):
-		b.Payload = spec.Payload
-	case len(spec.Payload) > 0:
-		s := base64.StdEncoding.EncodeToString(spec.Payload)
-		b.PayloadBase64 = &s
+	if len(spec.Payload) > 0 {
+		b.Payload, b.PayloadBase64 = wire.BytesOf(spec.Payload)
 	}
 	if spec.Delay != 0 {
 		b.Delay = spec.Delay.String()

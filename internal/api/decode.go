@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -72,6 +71,13 @@ func decodeObject(data []byte, read func(dec *json.Decoder) *Error) *Error {
 // (encoding/json would match "ID" to "id"), and a key given twice is
 // refused. prefix ("", "jobs[3].") starts field names in messages.
 func readObject(dec *json.Decoder, prefix string, member func(key string, dec *json.Decoder) *Error) *Error {
+	return readNamedObject(dec, prefix, func(key string) string { return fieldName(prefix, key) }, member)
+}
+
+// readNamedObject is readObject with name naming a member in the message
+// of a key given twice (a header's is headers["x"]); prefix still names
+// the object itself when it is not one.
+func readNamedObject(dec *json.Decoder, prefix string, name func(key string) string, member func(key string, dec *json.Decoder) *Error) *Error {
 	tok, err := dec.Token()
 	if err != nil {
 		return syntaxError(err)
@@ -82,17 +88,17 @@ func readObject(dec *json.Decoder, prefix string, member func(key string, dec *j
 		}
 		return invalidField(prefix[:len(prefix)-1], "must be a JSON object")
 	}
-	var seen []string // few keys: a list beats a map
+	seen := make(map[string]struct{}) // a map: an object may hold many keys (headers)
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return syntaxError(err)
 		}
 		key, _ := tok.(string) // object keys are strings
-		if slices.Contains(seen, key) {
-			return invalidField(fieldName(prefix, key), "appears twice")
+		if _, dup := seen[key]; dup {
+			return invalidField(name(key), "appears twice")
 		}
-		seen = append(seen, key)
+		seen[key] = struct{}{}
 		if err := member(key, dec); err != nil {
 			return err
 		}

@@ -150,33 +150,30 @@ var jsonFields = map[string]string{
 	"Filter.DiedAfter":     "filter.died_after",
 	"Filter.DiedBefore":    "filter.died_before",
 	"Max":                  "max",
+	// worker.JobSpec.Headers: Headers["x"] is headers["x"]
+	"Headers": "headers",
 }
 
 // jsonField names a library field as the API's JSON does: "specs[3].RunAt"
-// (a spec of a batch) is "jobs[3].run_at", "IDs[3]" is "ids[3]",
-// `Headers["x"]` is `headers["x"]`. A field the table lacks is given as
-// the library names it.
+// (a spec of a batch) is "jobs[3].run_at"; what follows the first '[' of
+// the rest is kept as it is, so "IDs[3]" is "ids[3]" and `Headers["x"]`
+// is `headers["x"]`. A field the table lacks is given as the library
+// names it.
 func jsonField(field string) string {
-	if rest, ok := strings.CutPrefix(field, "IDs["); ok {
-		return "ids[" + rest
-	}
 	prefix := ""
 	if rest, ok := strings.CutPrefix(field, "specs["); ok {
 		if i := strings.Index(rest, "]."); i >= 0 {
 			prefix, field = "jobs["+rest[:i]+"].", rest[i+2:]
 		}
 	}
-	if name, ok := jsonFields[field]; ok {
-		return prefix + name
-	}
-	if name, ok := renameHeaders(field, headersGo, headersJSON); ok {
-		return prefix + name
+	name, index := splitIndex(field)
+	if mapped, ok := jsonFields[name]; ok {
+		return prefix + mapped + index
 	}
 	return prefix + field
 }
 
-// goField is the inverse of jsonField, for the fields jsonFields lists
-// and the headers.
+// goField is the inverse of jsonField, for the fields jsonFields lists.
 func goField(field string) (string, bool) {
 	prefix := ""
 	if rest, ok := strings.CutPrefix(field, "jobs["); ok {
@@ -184,13 +181,20 @@ func goField(field string) (string, bool) {
 			prefix, field = "specs["+rest[:i]+"].", rest[i+2:]
 		}
 	}
+	name, index := splitIndex(field)
 	for goName, jsonName := range jsonFields {
-		if jsonName == field {
-			return prefix + goName, true
+		if jsonName == name {
+			return prefix + goName + index, true
 		}
 	}
-	if name, ok := renameHeaders(field, headersJSON, headersGo); ok {
-		return prefix + name, true
-	}
 	return "", false
+}
+
+// splitIndex splits a field at its first '[': `Headers["x"]` is Headers
+// and ["x"], IDs[3] is IDs and [3]; a field without one has no index.
+func splitIndex(field string) (name, index string) {
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		return field[:i], field[i:]
+	}
+	return field, ""
 }

@@ -107,7 +107,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	if len(specs) == 1 && errors.As(err, &ve) {
 		// The library names a spec's field by its index only among
 		// several; a batch's job is named so even alone.
-		err = &worker.ValidationError{Field: "specs[0]." + ve.Field, Reason: ve.Reason}
+		ve.Field = "specs[0]." + ve.Field
 	}
 	if err != nil {
 		return 0, nil, err

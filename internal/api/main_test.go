@@ -161,12 +161,20 @@ func (b *bundle) enqueue(specs ...worker.JobSpec) {
 // run serves queue with handler h until the test ends.
 func (b *bundle) run(queue string, h worker.HandlerFunc, opts worker.QueueOptions) {
 	b.t.Helper()
+	b.serve(queue, h, opts, worker.Config{})
+}
+
+// serve runs a daemon of queue with handler h under cfg (the bundle's
+// prefix, a quick poll) until the test ends.
+func (b *bundle) serve(queue string, h worker.HandlerFunc, opts worker.QueueOptions, cfg worker.Config) {
+	b.t.Helper()
 	reg := worker.NewRegistry()
 	if err := reg.Register(queue, h, opts); err != nil {
 		b.t.Fatal(err)
 	}
-	d, err := worker.NewDaemon(b.rdb, reg, worker.Config{Prefix: b.prefix, PollInterval: 20 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Second})
+	cfg.Prefix, cfg.PollInterval, cfg.ShutdownTimeout = b.prefix, 20*time.Millisecond, time.Second
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	d, err := worker.NewDaemon(b.rdb, reg, cfg)
 	if err != nil {
 		b.t.Fatal(err)
 	}

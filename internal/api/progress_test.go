@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -14,29 +13,6 @@ import (
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
-
-// serve runs a daemon of queue with handler h under cfg (the bundle's
-// prefix, a quick poll) until the test ends.
-func (b *bundle) serve(queue string, h worker.HandlerFunc, opts worker.QueueOptions, cfg worker.Config) {
-	b.t.Helper()
-	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, opts); err != nil {
-		b.t.Fatal(err)
-	}
-	cfg.Prefix, cfg.PollInterval, cfg.ShutdownTimeout = b.prefix, 20*time.Millisecond, time.Second
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	d, err := worker.NewDaemon(b.rdb, reg, cfg)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(b.t.Context()))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = d.Run(ctx)
-	}()
-	b.t.Cleanup(func() { cancel(); <-done })
-}
 
 // getJob reads a job through GET.
 func (b *bundle) getJob(queue, id string) (wire.Job, reply) {

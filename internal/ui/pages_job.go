@@ -43,7 +43,8 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error 
 		return fmt.Errorf("read job: %w", err)
 	}
 	v := jobView{
-		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload), Result: showPayload(j.Result),
+		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload).titled("Payload", ""),
+		Result:   showPayload(j.Result).titled("Result", "The handler set no result."),
 		Attempts: attempts(j), Timeline: timeline(j, h.now()),
 		Cancel:   j.State != worker.StateDead && j.State != worker.StateCompleted,
 		Triage:   j.State == worker.StateDead && s.p.Admin(),

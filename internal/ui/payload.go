@@ -24,6 +24,17 @@ type payloadView struct {
 	Text      string
 	Size      int
 	Truncated bool // Text shows only the first maxShown bytes
+	// For the template "bytes" (layout.html): the heading ("Result"), in
+	// lower case the block's id and its note's word; None, what shows
+	// instead of an empty block ("": the empty block).
+	Title, Name, None string
+}
+
+// titled is v under the heading title, showing none when empty (see
+// payloadView).
+func (v payloadView) titled(title, none string) payloadView {
+	v.Title, v.Name, v.None = title, strings.ToLower(title), none
+	return v
 }
 
 // showPayload renders p: indented when it is JSON, as is when it is UTF-8

@@ -83,9 +83,9 @@ func JobOf(j *worker.Job) Job {
 	if j.UniqueFor > 0 {
 		v.UniqueFor = j.UniqueFor.String()
 	}
-	v.Payload, v.PayloadBase64 = bytesOf(j.Payload)
+	v.Payload, v.PayloadBase64 = BytesOf(j.Payload)
 	if len(j.Result) > 0 {
-		v.Result, v.ResultBase64 = bytesOf(j.Result)
+		v.Result, v.ResultBase64 = BytesOf(j.Result)
 	}
 	if len(j.Headers) > 0 {
 		v.Headers = j.Headers
@@ -97,9 +97,10 @@ func JobOf(j *worker.Job) Job {
 	return v
 }
 
-// bytesOf shows a payload or result: as JSON when it is compact JSON,
-// else in base64.
-func bytesOf(b []byte) (json.RawMessage, *string) {
+// BytesOf shows a payload or result: as JSON when it is compact JSON,
+// which a server keeps byte for byte, else in base64. The API's Go client
+// sends a payload so too.
+func BytesOf(b []byte) (json.RawMessage, *string) {
 	if CompactJSON(b) {
 		return b, nil
 	}
@@ -140,7 +141,7 @@ func (v *Job) ToWorker() (*worker.Job, error) {
 	return j, nil
 }
 
-// fromBytes is the inverse of bytesOf; nil when neither is present.
+// fromBytes is the inverse of BytesOf; nil when neither is present.
 func fromBytes(raw json.RawMessage, b64 *string) ([]byte, error) {
 	switch {
 	case b64 != nil:

@@ -73,7 +73,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"j1", tok}, one},
 		// A retained job's result is stored while Redis is full (see
 		// complete.lua's header).
-		{Complete, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex, k.completed, k.results}, []string{"j5", tok, `{"ok":true}`}, one},
+		{Complete, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex, k.completed, k.results}, []string{"1", "j5", tok, "1", `{"ok":true}`}, one},
 		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
 		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
 		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed}, []string{"j6", k.wake}, nil},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
@@ -27,13 +26,12 @@ type Completion struct {
 // claim are skipped, as Ack skips them. It returns how many it moved.
 func (s *Store) Complete(ctx context.Context, queue string, done []Completion) (int, error) {
 	k := s.Keys(queue)
-	keys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Completed, k.Results}
+	keys := append(ackKeys(k), k.Completed, k.Results)
 	moved := 0
 	for batch := range slices.Chunk(done, MaxBatch) {
-		args := make([]string, 0, 3*len(batch))
-		for _, d := range batch {
-			args = append(args, d.Token.ID, strconv.FormatInt(d.Token.Claim, 10), string(d.Result))
-		}
+		args := reportArgs(make([]string, 0, 1+2*len(batch)), batch, func(d Completion) Token { return d.Token }, func(d Completion) (string, bool) {
+			return string(d.Result), len(d.Result) > 0
+		})
 		n, err := script.Complete.Exec(ctx, s.c, keys, args).AsInt64()
 		if err != nil {
 			return moved, fmt.Errorf("complete %s: %w", queue, err)
@@ -61,11 +59,10 @@ func (s *Store) TrimCompleted(ctx context.Context, queue, leader string, maxJobs
 }
 
 // completed fills in what Get and List read of a completed job beside its
-// record: its finish time, its result (nil for none), and the attempt that
-// succeeded, which its state entry does not count (complete.lua keeps the
-// entry as it was, with the attempts that failed).
-func completed(r *Record, finishedAt time.Time, result string) {
-	r.FinishedAt = finishedAt
+// record: its result (nil for none), and the attempt that succeeded, which
+// its state entry does not count (complete.lua keeps the entry as it was,
+// with the attempts that failed). Its finish time is the Score they return.
+func completed(r *Record, result string) {
 	if result != "" {
 		r.Result = []byte(result)
 	}

@@ -62,17 +62,11 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Renewal, lease 
 // progress reports, the id/claim pairs, then each report's position and
 // progress.
 func renewalArgs(lease string, rs []Renewal) []string {
-	args := make([]string, 2, 2+2*len(rs))
+	args := make([]string, 1, 2+2*len(rs))
 	args[0] = lease
-	var reports []string
-	for i, r := range rs {
-		args = append(args, r.Token.ID, strconv.FormatInt(r.Token.Claim, 10))
-		if r.Progress != nil {
-			reports = append(reports, strconv.Itoa(i+1), encodeProgress(r.Progress))
-		}
-	}
-	args[1] = strconv.Itoa(len(reports) / 2)
-	return append(args, reports...)
+	return reportArgs(args, rs, func(r Renewal) Token { return r.Token }, func(r Renewal) (string, bool) {
+		return encodeProgress(r.Progress), r.Progress != nil
+	})
 }
 
 // QueueError is the failure of one queue's call in a call that spans queues.

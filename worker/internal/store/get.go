@@ -71,7 +71,7 @@ func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 		snap.Record.Attempt++ // the running attempt
 	}
 	if snap.Set == SetCompleted && err == nil {
-		completed(&snap.Record, snap.Score, result)
+		completed(&snap.Record, result)
 	}
 	return snap, err
 }

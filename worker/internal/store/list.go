@@ -49,7 +49,7 @@ type ListQuery struct {
 type ListedJob struct {
 	// Record has the job's options (Priority, Unique); for an active job
 	// Claim, Worker and the running attempt in Attempt; for a completed
-	// one Result, FinishedAt and the attempt that succeeded in Attempt.
+	// one Result and the attempt that succeeded in Attempt.
 	// Only the ID when Err is set.
 	Record Record
 	// Score is the run-at (ready, scheduled), lease deadline (active) or
@@ -112,7 +112,7 @@ func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, 
 		j := ListedJob{Score: time.UnixMilli(ms)}
 		j.Record, j.Err = readRecord(id, vals[i+3], st, opts)
 		if q.What == ListCompleted && j.Err == nil {
-			completed(&j.Record, j.Score, result)
+			completed(&j.Record, result)
 		}
 		if q.What == ListActive && j.Err == nil {
 			tok, worker, _ := strings.Cut(claim, "@")

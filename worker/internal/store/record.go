@@ -48,10 +48,9 @@ type Record struct {
 	// Progress is the running attempt's last stored progress (Get, List),
 	// nil when none was reported; it lives in the claims value.
 	Progress *Progress
-	// Result and FinishedAt are a completed job's (Get, List of completed
-	// jobs): what its handler returned and when it was acked.
-	Result     []byte
-	FinishedAt time.Time
+	// Result is a completed job's (Get, List of completed jobs): what its
+	// handler returned. When it was acked is the Score beside the record.
+	Result []byte
 }
 
 // Token identifies the claim a worker holds the job under.

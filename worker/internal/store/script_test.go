@@ -66,8 +66,13 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		completeKeys := append(slices.Clone(ackKeys), k.Completed, k.Results)
-		// seed-active's triple for complete.lua, with a result.
-		done := append(slices.Clone(active), "r")
+		// complete.lua ARGV: m, then seed-active's pair and pairs, then
+		// the (position, result) pairs of rest; done is seed-active's
+		// completion with a result.
+		ca := func(m string, pairs []string, rest ...string) []string {
+			return append(append([]string{m}, pairs...), rest...)
+		}
+		done := ca("1", active, "1", "r")
 		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		snoozeKeys := []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}
 		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State}
@@ -172,13 +177,18 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"ack negative claim", script.Ack, ackKeys, append(active, "other", "-1")},
 			{"ack 1001 pairs", script.Ack, ackKeys, append(active, repeatArgs(1000, "other", "1")...)},
 
-			{"complete pairs", script.Complete, completeKeys, active},
-			{"complete a triple cut short", script.Complete, completeKeys, append(slices.Clone(done), "other", "1")},
+			{"complete without m", script.Complete, completeKeys, active},
+			{"complete a pair cut short", script.Complete, completeKeys, ca("0", append(slices.Clone(active), "other"))},
+			{"complete m above the pairs", script.Complete, completeKeys, ca("2", active, "1", "r", "1", "r")},
+			{"complete m negative", script.Complete, completeKeys, ca("-1", active)},
+			{"complete result of job 0", script.Complete, completeKeys, ca("1", active, "0", "r")},
+			{"complete result of job 2 of 1", script.Complete, completeKeys, ca("1", active, "2", "r")},
+			{"complete result position fractional", script.Complete, completeKeys, ca("1", active, "1.5", "r")},
 			{"complete without the completed and results keys", script.Complete, completeKeys[:9], done},
 			{"complete without the results key", script.Complete, completeKeys[:10], done},
-			{"complete claim not a number", script.Complete, completeKeys, append(slices.Clone(done), "other", "x", "r")},
-			{"complete negative claim", script.Complete, completeKeys, append(slices.Clone(done), "other", "-1", "r")},
-			{"complete 1001 triples", script.Complete, completeKeys, append(slices.Clone(done), repeatArgs(1000, "other", "1", "r")...)},
+			{"complete claim not a number", script.Complete, completeKeys, ca("1", append(slices.Clone(active), "other", "x"), "1", "r")},
+			{"complete negative claim", script.Complete, completeKeys, ca("1", append(slices.Clone(active), "other", "-1"), "1", "r")},
+			{"complete 1001 pairs", script.Complete, completeKeys, ca("1", append(slices.Clone(active), repeatArgs(1000, "other", "1")...), "1", "r")},
 
 			{"retry claim not a number", script.Retry, retryKeys, []string{k.Wake, "seed-active", "one", "due", "0", "e"}},
 			{"retry to nowhere", script.Retry, retryKeys, []string{k.Wake, "seed-active", tok, "limbo", "0", "e"}},

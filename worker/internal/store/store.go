@@ -41,3 +41,22 @@ func tokenArgs(args []string, toks []Token) []string {
 	}
 	return args
 }
+
+// reportArgs appends to args the number of reports, the id/claim pairs of
+// the tokens of items, then the position (1-based, into the pairs) and
+// value of each item's report, for the items whose report is ok: the ARGV
+// tail of extend.lua (progress) and complete.lua (results).
+func reportArgs[T any](args []string, items []T, token func(T) Token, report func(T) (string, bool)) []string {
+	m := len(args)
+	args = append(args, "")
+	var reports []string
+	for i, it := range items {
+		t := token(it)
+		args = append(args, t.ID, strconv.FormatInt(t.Claim, 10))
+		if v, ok := report(it); ok {
+			reports = append(reports, strconv.Itoa(i+1), v)
+		}
+	}
+	args[m] = strconv.Itoa(len(reports) / 2)
+	return append(args, reports...)
+}

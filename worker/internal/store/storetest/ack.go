@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -10,24 +11,9 @@ import (
 
 // Ack is ack.lua.
 func (f *Fake) Ack(_ context.Context, queue string, toks []store.Token) (int, error) {
-	f.sleep("Ack")
-	f.mu.Lock()
-	defer f.unlock()
-	if len(toks) == 0 {
-		f.t.Errorf("fake: Ack(%s) without tokens", queue)
-	}
-	c := Call{Method: "Ack", Queue: queue, At: time.Now(), Toks: slices.Clone(toks)}
-	if f.downLocked(&c, "ack "+queue) {
-		return 0, c.Err
-	}
-	for _, tok := range toks {
-		if f.heldLocked(queue, tok) != nil {
-			delete(f.queues[queue], tok.ID)
-			c.Got++
-		}
-	}
-	f.record(c)
-	return c.Got, nil
+	return f.settle("Ack", queue, toks, func(j *Job, _ int, _ time.Time) {
+		delete(f.queues[queue], j.Rec.ID)
+	})
 }
 
 // Complete is complete.lua: Ack for a queue that retains finished jobs.
@@ -36,29 +22,39 @@ func (f *Fake) Ack(_ context.Context, queue string, toks []store.Token) (int, er
 // claim and its options (priority, unique key) are gone, its attempts are
 // the ones it ran, the last one that succeeded. A repeated job counts once.
 func (f *Fake) Complete(_ context.Context, queue string, done []store.Completion) (int, error) {
-	f.sleep("Complete")
+	toks := make([]store.Token, len(done))
+	for i, d := range done {
+		toks[i] = d.Token
+	}
+	return f.settle("Complete", queue, toks, func(j *Job, i int, now time.Time) {
+		j.leave(store.SetCompleted, ms(now))
+		j.Rec.Priority, j.Rec.Unique = store.PriorityNormal, store.Unique{}
+		j.Rec.Result = nil
+		if len(done[i].Result) > 0 {
+			j.Rec.Result = slices.Clone(done[i].Result)
+		}
+	})
+}
+
+// settle is what Ack and Complete share: one call of method on queue,
+// recorded (failed while Redis is down), that ends the running attempt of
+// each job held under toks[i] with each(job, i, the Redis clock) and
+// counts it. A repeated job counts once: its first token ends the attempt.
+func (f *Fake) settle(method, queue string, toks []store.Token, each func(j *Job, i int, now time.Time)) (int, error) {
+	f.sleep(method)
 	f.mu.Lock()
 	defer f.unlock()
-	if len(done) == 0 {
-		f.t.Errorf("fake: Complete(%s) without jobs", queue)
+	if len(toks) == 0 {
+		f.t.Errorf("fake: %s(%s) without jobs", method, queue)
 	}
-	c := Call{Method: "Complete", Queue: queue, At: time.Now()}
-	for _, d := range done {
-		c.Toks = append(c.Toks, d.Token)
-	}
-	if f.downLocked(&c, "complete "+queue) {
+	c := Call{Method: method, Queue: queue, At: time.Now(), Toks: slices.Clone(toks)}
+	if f.downLocked(&c, strings.ToLower(method)+" "+queue) {
 		return 0, c.Err
 	}
-	now := ms(f.nowLocked())
-	for _, d := range done {
-		if j := f.heldLocked(queue, d.Token); j != nil {
-			j.leave(store.SetCompleted, now)
-			j.Rec.Worker, j.Rec.Progress = "", nil
-			j.Rec.Priority, j.Rec.Unique = store.PriorityNormal, store.Unique{}
-			j.Rec.Result, j.Rec.FinishedAt = nil, now
-			if len(d.Result) > 0 {
-				j.Rec.Result = slices.Clone(d.Result)
-			}
+	now := f.nowLocked()
+	for i, tok := range toks {
+		if j := f.heldLocked(queue, tok); j != nil {
+			each(j, i, now)
 			c.Got++
 		}
 	}
