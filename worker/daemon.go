@@ -13,6 +13,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/carrier"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/queue"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -25,11 +26,13 @@ type Daemon struct {
 	metrics *metrics.Set // nil without a Registerer
 	id      string       // see ID
 	st      *store.Store
+	layer   *queue.Layer // the queues' records: layouts, settings, pause
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
 	reg     *Registry
 	queues  []string
 	running atomic.Bool // Run was called and has not returned
+	start   startWait   // Run's wait for Redis before its pool starts (Waiting)
 	working atomic.Bool // the pool is claiming jobs
 	summary atomic.Pointer[DrainSummary]
 	env     execEnv // what the queues' executors share
@@ -59,7 +62,8 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
 	env := execEnv{log: cfg.Logger, maxResult: cfg.MaxResultBytes, tracer: newTracer(cfg.TracerProvider)}
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix, m.Redis()), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
+	st := store.New(rdb, cfg.Prefix, m.Redis())
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: st, layer: queue.New(st), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
 }
 
 // ID names this Daemon in its queues' fleets (Client.Fleet) and is the
@@ -77,7 +81,13 @@ func (d *Daemon) Ping(ctx context.Context) error {
 // ErrShutdown) and puts them back due without spending an attempt, writes
 // the last acks, and returns nil. Nothing claimed is lost: if the process
 // dies instead, the jobs' leases expire and the queue's leader recovers
-// them. Run returns an error only when it cannot start.
+// them.
+//
+// Before its pool starts, Run waits while Redis is unavailable (refused
+// connections, LOADING, CLUSTERDOWN, a failover: what IsRedisUnavailable
+// lists), as Dial does, logging the wait every 5 s; Waiting says why
+// meanwhile. Run returns an error only when it cannot start: an error
+// waiting cannot fix, or ctx ended while it waited.
 //
 // Alongside the pool, Run stands for the leadership of each of its queues
 // (the queue's leader lock, see package worker/lock) and, while it leads a
@@ -90,7 +100,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return errors.New("worker: Daemon.Run called twice")
 	}
 	defer d.running.Store(false)
-	if err := d.st.AddQueues(ctx, d.queues...); err != nil {
+	// The start-up writes wait while Redis is unavailable (startup.go).
+	d.start.log = d.cfg.Logger
+	if _, err := retryStart(ctx, &d.start, "record queue names", func(ctx context.Context) (any, error) {
+		return nil, d.st.AddQueues(ctx, d.queues...)
+	}); err != nil {
 		return err
 	}
 	m := d.metrics
@@ -98,7 +112,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	duties := make([]carrier.Queue, 0, len(d.queues))
 	for _, name := range d.queues {
 		reg, _ := d.reg.lookup(name)
-		parts, err := d.servePartitions(ctx, name, reg.opts.Partitions)
+		parts, err := retryStart(ctx, &d.start, "partitions of queue "+name, func(ctx context.Context) ([]string, error) {
+			return d.servePartitions(ctx, name, reg.opts.Partitions)
+		})
 		if err != nil {
 			return fmt.Errorf("worker: partitions of queue %q: %w", name, err)
 		}
@@ -114,7 +130,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Group:       group,
 				Concurrency: reg.opts.Concurrency,
 				MaxAttempts: reg.opts.MaxAttempts,
-				RateLimit:   rateShare(reg.opts.RateLimit, i, len(parts)),
+				RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per}, // each partition claims its share (queue.Layer)
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				Exec:        exec,
 				Abort:       abort,
@@ -253,21 +269,4 @@ func (d *Daemon) Drained() (DrainSummary, bool) {
 		return DrainSummary{}, false
 	}
 	return *s, true
-}
-
-// rateShare is partition i's share of a queue's rate limit, of n
-// partitions: the limit divided among them, the remainder to the first
-// ones, at least 1 (QueueOptions.validate refuses a limit below the
-// partitions; only retired partitions still draining can push the number
-// above it). Together the partitions never start more than the limit in
-// any window; a partition without jobs leaves its share unused.
-func rateShare(r RateLimit, i, n int) store.Rate {
-	if r.N == 0 || n <= 1 {
-		return store.Rate{N: r.N, Per: r.Per}
-	}
-	share := r.N / n
-	if i < r.N%n {
-		share++
-	}
-	return store.Rate{N: max(share, 1), Per: r.Per}
 }

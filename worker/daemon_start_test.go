@@ -1,0 +1,135 @@
+package worker_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// The tests in this file start a Daemon while its Redis cannot serve it
+// (issue 29, item 12): the start waits, and the Daemon runs jobs once
+// Redis answers again.
+
+// waitStarted waits until d's pool runs, and fails the test at once if Run
+// returned first (its error is put back for the test's cleanup).
+func waitStarted(t *testing.T, d *daemon, within time.Duration) {
+	t.Helper()
+	testkit.EventuallyState(t, within, func() (bool, string) {
+		select {
+		case err := <-d.done:
+			d.done <- err
+			t.Fatalf("Daemon.Run returned while it should wait for Redis: %v", err)
+		default:
+		}
+		return d.Running(), fmt.Sprintf("the pool to run (waiting on: %v)", d.Waiting())
+	})
+}
+
+// stillWaiting fails the test if Run returns or starts the pool within d.
+func stillWaiting(t *testing.T, rd *daemon, d time.Duration) {
+	t.Helper()
+	if testkit.WaitUntil(t, d, func() bool { return len(rd.done) > 0 || rd.Running() }) {
+		err := <-rd.done
+		rd.done <- err
+		t.Fatalf("the Daemon did not wait for Redis: running %v, Run returned %v", rd.Running(), err)
+	}
+}
+
+// TestDaemonStartWaitsForRedis: a Daemon started while its Redis is down
+// (killed after the client was made) waits, says why, and runs jobs once
+// Redis is back on the same address.
+func TestDaemonStartWaitsForRedis(t *testing.T) {
+	t.Parallel()
+	redis := testkit.StartPrivate(t)
+	rdb := redis.Client(t)
+	cfg := testConfig(t, testkit.Prefix(t))
+	rec := newRecorder()
+	reg := register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{})
+	redis.Kill()
+
+	d := startDaemon(t, rdb, reg, cfg)
+	stillWaiting(t, d, 1500*time.Millisecond)
+	if !worker.IsRedisUnavailable(d.Waiting()) {
+		t.Errorf("Waiting() = %v while Redis is down, want the error it waits out", d.Waiting())
+	}
+	redis.Restart(t)
+	waitStarted(t, d, 10*time.Second)
+	if err := d.Waiting(); err != nil {
+		t.Errorf("Waiting() = %v once the pool runs, want nil", err)
+	}
+	c := newClient(t, rdb, cfg)
+	id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+	rec.waitCalls(t, id, 1, 10*time.Second)
+	if err := d.stop(t, 10*time.Second); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+}
+
+// TestDaemonStartWaitsOutFailover: on a Cluster whose master of a
+// partition was just killed, a Daemon started before the replica is
+// promoted (the slot's connections refused), or while the cluster reports
+// CLUSTERDOWN, waits and then runs the jobs of every partition.
+func TestDaemonStartWaitsOutFailover(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		down bool // start once the cluster reports cluster_state:fail
+	}{
+		{"master just killed", false},
+		{"cluster down", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pc := testkit.StartPrivateCluster(t, 3, 1)
+			pc.WaitSynced(t)
+			rdb := pc.Client(t)
+			cfg := testConfig(t, testkit.Prefix(t))
+			const parts = 3
+			// A queue whose partition 1 is on another master than the set
+			// of queue names: with that master killed, the first write of
+			// the start (the names) meets CLUSTERDOWN once the cluster is
+			// down, and the partitions' writes refused connections before.
+			q, key := "", ""
+			for i := 0; q == ""; i++ {
+				name := fmt.Sprintf("failover%d", i)
+				k := worker.PartitionKeys(cfg.Prefix, name, parts, 1)[0]
+				if pc.NodeOf(t, k) != pc.NodeOf(t, worker.QueuesKey(cfg.Prefix)) {
+					q, key = name, k
+				}
+			}
+			rec := newRecorder()
+			reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Partitions: parts})
+			killed := pc.KillMasterOf(t, key)
+			if tt.down {
+				pc.WaitClusterDown(t)
+			}
+
+			d := startDaemon(t, rdb, reg, cfg)
+			stillWaiting(t, d, 500*time.Millisecond)
+			if reason := fmt.Sprint(d.Waiting()); tt.down && !strings.Contains(reason, "CLUSTERDOWN") {
+				t.Errorf("Waiting() = %s while the cluster is down, want CLUSTERDOWN", reason)
+			}
+			pc.WaitPromoted(t, key, killed)
+			waitStarted(t, d, 15*time.Second)
+			c := newClient(t, rdb, cfg)
+			var ids []string
+			for i, n := 0, 0; n < parts; i++ {
+				id := fmt.Sprintf("j%d", i)
+				if worker.PartitionOf(id, parts) == n {
+					ids = append(ids, enqueue(t, c, worker.JobSpec{Queue: q, ID: id}))
+					n++
+				}
+			}
+			for _, id := range ids {
+				rec.waitCalls(t, id, 1, 15*time.Second)
+			}
+			if err := d.stop(t, 10*time.Second); err != nil {
+				t.Errorf("Run = %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// A daemon or a client that starts while Redis is briefly unavailable (a
+// restart, a failover, a Cluster that reports CLUSTERDOWN) waits for it
+// instead of failing: under a supervisor a failed start becomes a crash
+// loop whose own back-off grows exactly while Redis recovers. What waiting
+// cannot fix (refused credentials, a TLS certificate, a bad option) still
+// fails at once; IsRedisUnavailable decides which is which.
+const (
+	// startRetryMin is the first wait between two attempts; it doubles
+	// from there.
+	startRetryMin = 100 * time.Millisecond
+	// startRetryMax caps the wait between two attempts, so that a start
+	// completes within about a second of Redis answering again, however
+	// long it was away. An attempt is one connection or one call: cheap
+	// for Redis even from a large fleet.
+	startRetryMax = time.Second
+	// startLogEvery is how often a wait is logged: its first error at
+	// once, then one record per startLogEvery however many attempts.
+	startLogEvery = 5 * time.Second
+)
+
+// startWait is one start's wait for Redis, shared by its steps (Dial's
+// connection, or Daemon.Run's writes before its pool starts). Each wait
+// (the failed attempts of one step) is logged when it begins, then once
+// per startLogEvery, and when it ends. It is safe for concurrent use:
+// Reason may be read while a step waits.
+type startWait struct {
+	log    *slog.Logger
+	notify func(reason error) // when set, told each error waited out, and nil at the end
+
+	mu       sync.Mutex
+	reason   error     // what the last attempt failed with; nil when not waiting
+	since    time.Time // when the current wait began
+	attempts int       // its failed attempts
+	logged   time.Time // when it was last logged
+}
+
+// Reason returns the error the start is waiting out, or nil when it is not
+// waiting.
+func (w *startWait) Reason() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason
+}
+
+// retryStart runs step until it succeeds, fails with an error waiting
+// cannot fix (returned as it is), or ctx ends (the error then wraps ctx's
+// and quotes the last one). what names the step in the logs. step must be
+// safe to run again after it failed part way, as every start-up write is
+// (they set a state; none adds to one). Attempts are startRetryMin apart, doubling up to startRetryMax,
+// each wait drawn between half and all of that (so a fleet restarted at
+// once does not retry in step).
+func retryStart[T any](ctx context.Context, w *startWait, what string, step func(context.Context) (T, error)) (T, error) {
+	delay := startRetryMin
+	for {
+		v, err := step(ctx)
+		switch {
+		case err == nil:
+			w.done(what)
+			return v, nil
+		case ctx.Err() != nil:
+			w.done("")
+			return v, fmt.Errorf("stopped while waiting for Redis (%v): %w", err, context.Cause(ctx))
+		case !IsRedisUnavailable(err):
+			w.done("")
+			return v, err
+		}
+		w.failed(what, err)
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1)) // #nosec G404 -- jitter, not a secret
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			w.done("")
+			return v, fmt.Errorf("stopped while waiting for Redis (%v): %w", err, context.Cause(ctx))
+		case <-t.C:
+		}
+		delay = min(2*delay, startRetryMax)
+	}
+}
+
+// failed records an attempt of what that failed with err, and logs the
+// wait when it begins and once per startLogEvery.
+func (w *startWait) failed(what string, err error) {
+	w.mu.Lock()
+	now := time.Now()
+	first := w.reason == nil
+	if first {
+		w.since, w.attempts = now, 0
+	}
+	w.reason = err
+	w.attempts++
+	attempts, waited := w.attempts, now.Sub(w.since)
+	log := first || now.Sub(w.logged) >= startLogEvery
+	if log {
+		w.logged = now
+	}
+	w.mu.Unlock()
+	if w.notify != nil {
+		w.notify(err)
+	}
+	if !log {
+		return
+	}
+	msg := "still waiting for Redis"
+	if first {
+		msg = "waiting for Redis"
+	}
+	w.log.Warn(msg, "step", what, "attempts", attempts, "waited", waited.Round(time.Millisecond),
+		"retry_max", startRetryMax, "err", err)
+}
+
+// done ends the current wait; when the step (what, not "") succeeded
+// after waiting, it logs how long it waited.
+func (w *startWait) done(what string) {
+	w.mu.Lock()
+	waited, attempts, since := w.reason != nil, w.attempts, w.since
+	w.reason = nil
+	w.mu.Unlock()
+	if w.notify != nil {
+		w.notify(nil)
+	}
+	if waited && what != "" {
+		w.log.Info("Redis answered", "step", what, "attempts", attempts+1, "waited", time.Since(since).Round(time.Millisecond))
+	}
+}
+
+// Waiting returns the error Run is waiting out before its pool starts
+// (Redis unreachable, LOADING, CLUSTERDOWN, a failover: see Dial), or nil
+// when it is not waiting. A readiness probe that finds Running false can
+// say why with it.
+func (d *Daemon) Waiting() error { return d.start.Reason() }
+
+// DialOptions configure Dial. The zero value logs to slog.Default().
+type DialOptions struct {
+	// Logger receives the wait: its first error at once, then one record
+	// every 5 s with the attempts so far and the last error, and one when
+	// Redis answers. Default slog.Default().
+	Logger *slog.Logger
+	// Waiting, when set, is told each error Dial waits out, and nil once
+	// it returns: a readiness probe can say why the process is not ready.
+	Waiting func(reason error)
+}
+
+// Dial returns a client of the Redis that opt describes, as
+// rueidis.NewClient does, but waits for Redis when it is unavailable for
+// now instead of failing: refused or timed-out connections, a server still
+// loading (LOADING), a Cluster failing over (CLUSTERDOWN, a slot without a
+// node), MASTERDOWN, and whatever else IsRedisUnavailable lists. Attempts
+// are 100 ms apart, doubling up to 1 s, so the client comes back within
+// about a second of Redis answering. Dial returns at once an error that
+// waiting cannot fix: credentials Redis refused (WRONGPASS, NOAUTH), a TLS
+// certificate or handshake refused, a bad option. When ctx ends first, it
+// returns an error that wraps ctx's.
+//
+// rueidis.NewClient fails at once when Redis is down; a program that makes
+// its client with Dial and runs a Daemon on it starts whatever state Redis
+// is in, and Daemon.Run waits the same way for its own first writes.
+func Dial(ctx context.Context, opt rueidis.ClientOption, o DialOptions) (rueidis.Client, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	w := &startWait{log: o.Logger.With("redis", strings.Join(opt.InitAddress, ",")), notify: o.Waiting}
+	return retryStart(ctx, w, "connect", func(ctx context.Context) (rueidis.Client, error) {
+		return newClient(ctx, opt)
+	})
+}
+
+// newClient is rueidis.NewClient, which takes no context, given up when
+// ctx ends first (a connection to an address that drops packets takes the
+// dial timeout); a client made after that is closed.
+func newClient(ctx context.Context, opt rueidis.ClientOption) (rueidis.Client, error) {
+	type made struct {
+		c   rueidis.Client
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		c, err := rueidis.NewClient(opt)
+		ch <- made{c, err}
+	}()
+	select {
+	case m := <-ch:
+		return m.c, m.err
+	case <-ctx.Done():
+		go func() {
+			if m := <-ch; m.c != nil {
+				m.c.Close()
+			}
+		}()
+		return nil, context.Cause(ctx)
+	}
+}
