@@ -77,8 +77,9 @@ type Options struct {
 	// requests, refilled at N per Per. The zero value means no limit.
 	RateLimit worker.RateLimit
 	// FailedAuthLimit limits each client address's failed
-	// authentications (no token, a malformed one, an unknown one): a
-	// bucket of N failures, refilled at N per Per. Once it is empty, every
+	// authentications (a malformed Authorization header or an unknown
+	// token; a request without the header is refused but spends nothing,
+	// since any web page can make a browser send one): a bucket of N failures, refilled at N per Per. Once it is empty, every
 	// request from the address gets 429 without its token being checked,
 	// each held back for a second (or until the address may try again) so
 	// that a flood's connections carry one request a second. The address is

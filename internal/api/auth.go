@@ -79,12 +79,19 @@ func tokenQueues(t Token) ([]string, error) {
 	return queues, nil
 }
 
-// authenticate finds the token a request to route ("" for none) carries;
-// a request without a valid one is counted, logged and spends a failure
-// of its address (failures.go).
+// authenticate finds the token a request to route ("" for none) carries.
+// A request that presents a wrong credential (a malformed Authorization
+// header or an unknown token) is counted, logged and spends a failure of
+// its address (failures.go); one that presents none is counted only: any
+// web page can make a browser send such requests (an <img> pointing at
+// the API), so they must not lock its address out.
 func (h *Handler) authenticate(r *http.Request, route string) (identity, *Error) {
 	id, reason, err := h.identify(r)
-	if err != nil {
+	switch {
+	case err == nil:
+	case reason == failMissing:
+		h.metrics.failures.WithLabelValues(failMissing).Inc()
+	default:
 		err = h.failed(r, route, reason, err)
 	}
 	return id, err

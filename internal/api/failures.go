@@ -25,11 +25,15 @@ import (
 // connection closed, the flooder would send the next request, or open the
 // next connection, at once, and the refusals alone would keep the CPU busy
 // (measured with courier bench --mode authflood: a good token's p99 rose
-// 18-fold that way).
+// 18-fold that way). Only a presented credential that is wrong spends a
+// failure: a request without an Authorization header is one any web page
+// can make a browser send (an <img> pointing at the API), and counting it
+// would let that page lock the browser's address, and everyone behind the
+// same NAT or proxy, out of the API and the UI's login.
 
 // The values of courier_api_auth_failures_total's reason label.
 const (
-	failMissing   = "missing"   // no Authorization header
+	failMissing   = "missing"   // no Authorization header (counted, never throttled)
 	failInvalid   = "invalid"   // a malformed header or an unknown token
 	failThrottled = "throttled" // refused unchecked: the address is throttled
 )

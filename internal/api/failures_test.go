@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -32,10 +33,11 @@ func TestFailedAuthLimit(t *testing.T) {
 	const wrong = "wrong-secret-0123456789"
 	local := netip.MustParseAddr("127.0.0.1")
 
-	// A missing token, a wrong one, and a wrong one on no route (the
-	// fallback authenticates too).
+	// A missing token (refused, counted, spending nothing), a wrong one
+	// twice, and a wrong one on no route (the fallback authenticates too).
 	b.want(b.do("GET", "/v1/queues/q/jobs/x", "", ""), 401)
 	b.want(b.do("POST", "/v1/queues/q/jobs", wrong, `{}`), 401)
+	b.want(b.do("GET", "/v1/queues/q/jobs/x", wrong, ""), 401)
 	if throttled(b.h, local) {
 		t.Fatal("throttled after 2 failures of 3")
 	}
@@ -73,11 +75,14 @@ func TestFailedAuthLimit(t *testing.T) {
 	if b.logs.String() != logs {
 		t.Errorf("throttled requests were logged:\n%s", strings.TrimPrefix(b.logs.String(), logs))
 	}
-	if got, want := authFailures(t, reg), map[string]float64{"missing": 1, "invalid": 2, "throttled": 22}; !maps.Equal(got, want) {
+	if got, want := authFailures(t, reg), map[string]float64{"missing": 1, "invalid": 3, "throttled": 22}; !maps.Equal(got, want) {
 		t.Errorf("courier_api_auth_failures_total %v, want %v", got, want)
 	}
+	if strings.Contains(logs, "reason=missing") {
+		t.Errorf("a request without a token was logged as a failed authentication:\n%s", logs)
+	}
 	for _, line := range []string{
-		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=missing method=GET route=/v1/queues/{queue}/jobs/{id}`,
+		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=invalid method=GET route=/v1/queues/{queue}/jobs/{id}`,
 		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=invalid method=POST route=/v1/queues/{queue}/jobs`,
 		`level=INFO msg="api authentication failed" addr=127.0.0.1 reason=invalid method=GET route=""`,
 		`level=WARN msg="api client throttled after repeated authentication failures" addr=127.0.0.1 retry_in=40s`,
@@ -150,6 +155,46 @@ func TestFailedAuthPerAddress(t *testing.T) {
 	}
 }
 
+// TestMissingTokenSpendsNothing: requests without an Authorization
+// header, such as a web page's <img> tags pointing at the API make a
+// browser send, are refused with 401 and counted, but spend none of the
+// address's failures and are not logged: fifteen of them leave the
+// address free to use the API, and a wrong token still spends one.
+func TestMissingTokenSpendsNothing(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	logs := &strings.Builder{}
+	h := newBareHandler(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 3, Per: time.Minute}
+		o.Now = newFakeClock().Now
+		o.Registerer = reg
+		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	for i := range 15 {
+		if code := serveFrom(t, h, "192.0.2.1:1000", "", nil); code != 401 {
+			t.Fatalf("request %d without a token: %d, want 401", i, code)
+		}
+	}
+	if throttled(h, netip.MustParseAddr("192.0.2.1")) {
+		t.Fatal("fifteen requests without a token throttled the address")
+	}
+	if logs.Len() > 0 {
+		t.Errorf("requests without a token were logged:\n%s", logs)
+	}
+	if code := serveFrom(t, h, "192.0.2.1:1000", adminSecret, nil); code == 429 || code == 401 {
+		t.Fatalf("the right token after requests without one: %d", code)
+	}
+	if got := authFailures(t, reg)["missing"]; got != 15 {
+		t.Errorf("missing %v, want 15", got)
+	}
+	for range 3 {
+		serveFrom(t, h, "192.0.2.1:1000", "wrong-secret-0123456789", nil)
+	}
+	if !throttled(h, netip.MustParseAddr("192.0.2.1")) {
+		t.Error("three wrong tokens did not throttle the address")
+	}
+}
+
 // TestFailedAuthNoLimit: the zero FailedAuthLimit throttles no one.
 func TestFailedAuthNoLimit(t *testing.T) {
 	t.Parallel()
@@ -176,7 +221,7 @@ func TestFailedAuthTableBounded(t *testing.T) {
 	nth := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
 	for i := range n {
 		addr := nth(i)
-		if code := serveFrom(t, h, netip.AddrPortFrom(addr, 1000).String(), "", nil); code != 401 {
+		if code := serveFrom(t, h, netip.AddrPortFrom(addr, 1000).String(), "wrong-secret-0123456789", nil); code != 401 {
 			t.Fatalf("address %d: %d, want 401", i, code)
 		}
 	}
@@ -282,7 +327,7 @@ func TestThrottledHeld(t *testing.T) {
 		o.Now = clock.Now
 	})
 	h.hold = 50 * time.Millisecond
-	if code := serveFrom(t, h, "192.0.2.1:1000", "", nil); code != 401 {
+	if code := serveFrom(t, h, "192.0.2.1:1000", "wrong-secret-0123456789", nil); code != 401 {
 		t.Fatalf("first failure: %d, want 401", code)
 	}
 	start := time.Now()

@@ -75,8 +75,10 @@ const Anonymous = anonymous
 // presents. A wrong secret is a failed authentication of r's client
 // address, as a wrong bearer token is: counted, logged, and spending the
 // address's failures, so that once they are spent the address is
-// throttled (Login then refuses without checking the secret). The error
-// is an *Error (unauthorized, or rate_limited with a Retry-After).
+// throttled (Login then refuses without checking the secret). An empty
+// form presents no credential, as a request without an Authorization
+// header does not: it is refused and counted, but spends nothing. The
+// error is an *Error (unauthorized, or rate_limited with a Retry-After).
 func (h *Handler) Login(r *http.Request, secret string) (Principal, error) {
 	if h.Open() {
 		return h.anonymous, nil
@@ -90,7 +92,8 @@ func (h *Handler) Login(r *http.Request, secret string) (Principal, error) {
 		}
 	}
 	if secret == "" {
-		return Principal{}, h.failed(r, "login", failMissing, apiError(wire.CodeUnauthorized, "token", "enter a token"))
+		h.metrics.failures.WithLabelValues(failMissing).Inc()
+		return Principal{}, apiError(wire.CodeUnauthorized, "token", "enter a token")
 	}
 	t := h.match(secret)
 	if t == nil {

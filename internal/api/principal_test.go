@@ -88,6 +88,25 @@ func TestLoginThrottled(t *testing.T) {
 	}
 }
 
+// TestEmptyLoginSpendsNothing: a login form sent empty presents no
+// credential, as a request without an Authorization header does not: it
+// is refused, but any number of them leave the address free to log in.
+func TestEmptyLoginSpendsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *Options) {
+		o.FailedAuthLimit = worker.RateLimit{N: 2, Per: time.Minute}
+		o.Now = newFakeClock().Now
+	})
+	for range 10 {
+		if _, err := b.h.Login(loginRequest(t, "192.0.2.9:1"), ""); codeOf(err) != wire.CodeUnauthorized {
+			t.Fatalf("empty login: %v; want unauthorized", err)
+		}
+	}
+	if _, err := b.h.Login(loginRequest(t, "192.0.2.9:1"), adminSecret); err != nil {
+		t.Fatalf("Login after empty forms: %v", err)
+	}
+}
+
 func TestLookupAndSign(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
