@@ -2,11 +2,14 @@
 -- KEYS[1] active zset   KEYS[2] claims hash   KEYS[3] dead zset   KEYS[4] state hash
 -- ARGV[1] lease_ms   ARGV[2] m = number of progress reports (0 to the number
 --   of pairs)   then pairs of id, claim   then m pairs of position (1-based,
---   into the id/claim pairs) and progress, "<percent>;" .. message (percent
---   a decimal number, the whole at most 512 bytes, no newline): stored in
---   the claims value of a job still held, after its process, as
+--   into the id/claim pairs) and progress, "<percent>;" .. message: stored
+--   in the claims value of a job still held, after its process, as
 --   "\n<percent>;<now_ms>;" .. message (see store/progress.go), replacing
---   what was there; the report of a job not held is dropped
+--   what was there. A report is only information: one that breaks the rule
+--   (store.NormalPercent: percent a plain decimal, digits with an optional
+--   fraction, no sign nor exponent, at most 100; the whole at most 512
+--   bytes, no newline), and the report of a job not held, is dropped, and
+--   the lease renewed all the same: a bad report never fails the call
 -- returns: flat triples id, claim, why of the jobs whose lease was NOT
 --   extended (lost: recovered, finished elsewhere, cancelled, or gone); why
 --   is 'cancelled' for a job that was cancelled while it ran (cancel.lua),
@@ -30,10 +33,9 @@ for j = last + 1, #ARGV, 2 do
   end
   local pct, msg
   if #p <= 512 then pct, msg = string.match(p, '^(%d+%.?%d*);(.*)$') end
-  if not pct or string.find(msg, '\n', 1, true) then
-    return redis.error_reply('ERR courier: progress must be "<percent>;<message>", at most 512 bytes, without newline')
-  end
-  reports[#reports + 1] = {pos, pct, msg}
+  if pct and tonumber(pct) <= 100 and not string.find(msg, '\n', 1, true) then
+    reports[#reports + 1] = {pos, pct, msg}
+  end -- else dropped: see the header
 end
 
 local now = now_ms()

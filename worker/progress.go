@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"math"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -28,7 +27,8 @@ type Progress struct {
 var ErrNotRunning = errors.New("the job is not running in this process")
 
 // ReportProgress records how far the running job is: percent from 0 to
-// 100 and a short message (at most MaxProgressMessageLen bytes of UTF-8,
+// 100 (kept to two decimals; -0 is 0; NaN and the infinities are refused)
+// and a short message (at most MaxProgressMessageLen bytes of UTF-8,
 // no control characters). It never blocks nor calls Redis: the last report
 // is stored with the next lease renewal, which runs every Config.Lease/3,
 // so Get, the API, the CLI and the UI show it within that long. Reports in
@@ -39,13 +39,14 @@ func (j *Job) ReportProgress(percent float64, message string) error {
 	if !j.run.Running() {
 		return ErrNotRunning
 	}
-	if math.IsNaN(percent) || percent < 0 || percent > 100 {
-		return invalid("Percent", "%v is not from 0 to 100", percent)
+	pct, ok := store.NormalPercent(percent)
+	if !ok {
+		return invalid("Percent", "%v is not a number from 0 to 100", percent)
 	}
 	if err := validateText("Message", "", message, MaxProgressMessageLen); err != nil {
 		return err
 	}
-	j.run.Report(store.Progress{Percent: math.Round(percent*100) / 100, Message: message})
+	j.run.Report(store.Progress{Percent: pct, Message: message})
 	return nil
 }
 

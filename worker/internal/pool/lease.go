@@ -46,6 +46,7 @@ func (p *Pool) extendLoop(ctx context.Context) {
 			p.log.Warn("extend job leases", "err", err)
 		}
 		failed, all := store.FailedQueues(err)
+		answered, answeredAll := answeredQueues(err)
 		p.mu.Lock()
 		for queue, toks := range lost {
 			for _, l := range toks {
@@ -65,7 +66,9 @@ func (p *Pool) extendLoop(ctx context.Context) {
 				switch {
 				case r == nil || r.lost:
 				case all || failed[queue]:
-					r.unsent(rn)
+					if !answeredAll && !answered[queue] {
+						r.unsent(rn)
+					}
 				default:
 					r.leaseUntil = sent.Add(p.cfg.Lease)
 				}

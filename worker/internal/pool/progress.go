@@ -2,6 +2,9 @@ package pool
 
 import (
 	"context"
+	"errors"
+
+	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -70,4 +73,36 @@ func (r *run) unsent(rn store.Renewal) {
 	if rn.Progress != nil {
 		r.progress.CompareAndSwap(nil, rn.Progress)
 	}
+}
+
+// answeredQueues names the queues whose extension call Redis answered with
+// an error reply, in err (Store.Extend's); all reports an error reply that
+// names no queue. Their progress reports are dropped, not sent again:
+// Redis ran that call, or refused it, and would answer the same call the
+// same way, so a report that made it fail, sent again with every round,
+// would fail every renewal of the queue until its jobs' leases ran out. A
+// call that got no answer (the network, a timeout) sends its reports
+// again. A report is only information, and the handler's next one
+// replaces it anyway.
+func answeredQueues(err error) (queues map[string]bool, all bool) {
+	if err == nil {
+		return nil, false
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	queues = make(map[string]bool)
+	for _, e := range errs {
+		var re *rueidis.RedisError
+		if !errors.As(e, &re) || re.IsNil() {
+			continue
+		}
+		var qe *store.QueueError
+		if !errors.As(e, &qe) {
+			return nil, true
+		}
+		queues[qe.Queue] = true
+	}
+	return queues, false
 }

@@ -2,9 +2,13 @@ package pool_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -68,4 +72,68 @@ func TestProgressRidesTheExtension(t *testing.T) {
 func TestRunOfAnotherContext(t *testing.T) {
 	t.Parallel()
 	pool.RunOf(t.Context()).Report(store.Progress{Percent: 1}) // must not panic
+}
+
+// refusingReports is a store whose extension calls are answered with an
+// error reply whenever they carry a progress report, as extend.lua once
+// refused a report of "-0" (issue 29, item 7).
+type refusingReports struct {
+	*storetest.Fake
+	refused atomic.Int32
+}
+
+func (s *refusingReports) Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error) {
+	var errs []error
+	for queue, rs := range byQueue {
+		for _, r := range rs {
+			if r.Progress != nil {
+				// An error reply of Redis (its text does not matter here).
+				errs = append(errs, &store.QueueError{Queue: queue, Op: "extend", Err: &rueidis.RedisError{}})
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		s.refused.Add(1)
+		return map[string][]store.Lost{}, errors.Join(errs...)
+	}
+	return s.Fake.Extend(ctx, byQueue, lease)
+}
+
+// TestRefusedReportIsNotSentAgain: a progress report whose extension Redis
+// answered with an error is dropped, not sent with every round: the next
+// round renews the lease, and the job runs once, to its end.
+func TestRefusedReportIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 30 * time.Second
+		st := &refusingReports{Fake: storetest.NewFake(t)}
+		st.Add("q", "j", time.Now())
+		log := newExecLog()
+		exec := log.wrap(func(ctx context.Context, _ *store.Record) pool.Outcome {
+			pool.RunOf(ctx).Report(store.Progress{Percent: 5})
+			select {
+			case <-time.After(3 * lease): // many rounds, each of which must renew
+			case <-ctx.Done():
+				return pool.Outcome{Kind: pool.Retry, Err: "cancelled"}
+			}
+			return pool.Outcome{Kind: pool.Ack}
+		})
+		r := startPool(t, st, pool.Config{Lease: lease}, pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: exec})
+		time.Sleep(4 * lease)
+		synctest.Wait()
+		if _, err := r.stop(t); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		runs := log.get("j")
+		if len(runs) != 1 || runs[0].Cause != nil {
+			t.Fatalf("runs of j: %+v; want one, never cancelled", runs)
+		}
+		if _, ok := st.Job("q", "j"); ok {
+			t.Error("j was not acked")
+		}
+		if n := st.refused.Load(); n != 1 {
+			t.Errorf("%d extension calls refused, want 1: the refused report was sent again", n)
+		}
+	})
 }

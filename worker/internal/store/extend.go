@@ -65,7 +65,7 @@ func renewalArgs(lease string, rs []Renewal) []string {
 	args := make([]string, 1, 2+2*len(rs))
 	args[0] = lease
 	return reportArgs(args, rs, func(r Renewal) Token { return r.Token }, func(r Renewal) (string, bool) {
-		return encodeProgress(r.Progress), r.Progress != nil
+		return encodeProgress(r.Progress)
 	})
 }
 

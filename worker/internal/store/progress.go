@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -30,12 +31,50 @@ type Renewal struct {
 	Progress *Progress
 }
 
-// encodeProgress is the "<percent>;" + message argument of extend.lua.
-func encodeProgress(p *Progress) string {
-	if p == nil {
-		return ""
+// MaxReportBytes bounds a progress report as extend.lua takes it, the
+// percent, its ';' and the message together.
+const MaxReportBytes = 512
+
+// NormalPercent is the one rule of a progress percent, which Go and
+// extend.lua share: a number from 0 to 100, kept to two decimals, with -0
+// as 0. It returns percent so, or false for NaN, an infinity and anything
+// below 0 or above 100. Sent as strconv.FormatFloat(p, 'f', -1, 64), such a
+// percent is what extend.lua stores: a plain decimal ("12.5", no sign nor
+// exponent) of at most 100.
+func NormalPercent(percent float64) (float64, bool) {
+	if math.IsNaN(percent) || percent < 0 || percent > 100 {
+		return 0, false
 	}
-	return strconv.FormatFloat(p.Percent, 'f', -1, 64) + ";" + p.Message
+	p := math.Round(percent*100) / 100
+	if p == 0 {
+		p = 0 // -0 (and what rounds to it) is 0: "-0" is no plain decimal
+	}
+	return p, true
+}
+
+// Normal returns p as extend.lua stores it, its percent by NormalPercent,
+// and false for a report extend.lua would drop (a bad percent, a message
+// with a newline, over MaxReportBytes with its percent), which is not sent.
+func (p Progress) Normal() (Progress, bool) {
+	pct, ok := NormalPercent(p.Percent)
+	p.Percent = pct
+	return p, ok && len(formatPercent(pct))+1+len(p.Message) <= MaxReportBytes && !strings.Contains(p.Message, "\n")
+}
+
+// formatPercent is a normal percent as extend.lua takes it.
+func formatPercent(pct float64) string { return strconv.FormatFloat(pct, 'f', -1, 64) }
+
+// encodeProgress is the "<percent>;" + message argument of extend.lua, and
+// false for no report, or one that is not sent (Normal).
+func encodeProgress(p *Progress) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	n, ok := p.Normal()
+	if !ok {
+		return "", false
+	}
+	return formatPercent(n.Percent) + ";" + n.Message, true
 }
 
 // splitWorker splits the process part of a claims value (what follows the

@@ -66,6 +66,7 @@ func contract() []contractCase {
 		{"retry", testRetry},
 		{"extend", testExtend},
 		{"lease lost", testLeaseLost},
+		{"bad progress report", testBadReport},
 		{"cancel", testCancel},
 		{"dead", testDead},
 		{"requeue", testRequeue},

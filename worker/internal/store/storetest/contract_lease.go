@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"math"
+	"strings"
+
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -36,5 +39,37 @@ func testLeaseLost(k *kit) {
 	}
 	if got := k.recover(3); got != (store.Recovered{}) {
 		t.Errorf("second Recover = %+v, want nothing", got)
+	}
+}
+
+// testBadReport: a progress report that breaks the rule (store.Normal) is
+// dropped and the lease renewed all the same; the call does not fail. A
+// percent of -0 is stored as 0.
+func testBadReport(k *kit) {
+	t := k.t
+	k.enqueue(store.NewJob{ID: "a"})
+	a := k.claimOne(shortLease)
+	report := func(p store.Progress) {
+		t.Helper()
+		before := k.get("a").Now
+		lost, err := k.b.Extend(k.ctx(), map[string][]store.Renewal{q: {{Token: a.Token(), Progress: &p}}}, long)
+		if err != nil || len(lost[q]) != 0 {
+			t.Fatalf("Extend with %+v: lost %v, %v; want the lease renewed", p, lost, err)
+		}
+		snap := k.get("a")
+		within(t, "the renewed lease", snap.Score, before.Add(long), snap.Now.Add(long))
+	}
+	report(store.Progress{Percent: math.Copysign(0, -1), Message: "zero"})
+	if p := k.get("a").Record.Progress; p == nil || p.Percent != 0 || math.Signbit(p.Percent) || p.Message != "zero" {
+		t.Fatalf("progress after -0%%: %+v, want 0%% \"zero\"", p)
+	}
+	for _, bad := range []store.Progress{
+		{Percent: math.NaN()}, {Percent: math.Inf(1)}, {Percent: -1}, {Percent: 100.0000001},
+		{Percent: 5, Message: "a\nb"}, {Percent: 5, Message: strings.Repeat("x", store.MaxReportBytes)},
+	} {
+		report(bad)
+		if p := k.get("a").Record.Progress; p == nil || p.Percent != 0 || p.Message != "zero" {
+			t.Errorf("progress after the bad report %+v: %+v, want the last good one kept", bad, p)
+		}
 	}
 }

@@ -39,9 +39,11 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Renewal, lea
 			if j := f.heldLocked(queue, tok); j != nil {
 				j.Score = after(now, lease)
 				if r.Progress != nil {
-					p := *r.Progress
-					p.UpdatedAt = now.Truncate(time.Millisecond)
-					j.Rec.Progress = &p
+					// a report extend.lua drops is dropped, the lease renewed
+					if p, ok := r.Progress.Normal(); ok {
+						p.UpdatedAt = now.Truncate(time.Millisecond)
+						j.Rec.Progress = &p
+					}
 				}
 			} else {
 				j := f.queues[queue][tok.ID]
