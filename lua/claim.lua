@@ -2,7 +2,7 @@
 -- token, within the queue's rate limit when it has one.
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] rate zset (touched only
---   with a rate limit)   KEYS[8] paused string (pause.lua)
+--   with a rate limit)   KEYS[8] paused string (queue_set.lua)
 -- KEYS[9] due:high zset   KEYS[10] due:low zset (the other priority levels;
 --   KEYS[2] is the normal one)   KEYS[11] opts hash   KEYS[12] unique hash
 --   KEYS[13] unique:exp zset (read only when a corrupt record goes to dead:
@@ -10,10 +10,14 @@
 -- KEYS[14] history hash   KEYS[15] history:minutes zset (record.lua's
 --   history_add): each claimed job's lag (now - the run-at it was due at)
 --   is counted in its lag bucket, and each corrupt record as died
+-- KEYS[16] (optional) settings hash: its field share ("<i>;<m>", written
+--   with the queue's layout by queue_set.lua and queue_copy.lua) says this
+--   is partition i of the m a limit is shared by; read only with a limit
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
---   or "0" (both) = no limit
+--   or "0" (both) = no limit. With KEYS[16] and a share, rate_n is the whole
+--   queue's limit and this partition takes its share of it
 -- ARGV[5] the queue's priority weights "<high>,<normal>,<low>" (integers
 --   0..1000, not all 0), or '' = strict: due jobs of a higher level are
 --   always taken first. With weights, each job of the call goes to a level
@@ -112,6 +116,18 @@ local out = {now_us, -1, 0}
 local take = n
 local rate_first, rate_cum, rate_last -- oldest entry's score (µs), newest cumulative and score
 if rate_n > 0 then
+  -- A partition of a split queue claims its share of the queue's limit,
+  -- as the queue's record says (queue_copy.lua): partition i of m takes
+  -- rate_n / m, the first rate_n % m one more, at least 1.
+  if KEYS[16] then
+    local i, m = string.match(redis.call('HGET', KEYS[16], 'share') or '', '^(%d+);(%d+)$')
+    i, m = tonumber(i), tonumber(m)
+    if m and m > 1 then
+      local share = math.floor(rate_n / m)
+      if i < rate_n % m then share = share + 1 end
+      rate_n = math.max(share, 1)
+    end
+  end
   local rk = KEYS[7]
   local cutoff = ms_str(now_us - rate_ms * 1000)
   local gone = math.min(redis.call('ZCOUNT', rk, '-inf', cutoff), 1000)

@@ -3,14 +3,19 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset (normal)   KEYS[3] state hash
 -- KEYS[4] due:high zset   KEYS[5] due:low zset   KEYS[6] opts hash
 -- KEYS[7] unique hash   KEYS[8] unique:exp zset   KEYS[9] settings hash
---   (field id_retention: ms a caller-supplied id stays refused after its job
---   finished; written by the daemons that serve the queue)
--- KEYS[10] (optional; a partition's enqueue sends it) the same settings
---   hash: when its field retired is set (the queue's partitions changed and
---   this one takes no new job), the call writes nothing and fails with
---   'ERR courier: partition retired'
+--   (the queue's record, queue_set.lua: id_retention, ms a caller-supplied
+--   id stays refused after its job finished; retired; the layout, v)
+-- KEYS[10] (optional; sent to a partition i >= 1) the same settings hash
 -- ARGV[1] wake channel   ARGV[2] n = number of jobs   ARGV[3] k = number of
 --   jobs with options
+-- ARGV[4] the version of the queue's layout the caller routed by ('' = no
+--   check: a call to partition 0 that is never refused). With a version, or
+--   with KEYS[10], the call writes nothing and fails with
+--   'ERR courier: partition retired' when the partition is retired (the
+--   queue's partitions changed and this one takes no new job); with a
+--   version, with 'ERR courier: layout <v>;<n>;<prev>' when the partition
+--   holds a newer layout than the caller's (the caller routes again by it),
+--   and with 'ERR courier: layout unknown' when a partition i >= 1 holds none
 -- then 6 values per job: id, at_ms (absolute run-at, ms since epoch; -1 =
 --   none), delay_ms (used when at_ms is -1), max_attempts (0 = queue
 --   default), timeout_ms (0 = queue default), payload (bytes, may be empty)
@@ -30,20 +35,24 @@
 -- bound: n <= 1000; O(n log N) plus the payloads given; an existing record is
 --   never read (HSETNX), whatever its size
 
+local B = 4 -- the jobs' values start after ARGV[B]
 local n = tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: 1 to 1000 jobs per call') end
 local k = tonumber(ARGV[3])
 if not k or k < 0 or k > n then return redis.error_reply('ERR courier: k must be 0 to n') end
-local hbase = 3 + n * 6 + k * 2 -- where the header pairs start
+local hbase = B + n * 6 + k * 2 -- where the header pairs start
 if #ARGV < hbase or (#ARGV - hbase) % 2 ~= 0 or (#ARGV - hbase) / 2 > n then
   return redis.error_reply('ERR courier: 6 values per job, 2 per job with options and 2 per job with headers expected')
 end
 if not KEYS[9] then return redis.error_reply('ERR courier: enqueue needs the due levels, opts, unique and settings keys') end
+if not ARGV[4] or (ARGV[4] ~= '' and (not string.find(ARGV[4], '^%d+$') or #ARGV[4] > 16)) then
+  return redis.error_reply('ERR courier: the layout version must be digits or empty')
+end
 -- one pattern match per job for the common case (every value well formed);
 -- a job that fails it is checked field by field to name what is wrong
 local find = string.find
 for i = 0, n - 1 do
-  local b = 3 + i * 6
+  local b = B + i * 6
   local id, at, d, m, t = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
   if id == '' or #at > 15 or #d > 12 or #m > 12 or #t > 12
     or not find(at .. ';' .. d .. ';' .. m .. ';' .. t, '^%-?%d+;%d+;%d+;%d+$')
@@ -60,12 +69,21 @@ for i = 0, n - 1 do
     end
   end
 end
-if KEYS[10] and redis.call('HEXISTS', KEYS[10], 'retired') == 1 then
-  return redis.error_reply('ERR courier: partition retired')
+-- the partition's settings, read once: retirement, layout, id retention
+local st = redis.call('HMGET', KEYS[9], 'retired', 'v', 'id_retention')
+local cv = tonumber(ARGV[4])
+if st[1] and (KEYS[10] or cv) then return redis.error_reply('ERR courier: partition retired') end
+if cv then
+  local pv = tonumber(st[2])
+  if pv and pv > cv then
+    local l = redis.call('HMGET', KEYS[9], 'partitions', 'partitions_prev')
+    return redis.error_reply('ERR courier: layout ' .. st[2] .. ';' .. (l[1] or '1') .. ';' .. (l[2] or ''))
+  end
+  if not pv and KEYS[10] and cv > 0 then return redis.error_reply('ERR courier: layout unknown') end
 end
 local opts, last = {}, 0 -- job position -> options
 for j = 0, k - 1 do
-  local at = 3 + n * 6 + j * 2
+  local at = B + n * 6 + j * 2
   local pos, o = tonumber(ARGV[at + 1]), ARGV[at + 2]
   if not pos or pos <= last or pos > n or pos % 1 ~= 0 then
     return redis.error_reply('ERR courier: option positions must increase within 1..n')
@@ -121,8 +139,7 @@ local function score_of(b)
 end
 
 -- the queue's id retention, read only when a job has options
-local retain = 0
-if k > 0 then retain = tonumber(redis.call('HGET', KEYS[9], 'id_retention') or '0') or 0 end
+local retain = tonumber(st[3] or '0') or 0
 -- A job whose only option is a caller's id has none that matters when the
 -- queue retains no ids.
 local plain = k == 0
@@ -141,7 +158,7 @@ if plain then
   -- and no id to retain.
   local zadd = {}
   for i = 0, n - 1 do
-    local b = 3 + i * 6
+    local b = B + i * 6
     local id = ARGV[b + 1]
     -- HSETNX tests for the id without reading what is stored under it; a
     -- later copy of an id in this call finds the first one.
@@ -189,7 +206,8 @@ for pos, o in pairs(opts) do
     kf[pos] = 'k:' .. key
     fields[#fields + 1] = kf[pos]
   end
-  if caller[pos] == '1' then fields[#fields + 1] = 'i:' .. ARGV[3 + (pos - 1) * 6 + 1] end
+  -- a caller's id is refused after its job only while the queue retains ids
+  if caller[pos] == '1' and retain > 0 then fields[#fields + 1] = 'i:' .. ARGV[B + (pos - 1) * 6 + 1] end
 end
 local held = {}
 if #fields > 0 and redis.call('EXISTS', KEYS[7]) == 1 then
@@ -199,7 +217,7 @@ end
 local reused = {} -- added jobs whose id the caller chose: an old entry may be left under it
 local retain_s = ms_str(retain)
 for i = 0, n - 1 do
-  local b = 3 + i * 6
+  local b = B + i * 6
   local pos = i + 1
   local id, o, f = ARGV[b + 1], opts[pos], kf[pos]
   if f and held[f] then

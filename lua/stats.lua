@@ -1,7 +1,7 @@
 -- stats.lua: count a queue's jobs by state, and say whether it is paused
 -- (read only).
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] dead zset
--- KEYS[4] paused string (pause.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
+-- KEYS[4] paused string (queue_set.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
 -- KEYS[7] completed zset (complete.lua)
 -- ARGV: none
 -- returns: {ready, scheduled, active, dead, now_ms, paused, ready_high,

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
+	"github.com/seed-53d105c9/courier/worker/internal/queue"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -81,9 +82,9 @@ type Client struct {
 	metrics *metrics.Set // nil without Config.Registerer
 	cfg     Config
 	ids     idGen
-	tracer  *tracer  // nil without Config.TracerProvider
-	known   sync.Map // queue name → time.Time it was last recorded in the queue set
-	layouts sync.Map // queue name → cachedLayout: its partitions
+	tracer  *tracer      // nil without Config.TracerProvider
+	known   sync.Map     // queue name → time.Time it was last recorded in the queue set
+	layer   *queue.Layer // the queues' records: layouts, settings, pause
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
@@ -103,7 +104,8 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	for q := range cfg.Durability {
 		m.Replicated(q) // the series start at zero
 	}
-	return &Client{st: store.New(rdb, cfg.Prefix, m.Redis()), metrics: m, cfg: cfg, tracer: newTracer(cfg.TracerProvider)}, nil
+	st := store.New(rdb, cfg.Prefix, m.Redis())
+	return &Client{st: st, layer: queue.New(st), metrics: m, cfg: cfg, tracer: newTracer(cfg.TracerProvider)}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/carrier"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
+	"github.com/seed-53d105c9/courier/worker/internal/queue"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/lock"
 )
@@ -25,6 +26,7 @@ type Daemon struct {
 	metrics *metrics.Set // nil without a Registerer
 	id      string       // see ID
 	st      *store.Store
+	layer   *queue.Layer // the queues' records: layouts, settings, pause
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
 	reg     *Registry
@@ -60,7 +62,8 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
 	env := execEnv{log: cfg.Logger, maxResult: cfg.MaxResultBytes, tracer: newTracer(cfg.TracerProvider)}
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: store.New(rdb, cfg.Prefix, m.Redis()), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
+	st := store.New(rdb, cfg.Prefix, m.Redis())
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: st, layer: queue.New(st), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
 }
 
 // ID names this Daemon in its queues' fleets (Client.Fleet) and is the
@@ -127,7 +130,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Group:       group,
 				Concurrency: reg.opts.Concurrency,
 				MaxAttempts: reg.opts.MaxAttempts,
-				RateLimit:   rateShare(reg.opts.RateLimit, i, len(parts)),
+				RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per}, // each partition claims its share (queue.Layer)
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				Exec:        exec,
 				Abort:       abort,
@@ -266,21 +269,4 @@ func (d *Daemon) Drained() (DrainSummary, bool) {
 		return DrainSummary{}, false
 	}
 	return *s, true
-}
-
-// rateShare is partition i's share of a queue's rate limit, of n
-// partitions: the limit divided among them, the remainder to the first
-// ones, at least 1 (QueueOptions.validate refuses a limit below the
-// partitions; only retired partitions still draining can push the number
-// above it). Together the partitions never start more than the limit in
-// any window; a partition without jobs leaves its share unused.
-func rateShare(r RateLimit, i, n int) store.Rate {
-	if r.N == 0 || n <= 1 {
-		return store.Rate{N: r.N, Per: r.Per}
-	}
-	share := r.N / n
-	if i < r.N%n {
-		share++
-	}
-	return store.Rate{N: max(share, 1), Per: r.Per}
 }

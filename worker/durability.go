@@ -145,12 +145,12 @@ func (e *NotReplicatedError) Unwrap() error { return e.Err }
 // not confirmed (each added job's result Err is set to it; duplicates keep
 // theirs); any other error is the enqueue's own. A server without WAITAOF,
 // asked for AOF, is a *ValidationError on Durability.AOF, nothing written.
-func (c *Client) enqueueTo(ctx context.Context, queue, partition string, jobs []store.NewJob, d Durability) ([]store.Enqueued, error) {
+func (c *Client) enqueueTo(ctx context.Context, queue string, to store.Target, jobs []store.NewJob, d Durability) ([]store.Enqueued, error) {
 	if !d.waits() {
-		return c.st.EnqueueJobs(ctx, partition, jobs)
+		return c.st.EnqueueJobs(ctx, to, jobs)
 	}
 	start := time.Now()
-	added, conf, err := c.st.EnqueueConfirmed(ctx, partition, jobs, d.Replicas, d.Timeout, d.AOF)
+	added, conf, err := c.st.EnqueueConfirmed(ctx, to, jobs, d.Replicas, d.Timeout, d.AOF)
 	var noAOF *store.NoWaitAOFError
 	switch {
 	case errors.As(err, &noAOF):

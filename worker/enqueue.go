@@ -67,47 +67,30 @@ func (c *Client) enqueueAll(ctx context.Context, queues []string, specs []JobSpe
 // enqueueGroup is the jobs of one queue that go to one partition with one
 // Durability: one pipeline.
 type enqueueGroup struct {
-	partition  string
+	to         store.Target
 	durability Durability
 	index      []int // into the specs
 	jobs       []store.NewJob
 }
 
+// maxReroutes bounds how often the jobs of one call are routed again by a
+// newer layout before they go to partition 0 unchecked.
+const maxReroutes = 3
+
 // enqueueQueue writes the jobs of specs that go to queue, partition by
-// partition, and fills their results. A partition that was retired since
-// the layout was read (ErrRetired: nothing written) sends its jobs again
-// by the new layout, once.
+// partition, routed by the layout the Client last learned, and fills their
+// results. A partition that refuses the routing (the layout changed) wrote
+// nothing: its jobs are routed again by what the refusal taught
+// (queue.Layer.Refused), and go to partition 0 when nothing newer is known,
+// so a layout change never refuses a job.
 func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, done []bool, now time.Time) error {
+	l, err := c.layer.Route(ctx, queue)
+	if err != nil {
+		return err
+	}
+	fallback := false
 	for attempt := 0; ; attempt++ {
-		l, err := c.layout(ctx, queue)
-		if err != nil {
-			return err
-		}
-		var groups []*enqueueGroup
-		for i := range specs {
-			if specs[i].Queue != queue || done[i] {
-				continue
-			}
-			c.placeID(&specs[i], &jobs[i], l, now)
-			results[i].ID = jobs[i].ID
-			part, dur := home(queue, l, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), c.durabilityOf(&specs[i])
-			var g *enqueueGroup
-			for _, o := range groups {
-				if o.partition == part && o.durability == dur {
-					g = o
-					break
-				}
-			}
-			if g == nil {
-				// Most calls make one group: room for every job up front
-				// saves growing the slices job by job.
-				g = &enqueueGroup{partition: part, durability: dur,
-					index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
-				groups = append(groups, g)
-			}
-			g.index = append(g.index, i)
-			g.jobs = append(g.jobs, jobs[i])
-		}
+		groups := c.groups(queue, l, fallback, specs, jobs, results, done, now)
 		// The partitions' pipelines go out at once: each is its own round
 		// trip, on its own node of a Cluster.
 		errs := make([]error, len(groups))
@@ -120,21 +103,60 @@ func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec
 			}
 			wg.Wait()
 		}
-		retired := false
+		var refused error
 		for _, err := range errs {
-			if errors.Is(err, store.ErrRetired) && attempt == 0 {
-				c.layouts.Delete(queue)
-				retired = true
-				continue
-			}
-			if err != nil {
+			switch {
+			case store.IsRefusal(err):
+				refused = err
+			case err != nil:
 				return err
 			}
 		}
-		if !retired {
+		if refused == nil {
 			return nil
 		}
+		next, back, err := c.layer.Refused(ctx, queue, l, refused)
+		if err != nil {
+			return err
+		}
+		l, fallback = next, back || attempt+1 >= maxReroutes
 	}
+}
+
+// groups sorts the jobs of specs that go to queue and are not done into
+// one group per partition and Durability, routed by l; with fallback, all
+// to partition 0, unchecked.
+func (c *Client) groups(queue string, l store.Layout, fallback bool, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, done []bool, now time.Time) []*enqueueGroup {
+	var groups []*enqueueGroup
+	for i := range specs {
+		if specs[i].Queue != queue || done[i] {
+			continue
+		}
+		to := store.Target{Partition: queue, Version: -1}
+		if !fallback {
+			c.placeID(&specs[i], &jobs[i], l, now)
+			results[i].ID = jobs[i].ID
+			to = store.Target{Partition: l.Home(queue, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), Version: l.Version}
+		}
+		dur := c.durabilityOf(&specs[i])
+		var g *enqueueGroup
+		for _, o := range groups {
+			if o.to == to && o.durability == dur {
+				g = o
+				break
+			}
+		}
+		if g == nil {
+			// Most calls make one group: room for every job up front
+			// saves growing the slices job by job.
+			g = &enqueueGroup{to: to, durability: dur,
+				index: make([]int, 0, len(specs)-i), jobs: make([]store.NewJob, 0, len(specs)-i)}
+			groups = append(groups, g)
+		}
+		g.index = append(g.index, i)
+		g.jobs = append(g.jobs, jobs[i])
+	}
+	return groups
 }
 
 // placeID gives a job with a unique key and a generated id, on a queue of
@@ -162,13 +184,13 @@ func (c *Client) durabilityOf(spec *JobSpec) Durability {
 // enqueueGroup writes one group's jobs and fills their results. Jobs
 // stored but not confirmed on replicas get the *NotReplicatedError.
 func (c *Client) enqueueGroup(ctx context.Context, queue string, g *enqueueGroup, results []EnqueueResult, done []bool) error {
-	added, err := c.enqueueTo(ctx, queue, g.partition, g.jobs, g.durability)
+	added, err := c.enqueueTo(ctx, queue, g.to, g.jobs, g.durability)
 	var unconfirmed error
 	if errors.Is(err, ErrNotReplicated) {
 		unconfirmed, err = err, nil
 	}
 	if err != nil {
-		if errors.Is(err, store.ErrRetired) && len(added) == 0 {
+		if store.IsRefusal(err) && len(added) == 0 {
 			return err
 		}
 		return enqueueError(queue, len(g.jobs), len(added), err)

@@ -172,7 +172,7 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 				d.cfg.Logger.Warn("fleet report failed; will retry", "queue", name, "err", err)
 			}
 			if retain[i] > 0 || first {
-				if err := d.st.SetIDRetention(ctx, name, retain[i]); err != nil && ctx.Err() == nil {
+				if err := d.layer.SetIDRetention(ctx, name, retain[i]); err != nil && ctx.Err() == nil {
 					d.cfg.Logger.Warn("store the queue's id retention failed; will retry", "queue", name, "err", err)
 				}
 			}

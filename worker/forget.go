@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -56,7 +57,7 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 		return err
 	}
 	// Partition 0 last: it holds the layout, which names the others.
-	parts = withZeroLast(parts)
+	parts = append(slices.Clone(parts[1:]), parts[0])
 	for range forgetTries {
 		for _, p := range parts {
 			use, err := c.st.QueueUse(ctx, p)
@@ -82,7 +83,7 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 		if all {
 			// Record the name again at this Client's next enqueue to it.
 			c.known.Delete(queue)
-			c.layouts.Delete(queue)
+			c.layer.Forget(queue)
 			return nil
 		}
 		// Something arrived between the look and the script: look again.

@@ -74,7 +74,7 @@ func (c *Client) History(ctx context.Context, queue string, from, to time.Time) 
 		return nil, invalid("To", "must be at most %d minutes after From (got %d)", HistoryMaxMinutes, end-first)
 	}
 	var out []HistoryMinute
-	err := c.eachPartition(ctx, queue, false, func(p string) error {
+	err := c.eachPartition(ctx, queue, func(p string) error {
 		counts, err := c.st.History(ctx, p, first, end-first)
 		if err != nil {
 			return err

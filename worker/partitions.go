@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -35,67 +33,16 @@ func PartitionKeys(prefix, queue string, partitions, i int) []string {
 	return QueueKeys(prefix, names[i])
 }
 
-// layoutTTL is how long a Client trusts the partitions it read of a queue.
-// A number that grew is picked up within it (until then jobs go to the
-// partitions the old number had, which are still served); a number that
-// shrank is picked up at once, as the retired partitions refuse
-// enqueues.
-const layoutTTL = 30 * time.Second
-
-type cachedLayout struct {
-	l  store.Layout
-	at time.Time
-}
-
-// layout returns queue's partition layout, read at most every layoutTTL.
+// layout reads queue's layout now: operators' reads and changes act on
+// the partitions as they are, never on a copy that may be stale.
 func (c *Client) layout(ctx context.Context, queue string) (store.Layout, error) {
-	if v, ok := c.layouts.Load(queue); ok {
-		if e := v.(cachedLayout); time.Since(e.at) < layoutTTL {
-			return e.l, nil
-		}
-	}
-	l, err := c.st.Layout(ctx, queue)
-	if err != nil {
-		return store.Layout{}, err
-	}
-	c.layouts.Store(queue, cachedLayout{l: l, at: time.Now()})
-	return l, nil
+	return c.layer.Layout(ctx, queue)
 }
 
 // partitions returns the names of queue's partitions that may hold jobs:
 // those of its layout, then those of earlier layouts still draining.
 func (c *Client) partitions(ctx context.Context, queue string) ([]string, error) {
-	l, err := c.layout(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	return allPartitions(queue, l), nil
-}
-
-// allPartitions lists the partitions of l, then those of its earlier
-// layouts, each once.
-func allPartitions(queue string, l store.Layout) []string {
-	names := store.PartitionNames(queue, l.Partitions)
-	if len(l.Prev) == 0 {
-		return names
-	}
-	out := slices.Clone(names)
-	for _, n := range l.Prev {
-		for _, p := range store.PartitionNames(queue, n) {
-			if !slices.Contains(out, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// home returns the partition of l that a job of partition key key goes to.
-func home(queue string, l store.Layout, key string) string {
-	if l.Partitions <= 1 {
-		return queue
-	}
-	return store.PartitionNames(queue, l.Partitions)[store.PartitionOf(key, l.Partitions)]
+	return c.layer.Partitions(ctx, queue)
 }
 
 // partitionIndexCursor wraps the cursor of one partition's pages (inner,
@@ -120,81 +67,30 @@ func parsePartitionCursor(s string, partitions int) (int, string, error) {
 	return i, inner, nil
 }
 
-// servePartitions prepares the partitions of queue for a Daemon that splits
-// it into n: partitions of earlier layouts that are not in the new one are
-// retired first (so no producer adds to them), those of the new one are
-// taken out of retirement, and the layout is written. It returns the
-// partitions to serve: the new layout's, then the retired ones that still
-// hold jobs, which are served until they are empty (at the next start).
+// servePartitions makes the layout of queue n partitions (queue.Layer.Serve)
+// and returns the partitions to serve: the layout's, then the retired ones
+// that still hold jobs, served until they are empty (at the next start).
 func (d *Daemon) servePartitions(ctx context.Context, queue string, n int) ([]string, error) {
-	old, err := d.st.Layout(ctx, queue)
+	serve, err := d.layer.Serve(ctx, queue, n)
 	if err != nil {
 		return nil, err
 	}
-	names := store.PartitionNames(queue, n)
-	if n <= 1 && old.Partitions <= 1 && len(old.Prev) == 0 {
-		return names, nil // never split: nothing stored, nothing to write
-	}
-	var retired []string
-	for _, p := range allPartitions(queue, old) {
-		if !slices.Contains(names, p) {
-			retired = append(retired, p)
-		}
-	}
-	if err := d.st.SetRetired(ctx, retired, true); err != nil {
-		return nil, err
-	}
-	if err := d.st.SetRetired(ctx, names[1:], false); err != nil {
-		return nil, err
-	}
-	holding, err := d.st.HoldJobs(ctx, retired)
-	if err != nil {
-		return nil, err
-	}
-	serve := slices.Clone(names)
-	var prev []int
-	for i, p := range retired {
-		if !holding[i] {
-			continue
-		}
-		serve = append(serve, p)
-		for _, m := range append([]int{old.Partitions}, old.Prev...) {
-			if m != n && !slices.Contains(prev, m) && slices.Contains(store.PartitionNames(queue, m), p) {
-				prev = append(prev, m)
-			}
-		}
-	}
-	if err := d.st.SetLayout(ctx, queue, store.Layout{Partitions: n, Prev: prev}); err != nil {
-		return nil, err
-	}
-	if len(serve) > len(names) {
+	if names := store.PartitionNames(queue, n); len(serve) > len(names) {
 		d.cfg.Logger.Info("serving retired partitions until they are empty", "queue", queue,
 			"partitions", n, "draining", serve[len(names):])
 	}
 	return serve, nil
 }
 
-// withZeroLast returns parts with partition 0 (the first) moved to the end:
-// the order of changes whose end partition 0 reports (a pause, which Stats
-// reads there) or that need partition 0 to the end (the layout, which
-// names the others).
-func withZeroLast(parts []string) []string {
-	return append(slices.Clone(parts[1:]), parts[0])
-}
-
-// eachPartition runs f on every partition of queue, in order, partition 0
-// last when zeroLast, and joins the errors, each naming its partition on
-// a queue of several.
-func (c *Client) eachPartition(ctx context.Context, queue string, zeroLast bool, f func(partition string) error) error {
+// eachPartition runs f on every partition of queue, in order, and joins
+// the errors, each naming its partition on a queue of several.
+func (c *Client) eachPartition(ctx context.Context, queue string, f func(partition string) error) error {
 	parts, err := c.partitions(ctx, queue)
 	if err != nil {
 		return err
 	}
 	if len(parts) == 1 {
 		return f(parts[0])
-	}
-	if zeroLast {
-		parts = withZeroLast(parts)
 	}
 	var errs []error
 	for _, p := range parts {
@@ -215,11 +111,11 @@ func (c *Client) findJob(ctx context.Context, queue, id string, try func(partiti
 	if err != nil {
 		return err
 	}
-	first := home(queue, l, id)
+	first := l.Home(queue, id)
 	if found, err := try(first); found || err != nil {
 		return err
 	}
-	for _, p := range allPartitions(queue, l) {
+	for _, p := range l.All(queue) {
 		if p == first {
 			continue
 		}
@@ -235,7 +131,7 @@ func (c *Client) findJob(ctx context.Context, queue, id string, try func(partiti
 // not changed yet, and returns how many were changed.
 func (c *Client) acrossPartitions(ctx context.Context, queue string, ids []string, f func(partition string, ids []string) ([]bool, error)) (int, error) {
 	n := 0
-	err := c.eachPartition(ctx, queue, false, func(p string) error {
+	err := c.eachPartition(ctx, queue, func(p string) error {
 		if len(ids) == 0 {
 			return nil
 		}
@@ -255,8 +151,7 @@ func (c *Client) acrossPartitions(ctx context.Context, queue string, ids []strin
 }
 
 // stats sums the sizes of queue's partitions, read in one round trip; the
-// pause flag is partition 0's (Pause sets every partition's, partition
-// 0's last).
+// queue is paused when every partition is (store.Total).
 func (c *Client) stats(ctx context.Context, queue string) (store.Stats, error) {
 	parts, err := c.partitions(ctx, queue)
 	if err != nil {
@@ -273,13 +168,11 @@ func (c *Client) stats(ctx context.Context, queue string) (store.Stats, error) {
 }
 
 // Partitions reads how many partitions queue has (QueueOptions.Partitions,
-// as the processes serving it stored it; 1 for a queue never split) and
-// refreshes the Client's copy, which it otherwise reads again every 30s.
+// as the processes serving it stored it; 1 for a queue never split).
 func (c *Client) Partitions(ctx context.Context, queue string) (int, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return 0, err
 	}
-	c.layouts.Delete(queue)
 	l, err := c.layout(ctx, queue)
 	return l.Partitions, err
 }
@@ -295,5 +188,5 @@ func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	return c.st.Leaders(ctx, store.PartitionNames(queue, l.Partitions))
+	return c.st.Leaders(ctx, l.Names(queue))
 }

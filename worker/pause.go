@@ -9,8 +9,10 @@ import "context"
 // running go on to their end (their acks, retries and lease renewals are
 // stored as usual), and enqueueing goes on: new jobs wait in the queue.
 // A queue may be paused before any job or process uses it. A queue of
-// several partitions has the flag in each; a pause that failed half-way
-// leaves some paused: call it again.
+// several partitions has the flag in each, set partition 0 first: when
+// Pause returns nil every partition is paused, those a layout change adds
+// meanwhile too, and Stats says so; a pause that failed half-way leaves
+// some paused (Stats says the queue is not): call it again.
 //
 // Pause is idempotent: pausing a paused queue changes nothing and is no
 // error. The pause lasts until Resume, across restarts of every process.
@@ -18,12 +20,8 @@ func (c *Client) Pause(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	// Partition 0 last: Stats reads its flag, so a pause it reports holds
-	// on every partition.
-	return c.eachPartition(ctx, queue, true, func(p string) error {
-		_, err := c.st.Pause(ctx, p)
-		return err
-	})
+	_, err := c.layer.SetPaused(ctx, queue, true)
+	return err
 }
 
 // Resume ends the pause of queue (see Pause): claims take its jobs again,
@@ -36,8 +34,6 @@ func (c *Client) Resume(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	return c.eachPartition(ctx, queue, false, func(p string) error {
-		_, err := c.st.Resume(ctx, p)
-		return err
-	})
+	_, err := c.layer.SetPaused(ctx, queue, false)
+	return err
 }

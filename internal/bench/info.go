@@ -36,7 +36,7 @@ var scriptInternal = map[string]bool{
 	"hexists": true, "del": true, "pttl": true, "hstrlen": true,
 	// forget.lua's: a queue left with completed jobs only is unused.
 	"hlen": true, "unlink": true,
-	// pause.lua's; the fleet's heartbeat SET, a client's, is counted here
+	// queue_set.lua's and queue_copy.lua's (a pause); the fleet's heartbeat SET, a client's, is counted here
 	// too: one a process every few seconds, nothing beside a job's calls.
 	"set": true,
 }

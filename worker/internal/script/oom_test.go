@@ -59,6 +59,14 @@ func TestScriptsUnderOOM(t *testing.T) {
 	none := func(res rueidis.RedisResult) bool { a, err := res.ToArray(); return err == nil && len(a) == 0 }
 	one := func(res rueidis.RedisResult) bool { n, err := res.AsInt64(); return err == nil && n == 1 }
 	taken := func(res rueidis.RedisResult) bool { return rueidis.IsRedisNil(res.Error()) }
+	qsChanged := func(res rueidis.RedisResult) bool { // queue_set: changed = 1
+		a, err := res.ToArray()
+		if err != nil || len(a) == 0 {
+			return false
+		}
+		n, err := a[0].AsInt64()
+		return err == nil && n == 1
+	}
 	led := func(res rueidis.RedisResult) bool { // fenced: -1 = not the leader
 		a, err := res.AsIntSlice()
 		return err == nil && len(a) == 2 && a[0] >= 0
@@ -84,13 +92,16 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
 		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
-		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "new", "-1", "0", "0", "0", "payload"}, nil},
+		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
 			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex, k.completed, k.results}, nil, nil},
 		// An operator can pause a queue, and resume it, while Redis is full.
-		{Pause, []string{k.paused}, []string{"1", k.wake}, one},
-		{Pause, []string{k.paused}, []string{"0", k.wake}, one},
+		// A daemon can start, and write its queue's layout, while Redis is full.
+		{QueueSet, []string{k.settings, k.paused}, []string{"layout", "", "2", "", "0;2"}, qsChanged},
+		{QueueSet, []string{k.settings, k.paused}, []string{"pause", "1", k.wake}, qsChanged},
+		{QueueSet, []string{k.settings, k.paused}, []string{"pause", "0", k.wake}, qsChanged},
+		{QueueCopy, []string{k.settings, k.paused}, []string{"9000000000000000", "1", "2", "", "0", "1", "1;2", "1", k.wake}, one},
 		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.completed, k.results}, []string{"j5"}, nil},
 		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow, k.completed}, nil, nil},
 		{DeadList, []string{k.jobs, k.dead, k.state, k.opts}, []string{"10", "jobs", "", "", "", "1000000", "", "", "fail"}, nil},

@@ -55,11 +55,15 @@ var (
 	// Forget deletes the leftovers of an unused queue: it only deletes, and a
 	// second run finds nothing more to delete.
 	Forget = declare("forget", Resend, AllowOOM)
-	// Pause pauses or resumes a queue: it sets or deletes one tiny key,
-	// so an operator can stop a queue's claims while Redis is full. A
-	// second run changes nothing (its reply then says "no change", and it
-	// publishes nothing).
-	Pause = declare("pause", Resend, AllowOOM)
+	// QueueSet reads or changes a queue's record in partition 0 (its
+	// layout, id retention and pause): tiny writes, so an operator can
+	// pause a queue while Redis is full. A second run changes nothing
+	// more: a setting already so is no change, and a layout's
+	// compare-and-set finds the revision it wrote and refuses.
+	QueueSet = declare("queue_set", Resend, AllowOOM)
+	// QueueCopy gives a partition the queue's record unless it holds that
+	// revision or a newer one: a second run finds it and writes nothing.
+	QueueCopy = declare("queue_copy", Resend, AllowOOM)
 	// Stats counts a queue's jobs by state and reads its pause flag (read
 	// only).
 	Stats = declare("stats", Resend, DenyOOM)
@@ -83,7 +87,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Complete, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, UniqExpire, HistoryTrim, Fire, Purge, Forget, Pause, Get, Stats, DeadList, List,
+		Recover, Trim, UniqExpire, HistoryTrim, Fire, Purge, Forget, QueueSet, QueueCopy, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

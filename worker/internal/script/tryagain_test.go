@@ -32,7 +32,7 @@ func keysOf(prefix, queue string) queueKeys {
 // enqueueRaw enqueues jobs due now with the enqueue script.
 func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {
 	t.Helper()
-	args := []string{k.wake, strconv.Itoa(len(ids)), "0"}
+	args := []string{k.wake, strconv.Itoa(len(ids)), "0", ""}
 	for _, id := range ids {
 		args = append(args, id, "-1", "0", "0", "0", "payload of "+id)
 	}

@@ -98,7 +98,7 @@ func TestComplete(t *testing.T) {
 		}
 
 		// The unique key is free; the id is not.
-		res, err := s.EnqueueJobs(ctx, queue, []store.NewJob{
+		res, err := s.EnqueueJobs(ctx, store.Target{Partition: queue, Version: -1}, []store.NewJob{
 			{ID: "a"}, {ID: "other", Unique: store.Unique{Key: "ka"}},
 		})
 		if err != nil || res[0].Added || !res[1].Added {

@@ -61,7 +61,7 @@ type Confirmed struct {
 // The timeout is shared: when a call is sent again (NOSCRIPT, a refusal,
 // a redirect), its wait is given what is left of it, and the call takes
 // about the timeout at most beyond the round trips.
-func (s *Store) EnqueueConfirmed(ctx context.Context, queue string, jobs []NewJob, replicas int, timeout time.Duration, aof bool) ([]Enqueued, Confirmed, error) {
+func (s *Store) EnqueueConfirmed(ctx context.Context, to Target, jobs []NewJob, replicas int, timeout time.Duration, aof bool) ([]Enqueued, Confirmed, error) {
 	if aof {
 		if err := s.checkWaitAOF(ctx); err != nil {
 			return nil, Confirmed{}, err
@@ -76,7 +76,7 @@ func (s *Store) EnqueueConfirmed(ctx context.Context, queue string, jobs []NewJo
 		}
 		return rueidis.Commands{s.c.B().Wait().Numreplicas(int64(replicas)).Timeout(int64(ms)).Build()}
 	}
-	replies, waits := script.Enqueue.ExecDedicated(ctx, s.c, wait, s.enqueueCalls(queue, jobs)...)
+	replies, waits := script.Enqueue.ExecDedicated(ctx, s.c, wait, s.enqueueCalls(to, jobs)...)
 	out, err := enqueued(replies, len(jobs))
 	if err != nil {
 		return out, Confirmed{}, err

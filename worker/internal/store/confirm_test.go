@@ -21,7 +21,7 @@ func TestEnqueueConfirmedWithoutReplicas(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		const timeout = 100 * time.Millisecond
 		start := time.Now()
-		out, conf, err := s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("a", "1"), job("b", "2")}, 1, timeout, false)
+		out, conf, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("a", "1"), job("b", "2")}, 1, timeout, false)
 		took := time.Since(start)
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ func TestEnqueueConfirmedWithoutReplicas(t *testing.T) {
 		get(t, s, "b")
 
 		// A duplicate is reported as EnqueueJobs reports it.
-		out, _, err = s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("a", "again")}, 1, time.Millisecond, false)
+		out, _, err = s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("a", "again")}, 1, time.Millisecond, false)
 		if err != nil || len(out) != 1 || out[0].Added {
 			t.Errorf("enqueue of an existing id = %+v, %v; want not added", out, err)
 		}
@@ -56,7 +56,7 @@ func TestEnqueueConfirmedByReplica(t *testing.T) {
 	s := store.New(c, testkit.Prefix(t), nil)
 
 	start := time.Now()
-	out, conf, err := s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("a", "1")}, 1, 5*time.Second, false)
+	out, conf, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("a", "1")}, 1, 5*time.Second, false)
 	if err != nil || len(out) != 1 || !out[0].Added {
 		t.Fatalf("EnqueueConfirmed = %+v, %v", out, err)
 	}
@@ -67,7 +67,7 @@ func TestEnqueueConfirmedByReplica(t *testing.T) {
 		t.Errorf("took %s with the replica in sync", took)
 	}
 
-	out, conf, err = s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("b", "2")}, 2, 50*time.Millisecond, false)
+	out, conf, err = s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("b", "2")}, 2, 50*time.Millisecond, false)
 	if err != nil || len(out) != 1 || !out[0].Added {
 		t.Fatalf("EnqueueConfirmed = %+v, %v", out, err)
 	}
@@ -91,7 +91,7 @@ func TestEnqueueConfirmedAfterScriptFlush(t *testing.T) {
 	for i := range jobs {
 		jobs[i] = job(fmt.Sprintf("j%04d", i), "")
 	}
-	out, conf, err := s.EnqueueConfirmed(t.Context(), queue, jobs, 1, 5*time.Second, false)
+	out, conf, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, jobs, 1, 5*time.Second, false)
 	if err != nil || len(out) != len(jobs) {
 		t.Fatalf("EnqueueConfirmed = %d results, %v", len(out), err)
 	}
@@ -111,7 +111,7 @@ func TestEnqueueConfirmedOnCluster(t *testing.T) {
 	s := store.New(c, testkit.Prefix(t), nil)
 	masters := map[string]bool{}
 	for _, q := range []string{"a", "b", "c", "d", "e", "f"} {
-		out, conf, err := s.EnqueueConfirmed(t.Context(), q, []store.NewJob{job("j", q)}, 1, 10*time.Second, false)
+		out, conf, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: q, Version: -1}, []store.NewJob{job("j", q)}, 1, 10*time.Second, false)
 		if err != nil || len(out) != 1 || !out[0].Added {
 			t.Fatalf("queue %s: EnqueueConfirmed = %+v, %v", q, out, err)
 		}
@@ -136,7 +136,7 @@ func TestEnqueueConfirmedAOF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, conf, err := s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("a", "1")}, 0, time.Second, true)
+	out, conf, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("a", "1")}, 0, time.Second, true)
 	if len(has) == 1 && !has[0].IsNil() { // Redis 7.2 and later
 		if err != nil || len(out) != 1 || !out[0].Added || !conf.Local || conf.Err != nil {
 			t.Errorf("EnqueueConfirmed with WAITAOF = %+v, %+v, %v; want added, written locally", out, conf, err)
@@ -157,7 +157,7 @@ func TestEnqueueConfirmedAOF(t *testing.T) {
 		t.Error("the job was written although the server has no WAITAOF")
 	}
 	// The answer is remembered (for a minute): the same error.
-	if _, _, err := s.EnqueueConfirmed(t.Context(), queue, []store.NewJob{job("a", "1")}, 1, time.Second, true); !errors.Is(err, store.ErrNoWaitAOF) {
+	if _, _, err := s.EnqueueConfirmed(t.Context(), store.Target{Partition: queue, Version: -1}, []store.NewJob{job("a", "1")}, 1, time.Second, true); !errors.Is(err, store.ErrNoWaitAOF) {
 		t.Errorf("second call: %v", err)
 	}
 }

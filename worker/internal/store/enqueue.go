@@ -40,6 +40,15 @@ type Enqueued struct {
 	Holder string
 }
 
+// Target is where an enqueue goes: a partition (a physical queue name) and
+// the version of the queue's layout the caller routed by. A Version below
+// 0 checks nothing but a partition's retirement (partition 0, never
+// retired, then never refuses): a caller's last resort.
+type Target struct {
+	Partition string
+	Version   int64
+}
+
 // Enqueue adds jobs to queue, MaxBatch per script call, all calls in one
 // round trip. added[i] reports whether jobs[i] was written; false means its
 // id exists and that job was left untouched. On error some batches may have
@@ -47,7 +56,7 @@ type Enqueued struct {
 // and enqueueing the same ids again is safe. A batch Redis refused for
 // memory wrote nothing, and the error matches ErrOOM.
 func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added []bool, err error) {
-	res, err := s.EnqueueJobs(ctx, queue, jobs)
+	res, err := s.EnqueueJobs(ctx, Target{Partition: queue, Version: -1}, jobs)
 	added = make([]bool, len(res))
 	for i, r := range res {
 		added[i] = r.Added
@@ -55,20 +64,26 @@ func (s *Store) Enqueue(ctx context.Context, queue string, jobs []NewJob) (added
 	return added, err
 }
 
-// EnqueueJobs is Enqueue that also says, for a job refused for its unique
-// key, which job holds the key.
-func (s *Store) EnqueueJobs(ctx context.Context, queue string, jobs []NewJob) ([]Enqueued, error) {
-	return enqueued(script.Enqueue.ExecMulti(ctx, s.c, s.enqueueCalls(queue, jobs)...), len(jobs))
+// EnqueueJobs is Enqueue to a Target that also says, for a job refused for
+// its unique key, which job holds the key. When the target refuses the
+// caller's routing, nothing of that batch is written and the error matches
+// ErrRetired or is a *StaleLayoutError.
+func (s *Store) EnqueueJobs(ctx context.Context, to Target, jobs []NewJob) ([]Enqueued, error) {
+	return enqueued(script.Enqueue.ExecMulti(ctx, s.c, s.enqueueCalls(to, jobs)...), len(jobs))
 }
 
-// enqueueCalls are the script calls that enqueue jobs to queue, MaxBatch
+// enqueueCalls are the script calls that enqueue jobs to a target, MaxBatch
 // jobs each.
-func (s *Store) enqueueCalls(queue string, jobs []NewJob) []script.Call {
-	k := s.Keys(queue)
+func (s *Store) enqueueCalls(to Target, jobs []NewJob) []script.Call {
+	k := s.Keys(to.Partition)
+	version := ""
+	if to.Version >= 0 {
+		version = strconv.FormatInt(to.Version, 10)
+	}
 	var calls []script.Call
 	for batch := range slices.Chunk(jobs, MaxBatch) {
-		args := make([]string, 0, 3+len(batch)*6)
-		args = append(args, k.Wake, strconv.Itoa(len(batch)), "0")
+		args := make([]string, 0, 4+len(batch)*6)
+		args = append(args, k.Wake, strconv.Itoa(len(batch)), "0", version)
 		var opts []string // position, options: only for the jobs that have any
 		var hdrs []string // position, headers section: likewise
 		for i := range batch {
@@ -90,7 +105,7 @@ func (s *Store) enqueueCalls(queue string, jobs []NewJob) []script.Call {
 		args = append(args, opts...)
 		args = append(args, hdrs...)
 		keys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
-		if IsPartition(queue) {
+		if IsPartition(to.Partition) {
 			keys = append(keys, k.Settings) // checked for retirement
 		}
 		calls = append(calls, script.Call{Keys: keys, Args: args})
@@ -105,7 +120,7 @@ func enqueued(replies []rueidis.RedisResult, jobs int) ([]Enqueued, error) {
 	for i, res := range replies {
 		vals, err := res.ToArray()
 		if err != nil {
-			return out, fmt.Errorf("enqueue batch %d: %w", i+1, markRetired(markOOM(err)))
+			return out, fmt.Errorf("enqueue batch %d: %w", i+1, layoutRefusal(markOOM(err)))
 		}
 		for _, v := range vals {
 			if n, err := v.ToInt64(); err == nil { // not AsInt64: a holder's id may read as a number

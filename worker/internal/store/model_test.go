@@ -123,7 +123,7 @@ func (m *storeModel) enqueue() string {
 	for i := range nj {
 		nj[i], mj[i] = m.newJob()
 	}
-	got, err := m.s.EnqueueJobs(t.Context(), queue, nj)
+	got, err := m.s.EnqueueJobs(t.Context(), store.Target{Partition: queue, Version: -1}, nj)
 	if err != nil || len(got) != len(nj) {
 		t.Fatalf("enqueue %v = %v, %v", nj, got, err)
 	}

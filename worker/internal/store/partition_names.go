@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -100,13 +99,4 @@ func Slot(tag string) uint16 {
 		}
 	}
 	return crc % clusterSlots
-}
-
-// markRetired makes the enqueue's refusal of a retired partition match
-// ErrRetired.
-func markRetired(err error) error {
-	if err != nil && strings.Contains(err.Error(), "courier: partition retired") && !errors.Is(err, ErrRetired) {
-		return errors.Join(ErrRetired, err)
-	}
-	return err
 }

@@ -4,108 +4,168 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
 )
 
-// A queue split into partitions keeps its layout in partition 0's
-// settings hash (the queue's own, Keys(queue).Settings):
-//
-//	partitions       the number of partitions producers route to
-//	partitions_prev  earlier numbers, comma-separated, whose partitions
-//	                 were retired while they still held jobs
-//
-// and each retired partition has "retired" = 1 in its own settings hash:
-// an enqueue routed there (by a producer that read the layout before it
-// changed) writes nothing and fails with ErrRetired, so the producer reads
-// the layout again.
-const (
-	fieldPartitions     = "partitions"
-	fieldPartitionsPrev = "partitions_prev"
-	fieldRetired        = "retired"
-)
+// fieldPartitions is the field of a queue's settings that holds its number
+// of partitions while it is split (lua/queue_set.lua).
+const fieldPartitions = "partitions"
 
-// ErrRetired is the enqueue's refusal of a retired partition.
-var ErrRetired = errors.New("the partition is retired: the queue's partitions changed")
-
-// Layout is what partition 0's settings say of a queue's partitions.
+// Layout is how a queue is split: what partition 0's record says
+// (QueueRecord), and each partition's copy of it.
 type Layout struct {
+	// Version is the revision of the queue's record that published the
+	// layout (QueueRecord.Rev); 0 for a queue never split.
+	Version    int64
 	Partitions int   // 1 when the queue was never split
 	Prev       []int // earlier numbers whose retired partitions may hold jobs
 }
 
-// Layout reads queue's layout in one call.
-func (s *Store) Layout(ctx context.Context, queue string) (Layout, error) {
-	k := s.Keys(queue)
-	vals, err := s.c.Do(ctx, s.c.B().Hmget().Key(k.Settings).Field(fieldPartitions, fieldPartitionsPrev).Build()).ToArray()
-	if err != nil {
-		return Layout{}, fmt.Errorf("read the partitions of %s: %w", queue, err)
+// Names returns the partitions producers route to, partition 0 (the
+// queue) first. The slice is shared: do not modify it.
+func (l Layout) Names(queue string) []string { return PartitionNames(queue, l.Partitions) }
+
+// All returns the partitions that may hold jobs: Names, then those of the
+// earlier numbers still draining, each once.
+func (l Layout) All(queue string) []string {
+	names := l.Names(queue)
+	if len(l.Prev) == 0 {
+		return names
 	}
-	l := Layout{Partitions: 1}
-	if len(vals) != 2 {
-		return l, fmt.Errorf("read the partitions of %s: unexpected reply of %d values", queue, len(vals))
-	}
-	if v, err := vals[0].ToString(); err == nil {
-		if n, err := strconv.Atoi(v); err == nil && n >= 1 {
-			l.Partitions = n
-		}
-	}
-	if v, err := vals[1].ToString(); err == nil {
-		for f := range strings.SplitSeq(v, ",") {
-			if n, err := strconv.Atoi(f); err == nil && n >= 1 {
-				l.Prev = append(l.Prev, n)
+	out := slices.Clone(names)
+	for _, n := range l.Prev {
+		for _, p := range PartitionNames(queue, n) {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}
-	return l, nil
+	return out
 }
 
-// SetLayout writes queue's layout. A queue of one partition with no
-// earlier layout to drain has the fields deleted: its settings are as
-// before partitions existed.
-func (s *Store) SetLayout(ctx context.Context, queue string, l Layout) error {
-	k := s.Keys(queue)
-	field := func(name string, set bool, value string) rueidis.Completed {
-		if set {
-			return s.c.B().Hset().Key(k.Settings).FieldValue().FieldValue(name, value).Build()
-		}
-		return s.c.B().Hdel().Key(k.Settings).Field(name).Build()
+// Home returns the partition a job of partition key key (its unique key,
+// else its id) goes to.
+func (l Layout) Home(queue, key string) string {
+	if l.Partitions <= 1 {
+		return queue
 	}
-	prev := make([]string, len(l.Prev))
+	return l.Names(queue)[PartitionOf(key, l.Partitions)]
+}
+
+// Share is a partition's place among those a queue's rate limit is
+// divided by: it is partition I of M (lua/claim.lua).
+type Share struct{ I, M int }
+
+func (s Share) arg() string { return strconv.Itoa(s.I) + ";" + strconv.Itoa(s.M) }
+
+// ShareOf returns partition's share under l: its place in All. Every
+// partition that may hold jobs has one, so together they never claim more
+// than the limit.
+func (l Layout) ShareOf(queue, partition string) Share {
+	all := l.All(queue)
+	return Share{I: max(slices.Index(all, partition), 0), M: len(all)}
+}
+
+// Same reports whether l and o split the queue alike (their versions may
+// differ).
+func (l Layout) Same(o Layout) bool {
+	return max(l.Partitions, 1) == max(o.Partitions, 1) && slices.Equal(l.Prev, o.Prev)
+}
+
+func (l Layout) prevArg() string {
+	s := make([]string, len(l.Prev))
 	for i, n := range l.Prev {
-		prev[i] = strconv.Itoa(n)
+		s[i] = strconv.Itoa(n)
 	}
-	split := l.Partitions > 1 || len(l.Prev) > 0
-	for _, r := range s.c.DoMulti(ctx,
-		field(fieldPartitions, split, strconv.Itoa(max(l.Partitions, 1))),
-		field(fieldPartitionsPrev, len(prev) > 0, strings.Join(prev, ","))) {
-		if err := r.Error(); err != nil {
-			return fmt.Errorf("write the partitions of %s: %w", queue, err)
-		}
-	}
-	return nil
+	return strings.Join(s, ",")
 }
 
-// SetRetired marks partitions (physical queue names) retired or not, in
-// one round trip.
-func (s *Store) SetRetired(ctx context.Context, partitions []string, retired bool) error {
+func parsePrev(s string) []int {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if n, err := strconv.Atoi(f); err == nil && n >= 1 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ErrRetired is the enqueue's refusal of a retired partition: the queue's
+// partitions changed and this one takes no new job.
+var ErrRetired = errors.New("the partition is retired: the queue's partitions changed")
+
+// StaleLayoutError is the enqueue's refusal of a caller that routed by an
+// older layout than the partition holds. Nothing was written.
+type StaleLayoutError struct {
+	// Layout is the partition's layout; Known is false when the partition
+	// holds none (the queue was forgotten, or Redis lost it): read partition
+	// 0's.
+	Layout Layout
+	Known  bool
+}
+
+func (e *StaleLayoutError) Error() string {
+	if !e.Known {
+		return "the partition holds no layout: the queue's partitions changed"
+	}
+	return fmt.Sprintf("the queue's layout changed: %d partitions (version %d)", e.Layout.Partitions, e.Layout.Version)
+}
+
+// IsRefusal reports whether err is an enqueue's refusal of the caller's
+// routing (ErrRetired or a *StaleLayoutError): nothing was written.
+func IsRefusal(err error) bool {
+	var stale *StaleLayoutError
+	return errors.Is(err, ErrRetired) || errors.As(err, &stale)
+}
+
+// layoutRefusal turns enqueue.lua's refusals of a caller's routing into
+// ErrRetired and *StaleLayoutError; other errors are returned as they are.
+func layoutRefusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "courier: partition retired") {
+		return ErrRetired
+	}
+	_, rest, ok := strings.Cut(msg, "courier: layout ")
+	if !ok {
+		return err
+	}
+	if strings.HasPrefix(rest, "unknown") {
+		return &StaleLayoutError{}
+	}
+	f := strings.SplitN(rest, ";", 3)
+	if len(f) != 3 {
+		return err
+	}
+	v, err1 := strconv.ParseInt(f[0], 10, 64)
+	n, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || n < 1 {
+		return err
+	}
+	return &StaleLayoutError{Layout: Layout{Version: v, Partitions: n, Prev: parsePrev(strings.TrimSpace(f[2]))}, Known: true}
+}
+
+// Retire marks partitions (physical queue names) retired by the layout of
+// version: their enqueues are refused from now on, until a copy of a
+// layout at least that new serves them again (lua/queue_copy.lua). One
+// round trip.
+func (s *Store) Retire(ctx context.Context, partitions []string, version int64) error {
 	if len(partitions) == 0 {
 		return nil
 	}
 	cmds := make([]rueidis.Completed, len(partitions))
 	for i, p := range partitions {
-		k := s.Keys(p)
-		if retired {
-			cmds[i] = s.c.B().Hset().Key(k.Settings).FieldValue().FieldValue(fieldRetired, "1").Build()
-		} else {
-			cmds[i] = s.c.B().Hdel().Key(k.Settings).Field(fieldRetired).Build()
-		}
+		cmds[i] = s.c.B().Hset().Key(s.Keys(p).Settings).FieldValue().FieldValue("retired", strconv.FormatInt(version, 10)).Build()
 	}
 	for i, r := range s.c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("mark partition %s retired=%t: %w", partitions[i], retired, err)
+			return fmt.Errorf("retire partition %s: %w", partitions[i], err)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -84,60 +83,6 @@ func TestPartitionOf(t *testing.T) {
 	}
 }
 
-func TestLayoutAndRetiredPartitions(t *testing.T) {
-	t.Parallel()
-	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
-		ctx := t.Context()
-		const q = "lay"
-		if l, err := s.Layout(ctx, q); err != nil || l.Partitions != 1 || l.Prev != nil {
-			t.Fatalf("Layout of a new queue = %+v, %v; want 1 partition", l, err)
-		}
-		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 4, Prev: []int{2, 3}}); err != nil {
-			t.Fatal(err)
-		}
-		if l, err := s.Layout(ctx, q); err != nil || l.Partitions != 4 || !slices.Equal(l.Prev, []int{2, 3}) {
-			t.Fatalf("Layout = %+v, %v", l, err)
-		}
-		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 4}); err != nil {
-			t.Fatal(err)
-		}
-		if l, _ := s.Layout(ctx, q); l.Prev != nil {
-			t.Errorf("Prev = %v after a layout without; want none", l.Prev)
-		}
-		if err := s.SetLayout(ctx, q, store.Layout{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-		if testkit.Exists(t, c, s.Keys(q).Settings) {
-			t.Error("a queue back to one partition keeps layout fields")
-		}
-
-		parts := store.PartitionNames(q, 3)
-		if err := s.SetRetired(ctx, parts[1:], true); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.EnqueueJobs(ctx, parts[1], []store.NewJob{{ID: "refused"}})
-		if !errors.Is(err, store.ErrRetired) {
-			t.Fatalf("enqueue to a retired partition: %v; want ErrRetired", err)
-		}
-		if held, err := s.HoldJobs(ctx, parts); err != nil || slices.Contains(held, true) {
-			t.Errorf("HoldJobs = %v, %v; the refused enqueue wrote something", held, err)
-		}
-		// Partition 0 is the queue itself and is never refused.
-		if _, err := s.EnqueueJobs(ctx, parts[0], []store.NewJob{{ID: "kept"}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SetRetired(ctx, parts[1:], false); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.EnqueueJobs(ctx, parts[2], []store.NewJob{{ID: "back"}}); err != nil {
-			t.Fatal(err)
-		}
-		if held, err := s.HoldJobs(ctx, parts); err != nil || !slices.Equal(held, []bool{true, false, true}) {
-			t.Errorf("HoldJobs = %v, %v; want [true false true]", held, err)
-		}
-	})
-}
-
 // TestForgetQueuesLeavesPartitionedQueues: the leader's cleanup of unused
 // queues never forgets partition 0 of a split queue (its layout names the
 // partitions that may still hold jobs).
@@ -148,15 +93,15 @@ func TestForgetQueuesLeavesPartitionedQueues(t *testing.T) {
 		if err := s.AddQueues(ctx, "split", "plain"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SetLayout(ctx, "split", store.Layout{Partitions: 3}); err != nil {
-			t.Fatal(err)
+		if _, ok, err := s.PublishLayout(ctx, "split", 0, store.Layout{Partitions: 3}, store.Share{I: 0, M: 3}); !ok || err != nil {
+			t.Fatal(ok, err)
 		}
 		gone, err := s.ForgetQueues(ctx, nil)
 		if err != nil || !slices.Equal(gone, []string{"plain"}) {
 			t.Fatalf("ForgetQueues = %v, %v; want only the plain queue", gone, err)
 		}
-		if l, err := s.Layout(ctx, "split"); err != nil || l.Partitions != 3 {
-			t.Errorf("the split queue's layout = %+v, %v; want it kept", l, err)
+		if rec, err := s.ReadQueue(ctx, "split"); err != nil || rec.Layout.Partitions != 3 {
+			t.Errorf("the split queue's layout = %+v, %v; want it kept", rec.Layout, err)
 		}
 	})
 }

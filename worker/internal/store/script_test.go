@@ -30,7 +30,7 @@ func repeatArgs(n int, args ...string) []string {
 // enqueueArgs returns enqueue ARGV for the given jobs of six values each,
 // none with options.
 func enqueueArgs(wake string, jobs ...[6]string) []string {
-	args := []string{wake, strconv.Itoa(len(jobs)), "0"}
+	args := []string{wake, strconv.Itoa(len(jobs)), "0", ""}
 	for _, j := range jobs {
 		args = append(args, j[:]...)
 	}
@@ -63,6 +63,8 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		// Each script's full keys, so that every case fails for its own
 		// reason; the "without" cases leave keys off.
 		enqKeys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
+		qsKeys := []string{k.Settings, k.Paused}
+		copyArgs := []string{"5", "5", "4", "", "0", "0", "1;4", "1", k.Wake}
 		claimKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		ackKeys := []string{k.Jobs, k.Active, k.Claims, k.State, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		completeKeys := append(slices.Clone(ackKeys), k.Completed, k.Results)
@@ -101,7 +103,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		la := func(set ...any) []string { return argsWith([]string{"ready", "10", "", "", "", "1000"}, set...) }
 		// One job with options: enqueue ARGV with n = 1 and k = 1, and the
 		// options pair (position, options) after the job.
-		withOpts := func(pos, o string) []string { return append(append([]string{k.Wake, "1", "1"}, ok[:]...), pos, o) }
+		withOpts := func(pos, o string) []string { return append(append([]string{k.Wake, "1", "1", ""}, ok[:]...), pos, o) }
 
 		tests := []struct {
 			name   string
@@ -126,6 +128,8 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"enqueue run-at below -1", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-2", "0", "0", "0", ""})},
 			{"enqueue timeout beyond a Duration", script.Enqueue, enqKeys, enqueueArgs(k.Wake, ok, [6]string{"x", "-1", "0", "0", "9999999999999", ""})},
 			{"enqueue without the settings key", script.Enqueue, enqKeys[:8], enqueueArgs(k.Wake, ok)},
+			{"enqueue layout version not a number", script.Enqueue, enqKeys, argsWith(enqueueArgs(k.Wake, ok), 3, "v2")},
+			{"enqueue layout version negative", script.Enqueue, enqKeys, argsWith(enqueueArgs(k.Wake, ok), 3, "-1")},
 			{"enqueue k missing", script.Enqueue, enqKeys, append([]string{k.Wake, "1"}, ok[:]...)},
 			{"enqueue k above n", script.Enqueue, enqKeys, append(append([]string{k.Wake, "1", "2"}, ok[:]...), "1", "h;-;0;0;", "1", "h;-;0;0;")},
 			{"enqueue options without their pair", script.Enqueue, enqKeys, append([]string{k.Wake, "1", "1"}, ok[:]...)},
@@ -281,11 +285,33 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim process with @", script.Claim, claimKeys, []string{"10", "60000", "", "", "", "host@1"}},
 			{"claim process of 257 bytes", script.Claim, claimKeys, []string{"10", "60000", "", "", "", strings.Repeat("p", 257)}},
 
-			{"pause without a state", script.Pause, []string{k.Paused}, []string{"", k.Wake}},
-			{"pause state yes", script.Pause, []string{k.Paused}, []string{"yes", k.Wake}},
-			{"pause state 2", script.Pause, []string{k.Paused}, []string{"2", k.Wake}},
-			{"pause without the wake channel", script.Pause, []string{k.Paused}, []string{"1"}},
-			{"pause empty wake channel", script.Pause, []string{k.Paused}, []string{"1", ""}},
+			{"queue_set without the paused key", script.QueueSet, []string{k.Settings}, []string{"read"}},
+			{"queue_set unknown change", script.QueueSet, qsKeys, []string{"grow"}},
+			{"queue_set no change", script.QueueSet, qsKeys, nil},
+			{"queue_set pause without a state", script.QueueSet, qsKeys, []string{"pause", "", k.Wake}},
+			{"queue_set pause state yes", script.QueueSet, qsKeys, []string{"pause", "yes", k.Wake}},
+			{"queue_set pause state 2", script.QueueSet, qsKeys, []string{"pause", "2", k.Wake}},
+			{"queue_set pause without the wake channel", script.QueueSet, qsKeys, []string{"pause", "1"}},
+			{"queue_set pause empty wake channel", script.QueueSet, qsKeys, []string{"pause", "1", ""}},
+			{"queue_set retention negative", script.QueueSet, qsKeys, []string{"retention", "-1"}},
+			{"queue_set retention over a year", script.QueueSet, qsKeys, []string{"retention", "31622400001"}},
+			{"queue_set retention missing", script.QueueSet, qsKeys, []string{"retention"}},
+			{"queue_set layout revision not a number", script.QueueSet, qsKeys, []string{"layout", "r1", "4", "", "0;4"}},
+			{"queue_set layout of 0 partitions", script.QueueSet, qsKeys, []string{"layout", "", "0", "", "0;1"}},
+			{"queue_set layout of 65 partitions", script.QueueSet, qsKeys, []string{"layout", "", "65", "", "0;65"}},
+			{"queue_set layout prev not numbers", script.QueueSet, qsKeys, []string{"layout", "", "4", "two", "0;4"}},
+			{"queue_set layout share missing", script.QueueSet, qsKeys, []string{"layout", "", "4", ""}},
+			{"queue_set layout share not i;m", script.QueueSet, qsKeys, []string{"layout", "", "4", "", "0"}},
+			{"queue_copy without the paused key", script.QueueCopy, []string{k.Settings}, copyArgs},
+			{"queue_copy rev not a number", script.QueueCopy, qsKeys, argsWith(copyArgs, 0, "x")},
+			{"queue_copy v missing", script.QueueCopy, qsKeys, argsWith(copyArgs, 1, "")},
+			{"queue_copy of 0 partitions", script.QueueCopy, qsKeys, argsWith(copyArgs, 2, "0")},
+			{"queue_copy prev not numbers", script.QueueCopy, qsKeys, argsWith(copyArgs, 3, "x")},
+			{"queue_copy retention negative", script.QueueCopy, qsKeys, argsWith(copyArgs, 4, "-1")},
+			{"queue_copy paused yes", script.QueueCopy, qsKeys, argsWith(copyArgs, 5, "yes")},
+			{"queue_copy share not i;m", script.QueueCopy, qsKeys, argsWith(copyArgs, 6, "1")},
+			{"queue_copy serves 2", script.QueueCopy, qsKeys, argsWith(copyArgs, 7, "2")},
+			{"queue_copy without the wake channel", script.QueueCopy, qsKeys, copyArgs[:8]},
 
 			{"forget without the paused key", script.Forget, forgetKeys[:10], nil},
 			{"forget without the settings key", script.Forget, forgetKeys[:16], nil},

@@ -62,10 +62,12 @@ func decodeStats(queue string, res rueidis.RedisResult) (Stats, error) {
 }
 
 // Total adds up the sizes of parts (the partitions of a queue, at least
-// one); the pause flag is the first's, partition 0's.
+// one); the queue is paused when every part is: a pause holds only once
+// it reached them all.
 func Total(parts []Stats) Stats {
 	t := parts[0]
 	for _, o := range parts[1:] {
+		t.Paused = t.Paused && o.Paused
 		t.Ready += o.Ready
 		t.Scheduled += o.Scheduled
 		t.Active += o.Active

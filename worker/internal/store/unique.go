@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
@@ -25,25 +24,4 @@ func (s *Store) ExpireUnique(ctx context.Context, queue, leader string, limit in
 		return ExpiredUnique{}, fmt.Errorf("expire unique keys %s: %w", queue, err)
 	}
 	return ExpiredUnique{Forgotten: a, Looked: b}, nil
-}
-
-// SetIDRetention sets how long a caller-supplied id of queue stays refused
-// after its job finished (0 = not at all: refused only while the job
-// exists). The daemons serving the queue write it at start; enqueue.lua
-// reads it.
-func (s *Store) SetIDRetention(ctx context.Context, queue string, d time.Duration) error {
-	if d > MaxUniqueFor {
-		return fmt.Errorf("set id retention of %s: %s is over the limit of %s", queue, d, MaxUniqueFor)
-	}
-	k := s.Keys(queue)
-	var err error
-	if d <= 0 {
-		err = s.c.Do(ctx, s.c.B().Hdel().Key(k.Settings).Field("id_retention").Build()).Error()
-	} else {
-		err = s.c.Do(ctx, s.c.B().Hset().Key(k.Settings).FieldValue().FieldValue("id_retention", strconv.FormatInt(d.Milliseconds(), 10)).Build()).Error()
-	}
-	if err != nil {
-		return fmt.Errorf("set id retention of %s: %w", queue, err)
-	}
-	return nil
 }

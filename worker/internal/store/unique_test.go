@@ -24,7 +24,7 @@ func uniq(id, key string) store.NewJob {
 // enqueueJobs enqueues jobs to q and returns what EnqueueJobs said of each.
 func enqueueJobs(t *testing.T, s *store.Store, q string, jobs ...store.NewJob) []store.Enqueued {
 	t.Helper()
-	got, err := s.EnqueueJobs(t.Context(), q, jobs)
+	got, err := s.EnqueueJobs(t.Context(), store.Target{Partition: q, Version: -1}, jobs)
 	if err != nil || len(got) != len(jobs) {
 		t.Fatalf("EnqueueJobs = %v, %v; want %d results", got, err, len(jobs))
 	}
@@ -328,7 +328,7 @@ func TestExpireUnique(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k, ctx := s.Keys(queue), t.Context()
 		const short = 100 * time.Millisecond
-		if err := s.SetIDRetention(ctx, queue, short); err != nil {
+		if _, _, err := s.SetIDRetention(ctx, queue, short); err != nil {
 			t.Fatal(err)
 		}
 		// Live past its window (never claimed): kept.
@@ -460,7 +460,7 @@ func TestIDRetention(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
 		k, ctx := s.Keys(queue), t.Context()
 		const retention = time.Second
-		if err := s.SetIDRetention(ctx, queue, retention); err != nil {
+		if _, _, err := s.SetIDRetention(ctx, queue, retention); err != nil {
 			t.Fatal(err)
 		}
 		if v, _ := testkit.HGet(t, c, k.Settings, "id_retention"); v != "1000" {
@@ -500,7 +500,7 @@ func TestIDRetention(t *testing.T) {
 		// Retained again, then the retention is removed: the id is free at
 		// once (a call of caller ids only, with no retention, takes the
 		// plain path).
-		if err := s.SetIDRetention(ctx, queue, time.Hour); err != nil {
+		if _, _, err := s.SetIDRetention(ctx, queue, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		ackAll(t, s, queue)
@@ -509,7 +509,7 @@ func TestIDRetention(t *testing.T) {
 		}
 
 		// Without a retention, nothing is remembered.
-		if err := s.SetIDRetention(ctx, queue, 0); err != nil {
+		if _, _, err := s.SetIDRetention(ctx, queue, 0); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := testkit.HGet(t, c, k.Settings, "id_retention"); ok {

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// Pause is pause.lua pausing queue, recorded as "Pause": claims of a
+// Pause is queue_set.lua pausing queue, recorded as "Pause": claims of a
 // paused queue take nothing and report Claimed.Paused. A change publishes
 // a message that reaches onWake as run-at 0, as store.PausedMessage does.
 func (f *Fake) Pause(_ context.Context, queue string) (bool, error) {
 	return f.setPaused("Pause", queue, true)
 }
 
-// Resume is pause.lua resuming queue, recorded as "Resume". A change
+// Resume is queue_set.lua resuming queue, recorded as "Resume". A change
 // publishes a wake-up at the Redis clock.
 func (f *Fake) Resume(_ context.Context, queue string) (bool, error) {
 	return f.setPaused("Resume", queue, false)
