@@ -145,8 +145,8 @@ func (p *Pool) ack(ctx context.Context, q *queue, runs []*run) (int, error) {
 
 // forget drops a settled run from the running set. p.mu must be held.
 func (p *Pool) forget(r *run) {
-	if tok := r.rec.Token(); p.running[tok] == r {
-		delete(p.running, tok)
+	if k := r.key(); p.running[k] == r {
+		delete(p.running, k)
 	}
 }
 

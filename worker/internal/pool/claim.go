@@ -154,12 +154,12 @@ func (p *Pool) dispatch(q *queue, c store.Claimed, leaseUntil time.Time) {
 		r := &run{q: q, rec: c.Jobs[i], leaseUntil: leaseUntil, claimed: now, lag: max(c.Now.Sub(c.Jobs[i].RunAt), 0)}
 		r.vctx = runCtx{Context: p.baseCtx, r: r}
 		r.ctx, r.cancel = context.WithCancelCause(&r.vctx)
-		if old := p.running[r.rec.Token()]; old != nil {
+		if old := p.running[r.key()]; old != nil {
 			// Claim tokens never repeat in Redis; if one did (a Redis restored
 			// from an old copy), two runs must not share one entry.
 			p.loseLease(old, "the same claim was handed out twice")
 		}
-		p.running[r.rec.Token()] = r
+		p.running[r.key()] = r
 		runs[i] = r
 		if late {
 			// The claim was answered after its lease minus the margin (a

@@ -50,9 +50,9 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		p.mu.Lock()
 		for queue, toks := range lost {
 			for _, l := range toks {
-				r := p.running[l.Token]
+				r := p.running[runKey{queue, l.Token}]
 				switch {
-				case r == nil || r.q.Name != queue:
+				case r == nil:
 				case l.Cancelled:
 					p.cancelled(r)
 				default:
@@ -62,7 +62,7 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		}
 		for queue, rs := range byQueue {
 			for _, rn := range rs {
-				r := p.running[rn.Token]
+				r := p.running[runKey{queue, rn.Token}]
 				switch {
 				case r == nil || r.lost:
 				case all || failed[queue]:
@@ -143,8 +143,8 @@ func (p *Pool) loseLease(r *run, why string) {
 func (p *Pool) cancelRun(queue, id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for tok, r := range p.running {
-		if tok.ID == id && r.q.Name == queue {
+	for k, r := range p.running {
+		if k.tok.ID == id && k.queue == queue {
 			p.cancelled(r)
 		}
 	}

@@ -193,7 +193,7 @@ type Pool struct {
 	extendSig chan struct{}
 
 	mu       sync.Mutex
-	running  map[store.Token]*run
+	running  map[runKey]*run
 	hard     bool         // past ShutdownTimeout: failures are handed back, not retried
 	giveUp   bool         // past the hard stop's grace: outcome writes are not tried again
 	watchAt  time.Time    // when the lease watch looks next
@@ -202,6 +202,18 @@ type Pool struct {
 	returned int            // jobs handed back at the hard stop
 	writes   sync.WaitGroup // outcome writes in flight
 }
+
+// runKey names a run in Pool.running: its queue (partition) and claim.
+// Claim tokens never repeat within a queue, but two queues may hand out
+// the same one: on a Cluster each takes its tokens from its own node's
+// clock.
+type runKey struct {
+	queue string
+	tok   store.Token
+}
+
+// key is r's key in Pool.running.
+func (r *run) key() runKey { return runKey{r.q.Name, r.rec.Token()} }
 
 // run is one claimed job, from claim to outcome. Its flags and lease
 // deadline are guarded by Pool.mu.
@@ -269,7 +281,7 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		queues:     make(map[string]*queue, len(queues)),
-		running:    make(map[store.Token]*run),
+		running:    make(map[runKey]*run),
 		margin:     lock.Margin(cfg.Lease),
 		renewEvery: renewInterval(cfg.Lease),
 		leaseSig:   make(chan struct{}, 1),

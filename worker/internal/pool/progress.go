@@ -9,11 +9,12 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// runKey is the context key under which a job's run context holds its run.
-type runKey struct{}
+// runValue is the context key under which a job's run context holds its
+// run.
+type runValue struct{}
 
 // runCtx is the parent of a run's context: the pool's base context, with
-// the run as the value of runKey. It lives inside the run, so the value
+// the run as the value of runValue. It lives inside the run, so the value
 // costs no allocation of its own, and its Done is the base's, so the run's
 // cancel context joins the base's cancellation directly.
 type runCtx struct {
@@ -21,9 +22,9 @@ type runCtx struct {
 	r *run
 }
 
-// Value returns the run for runKey and asks the base for any other key.
+// Value returns the run for runValue and asks the base for any other key.
 func (c *runCtx) Value(key any) any {
-	if key == (runKey{}) {
+	if key == (runValue{}) {
 		return c.r
 	}
 	return c.Context.Value(key)
@@ -38,7 +39,7 @@ type Run struct{ r *run }
 // RunOf returns the Run of the job whose run context ctx is, or derives
 // from; the zero Run for any other context.
 func RunOf(ctx context.Context) Run {
-	r, _ := ctx.Value(runKey{}).(*run)
+	r, _ := ctx.Value(runValue{}).(*run)
 	return Run{r}
 }
 

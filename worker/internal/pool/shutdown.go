@@ -11,13 +11,13 @@ import (
 func (p *Pool) handBack() {
 	byQueue := make(map[string][]store.Token)
 	p.mu.Lock()
-	for tok, r := range p.running {
+	for k, r := range p.running {
 		if r.settling {
 			continue
 		}
 		r.returned = true
-		byQueue[r.q.Name] = append(byQueue[r.q.Name], tok)
-		delete(p.running, tok)
+		byQueue[k.queue] = append(byQueue[k.queue], k.tok)
+		delete(p.running, k)
 	}
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(p.baseCtx, writeTimeout)
