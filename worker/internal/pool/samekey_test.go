@@ -23,7 +23,7 @@ func TestEqualTokensInTwoQueues(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		end  func(t *testing.T, st *storetest.Fake) // ends a's run of j, at +5s
-		want error                    // the cause a's run ends with
+		want error                                  // the cause a's run ends with
 	}{
 		{"both run", nil, nil},
 		{"cancel message", func(t *testing.T, st *storetest.Fake) { cancelled(t, st, "a") }, errCancelled},
