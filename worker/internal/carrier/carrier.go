@@ -112,10 +112,9 @@ const (
 	// holder is the second half of the leader lock's field; the first is the
 	// process's lock client id.
 	holder = "leader"
-	// batchLimit is how many jobs one duty call handles; drainCalls is how
-	// many calls one tick may make while a backlog lasts.
+	// batchLimit is how many jobs one duty call handles (a tick calls on
+	// while a backlog lasts: sweep).
 	batchLimit = store.MaxBatch
-	drainCalls = 10
 	// scheduleRetention is how long the last fire of a schedule removed from
 	// the configuration is kept (a schedule added back within it catches up
 	// on its missed fires); forgetInterval is how often a leader looks.

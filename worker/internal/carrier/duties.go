@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -30,13 +31,15 @@ func (c *Carrier) recoverLoop(ctx context.Context, q Queue, field string, log *s
 		if !t.ready(func() error { _, err := c.st.Stats(ctx, q.Name); return err }) {
 			return nil
 		}
-		err := drain(ctx, log, "recover expired leases", func() (int, error) {
+		var total store.Recovered
+		err := sweep(ctx, log, duty{what: "recover expired leases", batch: batchLimit, call: func() (int, error) {
 			r, err := c.st.Recover(ctx, q.Name, field, batchLimit, q.MaxAttempts)
-			if r.Due+r.Dead > 0 {
-				log.Info("recovered jobs whose lease expired", "due", r.Due, "dead", r.Dead)
-			}
+			total.Due, total.Dead = total.Due+r.Due, total.Dead+r.Dead
 			return r.Due + r.Dead, err
-		})
+		}})
+		if total.Due+total.Dead > 0 {
+			log.Info("recovered jobs whose lease expired", "due", total.Due, "dead", total.Dead)
+		}
 		if err != nil {
 			t.since = time.Time{}
 		}
@@ -72,57 +75,41 @@ func (t *touch) ready(probe func() error) bool {
 // trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, forgets
 // the unique keys and retained ids whose window has ended (Redis 7.0 has
 // no per-field expiry), and deletes the minutes of the queue's history
-// older than HistoryRetention, each in bounded batches.
+// older than HistoryRetention: every TrimInterval, one sweep of bounded
+// calls that goes on at once while any of them comes back full, so it
+// keeps pace with any rate of dead jobs, windows and minutes (see sweep).
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
-		err := drain(ctx, log, "trim the dead set", func() (int, error) {
-			t, err := c.st.TrimDead(ctx, q.Name, field, cmp.Or(q.DeadMaxJobs, c.cfg.DeadMaxJobs), c.cfg.DeadMaxAge, batchLimit)
-			if t.ByAge+t.ByCount > 0 {
-				log.Info("trimmed the dead set", "by_age", t.ByAge, "by_count", t.ByCount)
-			}
-			return t.ByAge + t.ByCount, err
-		})
-		if err != nil {
-			return err
+		var dead store.Trimmed
+		forgotten, minutes := 0, 0
+		err := sweep(ctx, log,
+			duty{what: "trim the dead set", batch: batchLimit, call: func() (int, error) {
+				t, err := c.st.TrimDead(ctx, q.Name, field, cmp.Or(q.DeadMaxJobs, c.cfg.DeadMaxJobs), c.cfg.DeadMaxAge, batchLimit)
+				dead.ByAge, dead.ByCount = dead.ByAge+t.ByAge, dead.ByCount+t.ByCount
+				return t.ByAge + t.ByCount, err
+			}},
+			duty{what: "forget expired unique keys", batch: batchLimit, call: func() (int, error) {
+				u, err := c.st.ExpireUnique(ctx, q.Name, field, batchLimit)
+				forgotten += u.Forgotten
+				return u.Looked, err
+			}},
+			duty{what: "trim the history", batch: store.HistoryTrimBatch, call: func() (int, error) {
+				n, err := c.st.TrimHistory(ctx, q.Name, field, c.cfg.HistoryRetention)
+				minutes += n
+				return n, err
+			}},
+		)
+		if dead.ByAge+dead.ByCount > 0 {
+			log.Info("trimmed the dead set", "by_age", dead.ByAge, "by_count", dead.ByCount)
 		}
-		err = drain(ctx, log, "forget expired unique keys", func() (int, error) {
-			u, err := c.st.ExpireUnique(ctx, q.Name, field, batchLimit)
-			if u.Forgotten > 0 {
-				log.Debug("forgot expired unique keys", "forgotten", u.Forgotten)
-			}
-			return u.Looked, err
-		})
-		if err != nil {
-			return err
+		if forgotten > 0 {
+			log.Debug("forgot expired unique keys", "forgotten", forgotten)
 		}
-		return c.trimHistory(ctx, q, field, log)
+		if minutes > 0 {
+			log.Debug("trimmed the history", "minutes", minutes)
+		}
+		return err
 	})
-}
-
-// trimHistory deletes the minutes of q's history older than
-// HistoryRetention, store.HistoryTrimBatch per call, while calls come back
-// full (at most drainCalls of them).
-func (c *Carrier) trimHistory(ctx context.Context, q Queue, field string, log *slog.Logger) error {
-	deleted := 0
-	defer func() {
-		if deleted > 0 {
-			log.Debug("trimmed the history", "minutes", deleted)
-		}
-	}()
-	for range drainCalls {
-		n, err := c.st.TrimHistory(ctx, q.Name, field, c.cfg.HistoryRetention)
-		deleted += n
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("trim the history", "err", err)
-			}
-			return err
-		}
-		if n < store.HistoryTrimBatch {
-			return nil
-		}
-	}
-	return nil
 }
 
 // forgetQueuesLoop removes the queues no longer in use (no job, no process
@@ -150,20 +137,43 @@ func (c *Carrier) forgetQueuesLoop(ctx context.Context, log *slog.Logger) error 
 	})
 }
 
-// drain repeats a bounded duty call while it comes back full, at most
-// drainCalls times per tick, and returns its error (logged unless ctx ended).
-func drain(ctx context.Context, log *slog.Logger, what string, call func() (done int, err error)) error {
-	for range drainCalls {
-		n, err := call()
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn(what, "err", err)
+// duty is one bounded call of a leader's upkeep: it handles at most batch
+// items (jobs, windows, minutes), and one that handled batch may have left
+// more.
+type duty struct {
+	what  string // for the log: "trim the dead set"
+	batch int
+	call  func() (done int, err error)
+}
+
+// sweep calls each duty in turn, and again at once while it comes back
+// full, until every duty has caught up (a call handled less than its
+// batch), ctx ends, or a call fails: then it returns that error (logged
+// unless ctx ended) and calls nothing more this time. Turns keep the
+// duties fair: one far behind does not hold the others up.
+//
+// The calls are bounded, not their number: each call stays about a
+// millisecond of Redis, and a sweep goes on for as long as work is left,
+// so the upkeep keeps pace with any rate at which work arrives. (A cap of
+// calls per sweep was a cap per TrimInterval: 10 calls of 1,000 a minute
+// let unique windows pile up beyond about 167 a second; issue 29, item 9.)
+func sweep(ctx context.Context, log *slog.Logger, duties ...duty) error {
+	behind := slices.Clone(duties)
+	for len(behind) > 0 && ctx.Err() == nil {
+		next := behind[:0]
+		for _, d := range behind {
+			n, err := d.call()
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn(d.what, "err", err)
+				}
+				return err
 			}
-			return err
+			if n >= d.batch {
+				next = append(next, d)
+			}
 		}
-		if n < batchLimit {
-			return nil
-		}
+		behind = next
 	}
 	return nil
 }
