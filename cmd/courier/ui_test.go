@@ -380,17 +380,27 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 	})
 
-	t.Run("a producer token cannot purge", func(t *testing.T) {
+	t.Run("a producer token reads what the API gives it, and cannot purge", func(t *testing.T) {
 		hooks.failing.Store(true)
 		enqueue(worker.JobSpec{Queue: "hooks", ID: "bad2", Payload: []byte(`{"fail": true}`)})
 		testkit.Eventually(t, 15*time.Second, "job bad2 dies", func() bool { return stateOf("hooks", "bad2") == worker.StateDead })
 		b.open(base+"/ui/", "#logout")
 		b.submit("#logout", "#login-token")
 		b.do(10*time.Second, sendKeys("#login-token", testProducerToken))
-		b.submit("#login-submit", "#counts")
-		b.open(base+"/ui/queues/hooks?state=dead", `tr[data-job-id="bad2"]`)
+		b.submit("#login-submit", "#limited")
+		if b.exists("#counts") || b.exists(`a[href="/ui/fleet"]`) {
+			t.Error("a producer's overview lists the queues or leads to the fleet")
+		}
+		b.open(base+"/ui/queues/hooks?state=dead", "#limited")
+		if b.exists("tr[data-job-id]") || b.exists("#queue-counts") {
+			t.Error("a producer is shown the queue's counts or dead jobs")
+		}
 		if b.exists("#purge") || b.exists("#requeue") {
 			t.Error("a producer is offered the purge or requeue buttons")
+		}
+		b.open(base+"/ui/queues/hooks/jobs/bad2", "#payload") // GET /v1/queues/{queue}/jobs/{id} is a producer's
+		if b.exists("#purge") || b.exists("#requeue") {
+			t.Error("a producer is offered the purge or requeue buttons of a dead job")
 		}
 		// The form a producer could forge, with a valid CSRF token: the
 		// API's role check refuses it.

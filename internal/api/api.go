@@ -139,6 +139,7 @@ type Handler struct {
 	now      func() time.Time
 	mux      *http.ServeMux
 	routes   []route
+	byName   map[string]route // "METHOD /path" → route, for Permit
 	// triageMax bounds the jobs a requeue or purge request matches:
 	// TriageMax; tests lower it.
 	triageMax int
@@ -207,8 +208,10 @@ func New(opts Options) (*Handler, error) {
 		h.hold = throttleHold
 	}
 	h.routes = h.table()
+	h.byName = make(map[string]route, len(h.routes))
 	for _, rt := range h.routes {
 		h.mux.Handle(rt.method+" "+rt.path, h.wrap(rt))
+		h.byName[rt.method+" "+rt.path] = rt
 	}
 	h.mux.HandleFunc("/", h.fallback)
 	return h, nil
@@ -308,10 +311,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, rt route, now time
 		if ident, err = h.authenticate(r, rt.path); err != nil {
 			return ident, 0, err
 		}
-		if err := ident.may(rt); err != nil {
-			return ident, 0, err
-		}
-		if err := ident.mayUse(r.PathValue("queue")); err != nil {
+		if err := ident.allows(rt, r.PathValue("queue")); err != nil {
 			return ident, 0, err
 		}
 		if err := h.limit(ident, now); err != nil {

@@ -102,7 +102,7 @@ func (h *Handler) authenticate(r *http.Request, route string) (identity, *Error)
 // principal's behalf (ServeAs) carries the principal instead.
 func (h *Handler) identify(r *http.Request) (id identity, reason string, err *Error) {
 	if p, ok := r.Context().Value(principalKey{}).(Principal); ok {
-		return identity{name: p.Name, role: p.Role, queues: p.Queues}, "", nil
+		return p.identity(), "", nil
 	}
 	if len(h.tokens) == 0 {
 		return identity{name: anonymous, role: RoleAdmin}, "", nil
@@ -145,6 +145,17 @@ func (h *Handler) match(secret string) *token {
 		return nil
 	}
 	return &h.tokens[match]
+}
+
+// allows is the one rule of what a token may do, asked by every API
+// request (run) and by every page of the web UI (Handler.Permit): the
+// route's role, then the queue the token is limited to ("" for a route
+// without one).
+func (id identity) allows(rt route, queue string) *Error {
+	if err := id.may(rt); err != nil {
+		return err
+	}
+	return id.mayUse(queue)
 }
 
 // may refuses a producer an admin route.

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
 	"net/http"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
@@ -39,6 +40,11 @@ type principalKey struct{}
 // Sees reports whether p may see queue.
 func (p Principal) Sees(queue string) bool {
 	return identity{queues: p.Queues}.sees(queue)
+}
+
+// identity is who a request served on p's behalf comes from.
+func (p Principal) identity() identity {
+	return identity{name: p.Name, role: p.Role, queues: p.Queues}
 }
 
 // Admin reports whether p has the admin role.
@@ -126,6 +132,27 @@ func (h *Handler) Lookup(name string) (Principal, bool) {
 func (h *Handler) ServeAs(w http.ResponseWriter, r *http.Request, p Principal) {
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 	h.mux.ServeHTTP(w, r)
+}
+
+// Permit returns nil when p may call the API's route ("METHOD /path" as
+// the API declares it, e.g. "GET /v1/queues/{queue}") on queue ("" for a
+// route without one), else the refusal the API would answer (an *Error,
+// forbidden): the one rule of roles and queue limits, which every API
+// request passes, asked by each page of the web UI for the route whose
+// data it shows. A route the API does not have is an error too (a
+// mistake of the caller's, which its tests find).
+func (h *Handler) Permit(p Principal, route, queue string) error {
+	rt, ok := h.byName[route]
+	if !ok {
+		return fmt.Errorf("api: Permit: no route %q", route)
+	}
+	if rt.role == "" {
+		return nil
+	}
+	if e := p.identity().allows(rt, queue); e != nil {
+		return e
+	}
+	return nil
 }
 
 // Guard returns the refusal of a request a browser was tricked into

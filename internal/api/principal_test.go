@@ -222,3 +222,41 @@ func TestGuard(t *testing.T) {
 		t.Error("Guard let a cross-site POST through")
 	}
 }
+
+// TestPermitIsTheAPIsRule: Permit answers, for every route and token, what
+// a request of that token on that route gets from the API: the web UI
+// asks it before each page, so both surfaces apply one rule.
+func TestPermitIsTheAPIsRule(t *testing.T) {
+	t.Parallel()
+	const limitedSecret = "limited-secret-0123456789"
+	b := setup(t, func(o *Options) {
+		o.Tokens = append(o.Tokens, Token{Name: "billing", Secret: limitedSecret, Role: RoleAdmin, Queues: []string{"billing"}})
+	})
+	secrets := map[string]string{"shop": producerSecret, "ops": adminSecret, "billing": limitedSecret}
+	for name, secret := range secrets {
+		p, ok := b.h.Lookup(name)
+		if !ok {
+			t.Fatalf("no token %s", name)
+		}
+		for _, rt := range b.h.routes {
+			for _, queue := range []string{"q", "billing"} {
+				path := strings.NewReplacer("{queue}", queue, "{id}", "x").Replace(rt.path)
+				if path == rt.path {
+					queue = "" // a route without a queue
+				}
+				got := b.do(rt.method, path, secret, "")
+				err := b.h.Permit(p, rt.method+" "+rt.path, queue)
+				if refused := got.status == http.StatusForbidden; refused != (err != nil) {
+					t.Errorf("%s %s with %s: the API answered %d, Permit %v", rt.method, path, name, got.status, err)
+				}
+				if err != nil && got.apiErr(t).Message != err.Error() {
+					t.Errorf("%s %s with %s: the API says %q, Permit %q", rt.method, path, name, got.apiErr(t).Message, err)
+				}
+			}
+		}
+	}
+	p, _ := b.h.Lookup("ops")
+	if err := b.h.Permit(p, "GET /v1/nope", ""); err == nil || codeOf(err) != "" {
+		t.Errorf("Permit of a route the API lacks = %v; want a plain error", err)
+	}
+}

@@ -62,13 +62,16 @@ func TestProducerMayEnqueueAndCancelOnly(t *testing.T) {
 	if strings.Contains(p.body, `id="pause"`) {
 		t.Fatal("a producer is shown the pause button")
 	}
-	p = br.get("/ui/queues/q?state=dead").want(t, http.StatusOK, `data-job-id="dead-1"`)
-	for _, id := range []string{`id="requeue-all"`, `id="purge-all"`, `id="purge-selected"`} {
+	p = br.get("/ui/queues/q?state=dead").want(t, http.StatusOK, `id="limited"`)
+	for _, id := range []string{`id="requeue-all"`, `id="purge-all"`, `id="purge-selected"`, `data-job-id="dead-1"`} {
 		if strings.Contains(p.body, id) {
 			t.Fatalf("a producer is shown %s", id)
 		}
 	}
-	br.get("/ui/queues/q/jobs/dead-1").want(t, http.StatusOK, `id="payload"`)
+	p = br.get("/ui/queues/q/jobs/dead-1").want(t, http.StatusOK, `id="payload"`)
+	if strings.Contains(p.body, `id="requeue"`) || strings.Contains(p.body, `id="purge"`) {
+		t.Fatal("a producer is shown a dead job's triage buttons")
+	}
 
 	// The server-side check is the API's.
 	p = br.submit("/ui/queues/q/pause", url.Values{})

@@ -54,7 +54,20 @@
 // flash, and the browser is redirected (POST/redirect/GET). Flashes travel
 // in a short-lived cookie signed like the session. A purge first shows a
 // dry run's count on a confirmation page. The buttons a principal may not
-// use are not shown, but the check that counts is the API's.
+// use are not shown (Permit again), but the check that counts is the
+// API's.
+//
+// # One role rule
+//
+// Each page shows what an API route answers (the overview and the
+// fleet, locks and periodic pages GET /v1/queues; a queue's page GET
+// /v1/queues/{queue} and its jobs; a job's page GET
+// /v1/queues/{queue}/jobs/{id}; the purge confirmation a purge), and asks
+// API.Permit, the rule every API request passes, before it reads
+// anything: a principal sees through the UI what it may read through the
+// API, no more. A producer's overview and queue pages hold the forms it
+// may use (open a queue, find a job by id, enqueue) and say why they show
+// nothing else, in the API's words.
 //
 // The pages read through Backend (a *worker.Client) directly: the overview
 // fetches each queue's stats, fleet and last hour of history concurrently,

@@ -33,7 +33,7 @@ type event struct {
 
 // job serves GET /ui/queues/{queue}/jobs/{id...}.
 func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error {
-	queue, b, err := h.queueBackend(r, s)
+	queue, b, err := h.queueBackend(r)
 	if err != nil {
 		return err
 	}
@@ -46,8 +46,8 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error 
 		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload).titled("Payload", ""),
 		Result:   showPayload(j.Result).titled("Result", "The handler set no result."),
 		Attempts: attempts(j), Timeline: timeline(j, h.now()),
-		Cancel:   j.State != worker.StateDead && j.State != worker.StateCompleted,
-		Triage:   j.State == worker.StateDead && s.p.Admin(),
+		Cancel:   j.State != worker.StateDead && j.State != worker.StateCompleted && h.may(s, routeCancel, queue),
+		Triage:   j.State == worker.StateDead && h.may(s, routeRequeue, queue),
 		QueueURL: queueURL(queue), DeadURL: tabURL(queue, string(worker.StateDead), "", ""),
 	}
 	h.render(w, r, s, http.StatusOK, "job", "Job "+id, "", v)

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
@@ -32,6 +34,11 @@ type overviewView struct {
 	Page, Pages      int
 	PrevURL, NextURL string
 	Total            int // the queues the principal sees
+	// Note, for a principal that may not list the queues, says why; the
+	// page then offers to open a queue by name (Own: the queues its
+	// token is limited to) and shows nothing read from Redis.
+	Note string
+	Own  []string
 }
 
 // queueRow is one queue of the overview.
@@ -49,6 +56,14 @@ type queueRow struct {
 // queuesPerPage at a time, with the stats, fleet and last hour of history
 // of each read concurrently, and their sum as a chart.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := h.permit(s, routeQueues, ""); err != nil {
+		var pe *pageError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		h.render(w, r, s, http.StatusOK, "overview", "Overview", "overview", overviewView{Note: pe.msg, Own: s.p.Queues})
+		return nil
+	}
 	b, queues, err := h.visibleQueues(r, s)
 	if err != nil {
 		return err
@@ -108,5 +123,23 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) e
 	sum := sumHistory(histories)
 	v.Chart = newChart(sum, seriesOf("processed", "s-proc", sum, processed), seriesOf("failed", "s-fail", sum, failed))
 	h.render(w, r, s, http.StatusOK, "overview", "Overview", "overview", v)
+	return nil
+}
+
+// open serves GET /ui/open?queue=: the queue's page, for a principal that
+// may not list the queues and names one.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, s *session) error {
+	queue := strings.TrimSpace(r.URL.Query().Get("queue"))
+	if queue == "" {
+		h.setFlash(w, r, s, flash{Text: "Enter the name of a queue to open."})
+		seeOther(w, r, "/ui/")
+		return nil
+	}
+	if err := worker.ValidateQueueName(queue); err != nil {
+		h.setFlash(w, r, s, flash{Text: err.Error()})
+		seeOther(w, r, "/ui/")
+		return nil
+	}
+	seeOther(w, r, queueURL(queue))
 	return nil
 }

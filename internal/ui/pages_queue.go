@@ -36,7 +36,14 @@ type queueView struct {
 	First string // the first page's URL, when this is not it
 	Next  string // the next page's URL, when there is one
 	Form  enqueueForm
-	Admin bool
+	// Reads: the principal may read the queue's counts, fleet and jobs
+	// (GET /v1/queues/{queue} and …/jobs); without it the page holds
+	// the find and enqueue forms only, and Note says why.
+	Reads bool
+	Note  string
+	// Pause, Triage, Enqueue: the principal may pause and resume,
+	// requeue and purge dead jobs, enqueue.
+	Pause, Triage, Enqueue bool
 	// ShowCompleted: the completed count and tab are shown, as the queue
 	// holds completed jobs (or the completed tab is the one open).
 	ShowCompleted bool
@@ -60,15 +67,26 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, s *session) erro
 // queuePage renders a queue's page with status; form, when set, fills
 // the enqueue form in (a refused enqueue, whose message is fl).
 func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, status int, form *enqueueForm, fl *flash) error {
-	queue, b, err := h.queueBackend(r, s)
+	queue, b, err := h.queueBackend(r)
 	if err != nil {
 		return err
 	}
 	query := r.URL.Query()
-	v := queueView{Name: queue, URL: r.URL.RequestURI(), State: worker.State(query.Get("state")), Admin: s.p.Admin()}
+	v := queueView{Name: queue, URL: r.URL.RequestURI(), State: worker.State(query.Get("state")),
+		Pause: h.may(s, routePause, queue), Triage: h.may(s, routeRequeue, queue), Enqueue: h.may(s, routeEnqueue, queue)}
 	if r.Method != http.MethodGet {
 		v.URL = queueURL(queue)
 	}
+	if form != nil {
+		v.Form = *form
+	}
+	if err := h.permit(s, routeQueue, queue); err != nil {
+		return h.limitedQueuePage(w, r, s, status, v, err, fl)
+	}
+	if err := h.permit(s, routeJobs, queue); err != nil {
+		return h.limitedQueuePage(w, r, s, status, v, err, fl)
+	}
+	v.Reads = true
 	if v.State == "" {
 		v.State = worker.StateReady
 	}
@@ -79,9 +97,6 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 	if v.State == worker.StateDead {
 		v.Error = query.Get("error")
 		list.Dead.ErrorContains = v.Error
-	}
-	if form != nil {
-		v.Form = *form
 	}
 	now := h.now()
 	from, to := historySpan(now)
@@ -136,6 +151,19 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 	return nil
 }
 
+// limitedQueuePage renders a queue's page for a principal that may not
+// read the queue (refused says why): the find and enqueue forms only,
+// and nothing read from Redis.
+func (h *Handler) limitedQueuePage(w http.ResponseWriter, r *http.Request, s *session, status int, v queueView, refused error, fl *flash) error {
+	var pe *pageError
+	if !errors.As(refused, &pe) {
+		return refused
+	}
+	v.Note = pe.msg
+	h.renderWith(w, r, s, status, "queue", "Queue "+v.Name, "", v, fl)
+	return nil
+}
+
 // wrap names the queue and the call of a Backend error.
 func wrap(queue, call string, err error) error {
 	if err == nil {
@@ -151,7 +179,7 @@ func isState(s worker.State) bool {
 // find serves GET /ui/queues/{queue}/find?id=: the job's page, or the
 // queue's page saying there is no such job.
 func (h *Handler) find(w http.ResponseWriter, r *http.Request, s *session) error {
-	queue, b, err := h.queueBackend(r, s)
+	queue, b, err := h.queueBackend(r)
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,13 @@ type view struct {
 	Data     any
 }
 
-// user is the session's principal as the frame shows it.
+// user is the session's principal as the frame shows it. Fleet: it may
+// read the queues (GET /v1/queues), so the nav leads to the pages across
+// them (periodic, fleet, locks).
 type user struct {
 	Name  string
 	Role  api.Role
-	Admin bool
+	Fleet bool
 	Open  bool
 }
 
@@ -75,7 +77,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, s *session, sta
 func (h *Handler) renderWith(w http.ResponseWriter, r *http.Request, s *session, status int, name, title, nav string, data any, fl *flash) {
 	v := &view{Title: title, Nav: nav, Rendered: h.now(), CSS: h.css, JS: h.js, Data: data, Flash: fl}
 	if s != nil {
-		v.User = &user{Name: s.p.Name, Role: s.p.Role, Admin: s.p.Admin(), Open: h.opts.API.Open()}
+		v.User = &user{Name: s.p.Name, Role: s.p.Role, Fleet: h.may(s, routeQueues, ""), Open: h.opts.API.Open()}
 		v.CSRF = csrfToken(s)
 		if live(r, name) {
 			v.Refresh = h.opts.Refresh.Milliseconds()

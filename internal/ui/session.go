@@ -169,13 +169,20 @@ func (rv *revocations) has(nonce string) bool {
 const pageTimeout = 10 * time.Second
 
 // page serves the GET pages: a request without a valid session is sent to
-// the login page (in open mode, given an anonymous session instead).
-func (h *Handler) page(fn pageFunc) http.Handler {
+// the login page (in open mode, given an anonymous session instead); one
+// whose principal the API would refuse route ("" for none: the page
+// shows each principal what it may see) gets the API's refusal as a 403
+// page.
+func (h *Handler) page(route string, fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		s := h.sessionOf(w, r)
 		if s == nil {
 			seeOther(w, r, loginURL(r.URL.RequestURI()))
+			return
+		}
+		if err := h.pagePermit(r, s, route); err != nil {
+			h.fail(w, r, s, err)
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)

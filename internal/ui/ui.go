@@ -40,6 +40,10 @@ type API interface {
 	ServeAs(w http.ResponseWriter, r *http.Request, p api.Principal)
 	// Guard returns the refusal of a request a browser was tricked into.
 	Guard(r *http.Request) error
+	// Permit returns nil when p may call the API's route ("METHOD
+	// /path" as the API declares it) on queue, else the API's refusal (an
+	// *api.Error): the one rule of roles and queue limits.
+	Permit(p api.Principal, route, queue string) error
 }
 
 var _ API = (*api.Handler)(nil)
@@ -144,14 +148,18 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /ui/login", h.login)
 	m.Handle("POST /ui/logout", h.action(h.logout))
 
-	m.Handle("GET /ui/{$}", h.page(h.overview))
-	m.Handle("GET /ui/periodic", h.page(h.periodic))
-	m.Handle("GET /ui/fleet", h.page(h.fleet))
-	m.Handle("GET /ui/locks", h.page(h.locks))
-	m.Handle("GET /ui/queues/{queue}", h.page(h.queue))
-	m.Handle("GET /ui/queues/{queue}/find", h.page(h.find))
-	m.Handle("GET /ui/queues/{queue}/jobs/{id...}", h.page(h.job))
-	m.Handle("GET /ui/queues/{queue}/purge", h.page(h.purgeConfirm))
+	// Each page names the API route whose data it shows (permit.go): a
+	// principal the API would refuse it is refused the page. The
+	// overview and a queue's page show a producer what it may use.
+	m.Handle("GET /ui/{$}", h.page("", h.overview))
+	m.Handle("GET /ui/open", h.page("", h.open))
+	m.Handle("GET /ui/periodic", h.page(routeQueues, h.periodic))
+	m.Handle("GET /ui/fleet", h.page(routeQueues, h.fleet))
+	m.Handle("GET /ui/locks", h.page(routeQueues, h.locks))
+	m.Handle("GET /ui/queues/{queue}", h.page(routeEnqueue, h.queue))
+	m.Handle("GET /ui/queues/{queue}/find", h.page(routeJob, h.find))
+	m.Handle("GET /ui/queues/{queue}/jobs/{id...}", h.page(routeJob, h.job))
+	m.Handle("GET /ui/queues/{queue}/purge", h.page(routePurge, h.purgeConfirm))
 
 	m.Handle("POST /ui/queues/{queue}/pause", h.action(h.pause))
 	m.Handle("POST /ui/queues/{queue}/resume", h.action(h.resume))

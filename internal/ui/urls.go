@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,20 +64,6 @@ func queueName(r *http.Request) (string, error) {
 	return q, nil
 }
 
-// pathQueue returns the path's queue when it is valid and s's principal
-// sees it: else a 400 or 403 page.
-func pathQueue(r *http.Request, s *session) (string, error) {
-	queue, err := queueName(r)
-	if err != nil {
-		return "", err
-	}
-	if !s.p.Sees(queue) {
-		return "", &pageError{status: http.StatusForbidden,
-			msg: fmt.Sprintf("Token %q may not use queue %q.", s.p.Name, queue)}
-	}
-	return queue, nil
-}
-
 // seeOther redirects the browser, after a POST or to another page, to
 // path: a path of the UI's own, built by the functions of this file or
 // checked by safeNext, never another site.
@@ -89,10 +74,11 @@ func seeOther(w http.ResponseWriter, r *http.Request, path string) {
 	http.Redirect(w, r, path, http.StatusSeeOther) // #nosec G710 -- a path under /ui/ of this origin (checked above)
 }
 
-// queueBackend returns the path's queue, checked as pathQueue checks it,
-// and the client the page reads it through.
-func (h *Handler) queueBackend(r *http.Request, s *session) (string, Backend, error) {
-	queue, err := pathQueue(r, s)
+// queueBackend returns the path's queue, checked as the API checks a
+// name (the page's route was permitted on it, see page), and the client
+// the page reads it through.
+func (h *Handler) queueBackend(r *http.Request) (string, Backend, error) {
+	queue, err := queueName(r)
 	if err != nil {
 		return "", nil, err
 	}
