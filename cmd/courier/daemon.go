@@ -26,6 +26,18 @@ type daemon struct {
 	connect func(ctx context.Context) (rueidis.Client, error)
 	// listening, if set, is told the HTTP address once it is bound.
 	listening func(addr string)
+	// waiting holds the error connect is waiting out (see waitingFor), for
+	// /readyz; nil when it is not waiting.
+	waiting atomic.Pointer[error]
+}
+
+// waitingFor records the error connect waits out; nil ends the wait.
+func (d *daemon) waitingFor(reason error) {
+	if reason == nil {
+		d.waiting.Store(nil)
+		return
+	}
+	d.waiting.Store(&reason)
 }
 
 // serve runs the daemon until ctx ends, then drains. The stop order:
@@ -55,11 +67,19 @@ func (d *daemon) serve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return errors.New("draining")
 		}
+		// Until the pool runs, the reason is what the start waits out:
+		// Redis unreachable, LOADING, CLUSTERDOWN, a failover.
 		p := pool.Load()
 		if p == nil {
+			if r := d.waiting.Load(); r != nil {
+				return fmt.Errorf("waiting for Redis: %w", *r)
+			}
 			return errors.New("connecting to Redis")
 		}
 		if !p.Running() {
+			if r := p.Waiting(); r != nil {
+				return fmt.Errorf("waiting for Redis: %w", r)
+			}
 			return errors.New("worker pool not running")
 		}
 		if err := p.Ping(rctx); err != nil {

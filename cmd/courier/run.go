@@ -9,11 +9,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // defineRun is courier run: the production daemon.
@@ -48,47 +48,31 @@ func defineRun(fs *flag.FlagSet, _ string) runFunc {
 		}
 		log.Info("courier starting", "version", version, "redis", cfg.Redis.Addr, "prefix", cfg.Redis.Prefix,
 			"queues", queueNames(cfg), "shutdown_timeout", cfg.Shutdown.Timeout, "lease", cfg.Lease.Duration)
-		d := &daemon{cfg: cfg, log: log, connect: func(ctx context.Context) (rueidis.Client, error) {
-			return connectWithRetry(ctx, opt, log)
-		}}
+		d := &daemon{cfg: cfg, log: log}
+		d.connect = func(ctx context.Context) (rueidis.Client, error) {
+			return dialDaemon(ctx, opt, log, d.waitingFor)
+		}
 		return d.serve(ctx)
 	}
 }
 
-// Reconnect delays at start-up: Redis may start after Courier.
-const (
-	connectRetryMin = 100 * time.Millisecond
-	connectRetryMax = 5 * time.Second
-)
-
-// connectWithRetry connects to Redis, retrying with backoff until ctx ends:
-// rueidis.NewClient fails at once when Redis is down.
-func connectWithRetry(ctx context.Context, opt rueidis.ClientOption, log *slog.Logger) (rueidis.Client, error) {
-	wait := connectRetryMin
-	for attempt := 1; ; attempt++ {
-		rdb, err := rueidis.NewClient(opt)
-		if err == nil {
-			if attempt > 1 {
-				log.Info("connected to Redis", "attempts", attempt)
-			}
-			return rdb, nil
-		}
-		// Redis answered with an error (WRONGPASS, NOAUTH, a bad db):
-		// waiting will not fix the configuration.
-		var re *rueidis.RedisError
-		if errors.As(err, &re) {
-			return nil, fmt.Errorf("the Redis server at %s refused the connection: %w (check redis.username, redis.password, redis.db)", strings.Join(opt.InitAddress, ","), err)
-		}
-		log.Warn("cannot reach Redis; retrying", "addr", strings.Join(opt.InitAddress, ","), "attempt", attempt, "retry_in", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("connect to Redis: %w", ctx.Err())
-		case <-t.C:
-		}
-		wait = min(wait*2, connectRetryMax)
+// dialDaemon makes the daemon's Redis client with worker.Dial: it waits
+// while Redis is unavailable (telling waiting why, for /readyz) and fails
+// at once, with what to check, when waiting cannot help.
+func dialDaemon(ctx context.Context, opt rueidis.ClientOption, log *slog.Logger, waiting func(error)) (rueidis.Client, error) {
+	rdb, err := worker.Dial(ctx, opt, worker.DialOptions{Logger: log, Waiting: waiting})
+	if err == nil || ctx.Err() != nil {
+		return rdb, err
 	}
+	addr := strings.Join(opt.InitAddress, ",")
+	var re *rueidis.RedisError
+	if errors.As(err, &re) { // WRONGPASS, NOAUTH, NOPERM, a bad db
+		return nil, fmt.Errorf("the Redis server at %s refused the connection: %w (check redis.username, redis.password, redis.db)", addr, err)
+	}
+	if opt.TLSConfig != nil {
+		return nil, fmt.Errorf("connect to Redis at %s over TLS: %w (check redis.tls and that the server speaks TLS)", addr, err)
+	}
+	return nil, fmt.Errorf("connect to Redis at %s: %w", addr, err)
 }
 
 func queueNames(cfg *config.Config) []string { return slices.Sorted(maps.Keys(cfg.Queues)) }
