@@ -12,7 +12,8 @@
 --   is counted in its lag bucket, and each corrupt record as died
 -- KEYS[16] (optional) settings hash: its field share ("<i>;<m>", written
 --   with the queue's layout by queue_set.lua and queue_copy.lua) says this
---   is partition i of the m a limit is shared by; read only with a limit
+--   is partition i of the m a limit is shared by, share_next the same in a
+--   layout being written; read only with a limit
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
@@ -118,14 +119,21 @@ local rate_first, rate_cum, rate_last -- oldest entry's score (µs), newest cumu
 if rate_n > 0 then
   -- A partition of a split queue claims its share of the queue's limit,
   -- as the queue's record says (queue_copy.lua): partition i of m takes
-  -- rate_n / m, the first rate_n % m one more, at least 1.
+  -- rate_n / m, the first rate_n % m one more, at least 1. While a layout
+  -- change is written, share_next holds the partition's share in the
+  -- coming layout, and the smaller of the two applies: shares shrink
+  -- before a layout is published and grow after, so two layouts never
+  -- claim more than the limit together.
   if KEYS[16] then
-    local i, m = string.match(redis.call('HGET', KEYS[16], 'share') or '', '^(%d+);(%d+)$')
-    i, m = tonumber(i), tonumber(m)
-    if m and m > 1 then
-      local share = math.floor(rate_n / m)
-      if i < rate_n % m then share = share + 1 end
-      rate_n = math.max(share, 1)
+    local total = rate_n
+    for _, s in ipairs(redis.call('HMGET', KEYS[16], 'share', 'share_next')) do
+      local i, m = string.match(s or '', '^(%d+);(%d+)$')
+      i, m = tonumber(i), tonumber(m)
+      if m and m > 1 then
+        local share = math.floor(total / m)
+        if i < total % m then share = share + 1 end
+        rate_n = math.min(rate_n, math.max(share, 1))
+      end
     end
   end
   local rk = KEYS[7]

@@ -8,7 +8,8 @@
 -- KEYS[1] settings hash (partition 0's): rev, v (the layout's version: the
 --   revision that published it), partitions and partitions_prev (the layout,
 --   read by older versions too), id_retention (ms), share (rate share
---   "<i>;<m>": this partition is i of m)
+--   "<i>;<m>": this partition is i of m; a layout deletes share_next,
+--   claim.lua's share in a layout being written)
 -- KEYS[2] paused string: "1" while paused (claim.lua takes nothing)
 -- ARGV[1] the change, then its arguments:
 --   'read'                  none
@@ -87,6 +88,7 @@ if op == 'layout' then
   if rev ~= want then return record(-1) end
   local v = bump()
   redis.call('HSET', k, 'v', ms_str(v), 'share', share)
+  redis.call('HDEL', k, 'share_next')
   -- a queue of one partition and nothing draining reads, to older versions,
   -- as a queue never split
   if n == '1' and prev == '' then

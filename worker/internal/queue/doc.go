@@ -30,7 +30,8 @@
 //     layout as draining (Prev) and are served until they are empty.
 //  4. Copy record r to the partitions the layout adds, so that they hold
 //     the id retention and the pause before any producer or daemon uses
-//     them.
+//     them, and give every partition of the new layout its share of a
+//     rate limit in it as a cap (see Rate limits).
 //  5. Publish the layout in partition 0 only if the record is still at
 //     revision r (compare-and-set): a pause or a retention written since
 //     step 1 makes it fail, and the change starts again from step 1 with
@@ -56,5 +57,8 @@
 // the layout's partitions), and the claim script divides the queue's limit
 // by it. Daemons that disagree on the number of partitions, during a
 // rolling change, therefore still divide alike and never start more than
-// the limit together.
+// the limit together. While a layout is written, the partitions it keeps
+// or adds claim the smaller of their shares in the old and the new layout
+// (store.CapShares, in step 4; the copies of step 6 lift the cap), so the
+// shares of two layouts never add up to more than the limit either.
 package queue

@@ -147,6 +147,13 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 				return nil, err
 			}
 		}
+		// Shares of a rate limit shrink before the layout is published and
+		// grow after: until the copies of step 6, each partition of the
+		// new layout claims the smaller of its two shares (an added one
+		// has none yet).
+		if err := y.st.CapShares(ctx, copies(queue, want, want.All(queue)[1:])); err != nil {
+			return nil, err
+		}
 		pub, ok, err := y.st.PublishLayout(ctx, queue, rec.Rev, want, want.ShareOf(queue, queue))
 		if err != nil {
 			return nil, err

@@ -171,6 +171,26 @@ func (s *Store) Retire(ctx context.Context, partitions []string, version int64) 
 	return nil
 }
 
+// CapShares writes, for each partition of caps, its share of a rate limit
+// in a layout about to be published (the field share_next): until a copy
+// of the record writes its share, its claims take the smaller of the two
+// (lua/claim.lua). One round trip.
+func (s *Store) CapShares(ctx context.Context, caps []PartitionCopy) error {
+	if len(caps) == 0 {
+		return nil
+	}
+	cmds := make([]rueidis.Completed, len(caps))
+	for i, c := range caps {
+		cmds[i] = s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", c.Share.arg()).Build()
+	}
+	for i, r := range s.c.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("cap the rate share of partition %s: %w", caps[i].Partition, err)
+		}
+	}
+	return nil
+}
+
 // HoldJobs reports, for each partition (physical queue name), whether it
 // holds any job (its jobs hash exists), in one round trip.
 func (s *Store) HoldJobs(ctx context.Context, partitions []string) ([]bool, error) {

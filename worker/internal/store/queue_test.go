@@ -213,6 +213,35 @@ func TestClaimTakesItsShareOfTheLimit(t *testing.T) {
 				t.Errorf("partition %d claimed %d of a limit of 10 shared by 4; want %d", i+1, len(got.Jobs), want)
 			}
 		}
+		// A cap (a layout being written) applies while it is smaller:
+		// partition 1's share of 10 in 8 is 2 (it had 3), until a copy of
+		// the record lifts it.
+		if err := s.CapShares(ctx, []store.PartitionCopy{{Partition: parts[1], Share: store.Share{I: 1, M: 8}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"x1", "x2", "x3", "x4"} {
+			if _, err := s.Enqueue(ctx, parts[1], []store.NewJob{job(id, "")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		shortWindow := store.Rate{N: 10, Per: time.Millisecond}
+		testkit.Eventually(t, time.Second, "the window to pass", func() bool {
+			got, err := s.ClaimLimited(ctx, parts[1], 10, time.Minute, shortWindow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Jobs) > 2 {
+				t.Fatalf("a capped partition claimed %d; want at most 2", len(got.Jobs))
+			}
+			return len(got.Jobs) == 2
+		})
+		if err := s.CopyQueue(ctx, store.QueueRecord{Rev: 11, Layout: rec.Layout}, copies[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if field(t, c, s.Keys(parts[1]).Settings, "share_next") != "" {
+			t.Error("a copy of the record left the cap")
+		}
+
 		// A queue never split has no share: the whole limit.
 		if _, err := s.Enqueue(ctx, "whole", []store.NewJob{job("1", ""), job("2", ""), job("3", "")}); err != nil {
 			t.Fatal(err)
