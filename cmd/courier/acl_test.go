@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -142,6 +145,7 @@ queues:
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("enqueue through the API: %s", resp.Status)
 	}
+	aclUISession(t, httpAddr, token)
 
 	testkit.EventuallyState(t, 30*time.Second, func() (bool, string) {
 		out := cli("inspect", "--queue", "hooks", "--json")
@@ -178,5 +182,62 @@ queues:
 		if list, _ := entries.([]any); len(list) > 0 {
 			t.Errorf("Redis at %s refused the README's ACL user %d time(s): %v", n.Addr, len(list), list)
 		}
+	}
+}
+
+// aclUISession logs in to the web UI, loads a page, logs out (the log-out
+// is kept in Redis) and checks the old cookie is refused, so that the
+// session's Redis commands run as the ACL user.
+func aclUISession(t *testing.T, httpAddr, token string) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	base := "http://" + httpAddr
+	post := func(path string, form url.Values) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	post("/ui/login", url.Values{"token": {token}})
+	status, body := get("/ui/queues/logs")
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if status != http.StatusOK || csrf == nil {
+		t.Fatalf("the UI as the ACL user: %d\n%s", status, body)
+	}
+	u, _ := url.Parse(base + "/ui/")
+	cookies := jar.Cookies(u)
+	if resp := post("/ui/logout", url.Values{"csrf": {csrf[1]}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("log-out as the ACL user: %s", resp.Status)
+	}
+	jar.SetCookies(u, cookies)
+	if _, body := get("/ui/queues/logs"); !strings.Contains(body, `id="login-token"`) {
+		t.Fatalf("the logged-out session still works as the ACL user:\n%s", body)
 	}
 }

@@ -28,6 +28,8 @@ type adminAPI struct {
 	uiServed bool
 	// client is the API's producer client, once Redis is reached.
 	client atomic.Pointer[worker.Client]
+	// rdb is the Redis client, once reached: the UI keeps log-outs there.
+	rdb atomic.Pointer[rueidis.Client]
 	// open is set when the API serves without authentication.
 	open bool
 }
@@ -92,7 +94,13 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 			}
 			return nil
 		},
-		API:        h,
+		API: h,
+		Revocations: ui.RedisRevocations(func() rueidis.Client {
+			if c := a.rdb.Load(); c != nil {
+				return *c
+			}
+			return nil
+		}, d.cfg.Redis.Prefix),
 		SessionTTL: d.cfg.UI.SessionTTL,
 		Refresh:    d.cfg.UI.Refresh,
 		Logger:     d.log,
@@ -133,6 +141,7 @@ func (a *adminAPI) connected(rdb rueidis.Client, cfg worker.Config) error {
 		return fmt.Errorf("admin API client: %w", err)
 	}
 	a.client.Store(c)
+	a.rdb.Store(&rdb)
 	return nil
 }
 

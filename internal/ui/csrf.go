@@ -35,7 +35,11 @@ func (h *Handler) action(fn pageFunc) http.Handler {
 				msg: "Cross-origin request refused (" + err.Error() + "): nothing was changed."})
 			return
 		}
-		s := h.sessionOf(w, r)
+		s, err := h.sessionOf(w, r)
+		if err != nil {
+			h.fail(w, r, nil, err)
+			return
+		}
 		if s == nil {
 			h.fail(w, r, nil, &pageError{status: http.StatusUnauthorized, login: true,
 				msg: "You are not logged in, or your session has ended: nothing was changed. Log in and try again."})

@@ -27,11 +27,13 @@
 // where the MAC is the principal's own HMAC (api.Principal.Sign), keyed by
 // a digest of the token's secret. Each request looks the token up by name
 // (API.Lookup), so the session carries the token's current role and
-// queues, and ends when the token is removed or its secret changed. Nothing
-// is kept on the server but the nonces of sessions logged out (in memory,
-// until they expire, bounded), so daemons behind one load balancer that
-// share the tokens accept each other's sessions; a log-out is known to the
-// daemon that served it. Without authentication (API.Open, courier dev)
+// queues, and ends when the token is removed or its secret changed, so
+// daemons behind one load balancer that share the tokens accept each
+// other's sessions. Nothing is kept but the log-outs: one Redis key per
+// session logged out, <prefix>:ui:revoked:<nonce>, expiring with the
+// session (Options.Revocations, revoke.go), so a log-out holds on every
+// daemon and across restarts. Each request checks it; when Redis cannot
+// answer, the session is refused with a 503 page (fail closed). Without authentication (API.Open, courier dev)
 // there is no login: a request without a session is given an anonymous
 // one, so that forms carry CSRF tokens all the same.
 //

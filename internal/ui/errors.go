@@ -81,7 +81,8 @@ func (h *Handler) classify(r *http.Request, err error) *pageError {
 // notFound answers a path that has no page.
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	h.fail(w, r, h.readSession(r), &pageError{status: http.StatusNotFound, msg: "There is no page " + r.URL.Path + "."})
+	s, _ := h.readSession(r) // only for the page's frame: without a session it has none
+	h.fail(w, r, s, &pageError{status: http.StatusNotFound, msg: "There is no page " + r.URL.Path + "."})
 }
 
 // messageOf is the message of an API error (an *api.Error), or err's text.

@@ -67,10 +67,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	seeOther(w, r, next)
 }
 
-// logout serves POST /ui/logout: the session is revoked here and its
-// cookie cleared.
+// logout serves POST /ui/logout: the session is revoked, fleet-wide (in
+// Redis), and its cookie cleared.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request, s *session) error {
-	h.endSession(w, r, s)
+	if err := h.endSession(w, r, s); err != nil {
+		return err
+	}
 	if h.opts.API.Open() {
 		seeOther(w, r, "/ui/")
 		return nil

@@ -51,6 +51,7 @@ type bundle struct {
 // config adjusts a bundle before it is built.
 type config struct {
 	rdb     rueidis.Client
+	prefix  string // default: the test's own
 	apiOpts func(*api.Options)
 	uiOpts  func(*ui.Options)
 	tls     bool
@@ -59,7 +60,10 @@ type config struct {
 // setup builds a bundle on single Redis unless c says otherwise.
 func setup(t *testing.T, c config) *bundle {
 	t.Helper()
-	b := &bundle{t: t, rdb: c.rdb, prefix: testkit.Prefix(t), clock: &clock{}, logs: &testkit.Buffer{}}
+	b := &bundle{t: t, rdb: c.rdb, prefix: c.prefix, clock: &clock{}, logs: &testkit.Buffer{}}
+	if b.prefix == "" {
+		b.prefix = testkit.Prefix(t)
+	}
 	if b.rdb == nil {
 		b.rdb = testkit.Single(t)
 	}
@@ -83,11 +87,13 @@ func setup(t *testing.T, c config) *bundle {
 	if b.api, err = api.New(apiOpts); err != nil {
 		t.Fatal(err)
 	}
+	rdb := b.rdb
 	uiOpts := ui.Options{
-		Backend: func() ui.Backend { return client },
-		API:     b.api,
-		Logger:  slog.New(slog.NewTextHandler(b.logs, nil)),
-		Now:     b.clock.Now,
+		Backend:     func() ui.Backend { return client },
+		API:         b.api,
+		Revocations: ui.RedisRevocations(func() rueidis.Client { return rdb }, b.prefix),
+		Logger:      slog.New(slog.NewTextHandler(b.logs, nil)),
+		Now:         b.clock.Now,
 	}
 	if c.uiOpts != nil {
 		c.uiOpts(&uiOpts)
@@ -105,6 +111,14 @@ func setup(t *testing.T, c config) *bundle {
 	}
 	t.Cleanup(b.srv.Close)
 	return b
+}
+
+// sibling is another daemon's UI beside b's: the same Redis, prefix and
+// tokens, its own handlers and server (a second process behind a load
+// balancer, or b's after a restart).
+func (b *bundle) sibling() *bundle {
+	b.t.Helper()
+	return setup(b.t, config{rdb: b.rdb, prefix: b.prefix})
 }
 
 // clock is the UI's clock: the real one, moved ahead by advance.

@@ -86,12 +86,19 @@ func fakeUI(t testing.TB, backend ui.Backend) *ui.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := ui.New(ui.Options{Backend: func() ui.Backend { return backend }, API: a})
+	h, err := ui.New(ui.Options{Backend: func() ui.Backend { return backend }, API: a, Revocations: noRevocations{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
+
+// noRevocations has no log-out: the overview's tests measure pages, not
+// sessions (revoke_test.go has those, on Redis).
+type noRevocations struct{}
+
+func (noRevocations) Revoke(context.Context, string, time.Duration) error { return nil }
+func (noRevocations) Revoked(context.Context, string) (bool, error)       { return false, nil }
 
 // loginCookie logs in to h and returns the session cookie.
 func loginCookie(t testing.TB, h http.Handler) *http.Cookie {

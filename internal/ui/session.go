@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/api"
@@ -23,10 +22,6 @@ const (
 	sessionVersion = "v1"
 	cookiePath     = "/ui/"
 )
-
-// maxRevoked bounds the nonces of logged-out sessions kept until they
-// expire.
-const maxRevoked = 100_000
 
 // session is a request's valid session.
 type session struct {
@@ -51,35 +46,56 @@ func (h *Handler) newSession(w http.ResponseWriter, r *http.Request, p api.Princ
 
 // readSession returns the request's session, or nil when it has none that
 // is valid: a cookie that decodes, names a token that still exists, has
-// that token's MAC, has not expired and was not logged out.
-func (h *Handler) readSession(r *http.Request) *session {
+// that token's MAC, has not expired and was not logged out. When whether
+// it was logged out cannot be told (Redis unavailable), it fails closed:
+// the error is errSessionUnchecked, a 503 page.
+func (h *Handler) readSession(r *http.Request) (*session, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	enc, encMAC, ok := strings.Cut(c.Value, ".")
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	payload, err1 := b64.DecodeString(enc)
 	mac, err2 := b64.DecodeString(encMAC)
 	if err1 != nil || err2 != nil {
-		return nil
+		return nil, nil
 	}
 	name, expiry, nonce, ok := parsePayload(string(payload))
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	p, ok := h.opts.API.Lookup(name)
 	if !ok || !hmac.Equal(mac, p.Sign(payload)) {
-		return nil
+		return nil, nil
 	}
 	s := &session{p: p, nonce: nonce, expires: time.Unix(expiry, 0)}
-	if !h.now().Before(s.expires) || h.revoked.has(nonce) {
-		return nil
+	if !h.now().Before(s.expires) {
+		return nil, nil
 	}
-	return s
+	ctx, cancel := context.WithTimeout(r.Context(), revocationTimeout)
+	defer cancel()
+	revoked, err := h.opts.Revocations.Revoked(ctx, nonce)
+	if err != nil {
+		h.log.Warn("ui: the session's log-out could not be checked; refusing it", "path", r.URL.Path, "err", err)
+		return nil, errSessionUnchecked
+	}
+	if revoked {
+		return nil, nil
+	}
+	return s, nil
 }
+
+// revocationTimeout bounds the check of a session, and the record of a
+// log-out, in Redis.
+const revocationTimeout = 5 * time.Second
+
+// errSessionUnchecked: Redis could not say whether the session was logged
+// out, so it is not taken (fail closed).
+var errSessionUnchecked = &pageError{status: http.StatusServiceUnavailable, retryAfter: 2,
+	msg: "Your session cannot be checked: Redis, where log-outs are kept, is unavailable. Nothing was done; retry shortly."}
 
 // parsePayload splits a session's payload. The name comes between the
 // version and the last two fields, so a token name holding "|" still
@@ -105,11 +121,20 @@ func parsePayload(payload string) (name string, expiry int64, nonce string, ok b
 	return rest[:j], expiry, nonce, true
 }
 
-// endSession logs s out: its nonce is refused until it would have
-// expired, and the cookie is cleared.
-func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s *session) {
-	h.revoked.add(s.nonce, s.expires, h.now())
+// endSession logs s out: its nonce is refused, by every daemon sharing
+// the Redis, until it would have expired, and the cookie is cleared. If
+// the log-out cannot be recorded, the cookie is kept (the session is
+// still valid elsewhere) and the error says so.
+func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, cancel := context.WithTimeout(r.Context(), revocationTimeout)
+	defer cancel()
+	if err := h.opts.Revocations.Revoke(ctx, s.nonce, s.expires.Sub(h.now())); err != nil {
+		h.log.Warn("ui: log-out not recorded", "err", err)
+		return &pageError{status: http.StatusServiceUnavailable, retryAfter: 2,
+			msg: "The log-out could not be recorded: Redis, where log-outs are kept, is unavailable. You are still logged in; retry shortly."}
+	}
 	setCookie(w, r, sessionCookie, "", -1)
+	return nil
 }
 
 // setCookie sets a cookie of the UI: HttpOnly, SameSite=Strict, on
@@ -121,47 +146,6 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAg
 		Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
 	})
-}
-
-// revocations are the nonces of sessions logged out here, each kept until
-// its session would have expired.
-type revocations struct {
-	mu    sync.Mutex
-	until map[string]time.Time
-	max   int
-}
-
-func newRevocations(limit int) *revocations {
-	return &revocations{until: make(map[string]time.Time), max: limit}
-}
-
-// add revokes nonce until expires. Expired entries are pruned once the map
-// is full; if it is still full, the entry that expires first makes room.
-func (rv *revocations) add(nonce string, expires, now time.Time) {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	if len(rv.until) >= rv.max {
-		var first string
-		for n, t := range rv.until {
-			if !now.Before(t) {
-				delete(rv.until, n)
-			} else if first == "" || t.Before(rv.until[first]) {
-				first = n
-			}
-		}
-		if len(rv.until) >= rv.max {
-			delete(rv.until, first)
-		}
-	}
-	rv.until[nonce] = expires
-}
-
-// has reports whether nonce was revoked.
-func (rv *revocations) has(nonce string) bool {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	_, ok := rv.until[nonce]
-	return ok
 }
 
 // pageTimeout bounds the Redis reads of a page: a Redis that does not
@@ -176,7 +160,11 @@ const pageTimeout = 10 * time.Second
 func (h *Handler) page(route string, fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		s := h.sessionOf(w, r)
+		s, err := h.sessionOf(w, r)
+		if err != nil {
+			h.fail(w, r, nil, err)
+			return
+		}
 		if s == nil {
 			seeOther(w, r, loginURL(r.URL.RequestURI()))
 			return
@@ -194,15 +182,16 @@ func (h *Handler) page(route string, fn pageFunc) http.Handler {
 }
 
 // sessionOf returns r's session; in open mode a request without one gets
-// an anonymous session.
-func (h *Handler) sessionOf(w http.ResponseWriter, r *http.Request) *session {
-	if s := h.readSession(r); s != nil {
-		return s
+// an anonymous session. The error is readSession's.
+func (h *Handler) sessionOf(w http.ResponseWriter, r *http.Request) (*session, error) {
+	s, err := h.readSession(r)
+	if s != nil || err != nil {
+		return s, err
 	}
 	if h.opts.API.Open() {
 		if p, ok := h.opts.API.Lookup(api.Anonymous); ok {
-			return h.newSession(w, r, p)
+			return h.newSession(w, r, p), nil
 		}
 	}
-	return nil
+	return nil, nil
 }

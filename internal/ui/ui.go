@@ -56,13 +56,18 @@ const (
 	RefreshDefault = 5 * time.Second
 )
 
-// Options configure the UI. Backend and API are required.
+// Options configure the UI. Backend, API and Revocations are required.
 type Options struct {
 	// Backend returns the client the pages read through, or nil while
 	// Redis has not been reached: pages then answer 503 with Retry-After.
 	Backend func() Backend
 	// API is the HTTP API the UI logs in with and acts through.
 	API API
+	// Revocations keep the sessions logged out (RedisRevocations for a
+	// daemon: every daemon sharing the Redis refuses them, restarts
+	// included). A session is checked against them on each request, and
+	// refused with a 503 page when they cannot answer.
+	Revocations Revocations
 	// SessionTTL is how long a login lasts. Default SessionTTLDefault.
 	SessionTTL time.Duration
 	// Refresh is the interval of the live refresh of the pages' counts,
@@ -84,7 +89,6 @@ type Handler struct {
 	static  map[string]asset
 	css, js string // the assets' URLs, with their content hash
 	origin  *http.CrossOriginProtection
-	revoked *revocations
 	history *historyCache
 	mux     *http.ServeMux
 }
@@ -99,6 +103,8 @@ func New(opts Options) (*Handler, error) {
 		return nil, errors.New("ui: Options.Backend is required")
 	case opts.API == nil:
 		return nil, errors.New("ui: Options.API is required")
+	case opts.Revocations == nil:
+		return nil, errors.New("ui: Options.Revocations is required")
 	case opts.SessionTTL < 0:
 		return nil, errors.New("ui: negative Options.SessionTTL")
 	case opts.Refresh != 0 && opts.Refresh < time.Second:
@@ -118,7 +124,6 @@ func New(opts Options) (*Handler, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		origin:  http.NewCrossOriginProtection(),
-		revoked: newRevocations(maxRevoked),
 		history: newHistoryCache(),
 		mux:     http.NewServeMux(),
 	}

@@ -97,23 +97,6 @@ func TestSafeNext(t *testing.T) {
 	}
 }
 
-func TestRevocationsAreBounded(t *testing.T) {
-	t.Parallel()
-	now := time.Unix(1000, 0)
-	rv := newRevocations(3)
-	rv.add("old", now.Add(-time.Second), now) // already expired
-	rv.add("a", now.Add(time.Hour), now)
-	rv.add("b", now.Add(2*time.Hour), now)
-	rv.add("c", now.Add(3*time.Hour), now) // prunes "old"
-	if rv.has("old") || !rv.has("a") || !rv.has("c") {
-		t.Fatalf("after pruning: %v", rv.until)
-	}
-	rv.add("d", now.Add(4*time.Hour), now) // full: "a", first to expire, makes room
-	if rv.has("a") || !rv.has("b") || !rv.has("d") || len(rv.until) != 3 {
-		t.Fatalf("when full: %v", rv.until)
-	}
-}
-
 // countingHistory is a Backend's History that records the minutes asked.
 type countingHistory struct {
 	Backend
