@@ -3,18 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/redisproc"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -97,7 +94,7 @@ func TestRunRefusedFailsFast(t *testing.T) {
 	}
 	auth := testkit.StartPrivate(t)
 	auth.MustDo(t, "CONFIG", "SET", "requirepass", "right-password")
-	tlsAddr := startTLSRedis(t)
+	_, tlsAddr := testkit.StartPrivateTLS(t, testkit.NewCA(t))
 	otherCA := testkit.NewCA(t)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(caFile, otherCA.PEM(), 0o600); err != nil {
@@ -131,25 +128,4 @@ func TestRunRefusedFailsFast(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startTLSRedis starts a Redis of the test's own that also listens with
-// TLS, with a server certificate of a CA of its own, and returns the TLS
-// address.
-func startTLSRedis(t *testing.T) string {
-	t.Helper()
-	ca := testkit.NewCA(t)
-	certFile, keyFile := ca.ServerFiles(t)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ports, err := redisproc.FreePorts(1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ports[0])
-	testkit.StartPrivate(t, "--tls-port", port, "--tls-cert-file", certFile, "--tls-key-file", keyFile,
-		"--tls-ca-cert-file", caFile, "--tls-auth-clients", "no")
-	return net.JoinHostPort("127.0.0.1", port)
 }
