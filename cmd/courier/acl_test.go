@@ -46,7 +46,9 @@ func readmeACL(t *testing.T, prefix, password string) []string {
 // webhook deliveries, a failure into the dead set, periodic jobs, a rate
 // limit, enqueue by CLI and API, inspect, dead list, requeue and purge, a
 // graceful stop — on a single Redis and on a Cluster, and checks that Redis
-// refused nothing (an empty ACL LOG).
+// refused nothing (an empty ACL LOG). acl_scripts_test.go holds the same
+// line to every script of the catalog (TestMinimalACLEveryScript) and to
+// every command a script may call (TestACLAllowsEveryScriptCommand).
 func TestMinimalACL(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
