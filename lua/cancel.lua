@@ -3,8 +3,11 @@
 -- ack, retry or extension is stale and ignored) and goes to the dead set
 -- with the last error "cancelled", its running attempt spent, so it can be
 -- requeued; the worker holding it is told on the queue's wake channel
--- ("cancel:<id>"), and learns it at its next lease extension if that
--- message is lost (extend.lua).
+-- ("cancel@<claim>:<id>": the claim token of the run it ended, so a
+-- message that arrives late ends no later run of the id; versions before
+-- sent "cancel:<id>", which Go still reads as any run of the id), and
+-- learns it at its next lease extension if that message is lost
+-- (extend.lua).
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] active zset   KEYS[4] dead zset
 -- KEYS[5] state hash   KEYS[6] claims hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
@@ -36,6 +39,7 @@ if redis.call('ZREM', due, id) == 1 then
 end
 if redis.call('ZSCORE', KEYS[3], id) then
   local now = now_ms()
+  local claim = claim_token(redis.call('HGET', KEYS[6], id))
   redis.call('ZREM', KEYS[3], id)
   redis.call('HDEL', KEYS[6], id)
   if redis.call('HEXISTS', KEYS[1], id) == 0 then
@@ -48,7 +52,11 @@ if redis.call('ZSCORE', KEYS[3], id) then
   redis.call('HSET', KEYS[5], id, st_encode((attempts or 0) + 1, max or 0, CANCELLED))
   redis.call('ZADD', KEYS[4], now, id)
   finished(KEYS[10], KEYS[11], {id}, os, now)
-  announce(channel, 'cancel:' .. id)
+  if claim then
+    announce(channel, 'cancel@' .. claim .. ':' .. id)
+  else
+    announce(channel, 'cancel:' .. id) -- no claim to name (data edited by hand)
+  end
   return 2
 end
 if redis.call('ZSCORE', KEYS[4], id) then return -2 end

@@ -138,13 +138,22 @@ func (p *Pool) loseLease(r *run, why string) {
 	r.cancel(p.cfg.LeaseLostCause)
 }
 
-// cancelRun ends the run of job id of queue, if this process holds it: the
-// job was cancelled while it ran (the cancel's message on the wake channel).
-func (p *Pool) cancelRun(queue, id string) {
+// cancelRun ends the run of tok of queue, if this process holds it: the
+// job was cancelled while it ran (the cancel's message on the wake
+// channel). The message names the claim it ended, so one that arrives late
+// ends no later run of the job. A message of a version that named no claim
+// (tok.Claim 0) ends every run of the id, as it did there.
+func (p *Pool) cancelRun(queue string, tok store.Token) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if tok.Claim != 0 {
+		if r := p.running[runKey{queue, tok}]; r != nil {
+			p.cancelled(r)
+		}
+		return
+	}
 	for k, r := range p.running {
-		if k.tok.ID == id && k.queue == queue {
+		if k.tok.ID == tok.ID && k.queue == queue {
 			p.cancelled(r)
 		}
 	}

@@ -23,7 +23,7 @@ type Store interface {
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
 	Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error)
 	Complete(ctx context.Context, queue string, done []store.Completion) (int, error)
-	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok store.Token), onSubscribed func()) error
 }
 
 var _ Store = (*store.Store)(nil)

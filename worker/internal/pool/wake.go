@@ -3,6 +3,8 @@ package pool
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // subscribeLoop keeps the wake-up subscription open until ctx ends. Each
@@ -15,9 +17,9 @@ func (p *Pool) subscribeLoop(ctx context.Context, names []string) {
 			q.wake(at)
 		}
 	}
-	onCancel := func(name, id string) {
+	onCancel := func(name string, tok store.Token) {
 		if p.queues[name] != nil {
-			p.cancelRun(name, id)
+			p.cancelRun(name, tok)
 		}
 	}
 	var subscriptions atomic.Int32

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
@@ -48,3 +50,23 @@ func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, err
 // CancelledError is the last error of a job cancelled while it ran
 // (lua/record.lua's CANCELLED).
 const CancelledError = "cancelled"
+
+// cancelOf reads the wake channel's message for a running job that was
+// cancelled (lua/cancel.lua): "cancel@<claim>:<id>", the run it ended,
+// or "cancel:<id>" from a version that named no claim, whose Token has
+// Claim 0 (any run of the id). ok is false for any other message.
+func cancelOf(msg string) (tok Token, ok bool) {
+	if id, ok := strings.CutPrefix(msg, "cancel:"); ok {
+		return Token{ID: id}, true
+	}
+	rest, ok := strings.CutPrefix(msg, "cancel@")
+	if !ok {
+		return Token{}, false
+	}
+	claim, id, ok := strings.Cut(rest, ":")
+	n, err := strconv.ParseInt(claim, 10, 64)
+	if !ok || err != nil || n <= 0 {
+		return Token{}, false
+	}
+	return Token{ID: id, Claim: n}, true
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,8 +50,11 @@ func TestCancel(t *testing.T) {
 		}
 		unchanged(t, c, k, before)
 
-		// Running: to dead, "cancelled", the attempt spent, the claim gone.
+		// Running: to dead, "cancelled", the attempt spent, the claim gone;
+		// the message names the claim it ended.
 		wakes := subscribeCancels(t, s, queue)
+		held, _ := testkit.HGet(t, c, k.Claims, "seed-active")
+		claim, _, _ := strings.Cut(held, "@")
 		t0 := testkit.RedisNow(t, c)
 		if res, err := s.Cancel(t.Context(), queue, "seed-active"); res != store.CancelRunning || err != nil {
 			t.Errorf("Cancel(seed-active) = %v, %v; want CancelRunning", res, err)
@@ -67,26 +72,43 @@ func TestCancel(t *testing.T) {
 			t.Errorf("state entry %q, want attempt 1 spent and the last error %q", got, store.CancelledError)
 		}
 		select {
-		case id := <-wakes:
-			if id != "seed-active" {
-				t.Errorf("cancel announced %q, want seed-active", id)
+		case tok := <-wakes:
+			if tok.ID != "seed-active" || strconv.FormatInt(tok.Claim, 10) != claim {
+				t.Errorf("cancel announced %+v, want seed-active's run, claim %s", tok, claim)
 			}
 		case <-time.After(10 * time.Second):
 			t.Errorf("no cancel announced on the wake channel")
 		}
+
+		// A message of a version that named no claim is any run of the id;
+		// an id may hold ':'.
+		for msg, want := range map[string]store.Token{
+			"cancel:old-id":  {ID: "old-id"},
+			"cancel@12:a:b@": {ID: "a:b@", Claim: 12},
+		} {
+			testkit.Do(t, c, c.B().Spublish().Channel(k.Wake).Message(msg).Build())
+			select {
+			case tok := <-wakes:
+				if tok != want {
+					t.Errorf("message %q read as %+v, want %+v", msg, tok, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("message %q: no cancel reported", msg)
+			}
+		}
 	})
 }
 
-// subscribeCancels returns the ids announced on q's wake channel as
-// cancelled while they ran.
-func subscribeCancels(t *testing.T, s *store.Store, q string) <-chan string {
+// subscribeCancels returns the runs announced on q's wake channel as
+// cancelled.
+func subscribeCancels(t *testing.T, s *store.Store, q string) <-chan store.Token {
 	t.Helper()
-	ids := make(chan string, 16)
+	ids := make(chan store.Token, 16)
 	subscribed := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Subscribe(ctx, []string{q}, func(string, int64) {}, func(_, id string) { ids <- id }, func() {
+		done <- s.Subscribe(ctx, []string{q}, func(string, int64) {}, func(_ string, tok store.Token) { ids <- tok }, func() {
 			select {
 			case <-subscribed:
 			default:

@@ -18,8 +18,9 @@ import (
 // caller should look for due jobs then. Pause and Resume publish on the
 // same channel: a resume the Redis clock (jobs may be due now), a pause
 // PausedMessage, which reaches onWake as run-at 0. Cancel publishes there
-// too ("cancel:<id>"): onCancel (may be nil) gets the queue and the id of
-// the job cancelled while it ran, whichever process holds it. Subscribe returns ctx's error when ctx
+// too (cancelOf): onCancel (may be nil) gets the queue and the token of
+// the run cancelled (Claim 0 from a version that named no claim: any run
+// of the id), whichever process holds it. Subscribe returns ctx's error when ctx
 // ends, else the error that broke the subscription; callers loop.
 //
 // Wake-ups travel on sharded pub/sub (SSUBSCRIBE, Redis 7), as the scripts
@@ -28,7 +29,7 @@ import (
 // and no other node carries its messages. A server that does not know
 // SSUBSCRIBE (Redis 6, the embedded store of courier dev) gets SUBSCRIBE,
 // as its scripts PUBLISH.
-func (s *Store) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error {
+func (s *Store) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok Token), onSubscribed func()) error {
 	byChannel := make(map[string]string, len(queues))
 	channels := make([]string, 0, len(queues))
 	for _, q := range queues {
@@ -41,9 +42,9 @@ func (s *Store) Subscribe(ctx context.Context, queues []string, onWake func(queu
 		if !ok {
 			return
 		}
-		if id, ok := strings.CutPrefix(m.Message, cancelMessage); ok {
+		if tok, ok := cancelOf(m.Message); ok {
 			if onCancel != nil {
-				onCancel(q, id)
+				onCancel(q, tok)
 			}
 			return
 		}
@@ -116,10 +117,6 @@ func (s *Store) receive(ctx context.Context, sharded bool, channels []string, de
 	})
 	return s.c.Receive(hookCtx, cmd, deliver)
 }
-
-// cancelMessage opens the wake channel's message for a running job that
-// was cancelled (lua/cancel.lua); the job's id follows.
-const cancelMessage = "cancel:"
 
 // isUnknownCommand reports whether err is the server's answer to a command
 // it does not know.

@@ -25,10 +25,11 @@ func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, 
 	case j == nil:
 		return store.CancelNotFound, nil
 	case j.State == store.SetActive:
+		run := store.Token{ID: id, Claim: j.Rec.Claim}
 		j.Rec.LastError = store.CancelledError
 		j.leave(store.SetDead, ms(f.nowLocked()))
 		if f.subscribed[queue] && !f.loseCancels {
-			f.outbox = append(f.outbox, wakeMsg{queue: queue, cancel: id})
+			f.outbox = append(f.outbox, wakeMsg{queue: queue, cancel: run})
 		}
 		return store.CancelRunning, nil
 	case j.State == store.SetDead:

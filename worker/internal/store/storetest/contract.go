@@ -23,7 +23,7 @@ type Scripts interface {
 	Cancel(ctx context.Context, queue, id string) (store.CancelResult, error)
 	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)
 	Get(ctx context.Context, queue, id string) (store.Snapshot, error)
-	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error
+	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok store.Token), onSubscribed func()) error
 	Pause(ctx context.Context, queue string) (bool, error)
 	Resume(ctx context.Context, queue string) (bool, error)
 	Paused(ctx context.Context, queue string) (bool, error)

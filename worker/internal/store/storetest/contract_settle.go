@@ -51,7 +51,8 @@ func testRetry(k *kit) {
 
 // testCancel: a cancel deletes a job that has not started, ends a running
 // one (to dead with the last error "cancelled", its worker told on the
-// wake channel and by its next extension, its late outcome stale), and
+// wake channel, with the claim it ended, and by its next extension, its
+// late outcome stale), and
 // leaves a dead one alone.
 func testCancel(k *kit) {
 	t := k.t
@@ -82,9 +83,9 @@ func testCancel(k *kit) {
 	k.gone("due")
 	k.unchanged("dead", dead)
 	select {
-	case id := <-k.cancels:
-		if id != "running" {
-			t.Errorf("the cancel announced job %q, want running", id)
+	case tok := <-k.cancels:
+		if tok != held["running"] {
+			t.Errorf("the cancel announced the run %+v, want %+v: the claim it ended", tok, held["running"])
 		}
 	case <-time.After(waitLimit):
 		t.Fatalf("no cancel announced within %v", waitLimit)

@@ -27,8 +27,8 @@ type Fake struct {
 	queues     map[string]map[string]*Job // queue → id → job
 	issued     map[string]int64           // queue → the last claim token handed out; a rollback leaves it alone
 	calls      []Call
-	onWake     func(queue string, runAtMs int64) // set while subscribed
-	onCancel   func(queue, id string)            // set while subscribed; may be nil
+	onWake     func(queue string, runAtMs int64)   // set while subscribed
+	onCancel   func(queue string, tok store.Token) // set while subscribed; may be nil
 	subscribed map[string]bool
 	outbox     []wakeMsg       // published under mu, delivered after unlocking
 	failClaims int             // fail this many of the next claims
@@ -80,7 +80,7 @@ type Call struct {
 type wakeMsg struct {
 	queue  string
 	at     int64
-	cancel string // the id of a job cancelled while it ran; at is unused
+	cancel store.Token // the run of a job cancelled while it ran; at is unused
 }
 
 // errDown is what every call returns while the fake's Redis is down.
@@ -149,7 +149,7 @@ func (f *Fake) unlock() {
 	f.mu.Unlock()
 	for _, m := range out {
 		switch {
-		case m.cancel != "":
+		case m.cancel != (store.Token{}):
 			if cancel != nil {
 				cancel(m.queue, m.cancel)
 			}

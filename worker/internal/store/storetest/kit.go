@@ -24,9 +24,9 @@ const (
 type kit struct {
 	t *testing.T
 	b Backend
-	// cancels receives the ids the subscription (subscribe) reports
-	// cancelled while they ran.
-	cancels chan string
+	// cancels receives the runs the subscription (subscribe) reports
+	// cancelled: the id and the claim each cancel ended.
+	cancels chan store.Token
 }
 
 func (k *kit) ctx() context.Context { return k.t.Context() }
@@ -243,7 +243,7 @@ func (k *kit) waitExpired(ids ...string) time.Time {
 func (k *kit) subscribe() <-chan int64 {
 	k.t.Helper()
 	wakes := make(chan int64, 64)
-	k.cancels = make(chan string, 64)
+	k.cancels = make(chan store.Token, 64)
 	subscribed := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(k.ctx())
 	done := make(chan error, 1)
@@ -253,11 +253,11 @@ func (k *kit) subscribe() <-chan int64 {
 				k.t.Errorf("wake-up for queue %q, want %q", queue, q)
 			}
 			wakes <- runAt
-		}, func(queue, id string) {
+		}, func(queue string, tok store.Token) {
 			if queue != q {
 				k.t.Errorf("cancel for queue %q, want %q", queue, q)
 			}
-			k.cancels <- id
+			k.cancels <- tok
 		}, func() {
 			select {
 			case subscribed <- struct{}{}:

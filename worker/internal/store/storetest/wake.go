@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // Subscribe delivers wake-ups, and the cancels of running jobs, of queues
 // until ctx ends.
-func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue, id string), onSubscribed func()) error {
+func (f *Fake) Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok store.Token), onSubscribed func()) error {
 	f.mu.Lock()
 	if f.onWake != nil {
 		f.t.Errorf("fake: two subscriptions at once")
