@@ -27,7 +27,8 @@
 -- about as large) and the result, at most worker.Config.MaxResultBytes:
 -- memory grows by at most the queue's retained count times that bound,
 -- which the leader's trim (AllowOOM too, it only deletes) keeps.
--- bound: <= 1000 pairs; O(n log N)
+-- bound: <= 1000 pairs; O(n log N); the caller sends at most 4 MiB of
+--   results per call (store.MaxCompleteBytes; one larger result alone)
 
 if not KEYS[11] then return redis.error_reply('ERR courier: complete needs the completed and results keys') end
 local m = tonumber(ARGV[1])

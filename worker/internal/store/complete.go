@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
+	"iter"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
@@ -19,16 +19,25 @@ type Completion struct {
 	Result []byte
 }
 
+// MaxCompleteBytes bounds the results one complete.lua call carries:
+// Complete splits a batch whose results add up to more, so that a call
+// stays short for Redis (and within its query buffer) whatever
+// Config.MaxResultBytes allows. A result larger than the bound goes in a
+// call of its own.
+const MaxCompleteBytes = 4 << 20
+
 // Complete is Ack for a queue that retains finished jobs: each job held
 // under its token leaves active and enters the completed set with its
 // result and finish time (the Redis clock), keeping its record and state
 // entry until TrimCompleted deletes it. Jobs not active under the given
-// claim are skipped, as Ack skips them. It returns how many it moved.
+// claim are skipped, as Ack skips them. It returns how many it moved. A
+// call of complete.lua carries at most MaxBatch jobs and MaxCompleteBytes
+// of results (completeBatches).
 func (s *Store) Complete(ctx context.Context, queue string, done []Completion) (int, error) {
 	k := s.Keys(queue)
 	keys := append(ackKeys(k), k.Completed, k.Results)
 	moved := 0
-	for batch := range slices.Chunk(done, MaxBatch) {
+	for batch := range completeBatches(done) {
 		args := reportArgs(make([]string, 0, 1+2*len(batch)), batch, func(d Completion) Token { return d.Token }, func(d Completion) (string, bool) {
 			return string(d.Result), len(d.Result) > 0
 		})
@@ -39,6 +48,27 @@ func (s *Store) Complete(ctx context.Context, queue string, done []Completion) (
 		moved += int(n)
 	}
 	return moved, nil
+}
+
+// completeBatches yields done in order, in batches of at most MaxBatch
+// jobs whose results add up to at most MaxCompleteBytes, but for a result
+// larger than that, which is a batch of its own.
+func completeBatches(done []Completion) iter.Seq[[]Completion] {
+	return func(yield func([]Completion) bool) {
+		from, size := 0, 0
+		for i, d := range done {
+			if i > from && (i-from == MaxBatch || size+len(d.Result) > MaxCompleteBytes) {
+				if !yield(done[from:i]) {
+					return
+				}
+				from, size = i, 0
+			}
+			size += len(d.Result)
+		}
+		if from < len(done) {
+			yield(done[from:])
+		}
+	}
 }
 
 // TrimCompleted deletes the oldest completed jobs of queue beyond maxJobs
