@@ -26,8 +26,9 @@ type adminAPI struct {
 	ui http.Handler
 	// uiServed is set when ui is the UI itself.
 	uiServed bool
-	// client is the API's producer client, once Redis is reached.
-	client atomic.Pointer[worker.Client]
+	// client is the API's and the UI's backend (the producer client and
+	// the set of queues read a page at a time), once Redis is reached.
+	client atomic.Pointer[api.ClientBackend]
 	// rdb is the Redis client, once reached: the UI keeps log-outs there.
 	rdb atomic.Pointer[rueidis.Client]
 	// open is set when the API serves without authentication.
@@ -69,6 +70,7 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 		AllowedHosts:    c.AllowedHosts,
 		RateLimit:       c.RateLimitValue(),
 		FailedAuthLimit: c.FailedAuthLimitValue(),
+		MaxQueues:       c.MaxQueues,
 		Registerer:      reg,
 		Limits: api.Limits{
 			MaxPayloadBytes:  d.cfg.Jobs.MaxPayloadBytes,
@@ -140,7 +142,7 @@ func (a *adminAPI) connected(rdb rueidis.Client, cfg worker.Config) error {
 	if err != nil {
 		return fmt.Errorf("admin API client: %w", err)
 	}
-	a.client.Store(c)
+	a.client.Store(api.NewBackend(c, rdb, cfg.Prefix))
 	a.rdb.Store(&rdb)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
@@ -23,7 +24,10 @@ type Backend interface {
 	Get(ctx context.Context, queue, id string) (*worker.Job, error)
 	Cancel(ctx context.Context, queue, id string) error
 	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	Queues(ctx context.Context) ([]string, error)
+	// The set of known queues, read a page at a time (QueueSet).
+	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (QueuePage, error)
+	QueuesKnown(ctx context.Context, names ...string) ([]bool, error)
+	QueueCount(ctx context.Context) (int64, error)
 	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
 	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
 	RequeueAll(ctx context.Context, queue string) (int, error)
@@ -38,7 +42,20 @@ type Backend interface {
 	ForgetQueue(ctx context.Context, queue string) error
 }
 
-var _ Backend = (*worker.Client)(nil)
+// ClientBackend is the daemon's Backend: its producer client, and the
+// set of queue names read through the same Redis a page at a time.
+type ClientBackend struct {
+	*worker.Client
+	*QueueSet
+}
+
+var _ Backend = (*ClientBackend)(nil)
+
+// NewBackend returns the Backend of a daemon whose producer client is c,
+// on rdb under prefix.
+func NewBackend(c *worker.Client, rdb rueidis.Client, prefix string) *ClientBackend {
+	return &ClientBackend{Client: c, QueueSet: NewQueueSet(rdb, prefix)}
+}
 
 // Role is what a token may do.
 type Role string
@@ -92,6 +109,12 @@ type Options struct {
 	// IP addresses, localhost and *.localhost: any other name may be a
 	// web page's DNS rebinding. Ignored with Tokens. Default: none.
 	AllowedHosts []string
+	// MaxQueues caps the queues that producer tokens without a queue list
+	// create (queuecap.go): their enqueue to a queue that does not exist
+	// is refused with 403 once there are MaxQueues queues. A queue that
+	// exists is never refused; admins and producers limited to their
+	// queues are not capped. Zero means no cap.
+	MaxQueues int
 	// Limits bound requests; zero fields take their defaults.
 	Limits Limits
 	// WriteTimeout is the write timeout of the listener that serves the
@@ -145,6 +168,8 @@ type Handler struct {
 	triageMax int
 	// anonymous is every caller's principal without authentication.
 	anonymous Principal
+	// known are the queues seen to exist, for MaxQueues.
+	known knownQueues
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -167,6 +192,9 @@ func New(opts Options) (*Handler, error) {
 	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, WriteTimeoutDefault)
 	if opts.WriteTimeout < 0 {
 		return nil, errors.New("api: negative WriteTimeout")
+	}
+	if opts.MaxQueues < 0 {
+		return nil, errors.New("api: negative MaxQueues")
 	}
 	limits.maxWait = maxWaitOf(workOf(opts.WriteTimeout))
 	if err := validRate("RateLimit", opts.RateLimit); err != nil {
@@ -264,7 +292,7 @@ func (h *Handler) table() []route {
 		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.getJob},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}/jobs/{id}", role: RoleProducer, serve: h.cancelJob},
 		{method: http.MethodGet, path: "/v1/queues/{queue}/jobs", role: RoleAdmin, params: true, serve: h.listJobs},
-		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, serve: h.listQueues},
+		{method: http.MethodGet, path: "/v1/queues", role: RoleAdmin, params: true, serve: h.listQueues},
 		{method: http.MethodGet, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.getQueue},
 		{method: http.MethodDelete, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.forgetQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},

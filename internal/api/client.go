@@ -237,17 +237,23 @@ func (c *Client) setPaused(ctx context.Context, queue, action string) error {
 	return c.do(ctx, http.MethodPost, queuePath(queue)+action, nil, nil)
 }
 
-// Queues lists the known queues.
+// Queues lists the known queues, following GET /v1/queues page after
+// page.
 func (c *Client) Queues(ctx context.Context) ([]string, error) {
-	var out queueList
-	if err := c.do(ctx, http.MethodGet, "/v1/queues", nil, &out); err != nil {
-		return nil, err
+	var names []string
+	for path := "/v1/queues"; ; {
+		var out queueList
+		if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+			return nil, err
+		}
+		for _, q := range out.Queues {
+			names = append(names, q.Name)
+		}
+		if out.NextCursor == nil {
+			return names, nil
+		}
+		path = "/v1/queues?" + url.Values{"cursor": {*out.NextCursor}}.Encode()
 	}
-	names := make([]string, len(out.Queues))
-	for i, q := range out.Queues {
-		names[i] = q.Name
-	}
-	return names, nil
 }
 
 // Fleet reads what the processes serving queue report, from GET

@@ -40,6 +40,9 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 		return 0, nil, apiErr
 	}
 	spec.Queue = queue
+	if err := h.mayCreate(c, queue); err != nil {
+		return 0, nil, err
+	}
 	res, err := c.backend.EnqueueMany(traced(c), []worker.JobSpec{spec})
 	if err != nil {
 		return 0, nil, err
@@ -101,6 +104,9 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	}
 	for i := range specs {
 		specs[i].Queue = queue
+	}
+	if err := h.mayCreate(c, queue); err != nil {
+		return 0, nil, err
 	}
 	res, err := c.backend.EnqueueMany(traced(c), specs)
 	var ve *worker.ValidationError

@@ -53,8 +53,9 @@ func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 		t.Fatal(err)
 	}
 	b.client = client
+	backend := NewBackend(client, b.calls, b.prefix)
 	b.opts = Options{
-		Backend: func() Backend { return client },
+		Backend: func() Backend { return backend },
 		Tokens: []Token{
 			{Name: "shop", Secret: producerSecret, Role: RoleProducer},
 			{Name: "ops", Secret: adminSecret, Role: RoleAdmin},

@@ -79,7 +79,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	responses := doc["components"].(map[string]any)["responses"].(map[string]any)
 	for name, words := range map[string][]string{
-		"Forbidden":   {"role", "limited to other queues", "Host", "another origin"},
+		"Forbidden":   {"role", "limited to other queues", "admin.max_queues", "Host", "another origin"},
 		"RateLimited": {"admin.rate_limit", "failed authentication"},
 	} {
 		desc, _ := responses[name].(map[string]any)["description"].(string)
@@ -189,7 +189,7 @@ func TestOpenAPIMatchesWire(t *testing.T) {
 		"Job": wire.Job{}, "Progress": wire.Progress{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
 		"Page": wire.Page{}, "Triage": wire.Triage{}, "Error": wire.Error{}, "ErrorReply": wire.ErrorReply{},
 		// The enqueue replies, of this package.
-		"Enqueued": enqueued{}, "BatchItem": batchItem{}, "BatchReply": batchReply{},
+		"Enqueued": enqueued{}, "BatchItem": batchItem{}, "BatchReply": batchReply{}, "QueueList": queueList{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -2,35 +2,71 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
-	"slices"
+	"strconv"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 )
 
-// queueList is the reply of GET /v1/queues.
+// queueList is the reply of GET /v1/queues: a page of queues, and the
+// cursor of the next (null after the last).
 type queueList struct {
-	Queues []wire.Queue `json:"queues"`
+	Queues     []wire.Queue `json:"queues"`
+	NextCursor *string      `json:"next_cursor"`
 }
 
-// GET /v1/queues: the queues the token may see.
+// GET /v1/queues?cursor=&limit=: a page of the queues the token may see,
+// read a page at a time (QueueSet), so that its cost does not grow with
+// the number of queues: at most QueuesPerPageMax, each read as GET
+// /v1/queues/{queue} reads it.
 func (h *Handler) listQueues(c *call) (int, any, error) {
-	names, err := c.backend.Queues(c.ctx)
+	values, apiErr := queryValues(c.r.URL.RawQuery, "cursor", "limit")
+	if apiErr != nil {
+		return 0, nil, apiErr
+	}
+	limit := QueuesPerPageDefault
+	if v, ok := values["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > QueuesPerPageMax {
+			return 0, nil, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", QueuesPerPageMax, v))
+		}
+		limit = n
+	}
+	// A token limited to some queues learns of no other.
+	page, err := c.backend.QueuesPage(c.ctx, c.ident.queues, values["cursor"], limit)
+	if errors.Is(err, ErrBadCursor) {
+		return 0, nil, invalidField("cursor", err.Error())
+	}
 	if err != nil {
 		return 0, nil, err
 	}
-	// A token limited to some queues learns of no other.
-	names = slices.DeleteFunc(names, func(q string) bool { return !c.ident.sees(q) })
-	slices.Sort(names)
-	out := queueList{Queues: make([]wire.Queue, 0, len(names))}
-	for _, name := range names {
-		v, err := viewQueue(c.ctx, c.backend, name)
-		if err != nil {
-			return 0, nil, err
-		}
-		out.Queues = append(out.Queues, v)
+	out := queueList{Queues: make([]wire.Queue, len(page.Names))}
+	err = eachQueue(c.ctx, page.Names, func(ctx context.Context, i int, name string) (err error) {
+		out.Queues[i], err = viewQueue(ctx, c.backend, name)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
 	}
 	return http.StatusOK, out, nil
+}
+
+// eachQueue runs fn for each name, a few at a time, and returns the first
+// error.
+func eachQueue(ctx context.Context, names []string, fn func(ctx context.Context, i int, name string) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, name := range names {
+		g.Go(func() error { return fn(ctx, i, name) })
+	}
+	return g.Wait()
 }
 
 // GET /v1/queues/{queue}

@@ -42,15 +42,16 @@ func TestRedisDown(t *testing.T) { //nolint:tparallel // the phases run one afte
 	t.Parallel()
 	p := testkit.StartPrivate(t)
 	proxy, proxied := testkit.StartProxyClient(t, p.Addr)
-	newClient := func(rdb rueidis.Client) *worker.Client {
-		c, err := worker.NewClient(rdb, worker.Config{Prefix: testkit.Prefix(t)})
+	prefix := testkit.Prefix(t)
+	newClient := func(rdb rueidis.Client) *ClientBackend {
+		c, err := worker.NewClient(rdb, worker.Config{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return NewBackend(c, rdb, prefix)
 	}
 	direct := newClient(p.Client(t))
-	var backend atomic.Pointer[worker.Client]
+	var backend atomic.Pointer[ClientBackend]
 	backend.Store(newClient(proxied))
 	logs := &testkit.Buffer{}
 	h, err := New(Options{

@@ -29,8 +29,9 @@ func (b *bench) api(ctx context.Context) (string, error) {
 		return "", err
 	}
 	secret := randomHex(16)
+	backend := api.NewBackend(producer, b.counted, b.config().Prefix)
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return producer },
+		Backend: func() api.Backend { return backend },
 		Tokens:  []api.Token{{Name: "bench", Secret: secret, Role: api.RoleProducer}},
 		Logger:  slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

@@ -36,6 +36,11 @@ type Admin struct {
 	FailedAuthLimit string `koanf:"failed_auth_limit"`
 	// MaxBatch is the most jobs one batch request may carry (1 to 1000).
 	MaxBatch int `koanf:"max_batch"`
+	// MaxQueues caps the queues producer tokens without a queue list
+	// create by enqueueing: past it, their enqueue to a queue that does
+	// not exist is refused (403); queues that exist never are. At least 1.
+	// Default AdminMaxQueuesDefault.
+	MaxQueues int `koanf:"max_queues"`
 	// MaxBodyBytes bounds a batch request's body; a single enqueue's body
 	// is bounded by jobs.max_payload_bytes in base64 plus 64 KiB.
 	MaxBodyBytes int `koanf:"max_body_bytes"`
@@ -53,6 +58,7 @@ const (
 	AdminFailedAuthLimitDefault = "10 per 1m"
 	AdminMaxBatchDefault        = 1000
 	AdminMaxBatchLimit          = 1000
+	AdminMaxQueuesDefault       = 1000
 	AdminMaxBodyBytesDefault    = 16 << 20
 	AdminReadTimeoutDefault     = 30 * time.Second
 	AdminWriteTimeoutDefault    = 30 * time.Second
@@ -64,6 +70,7 @@ func adminDefault() Admin {
 		RateLimit:       AdminRateLimitDefault,
 		FailedAuthLimit: AdminFailedAuthLimitDefault,
 		MaxBatch:        AdminMaxBatchDefault,
+		MaxQueues:       AdminMaxQueuesDefault,
 		MaxBodyBytes:    AdminMaxBodyBytesDefault,
 		ReadTimeout:     AdminReadTimeoutDefault,
 		WriteTimeout:    AdminWriteTimeoutDefault,
@@ -125,6 +132,9 @@ func (a *Admin) validate(ps *problems) {
 	validateRateLimit("admin.failed_auth_limit", a.FailedAuthLimit, ps)
 	if a.MaxBatch < 1 || a.MaxBatch > AdminMaxBatchLimit {
 		ps.add("admin.max_batch", "must be 1 to %d (got %d)", AdminMaxBatchLimit, a.MaxBatch)
+	}
+	if a.MaxQueues < 1 {
+		ps.add("admin.max_queues", "must be at least 1 (got %d); raise it rather than turn the cap off", a.MaxQueues)
 	}
 	if a.MaxBodyBytes < 1024 || a.MaxBodyBytes > worker.MaxPayloadBytesLimit {
 		ps.add("admin.max_body_bytes", "must be 1024 to %d (got %d)", worker.MaxPayloadBytesLimit, a.MaxBodyBytes)

@@ -2,12 +2,14 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"net/url"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -27,34 +29,50 @@ func fetch(ctx context.Context, calls ...func(context.Context) error) error {
 	return g.Wait()
 }
 
-// visibleQueues returns the client the pages read through and the queues
-// s's principal sees, sorted.
-func (h *Handler) visibleQueues(r *http.Request, s *session) (Backend, []string, error) {
+// queuesPerPage is how many queues a page across queues (the overview,
+// fleet, locks, periodic) reads at once: the set of queues is read a page
+// at a time, so a page costs the same at 40,000 queues as at 40.
+const queuesPerPage = api.QueuesPerPageMax
+
+// queuePager leads to the first and the next page of a listing across
+// queues ("" when there is none).
+type queuePager struct {
+	First, Next string
+}
+
+// visibleQueues returns the client the pages read through and the page of
+// the queues s's principal sees that r's cursor asks for (the first page
+// without one), sorted, with the pager of path, the page's own path.
+func (h *Handler) visibleQueues(r *http.Request, s *session, path string) (Backend, []string, queuePager, error) {
 	b, err := h.backend()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, queuePager{}, err
 	}
-	all, err := b.Queues(r.Context())
+	cursor := r.URL.Query().Get("cursor")
+	page, err := b.QueuesPage(r.Context(), s.p.Queues, cursor, queuesPerPage)
+	if errors.Is(err, api.ErrBadCursor) {
+		return nil, nil, queuePager{}, &pageError{status: http.StatusBadRequest, msg: "This page's cursor is not valid; start from the first page."}
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("list queues: %w", err)
+		return nil, nil, queuePager{}, fmt.Errorf("list queues: %w", err)
 	}
-	out := make([]string, 0, len(all))
-	for _, q := range all {
-		if s.p.Sees(q) {
-			out = append(out, q)
-		}
+	var pager queuePager
+	if cursor != "" {
+		pager.First = path
 	}
-	slices.Sort(out)
-	return b, out, nil
+	if page.Next != "" {
+		pager.Next = path + "?" + url.Values{"cursor": {page.Next}}.Encode()
+	}
+	return b, page.Names, pager, nil
 }
 
 // knownQueue fails with a 404 page when queue is not one of b's queues.
 func knownQueue(ctx context.Context, b Backend, queue string) error {
-	all, err := b.Queues(ctx)
+	known, err := b.QueuesKnown(ctx, queue)
 	if err != nil {
-		return fmt.Errorf("list queues: %w", err)
+		return fmt.Errorf("look the queue up: %w", err)
 	}
-	if !slices.Contains(all, queue) {
+	if !known[0] {
 		return &pageError{status: http.StatusNotFound, msg: fmt.Sprintf("There is no queue %q.", queue)}
 	}
 	return nil

@@ -23,13 +23,35 @@ import (
 // deterministic counts: what the overview's size is measured on.
 type fakeBackend struct{ n int }
 
-func (f fakeBackend) Queues(context.Context) ([]string, error) {
-	out := make([]string, f.n)
-	for i := range out {
-		out[i] = fmt.Sprintf("queue-%03d", i)
+// QueuesPage pages through queue-000… by their number, the cursor.
+func (f fakeBackend) QueuesPage(_ context.Context, _ []string, cursor string, limit int) (api.QueuePage, error) {
+	from := 0
+	if cursor != "" {
+		var err error
+		if from, err = strconv.Atoi(cursor); err != nil {
+			return api.QueuePage{}, api.ErrBadCursor
+		}
+	}
+	var page api.QueuePage
+	for i := from; i < min(from+limit, f.n); i++ {
+		page.Names = append(page.Names, fmt.Sprintf("queue-%03d", i))
+	}
+	if from+limit < f.n {
+		page.Next = strconv.Itoa(from + limit)
+	}
+	return page, nil
+}
+
+func (f fakeBackend) QueuesKnown(_ context.Context, names ...string) ([]bool, error) {
+	out := make([]bool, len(names))
+	for i, name := range names {
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "queue-"))
+		out[i] = err == nil && n < f.n
 	}
 	return out, nil
 }
+
+func (f fakeBackend) QueueCount(context.Context) (int64, error) { return int64(f.n), nil }
 
 func (f fakeBackend) Stats(_ context.Context, q string) (worker.QueueStats, error) {
 	n := int64(len(q)) * 7919
@@ -146,18 +168,20 @@ func TestOverviewSize(t *testing.T) {
 	}
 }
 
-// TestOverviewPages: queues beyond 100 are on further pages.
+// TestOverviewPages: queues beyond 100 are on further pages, reached by
+// cursor.
 func TestOverviewPages(t *testing.T) {
 	t.Parallel()
 	h := fakeUI(t, fakeBackend{n: 230})
 	c := loginCookie(t, h)
-	req := httptest.NewRequest(http.MethodGet, "/ui/?page=3", nil)
+	req := httptest.NewRequest(http.MethodGet, "/ui/?cursor=200", nil)
 	req.AddCookie(c)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	body := rec.Body.String()
-	if n := strings.Count(body, `<tr data-queue=`); n != 30 || !strings.Contains(body, "Page 3 of 3") || !strings.Contains(body, `id="prev-page"`) {
-		t.Fatalf("page 3: %d queues; body %s", n, body)
+	if n := strings.Count(body, `<tr data-queue=`); n != 30 || !strings.Contains(body, "230 queues in all, 30 on this page") ||
+		!strings.Contains(body, `id="first-page"`) || strings.Contains(body, `id="next-page"`) {
+		t.Fatalf("the last page: %d queues; body %s", n, body)
 	}
 }
 
@@ -205,14 +229,14 @@ func BenchmarkOverview(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			h := fakeUI(b, client)
+			h := fakeUI(b, api.NewBackend(client, rdb, prefix))
 			c := loginCookie(b, h)
 			b.StartTimer()
 			getOverview(b, h, c)
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		h := fakeUI(b, client)
+		h := fakeUI(b, api.NewBackend(client, rdb, prefix))
 		c := loginCookie(b, h)
 		getOverview(b, h, c)
 		for b.Loop() {

@@ -12,13 +12,14 @@ import (
 )
 
 // The fleet of processes and the leader locks, across the queues the
-// principal sees: both read every queue's fleet, concurrently.
+// principal sees, a page of queuesPerPage queues at a time: both read the
+// fleet of each queue of the page, concurrently.
 
-// fleets reads the fleet of every queue the principal sees.
-func (h *Handler) fleets(r *http.Request, s *session) ([]string, []worker.Fleet, error) {
-	b, queues, err := h.visibleQueues(r, s)
+// fleets reads the fleet of each queue of the page r asks for.
+func (h *Handler) fleets(r *http.Request, s *session, path string) ([]string, []worker.Fleet, queuePager, error) {
+	b, queues, pager, err := h.visibleQueues(r, s, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, queuePager{}, err
 	}
 	fleets := make([]worker.Fleet, len(queues))
 	calls := make([]func(context.Context) error, len(queues))
@@ -28,7 +29,14 @@ func (h *Handler) fleets(r *http.Request, s *session) ([]string, []worker.Fleet,
 			return wrap(q, "fleet", err)
 		}
 	}
-	return queues, fleets, fetch(r.Context(), calls...)
+	return queues, fleets, pager, fetch(r.Context(), calls...)
+}
+
+// pagedRows is the data of a page across queues: its rows, and the pager
+// of the queues' pages.
+type pagedRows[T any] struct {
+	Rows  []T
+	Pager queuePager
 }
 
 // process is one process of the fleet page, across the queues it serves.
@@ -50,10 +58,10 @@ type servedQueue struct {
 	Periodic    []string
 }
 
-// fleet serves GET /ui/fleet: the processes serving the queues the
-// principal sees, by process id.
+// fleet serves GET /ui/fleet: the processes serving the queues of the
+// page (of those the principal sees), by process id.
 func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) error {
-	queues, fleets, err := h.fleets(r, s)
+	queues, fleets, pager, err := h.fleets(r, s, "/ui/fleet")
 	if err != nil {
 		return err
 	}
@@ -87,7 +95,7 @@ func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) erro
 		procs = append(procs, p)
 	}
 	slices.SortFunc(procs, func(a, b *process) int { return cmp.Compare(a.ID, b.ID) })
-	h.render(w, r, s, http.StatusOK, "fleet", "Fleet", "fleet", procs)
+	h.render(w, r, s, http.StatusOK, "fleet", "Fleet", "fleet", pagedRows[*process]{Rows: procs, Pager: pager})
 	return nil
 }
 
@@ -105,10 +113,10 @@ type lockRow struct {
 	TTL    time.Duration
 }
 
-// locks serves GET /ui/locks: each queue's leader lock, its holder and
-// the time left on it.
+// locks serves GET /ui/locks: the leader lock of each queue of the page,
+// its holder and the time left on it.
 func (h *Handler) locks(w http.ResponseWriter, r *http.Request, s *session) error {
-	queues, fleets, err := h.fleets(r, s)
+	queues, fleets, pager, err := h.fleets(r, s, "/ui/locks")
 	if err != nil {
 		return err
 	}
@@ -116,6 +124,6 @@ func (h *Handler) locks(w http.ResponseWriter, r *http.Request, s *session) erro
 	for i, q := range queues {
 		rows[i] = lockRow{Queue: q, Holder: fleets[i].Leader, TTL: fleets[i].LeaderTTL}
 	}
-	h.render(w, r, s, http.StatusOK, "locks", "Leader locks", "locks", rows)
+	h.render(w, r, s, http.StatusOK, "locks", "Leader locks", "locks", pagedRows[lockRow]{Rows: rows, Pager: pager})
 	return nil
 }

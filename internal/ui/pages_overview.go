@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
 )
-
-// queuesPerPage is how many queues the overview shows at once.
-const queuesPerPage = 100
 
 // historyWindow is how far back the charts go.
 const historyWindow = time.Hour
@@ -29,11 +25,10 @@ func historySpan(now time.Time) (from, to time.Time) {
 type overviewView struct {
 	Rows  []queueRow
 	Chart chart
-	// Page is this page's number (from 1) of Pages; PrevURL and NextURL
-	// lead to the pages around it ("" at either end).
-	Page, Pages      int
-	PrevURL, NextURL string
-	Total            int // the queues the principal sees
+	Pager queuePager
+	// Total is the number of queues, for a principal that sees every
+	// queue; -1 otherwise.
+	Total int64
 	// Note, for a principal that may not list the queues, says why; the
 	// page then offers to open a queue by name (Own: the queues its
 	// token is limited to) and shows nothing read from Redis.
@@ -52,9 +47,9 @@ type queueRow struct {
 	P50, P99    string
 }
 
-// overview serves GET /ui/: every queue the principal sees, a page of
-// queuesPerPage at a time, with the stats, fleet and last hour of history
-// of each read concurrently, and their sum as a chart.
+// overview serves GET /ui/: the queues the principal sees, a page of
+// queuesPerPage at a time (by cursor), with the stats, fleet and last hour
+// of history of each read concurrently, and their sum as a chart.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err := h.permit(s, routeQueues, ""); err != nil {
 		var pe *pageError
@@ -64,27 +59,26 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) e
 		h.render(w, r, s, http.StatusOK, "overview", "Overview", "overview", overviewView{Note: pe.msg, Own: s.p.Queues})
 		return nil
 	}
-	b, queues, err := h.visibleQueues(r, s)
+	b, queues, pager, err := h.visibleQueues(r, s, "/ui/")
 	if err != nil {
 		return err
 	}
-	v := overviewView{Total: len(queues), Pages: max(1, (len(queues)+queuesPerPage-1)/queuesPerPage)}
-	v.Page, _ = strconv.Atoi(r.URL.Query().Get("page"))
-	v.Page = min(max(v.Page, 1), v.Pages)
-	if v.Page > 1 {
-		v.PrevURL = "/ui/?page=" + strconv.Itoa(v.Page-1)
-	}
-	if v.Page < v.Pages {
-		v.NextURL = "/ui/?page=" + strconv.Itoa(v.Page+1)
-	}
-	queues = queues[(v.Page-1)*queuesPerPage : min(v.Page*queuesPerPage, len(queues))]
+	v := overviewView{Pager: pager, Total: -1}
 
 	now := h.now()
 	from, to := historySpan(now)
 	stats := make([]worker.QueueStats, len(queues))
 	fleets := make([]worker.Fleet, len(queues))
 	histories := make([][]worker.HistoryMinute, len(queues))
-	calls := make([]func(context.Context) error, 0, 3*len(queues))
+	calls := make([]func(context.Context) error, 0, 3*len(queues)+1)
+	if s.p.Queues == nil {
+		calls = append(calls, func(ctx context.Context) (err error) {
+			if v.Total, err = b.QueueCount(ctx); err != nil {
+				return fmt.Errorf("count queues: %w", err)
+			}
+			return nil
+		})
+	}
 	for i, q := range queues {
 		calls = append(calls,
 			func(ctx context.Context) (err error) {

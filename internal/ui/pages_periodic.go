@@ -13,9 +13,10 @@ type periodicRow struct {
 	worker.PeriodicStatus
 }
 
-// periodic serves GET /ui/periodic.
+// periodic serves GET /ui/periodic: the schedules of the queues of the
+// page.
 func (h *Handler) periodic(w http.ResponseWriter, r *http.Request, s *session) error {
-	b, queues, err := h.visibleQueues(r, s)
+	b, queues, pager, err := h.visibleQueues(r, s, "/ui/periodic")
 	if err != nil {
 		return err
 	}
@@ -36,6 +37,6 @@ func (h *Handler) periodic(w http.ResponseWriter, r *http.Request, s *session) e
 			rows = append(rows, periodicRow{Queue: q, PeriodicStatus: p})
 		}
 	}
-	h.render(w, r, s, http.StatusOK, "periodic", "Periodic schedules", "periodic", rows)
+	h.render(w, r, s, http.StatusOK, "periodic", "Periodic schedules", "periodic", pagedRows[periodicRow]{Rows: rows, Pager: pager})
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -43,7 +44,7 @@ func BenchmarkQueuePage(b *testing.B) {
 	}
 	killAll(b, prefix, client, "graveyard", 10_000)
 
-	h := fakeUI(b, client)
+	h := fakeUI(b, api.NewBackend(client, rdb, prefix))
 	c := loginCookie(b, h)
 	for _, bm := range []struct{ name, path, want string }{
 		{"ready", "/ui/queues/big", `data-job-id=`},
