@@ -13,11 +13,12 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// sessionCookie returns the Set-Cookie of the session on p.
+// sessionCookie returns the Set-Cookie of the session on p (over TLS
+// named with the __Host- prefix).
 func sessionCookie(t *testing.T, p page) *http.Cookie {
 	t.Helper()
 	for _, c := range (&http.Response{Header: p.header}).Cookies() {
-		if c.Name == "courier_session" {
+		if c.Name == "courier_session" || c.Name == "__Host-courier_session" {
 			return c
 		}
 	}
@@ -41,13 +42,33 @@ func TestLoginSetsTheSessionCookie(t *testing.T) {
 				t.Fatalf("login: %d to %q", p.status, p.header.Get("Location"))
 			}
 			c := sessionCookie(t, p)
-			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/ui/" || c.Secure != tls {
-				t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/ui/, Secure=%v", c, tls)
+			// Over TLS the __Host- prefix: Secure, Path=/, no Domain, so
+			// that no other host (a subdomain) and no plain-HTTP service
+			// of the host can set or overwrite it. Over plain HTTP
+			// (loopback, courier dev) it cannot be Secure, so it has no
+			// prefix and keeps to /ui/.
+			name, path := "courier_session", "/ui/"
+			if tls {
+				name, path = "__Host-courier_session", "/"
+			}
+			if c.Name != name || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != path || c.Secure != tls || c.Domain != "" {
+				t.Fatalf("cookie %+v: want %s, HttpOnly, SameSite=Strict, Path=%s, Secure=%v, no Domain", c, name, path, tls)
 			}
 			if c.MaxAge != int(ui.SessionTTLDefault/time.Second) {
 				t.Fatalf("Max-Age %d, want %d", c.MaxAge, int(ui.SessionTTLDefault/time.Second))
 			}
 			br.get("/ui/").want(t, http.StatusOK, `<span id="principal">ops</span>`, `id="logout"`)
+			if !tls {
+				return
+			}
+			// Over TLS a session cookie without the prefix (one a
+			// plain-HTTP service of the host could have set) is not taken.
+			u, _ := url.Parse(b.srv.URL + "/ui/")
+			tossed := b.newBrowser()
+			tossed.c.Jar.SetCookies(u, []*http.Cookie{{Name: "courier_session", Value: c.Value, Path: "/ui/"}})
+			if p := tossed.getNoFollow("/ui/"); p.status != http.StatusSeeOther {
+				t.Fatalf("a session cookie without the __Host- prefix over TLS: %d, want a redirect to the login page", p.status)
+			}
 		})
 	}
 }

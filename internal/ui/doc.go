@@ -19,8 +19,9 @@
 //
 // An operator logs in with a token of the HTTP API (API.Login, which
 // counts a wrong one as a failed authentication of the client's address,
-// as the API does). The session is a cookie, courier_session (HttpOnly,
-// SameSite=Strict, Path=/ui/, Secure over TLS), holding
+// as the API does). The session is a cookie (HttpOnly, SameSite=Strict;
+// over TLS __Host-courier_session, Secure with Path=/, over plain HTTP
+// courier_session on /ui/: cookie.go), holding
 //
 //	base64url("v1|<token name>|<expiry, Unix seconds>|<nonce>") "." base64url(MAC)
 //

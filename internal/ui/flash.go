@@ -57,7 +57,7 @@ func (h *Handler) setFlash(w http.ResponseWriter, r *http.Request, s *session, f
 
 // takeFlash returns the flash set for s, if any, and clears it.
 func (h *Handler) takeFlash(w http.ResponseWriter, r *http.Request, s *session) *flash {
-	c, err := r.Cookie(flashCookie)
+	c, err := readCookie(r, flashCookie)
 	if err != nil {
 		return nil
 	}

@@ -20,7 +20,6 @@ import (
 const (
 	sessionCookie  = "courier_session"
 	sessionVersion = "v1"
-	cookiePath     = "/ui/"
 )
 
 // session is a request's valid session.
@@ -50,7 +49,7 @@ func (h *Handler) newSession(w http.ResponseWriter, r *http.Request, p api.Princ
 // it was logged out cannot be told (Redis unavailable), it fails closed:
 // the error is errSessionUnchecked, a 503 page.
 func (h *Handler) readSession(r *http.Request) (*session, error) {
-	c, err := r.Cookie(sessionCookie)
+	c, err := readCookie(r, sessionCookie)
 	if err != nil {
 		return nil, nil
 	}
@@ -135,17 +134,6 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	setCookie(w, r, sessionCookie, "", -1)
 	return nil
-}
-
-// setCookie sets a cookie of the UI: HttpOnly, SameSite=Strict, on
-// /ui/, Secure over TLS. maxAge -1 deletes it.
-func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
-	// #nosec G124 -- Secure whenever the UI is served over TLS; over plain
-	// HTTP (loopback, courier dev) a Secure cookie would never come back.
-	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
-	})
 }
 
 // pageTimeout bounds the Redis reads of a page: a Redis that does not
