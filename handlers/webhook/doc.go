@@ -165,7 +165,11 @@
 // absent, null or empty to use the configured url. The job fails at once,
 // with nothing sent, when the envelope is not valid JSON, has fields other
 // than url and body, lacks body, names a URL that is not http or https or
-// whose host is not in allow_hosts, or names no URL when none is configured.
+// whose host is not in allow_hosts, names no URL when none is configured,
+// or names an http URL of the host that the configured url reaches over
+// https (on any port): the request and the configured headers, such as an
+// Authorization, would go in clear to a host the operator reaches over
+// TLS.
 //
 // An allow_hosts entry is "host", "host:port", an IP address, or
 // "*.example.com", which matches every subdomain of example.com, at any

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
+	"strings"
 )
 
 // envelope is a job's payload when Settings.AllowHosts is set.
@@ -40,7 +42,29 @@ func (c *config) route(payload []byte) (*url.URL, []byte, error) {
 	if !allowed(c.allow, u) {
 		return nil, nil, fmt.Errorf("envelope url: host %q is not in allow_hosts", u.Host)
 	}
+	if c.downgrades(u) {
+		return nil, nil, fmt.Errorf("envelope url: http to %s, which the queue's url reaches over https, is refused: "+
+			"the request and its configured headers would go in clear; use https", hostOf(u))
+	}
 	return u, env.Body, nil
+}
+
+// downgrades reports whether a job's URL u sends over plain http to the
+// host that the configured URL reaches over https, on any port: the
+// request would carry the configured headers (an Authorization, say),
+// meant for that host over TLS, in clear.
+func (c *config) downgrades(u *url.URL) bool {
+	return c.url != nil && c.url.Scheme == "https" && u.Scheme == "http" && hostOf(u) == hostOf(c.url)
+}
+
+// hostOf is u's host name in lower case, without a trailing dot; an IP
+// address in its canonical form.
+func hostOf(u *url.URL) string {
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if addr, err := netip.ParseAddr(h); err == nil {
+		return addr.Unmap().String()
+	}
+	return h
 }
 
 // decodeEnvelope decodes payload as exactly one envelope with a body.
