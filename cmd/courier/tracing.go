@@ -72,14 +72,18 @@ func startTracing(ctx context.Context, c config.Tracing, getenv func(string) str
 	tp := sdktrace.NewTracerProvider(opts...)
 	// Export failures would go to the standard logger's unstructured
 	// lines; main owns the process, so it may set where they go.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
+	// A collector that refuses an export may echo the key it got, and
+	// the exporter puts its reply in the error: the headers' values are
+	// blanked out of every error logged.
+	redact := c.Redactor(getenv)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", redact(err.Error())) }))
 	log.Info("tracing on", "protocol", protocol, "endpoint", shownEndpoint(c.Endpoint, getenv),
 		"service_name", serviceName(res), "sampler", sampler)
 	flush := func() {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingFlushTimeout)
 		defer cancel()
 		if err := tp.Shutdown(fctx); err != nil {
-			log.Warn("tracing: spans not flushed", "err", err)
+			log.Warn("tracing: spans not flushed", "err", redact(err.Error()))
 		}
 	}
 	return tp, flush, nil

@@ -144,15 +144,19 @@ func redact(err error, secrets []string) error {
 	return out
 }
 
-// blank replaces each run of s covered by a secret with "[redacted]". The
-// secrets are all found in s before any is replaced: replacing them one by
-// one would let a secret that contains, or overlaps, another show the part
-// the first replacement left.
+// blank replaces each run of s covered by a secret with "[redacted]",
+// whatever the ASCII case of its letters (a service may echo a key
+// lower-cased, and hex and percent escapes ignore case). The secrets are
+// all found in s before any is replaced: replacing them one by one would
+// let a secret that contains, or overlaps, another show the part the
+// first replacement left.
 func blank(s string, secrets []string) string {
 	var covered []bool
+	folded := foldASCII(s) // indexes into it are indexes into s
 	for _, secret := range secrets {
+		secret = foldASCII(secret)
 		for from := 0; secret != ""; {
-			i := strings.Index(s[from:], secret)
+			i := strings.Index(folded[from:], secret)
 			if i < 0 {
 				break
 			}
@@ -179,4 +183,16 @@ func blank(s string, secrets []string) string {
 		}
 	}
 	return b.String()
+}
+
+// foldASCII lower-cases the ASCII letters of s and leaves every other
+// byte, so that an index into the result is an index into s.
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
