@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -30,6 +31,15 @@ const (
 	// startLogEvery is how often a wait is logged: its first error at
 	// once, then one record per startLogEvery however many attempts.
 	startLogEvery = 5 * time.Second
+	// startAttemptMin bounds an attempt's time, doubling after each
+	// attempt that ran out of it, up to startAttemptMax. rueidis resends
+	// some commands by itself until their context ends (a Cluster's
+	// refused connections and CLUSTERDOWN, for commands it may resend):
+	// without a bound an attempt would wait out a failover silently, and
+	// the start could not say why it waits. The doubling lets a step that
+	// is merely slow (a Redis far away or loaded) succeed.
+	startAttemptMin = time.Second
+	startAttemptMax = 16 * time.Second
 )
 
 // startWait is one start's wait for Redis, shared by its steps (Dial's
@@ -60,13 +70,17 @@ func (w *startWait) Reason() error {
 // cannot fix (returned as it is), or ctx ends (the error then wraps ctx's
 // and quotes the last one). what names the step in the logs. step must be
 // safe to run again after it failed part way, as every start-up write is
-// (they set a state; none adds to one). Attempts are startRetryMin apart, doubling up to startRetryMax,
-// each wait drawn between half and all of that (so a fleet restarted at
-// once does not retry in step).
+// (they set a state; none adds to one). Each attempt has startAttemptMin
+// (doubling after each that ran out of it); attempts are startRetryMin
+// apart, doubling up to startRetryMax, each wait drawn between half and
+// all of that (so a fleet restarted at once does not retry in step).
 func retryStart[T any](ctx context.Context, w *startWait, what string, step func(context.Context) (T, error)) (T, error) {
-	delay := startRetryMin
+	delay, bound := startRetryMin, startAttemptMin
 	for {
-		v, err := step(ctx)
+		v, err := attempt(ctx, bound, step)
+		if errors.Is(err, errAttemptTimeout) {
+			bound = min(2*bound, startAttemptMax)
+		}
 		switch {
 		case err == nil:
 			w.done(what)
@@ -89,6 +103,26 @@ func retryStart[T any](ctx context.Context, w *startWait, what string, step func
 		}
 		delay = min(2*delay, startRetryMax)
 	}
+}
+
+// errAttemptTimeout marks an attempt that ran out of its time.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// attempt runs step with a deadline bound from now. When the deadline
+// ended it, the error wraps errAttemptTimeout too, and keeps what step
+// met on the way: rueidis returns the last error of a command it resent
+// (CLUSTERDOWN, a refused connection), or the context's error alone.
+func attempt[T any](ctx context.Context, bound time.Duration, step func(context.Context) (T, error)) (T, error) {
+	actx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	v, err := step(actx)
+	if err == nil || ctx.Err() != nil || actx.Err() == nil {
+		return v, err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return v, fmt.Errorf("%w after %s: %w", errAttemptTimeout, bound, err)
+	}
+	return v, fmt.Errorf("%w (%w after %s)", err, errAttemptTimeout, bound)
 }
 
 // failed records an attempt of what that failed with err, and logs the

@@ -116,3 +116,40 @@ func TestRetryStartStops(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryStartBoundsAttempts, on a fake clock: an attempt that does not
+// return by itself (rueidis resends some commands until their context
+// ends) is given up after 1 s, then 2 s, 4 s...: the wait says why meanwhile
+// (the last error the attempt met), and a step that is merely slow gets
+// the time it needs.
+func TestRetryStartBoundsAttempts(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := &startWait{log: slog.New(slog.DiscardHandler)}
+		var took []time.Duration
+		go func() {
+			time.Sleep(1500 * time.Millisecond) //nolint:forbidigo // a synctest bubble: the sleep moves the fake clock into the wait
+			if r := w.Reason(); !errors.Is(r, syscall.ECONNREFUSED) || !strings.Contains(fmt.Sprint(r), "attempt timed out after 1s") {
+				t.Errorf("Reason() = %v during the second attempt; want the first's refused connection, timed out after 1s", r)
+			}
+		}()
+		_, err := retryStart(t.Context(), w, "connect", func(ctx context.Context) (any, error) {
+			start := time.Now()
+			if len(took) == 3 { // slow, and answers within its 8 s
+				time.Sleep(5 * time.Second) //nolint:forbidigo // a synctest bubble: the sleep moves the fake clock
+				took = append(took, time.Since(start))
+				return nil, nil
+			}
+			<-ctx.Done()
+			took = append(took, time.Since(start))
+			return nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+		})
+		if err != nil {
+			t.Fatalf("retryStart = %v", err)
+		}
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second}
+		if fmt.Sprint(took) != fmt.Sprint(want) {
+			t.Errorf("attempts took %v; want %v", took, want)
+		}
+	})
+}

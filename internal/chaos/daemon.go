@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -181,6 +182,23 @@ func (d *Daemon) WaitReady(ctx context.Context) error {
 			resp.Body.Close()
 			return resp.StatusCode == http.StatusOK, nil
 		})
+}
+
+// Readyz asks the daemon's /readyz once: its status and the reason it
+// gives when not ready.
+func (d *Daemon) Readyz(ctx context.Context) (status int, reason string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.httpAddr+"/readyz", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := (&http.Client{Timeout: time.Second}).Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var body struct{ Reason string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body.Reason, nil
 }
 
 // Kill ends the process with SIGKILL and waits for it.

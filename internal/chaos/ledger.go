@@ -26,8 +26,14 @@ type Fault struct {
 	// Partitions are the queue's partitions the episode cut off (those a
 	// killed master served), Back when the suite saw them served again (a
 	// replica promoted): the tally measures when their processing resumed.
+	// An episode that took Redis away without partitions sets Back too:
+	// when Redis answered again.
 	Partitions []int
 	Back       time.Time
+	// Ready, for an episode that restarted daemons while Redis could not
+	// serve them, is each restarted daemon's time from Back until its
+	// /readyz answered 200.
+	Ready []time.Duration
 }
 
 // Ledger records one scenario's jobs: which enqueues Redis acknowledged,

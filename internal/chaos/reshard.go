@@ -103,15 +103,7 @@ func (c *Cluster) KillMaster(ctx context.Context, slot int) (killed, promoted *R
 		return nil, nil, err
 	}
 	killed.Kill()
-	err = until(ctx, clusterTimeout, 50*time.Millisecond, "a replica takes slot "+strconv.Itoa(slot)+" over",
-		func(ctx context.Context) (bool, error) {
-			m, err := c.MasterOf(ctx, slot)
-			if err == nil && m != killed {
-				promoted = m
-				return true, nil
-			}
-			return false, err
-		})
+	promoted, err = c.waitPromoted(ctx, slot, killed)
 	return killed, promoted, err
 }
 

@@ -133,6 +133,25 @@ func Scenarios() []*Scenario {
 				Resume: failoverResume, Spread: true},
 		},
 		{
+			Name:     "restart-redis-down",
+			Fault:    "kill -9 of Redis (appendfsync always); every daemon killed and started again while it is down; Redis back 3 s later",
+			Topology: OnSingle, Fsync: "always", Short: true, Inject: restartDuringOutage,
+			// Issue 29: a daemon started while Redis is unavailable waits
+			// for it, and is ready within 2 s of Redis answering again.
+			Promise: Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero, Ready: readyWithin},
+		},
+		{
+			Name: "restart-cluster-failover",
+			Fault: "kill -9 of the master of partition 0 of 6 (enqueues confirmed by 1 replica); every daemon killed and started again " +
+				"before its replica is promoted; the old master rejoins 2 s after the promotion",
+			Topology: OnCluster, Partitions: 6, Target: 0, Inject: restartDuringFailover,
+			Durability: worker.Durability{Replicas: 1, Timeout: 500 * time.Millisecond},
+			// Ready and Resume count from the promotion the suite saw: the
+			// daemons' part of the failover.
+			Promise: Promise{Lost: Zero, Confirmed: true, Duplicates: Shown, Overlaps: Shown,
+				Resume: failoverResume, Ready: readyWithin},
+		},
+		{
 			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease; one every 8 s",
 			Topology: OnSingle, Promise: crash, Short: true, Inject: stallDaemon,
 		},

@@ -94,6 +94,7 @@ func writeNotes(w io.Writer, r Result) {
 	}
 	writeEpisodes(w, r.Faults)
 	writeResumes(w, r.Faults, r.promise.Resume)
+	writeReady(w, r.Faults, r.promise.Ready)
 	writeSpread(w, r.Spread)
 	if r.Confirmed+r.Unconfirmed > 0 {
 		fmt.Fprintf(w, "  enqueues: %d confirmed by a replica, %d not (stored on the master only, or found stored after a failed call); lost: %d confirmed, %d not\n",
@@ -201,6 +202,27 @@ func writeResumes(w io.Writer, faults []FaultReport, bound time.Duration) {
 				intList(f.Partitions), seconds(f.Resume), f.Kind, f.Target, roundDur(f.Start),
 				seconds(f.Back-f.Start), seconds(f.resumeAfterBack()), promise)
 		}
+	}
+}
+
+// writeReady writes, for each episode that restarted daemons while Redis
+// could not serve them, how soon each was ready once Redis answered again,
+// against the promised bound (0: none).
+func writeReady(w io.Writer, faults []FaultReport, bound time.Duration) {
+	for _, f := range faults {
+		if len(f.Ready) == 0 {
+			continue
+		}
+		times := make([]string, len(f.Ready))
+		for i, r := range f.Ready {
+			times[i] = roundDur(r).String()
+		}
+		promise := ""
+		if bound > 0 {
+			promise = " (promised within " + seconds(bound) + ")"
+		}
+		fmt.Fprintf(w, "  %s %s at +%s: daemons ready %s after Redis answered again at +%s%s\n",
+			f.Kind, f.Target, roundDur(f.Start), strings.Join(times, ", "), roundDur(f.Back), promise)
 	}
 }
 

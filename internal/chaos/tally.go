@@ -50,6 +50,10 @@ type Tally struct {
 	// again (FaultReport.Resume). Zero when no episode cut partitions off;
 	// an episode after which they never resumed is in Faults (Resume 0).
 	Resume time.Duration `json:"resume_ns,omitempty"`
+	// Ready is the worst, over the episodes that restarted daemons while
+	// Redis could not serve them, of a daemon's time from Redis answering
+	// again until it was ready (FaultReport.Ready).
+	Ready time.Duration `json:"ready_ns,omitempty"`
 	// Spread is each master's share of the jobs of a partitioned queue
 	// (the world measures it, not the ledger).
 	Spread []Share `json:"spread,omitempty"`
@@ -89,6 +93,9 @@ type FaultReport struct {
 	Partitions []int         `json:"partitions,omitempty"`
 	Back       time.Duration `json:"back_ns,omitempty"`
 	Resume     time.Duration `json:"resume_ns,omitempty"`
+	// Ready: each daemon the episode restarted, its time from Back until
+	// it was ready (see Fault.Ready).
+	Ready []time.Duration `json:"ready_ns,omitempty"`
 }
 
 // DupSample is an id delivered more than once.
@@ -166,6 +173,9 @@ func (l *Ledger) Tally(dead map[string]bool, states map[string]string) Tally {
 	for _, f := range t.Faults {
 		t.Recover = max(t.Recover, f.Recover)
 		t.Resume = max(t.Resume, f.Resume)
+		for _, r := range f.Ready {
+			t.Ready = max(t.Ready, r)
+		}
 	}
 	return t
 }
@@ -245,10 +255,12 @@ func (l *Ledger) faultReports() []FaultReport {
 		fr := FaultReport{
 			Kind: f.Kind, Target: f.Target, Note: f.Note,
 			Start: l.Since(f.Start), End: l.Since(f.End), Recover: rec,
-			Partitions: slices.Clone(f.Partitions),
+			Partitions: slices.Clone(f.Partitions), Ready: slices.Clone(f.Ready),
+		}
+		if !f.Back.IsZero() {
+			fr.Back = l.Since(f.Back)
 		}
 		if len(f.Partitions) > 0 && !f.Back.IsZero() {
-			fr.Back = l.Since(f.Back)
 			if first, ok := l.firstDeliveryOf(f.Partitions, f.Back); ok {
 				fr.Resume = first.Sub(f.Start)
 			}

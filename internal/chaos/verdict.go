@@ -41,6 +41,10 @@ type Promise struct {
 	// Spread: each master's share of the delivered jobs is within
 	// spreadTolerance of an equal share.
 	Spread bool
+	// Ready, when set, bounds the time from when Redis answered again (a
+	// restart, a replica promoted) until each daemon an episode restarted
+	// while Redis could not serve it answered /readyz 200.
+	Ready time.Duration
 }
 
 // spreadTolerance is how far, in points of share, a master's share of a
@@ -138,6 +142,7 @@ func (r *Result) judge(allowKnown bool) {
 		r.Broken = append(r.Broken, fmt.Sprintf("the producer saw %d errors", r.ProducerErrors))
 	}
 	r.Broken = append(r.Broken, r.promise.resumeBroken(r.Faults)...)
+	r.Broken = append(r.Broken, r.promise.readyBroken(r.Faults)...)
 	if r.promise.Spread {
 		r.Broken = append(r.Broken, spreadBroken(r.Spread)...)
 	}
@@ -171,6 +176,30 @@ func (p Promise) resumeBroken(faults []FaultReport) []string {
 			out = append(out, fmt.Sprintf("processing of partitions %s resumed %s after they were served again (%s after %s %s), more than the promised %s",
 				intList(f.Partitions), seconds(f.resumeAfterBack()), seconds(f.Resume), f.Kind, f.Target, seconds(p.Resume)))
 		}
+	}
+	return out
+}
+
+// readyBroken says which episodes restarted a daemon that was not ready
+// within the promised time of Redis answering again; no episode that
+// measured it breaks the promise too.
+func (p Promise) readyBroken(faults []FaultReport) []string {
+	if p.Ready <= 0 {
+		return nil
+	}
+	var out []string
+	measured := false
+	for _, f := range faults {
+		for _, r := range f.Ready {
+			measured = true
+			if r > p.Ready {
+				out = append(out, fmt.Sprintf("a daemon restarted during %s %s at +%s was ready %s after Redis answered again, more than the promised %s",
+					f.Kind, f.Target, roundDur(f.Start), seconds(r), seconds(p.Ready)))
+			}
+		}
+	}
+	if !measured {
+		out = append(out, "no daemon's time to ready after Redis answered again was measured")
 	}
 	return out
 }
