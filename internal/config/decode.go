@@ -22,11 +22,12 @@ type Error struct {
 	Problems []Problem
 }
 
-// Error implements error: one "key: message" line per problem.
+// Error implements error: one "key: message" line per problem, without
+// credentials (scrub.go).
 func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		lines[i] = p.Key + ": " + p.Message
+		lines[i] = p.Key + ": " + scrubCredentials(p.Message)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -86,8 +86,13 @@ func Load(src Sources) (*Config, error) {
 
 // LoadFull is Load keeping the layer of each key and the warnings. When
 // the configuration is refused, the *Loaded (never nil) still holds them,
-// without a Config.
+// without a Config. Its errors never show credentials (scrub.go).
 func LoadFull(src Sources) (*Loaded, error) {
+	l, err := loadFull(src)
+	return l, scrubbed(err)
+}
+
+func loadFull(src Sources) (*Loaded, error) {
 	l := &Loaded{File: src.File, Sources: map[string]string{}}
 	k := koanf.New(".")
 	if src.File != "" {

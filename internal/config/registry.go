@@ -15,6 +15,7 @@ import (
 )
 
 // Registry builds the handlers the configuration names, one per queue.
+// Its errors never show credentials (scrub.go).
 func (c *Config) Registry(logger *slog.Logger) (*worker.Registry, error) {
 	reg := worker.NewRegistry()
 	for _, name := range slices.Sorted(maps.Keys(c.Queues)) {
@@ -26,7 +27,7 @@ func (c *Config) Registry(logger *slog.Logger) (*worker.Registry, error) {
 		}
 		h, err := buildHandler(key, name, &q, b, logger)
 		if err != nil {
-			return nil, err
+			return nil, scrubbed(err)
 		}
 		if err := reg.Register(name, h, q.options()); err != nil {
 			return nil, err
