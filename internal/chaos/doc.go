@@ -39,6 +39,10 @@
 //   - resume, for an episode that cut partitions off (a master's kill):
 //     the time from the kill until the first delivery of a job of those
 //     partitions once the suite saw them served again (a replica promoted).
+//   - ready, for an episode that restarted the daemons while Redis could
+//     not serve them: each daemon's time from Redis answering again (its
+//     restart, or a replica's promotion as the suite saw it) until its
+//     /readyz answered 200.
 //   - spread, for a partitioned queue on the Cluster: each master's share
 //     of the jobs (by the partitions it serves), of the script calls and of
 //     the CPU time (from INFO, the master and its replica together).
@@ -53,7 +57,10 @@
 // A failover promises lost = 0 of the confirmed enqueues, processing back
 // within 2 s of the promotion, and an even spread of the partitioned
 // queue's jobs over the masters; resharding a partition's slot promises
-// that the producer saw no error.
+// that the producer saw no error. Daemons restarted while Redis is down or
+// a master's replica is not yet promoted must each say they wait (/readyz
+// 503 "waiting for Redis") and be ready within 2 s of Redis answering
+// again.
 // A broken promise fails the run, unless the scenario is marked known
 // failing (an issue 12 defect whose fix is under way) and the run allows
 // known failures (make chaos-short does; the table still says FAIL).

@@ -19,6 +19,10 @@ func TestJudge(t *testing.T) {
 		// killed at +1s, served again at +4s
 		return []FaultReport{{Kind: "kill -9 master", Partitions: []int{0, 5}, Start: time.Second, Back: 4 * time.Second, Resume: resume}}
 	}
+	ready := Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero, Ready: 2 * time.Second}
+	readyFault := func(ready ...time.Duration) []FaultReport {
+		return []FaultReport{{Kind: "restart of every daemon during kill -9 of", Target: "redis", Back: 3 * time.Second, Ready: ready}}
+	}
 	shares := func(jobs ...float64) []Share {
 		var out []Share
 		for _, j := range jobs {
@@ -62,6 +66,9 @@ func TestJudge(t *testing.T) {
 		{"an even spread", Result{promise: spread, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault, Spread: shares(0.30, 0.40, 0.30)}}, false, VerdictPass, 0, false},
 		{"an uneven spread", Result{promise: spread, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault, Spread: shares(0.20, 0.45, 0.35)}}, false, VerdictFail, 2, true},
 		{"no spread measured", Result{promise: spread, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault}}, false, VerdictFail, 1, true},
+		{"ready in time", Result{promise: ready, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: readyFault(time.Second, 2*time.Second)}}, false, VerdictPass, 0, false},
+		{"ready too late", Result{promise: ready, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: readyFault(time.Second, 2100*time.Millisecond, 3*time.Second)}}, false, VerdictFail, 2, true},
+		{"ready not measured", Result{promise: ready, ran: true, Tally: Tally{Jobs: 10, Delivered: 10, Faults: fault}}, false, VerdictFail, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
