@@ -13,7 +13,8 @@
 -- KEYS[16] (optional) settings hash: its field share ("<i>;<m>", written
 --   with the queue's layout by queue_set.lua and queue_copy.lua) says this
 --   is partition i of the m a limit is shared by, share_next the same in a
---   layout being written; read only with a limit
+--   layout being written, share_was the shares it had within the last
+--   window (record.lua's share_set); read only with a limit
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
@@ -116,23 +117,36 @@ local out = {now_us, -1, 0}
 -- The rate window: how many jobs this call may take, read before any write.
 local take = n
 local rate_first, rate_cum, rate_last -- oldest entry's score (µs), newest cumulative and score
+local grow_at -- ms: when the earliest of the shares capping this one stops (below)
 if rate_n > 0 then
   -- A partition of a split queue claims its share of the queue's limit,
   -- as the queue's record says (queue_copy.lua): partition i of m takes
-  -- rate_n / m, the first rate_n % m one more, at least 1. While a layout
-  -- change is written, share_next holds the partition's share in the
-  -- coming layout, and the smaller of the two applies: shares shrink
-  -- before a layout is published and grow after, so two layouts never
-  -- claim more than the limit together.
+  -- rate_n / m, the first rate_n % m one more, at least 1. The smallest
+  -- of its shares applies: share, share_next (its share in a layout being
+  -- written) and those of share_was that stopped applying less than a
+  -- window ago (record.lua's share_set): a share shrinks at once and
+  -- grows a window late, so two layouts never claim more than the limit
+  -- together.
   if KEYS[16] then
     local total = rate_n
-    for _, s in ipairs(redis.call('HMGET', KEYS[16], 'share', 'share_next')) do
-      local i, m = string.match(s or '', '^(%d+);(%d+)$')
+    local function cap(i, m)
       i, m = tonumber(i), tonumber(m)
-      if m and m > 1 then
+      if m == 0 then
+        rate_n = 0 -- "0;0": none (a partition just added)
+      elseif m and m > 1 then
         local share = math.floor(total / m)
         if i < total % m then share = share + 1 end
         rate_n = math.min(rate_n, math.max(share, 1))
+      end
+    end
+    local f = redis.call('HMGET', KEYS[16], 'share', 'share_next', 'share_was')
+    cap(string.match(f[1] or '', '^(%d+);(%d+)$'))
+    cap(string.match(f[2] or '', '^(%d+);(%d+)$'))
+    for i, m, at in string.gmatch(f[3] or '', '(%d+);(%d+);(%d+)') do
+      local ends = tonumber(at) + rate_ms
+      if now < ends then
+        cap(i, m)
+        grow_at = math.min(grow_at or ends, ends)
       end
     end
   end
@@ -313,9 +327,11 @@ if claimed > 0 and rate_ms > 0 then
 end
 if rate_ms > 0 and rate_n - claimed <= 0 and nxt then
   -- The oldest entry leaves the window, freeing capacity, once the clock
-  -- passes its score + rate_ms.
-  local free = math.ceil(rate_first / 1000) + rate_ms
-  if nxt <= free then out[2] = -free end
+  -- passes its score + rate_ms; a share capped by an older one grows when
+  -- that one stops: whichever comes first.
+  local free = grow_at
+  if rate_first then free = math.min(free or math.huge, math.ceil(rate_first / 1000) + rate_ms) end
+  if free and nxt <= free then out[2] = -free end
 end
 -- The history, after the work (it never fails the claim).
 if claimed > 0 then

@@ -6,7 +6,8 @@
 -- KEYS[1] the partition's settings hash: rev, v, partitions, partitions_prev,
 --   id_retention, share, retired (the version of the layout that retired
 --   it; enqueue.lua refuses while it is set); share_next, the share in a
---   layout being written (claim.lua), is deleted
+--   layout being written (claim.lua), is deleted; a share replaced is kept
+--   in share_was (record.lua's share_set)
 -- KEYS[2] the partition's paused string
 -- ARGV[1] rev   ARGV[2] v (the layout's version)   ARGV[3] partitions
 -- ARGV[4] prev ("4,2" or "")   ARGV[5] id retention in ms (0 = none)
@@ -39,7 +40,8 @@ if channel == '' then return redis.error_reply('ERR courier: queue_copy needs th
 local have = tonumber(redis.call('HGET', k, 'rev') or '0') or 0
 if have >= tonumber(rev) then return 0 end
 
-redis.call('HSET', k, 'rev', rev, 'v', v, 'partitions', n, 'share', share)
+redis.call('HSET', k, 'rev', rev, 'v', v, 'partitions', n)
+share_set(k, share, '0;0')
 redis.call('HDEL', k, 'share_next')
 if prev == '' then redis.call('HDEL', k, 'partitions_prev') else redis.call('HSET', k, 'partitions_prev', prev) end
 if ret == '0' then redis.call('HDEL', k, 'id_retention') else redis.call('HSET', k, 'id_retention', ret) end

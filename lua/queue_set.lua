@@ -1,4 +1,4 @@
--- queue_set.lua: read or change a queue's record, the one copy every
+-- queue_set.lua: change a queue's record, the one copy every
 -- partition follows: its layout, its id retention and its pause. It lives in
 -- partition 0's keys (the queue's own); the other partitions take it through
 -- queue_copy.lua. Each change gets a new revision, max(rev + 1, the Redis
@@ -8,11 +8,10 @@
 -- KEYS[1] settings hash (partition 0's): rev, v (the layout's version: the
 --   revision that published it), partitions and partitions_prev (the layout,
 --   read by older versions too), id_retention (ms), share (rate share
---   "<i>;<m>": this partition is i of m; a layout deletes share_next,
---   claim.lua's share in a layout being written)
+--   "<i>;<m>": this partition is i of m, record.lua's share_set; a layout
+--   deletes share_next, claim.lua's share in a layout being written)
 -- KEYS[2] paused string: "1" while paused (claim.lua takes nothing)
 -- ARGV[1] the change, then its arguments:
---   'read'                  none
 --   'retention' <ms>        id retention, 0 = none (at most a year)
 --   'pause' <1|0> <channel> pause (1) or resume (0); the change is announced
 --                           on the wake channel: "paused", or on resume the
@@ -46,8 +45,6 @@ local function bump()
   redis.call('HSET', k, 'rev', ms_str(rev))
   return rev
 end
-
-if op == 'read' then return record(0) end
 
 if op == 'retention' then
   local ms = ARGV[2] or ''
@@ -87,7 +84,8 @@ if op == 'layout' then
   local rev = redis.call('HGET', k, 'rev') or ''
   if rev ~= want then return record(-1) end
   local v = bump()
-  redis.call('HSET', k, 'v', ms_str(v), 'share', share)
+  redis.call('HSET', k, 'v', ms_str(v))
+  share_set(k, share, nil)
   redis.call('HDEL', k, 'share_next')
   -- a queue of one partition and nothing draining reads, to older versions,
   -- as a queue never split
@@ -100,4 +98,4 @@ if op == 'layout' then
   return record(1)
 end
 
-return redis.error_reply('ERR courier: queue_set takes read, retention, pause or layout')
+return redis.error_reply('ERR courier: queue_set takes retention, pause or layout')

@@ -170,6 +170,29 @@ function next_token(claims, now_us)
   return math.max((tonumber(redis.call('HGET', claims, '')) or 0) + 1, now_us)
 end
 
+-- share_set writes share ("<i>;<m>"), a partition's share of its queue's
+-- rate limit, into the partition's settings hash k (queue_set.lua,
+-- queue_copy.lua), and keeps the share it replaces in share_was with the
+-- time it stopped applying ("<i>;<m>;<ms>", newest first, at most 8); a
+-- partition that had none had absent ("0;0": nothing, for a partition a
+-- layout adds; nil: the whole limit, for partition 0 of a queue never
+-- split). claim.lua takes the smallest share of the last window of the
+-- limit, so a share grows only a window after a layout changed, once the
+-- claims the other partitions made under the old layout have left it.
+function share_set(k, share, absent)
+  local had = redis.call('HGET', k, 'share')
+  if had == share then return end
+  redis.call('HSET', k, 'share', share)
+  local old = had or absent
+  if not old then return end
+  local list, n = old .. ';' .. string.format('%d', now_ms()), 1
+  for e in string.gmatch(redis.call('HGET', k, 'share_was') or '', '[^,]+') do
+    if n >= 8 then break end
+    list, n = list .. ',' .. e, n + 1
+  end
+  redis.call('HSET', k, 'share_was', list)
+end
+
 -- head_ms returns the score of the earliest due job, or nil.
 function head_ms(due)
   local h = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')

@@ -55,7 +55,7 @@ var (
 	// Forget deletes the leftovers of an unused queue: it only deletes, and a
 	// second run finds nothing more to delete.
 	Forget = declare("forget", Resend, AllowOOM)
-	// QueueSet reads or changes a queue's record in partition 0 (its
+	// QueueSet changes a queue's record in partition 0 (its
 	// layout, id retention and pause): tiny writes, so an operator can
 	// pause a queue while Redis is full. A second run changes nothing
 	// more: a setting already so is no change, and a layout's

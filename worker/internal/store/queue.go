@@ -32,10 +32,49 @@ type QueueRecord struct {
 // Redis clock in ms, a wake-up for jobs due now.
 const PausedMessage = "paused"
 
-// ReadQueue reads queue's record from partition 0 in one call.
+// ReadQueue reads queue's record from partition 0 in one round trip (two
+// plain commands: a read needs no script).
 func (s *Store) ReadQueue(ctx context.Context, queue string) (QueueRecord, error) {
-	rec, _, err := s.queueSet(ctx, queue, "read")
-	return rec, err
+	k := s.Keys(queue)
+	res := s.c.DoMulti(ctx,
+		s.c.B().Hmget().Key(k.Settings).Field("rev", "v", fieldPartitions, "partitions_prev", "id_retention").Build(),
+		s.c.B().Exists().Key(k.Paused).Build())
+	f, err := res[0].ToArray()
+	if err == nil && len(f) != 5 {
+		err = fmt.Errorf("unexpected reply of %d values", len(f))
+	}
+	if err == nil {
+		var paused int64
+		if paused, err = res[1].AsInt64(); err == nil {
+			return decodeRead(queue, f, paused == 1)
+		}
+	}
+	return QueueRecord{}, fmt.Errorf("read the record of queue %s: %w", queue, err)
+}
+
+// decodeRead decodes the fields ReadQueue reads.
+func decodeRead(queue string, f []rueidis.RedisMessage, paused bool) (QueueRecord, error) {
+	var n [5]int64
+	for i, def := range []int64{0, 0, 1, 0, 0} {
+		n[i] = def
+		if i == 3 || f[i].IsNil() {
+			continue // prev is a list; an absent field is its default
+		}
+		v, err := f[i].ToString()
+		if err == nil {
+			n[i], err = strconv.ParseInt(v, 10, 64)
+		}
+		if err != nil {
+			return QueueRecord{}, fmt.Errorf("read the record of queue %s: field %d: %w", queue, i+1, err)
+		}
+	}
+	prev, _ := f[3].ToString()
+	return QueueRecord{
+		Rev:         n[0],
+		Layout:      Layout{Version: n[1], Partitions: max(int(n[2]), 1), Prev: parsePrev(prev)},
+		IDRetention: time.Duration(n[4]) * time.Millisecond,
+		Paused:      paused,
+	}, nil
 }
 
 // SetIDRetention sets queue's id retention in its record (0 = none: a

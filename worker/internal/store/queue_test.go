@@ -3,6 +3,8 @@ package store_test
 import (
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,7 +197,9 @@ func TestClaimTakesItsShareOfTheLimit(t *testing.T) {
 		if err := s.CopyQueue(ctx, rec, copies); err != nil {
 			t.Fatal(err)
 		}
-		limit := store.Rate{N: 10, Per: time.Hour}
+		// A partition just added takes nothing for a window of the limit
+		// (see TestShareGrowsAWindowLate), then its share.
+		limit := store.Rate{N: 10, Per: 300 * time.Millisecond}
 		for i, p := range parts[1:] {
 			jobs := make([]store.NewJob, 10)
 			for j := range jobs {
@@ -204,10 +208,14 @@ func TestClaimTakesItsShareOfTheLimit(t *testing.T) {
 			if _, err := s.Enqueue(ctx, p, jobs); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.ClaimLimited(ctx, p, 10, time.Minute, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var got store.Claimed
+			testkit.Eventually(t, 2*time.Second, "the added partition's share to apply", func() bool {
+				var err error
+				if got, err = s.ClaimLimited(ctx, p, 10, time.Minute, limit); err != nil {
+					t.Fatal(err)
+				}
+				return len(got.Jobs) > 0
+			})
 			// 10 over 4: 3, 3, 2, 2; partitions 1, 2, 3 take 3, 2, 2.
 			if want := []int{3, 2, 2}[i]; len(got.Jobs) != want {
 				t.Errorf("partition %d claimed %d of a limit of 10 shared by 4; want %d", i+1, len(got.Jobs), want)
@@ -215,7 +223,7 @@ func TestClaimTakesItsShareOfTheLimit(t *testing.T) {
 		}
 		// A cap (a layout being written) applies while it is smaller:
 		// partition 1's share of 10 in 8 is 2 (it had 3), until a copy of
-		// the record lifts it.
+		// the record lifts it. (Its claims above are in the window.)
 		if err := s.CapShares(ctx, []store.PartitionCopy{{Partition: parts[1], Share: store.Share{I: 1, M: 8}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -257,4 +265,70 @@ func field(t *testing.T, c rueidis.Client, key, f string) string {
 	t.Helper()
 	v, _ := testkit.HGet(t, c, key, f)
 	return v
+}
+
+// TestShareGrowsAWindowLate: a partition whose share of the limit grows
+// (its layout lost partitions) claims by its old share until a window of
+// the limit has passed since, while the claims the dropped partitions made
+// may still be in it; a share that shrinks applies at once.
+func TestShareGrowsAWindowLate(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		ctx := t.Context()
+		p := store.PartitionNames("grow", 4)[1]
+		copyShare := func(rev int64, sh store.Share) {
+			t.Helper()
+			rec := store.QueueRecord{Rev: rev, Layout: store.Layout{Version: rev, Partitions: sh.M}}
+			if err := s.CopyQueue(ctx, rec, []store.PartitionCopy{{Partition: p, Serves: true, Share: sh}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		copyShare(10, store.Share{I: 1, M: 4}) // 2 of 8
+		jobs := make([]store.NewJob, 8)
+		for i := range jobs {
+			jobs[i] = job("j"+strconv.Itoa(i), "")
+		}
+		if _, err := s.Enqueue(ctx, p, jobs); err != nil {
+			t.Fatal(err)
+		}
+		limit := store.Rate{N: 8, Per: 400 * time.Millisecond}
+		claim := func() int {
+			t.Helper()
+			got, err := s.ClaimLimited(ctx, p, 10, time.Minute, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got.Jobs)
+		}
+		// Added: nothing for a window of the limit, then its share.
+		if n := claim(); n != 0 {
+			t.Fatalf("a partition just added claimed %d; want 0 for a window", n)
+		}
+		var n int
+		testkit.Eventually(t, 2*time.Second, "the first share to apply", func() bool { n = claim(); return n > 0 })
+		if n != 2 {
+			t.Fatalf("claimed %d of a share of 2", n)
+		}
+		copyShare(20, store.Share{I: 1, M: 2}) // 4 of 8, a window late
+		if n := claim(); n != 0 {
+			t.Errorf("claimed %d more right after the share grew; want 0 until a window passed", n)
+		}
+		testkit.Eventually(t, 2*time.Second, "the grown share to apply", func() bool { return claim() > 0 })
+		// Shrinking applies at once: 1 of 8 now, and the window holds none
+		// of its claims yet... after one more window.
+		copyShare(30, store.Share{I: 3, M: 8})
+		testkit.Eventually(t, 2*time.Second, "a window to pass", func() bool {
+			got, err := s.ClaimLimited(ctx, p, 10, time.Minute, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Jobs) > 1 {
+				t.Fatalf("claimed %d under a share of 1", len(got.Jobs))
+			}
+			return len(got.Jobs) == 1
+		})
+		if was := field(t, c, s.Keys(p).Settings, "share_was"); strings.Count(was, ",") != 2 || !strings.HasPrefix(was, "1;2;") || !strings.Contains(was, ",0;0;") {
+			t.Errorf("share_was = %q; want the shares replaced, newest first, the first none", was)
+		}
+	})
 }

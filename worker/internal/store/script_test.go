@@ -285,8 +285,9 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 			{"claim process with @", script.Claim, claimKeys, []string{"10", "60000", "", "", "", "host@1"}},
 			{"claim process of 257 bytes", script.Claim, claimKeys, []string{"10", "60000", "", "", "", strings.Repeat("p", 257)}},
 
-			{"queue_set without the paused key", script.QueueSet, []string{k.Settings}, []string{"read"}},
+			{"queue_set without the paused key", script.QueueSet, []string{k.Settings}, []string{"retention", "0"}},
 			{"queue_set unknown change", script.QueueSet, qsKeys, []string{"grow"}},
+			{"queue_set read (a plain HMGET)", script.QueueSet, qsKeys, []string{"read"}},
 			{"queue_set no change", script.QueueSet, qsKeys, nil},
 			{"queue_set pause without a state", script.QueueSet, qsKeys, []string{"pause", "", k.Wake}},
 			{"queue_set pause state yes", script.QueueSet, qsKeys, []string{"pause", "yes", k.Wake}},
