@@ -23,7 +23,8 @@ const devQueue = "demo"
 // defineDev is courier dev: the daemon on an embedded, in-memory
 // Redis-compatible store, for trying Courier with nothing installed.
 func defineDev(fs *flag.FlagSet, _ string) runFunc {
-	addr := fs.String("addr", "127.0.0.1:0", "where the embedded store listens (port 0 = any free port)")
+	addr := fs.String("addr", "127.0.0.1:0", "where the embedded store listens (port 0 = any free port; loopback only, see --insecure-expose-store)")
+	expose := fs.Bool("insecure-expose-store", false, "let --addr listen beyond loopback: the embedded store has no password, so anyone who reaches it may read and change every job")
 	httpAddr := fs.String("http-addr", config.HTTPAddrDefault, "HTTP listen address for /healthz, /readyz, /metrics and the API under /v1 (loopback only)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	format := fs.String("log-format", "text", "text or json (durations in seconds, keys ending in _seconds; the banner becomes one record)")
@@ -33,6 +34,13 @@ func defineDev(fs *flag.FlagSet, _ string) runFunc {
 		if !loopback(*httpAddr) {
 			return &usageError{field: "--http-addr", msg: fmt.Sprintf("--http-addr %q: courier dev serves the HTTP API without authentication, "+
 				"so it listens on loopback addresses only (127.0.0.1, ::1, localhost)", *httpAddr)}
+		}
+		// The embedded store has no password: beyond loopback, anyone who
+		// reaches it may read and change every job.
+		if !loopback(*addr) && !*expose {
+			return &usageError{field: "--addr", msg: fmt.Sprintf("--addr %q: the embedded store has no password, so anyone who reaches it "+
+				"could read and change every job; courier dev listens on loopback addresses only (127.0.0.1, ::1, localhost). "+
+				"Add --insecure-expose-store to listen there anyway, on a network you trust", *addr)}
 		}
 		if *format != "text" && *format != "json" {
 			return &usageError{field: "--log-format", msg: fmt.Sprintf("--log-format must be text or json (got %q)", *format)}
@@ -69,6 +77,10 @@ func defineDev(fs *flag.FlagSet, _ string) runFunc {
 		}
 		log := daemonLogger(std, cfg.Log)
 		log.Warn("DEV MODE: the store is in memory; nothing persists when this process stops")
+		if !loopback(*addr) {
+			log.Warn("EMBEDDED STORE WITHOUT A PASSWORD beyond loopback (--insecure-expose-store): anyone who reaches "+
+				m.Addr()+" may read and change every job", "addr", m.Addr())
+		}
 
 		d := &daemon{cfg: cfg, log: log,
 			connect:   func(ctx context.Context) (rueidis.Client, error) { return dialDev(ctx, m.Addr(), cfg, *demo) },
