@@ -90,8 +90,7 @@ const (
 
 // Fleet returns the processes serving queue, its leader and the time left
 // on its leader lock, and the leader of each partition of a partitioned
-// queue (the number of partitions as the Client last read it, at most
-// 30s ago). It reads them in two round trips (a third forgets the reports
+// queue. It reads them in three round trips (a fourth forgets the reports
 // that lapsed, when there are any), and one more for the partitions'
 // leaders.
 func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
@@ -120,7 +119,7 @@ func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 		return Fleet{}, err
 	}
 	if f.Partitions = l.Partitions; f.Partitions > 1 {
-		if f.PartitionLeaders, err = c.PartitionLeaders(ctx, queue); err != nil {
+		if f.PartitionLeaders, err = c.st.Leaders(ctx, l.Names(queue)); err != nil {
 			return Fleet{}, err
 		}
 	}
@@ -160,10 +159,11 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 		})
 		retain = append(retain, reg.opts.IDRetention)
 	}
-	// The queue's id retention lives in Redis, where every producer's
-	// enqueue reads it: a process that has one writes it with each report
-	// (so a restarted Redis gets it back); one without removes it once,
-	// at start.
+	// The queue's id retention lives in its record in Redis, in every
+	// partition, where every producer's enqueue reads it: a process that
+	// has one writes it with each report (so a restarted Redis gets it
+	// back, and a partition that missed it gets it); one without removes
+	// it once, at start.
 	first := true
 	report := func() {
 		for i, name := range d.queues {
