@@ -58,7 +58,7 @@ func TestProgressEdgeValues(t *testing.T) {
 			return p != nil && p.Percent == 0 && !math.Signbit(p.Percent) && p.Message == "edge" &&
 				time.Since(p.UpdatedAt) < time.Minute && runs.Load() == 1
 		})
-		time.Sleep(3 * cfg.Lease) // renewals go on: the lease would run out without them
+		time.Sleep(3 * cfg.Lease) //nolint:forbidigo // renewals go on: the lease, on the real clock, would run out without them
 		close(release)
 		testkit.Eventually(t, 10*time.Second, "the job acked", func() bool { return isGone(t, c, "edges", id) })
 		if err := receive(t, cause, 5*time.Second, "the handler's end"); err != nil {
