@@ -28,13 +28,14 @@ type reasons struct {
 
 func (r *reasons) add(err error) { r.mu.Lock(); r.told = append(r.told, err); r.mu.Unlock() }
 
-func (r *reasons) last() (error, int) {
+// last returns how many times Waiting was told, and the last error.
+func (r *reasons) last() (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.told) == 0 {
-		return nil, 0
+		return 0, nil
 	}
-	return r.told[len(r.told)-1], len(r.told)
+	return len(r.told), r.told[len(r.told)-1]
 }
 
 // TestDialWaitsForRedis: Dial, while nothing listens on the address, waits
@@ -55,7 +56,7 @@ func TestDialWaitsForRedis(t *testing.T) {
 		done <- dialed{rdb, err}
 	}()
 	testkit.Eventually(t, 10*time.Second, "Dial to say it waits", func() bool {
-		err, _ := r.last()
+		_, err := r.last()
 		return worker.IsRedisUnavailable(err)
 	})
 	if len(done) > 0 {
@@ -74,7 +75,7 @@ func TestDialWaitsForRedis(t *testing.T) {
 		t.Fatalf("Dial = %v", d.err)
 	}
 	t.Cleanup(d.rdb.Close)
-	if err, n := r.last(); err != nil || n < 2 {
+	if n, err := r.last(); err != nil || n < 2 {
 		t.Errorf("Waiting was last told %v (%d calls), want the errors then nil", err, n)
 	}
 
