@@ -198,7 +198,7 @@ func aclUISession(t *testing.T, httpAddr, token string) {
 	}
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	base := "http://" + httpAddr
-	post := func(path string, form url.Values) *http.Response {
+	post := func(path string, form url.Values) int {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(form.Encode()))
 		if err != nil {
@@ -211,7 +211,7 @@ func aclUISession(t *testing.T, httpAddr, token string) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		return resp
+		return resp.StatusCode
 	}
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -235,8 +235,8 @@ func aclUISession(t *testing.T, httpAddr, token string) {
 	}
 	u, _ := url.Parse(base + "/ui/")
 	cookies := jar.Cookies(u)
-	if resp := post("/ui/logout", url.Values{"csrf": {csrf[1]}}); resp.StatusCode != http.StatusOK {
-		t.Fatalf("log-out as the ACL user: %s", resp.Status)
+	if status := post("/ui/logout", url.Values{"csrf": {csrf[1]}}); status != http.StatusOK {
+		t.Fatalf("log-out as the ACL user: %d", status)
 	}
 	jar.SetCookies(u, cookies)
 	if _, body := get("/ui/queues/logs"); !strings.Contains(body, `id="login-token"`) {

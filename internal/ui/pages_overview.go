@@ -124,16 +124,17 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) e
 // may not list the queues and names one.
 func (h *Handler) open(w http.ResponseWriter, r *http.Request, s *session) error {
 	queue := strings.TrimSpace(r.URL.Query().Get("queue"))
-	if queue == "" {
-		h.setFlash(w, r, s, flash{Text: "Enter the name of a queue to open."})
-		seeOther(w, r, "/ui/")
+	var why string // why there is no queue to open
+	switch invalid := worker.ValidateQueueName(queue); {
+	case queue == "":
+		why = "Enter the name of a queue to open."
+	case invalid != nil:
+		why = invalid.Error()
+	default:
+		seeOther(w, r, queueURL(queue))
 		return nil
 	}
-	if err := worker.ValidateQueueName(queue); err != nil {
-		h.setFlash(w, r, s, flash{Text: err.Error()})
-		seeOther(w, r, "/ui/")
-		return nil
-	}
-	seeOther(w, r, queueURL(queue))
+	h.setFlash(w, r, s, flash{Text: why})
+	seeOther(w, r, "/ui/")
 	return nil
 }
