@@ -48,11 +48,11 @@ test-short: ## unit tests only: skips everything that needs Redis
 # shown as FAIL but do not fail the short run; the full run fails on them.
 # The composition model (worker/model_test.go) runs 2 seeds of 60 steps on
 # single Redis and on a Cluster in make test; make chaos runs its long run:
-# 50 seeds of 100 steps on each (about 40 minutes here).
+# 50 seeds of 200 steps on each (about 20 minutes here).
 MODEL_SEEDS ?= 50
-MODEL_STEPS ?= 100
+MODEL_STEPS ?= 200
 
-chaos: ## the chaos suite, full run (about 8 min), then the composition model's long run (about 40 min)
+chaos: ## the chaos suite, full run (about 8 min), then the composition model's long run (about 20 min)
 	$(GO) run ./cmd/chaos
 	COURIER_MODEL_SEEDS=$(MODEL_SEEDS) COURIER_MODEL_STEPS=$(MODEL_STEPS) $(GO) test -count=1 -timeout 120m -run '^TestCompositionModel$$' ./worker/
 

@@ -30,7 +30,7 @@ import (
 //
 // COURIER_MODEL_SEEDS (default 2) seeds of COURIER_MODEL_STEPS (default
 // 60) steps run on single Redis and on a Cluster; COURIER_MODEL_SEED
-// replays one seed. make chaos runs 50 seeds of 100 steps on each.
+// replays one seed. make chaos runs 50 seeds of 200 steps on each.
 func TestCompositionModel(t *testing.T) {
 	t.Parallel()
 	seeds, steps := modelSize(t)
