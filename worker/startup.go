@@ -31,15 +31,18 @@ const (
 	// startLogEvery is how often a wait is logged: its first error at
 	// once, then one record per startLogEvery however many attempts.
 	startLogEvery = 5 * time.Second
-	// startAttemptMin bounds an attempt's time, doubling after each
-	// attempt that ran out of it, up to startAttemptMax. rueidis resends
-	// some commands by itself until their context ends (a Cluster's
-	// refused connections and CLUSTERDOWN, for commands it may resend):
-	// without a bound an attempt would wait out a failover silently, and
-	// the start could not say why it waits. The doubling lets a step that
-	// is merely slow (a Redis far away or loaded) succeed.
-	startAttemptMin = time.Second
-	startAttemptMax = 16 * time.Second
+	// startAttemptMin bounds an attempt's time. rueidis (and the script
+	// layer) resend some calls by themselves until their context ends (a
+	// Cluster's refused connections, CLUSTERDOWN), with delays that grow
+	// the longer they go on: without a bound an attempt would wait out a
+	// failover silently, the start could not say why it waits, and it
+	// would notice Redis back a second late. After startAttemptPatience
+	// attempts in a row ran out of time, the bound doubles with each
+	// further one, up to startAttemptMax, so that a step that is merely
+	// slow (a Redis far away or loaded) gets the time it needs.
+	startAttemptMin      = time.Second
+	startAttemptMax      = 16 * time.Second
+	startAttemptPatience = 5
 )
 
 // startWait is one start's wait for Redis, shared by its steps (Dial's
@@ -71,14 +74,17 @@ func (w *startWait) Reason() error {
 // and quotes the last one). what names the step in the logs. step must be
 // safe to run again after it failed part way, as every start-up write is
 // (they set a state; none adds to one). Each attempt has startAttemptMin
-// (doubling after each that ran out of it); attempts are startRetryMin
+// (more after several ran out of it); attempts are startRetryMin
 // apart, doubling up to startRetryMax, each wait drawn between half and
 // all of that (so a fleet restarted at once does not retry in step).
 func retryStart[T any](ctx context.Context, w *startWait, what string, step func(context.Context) (T, error)) (T, error) {
-	delay, bound := startRetryMin, startAttemptMin
+	delay, bound, timeouts := startRetryMin, startAttemptMin, 0
 	for {
 		v, err := attempt(ctx, bound, step)
-		if errors.Is(err, errAttemptTimeout) {
+		timeouts++
+		if !errors.Is(err, errAttemptTimeout) {
+			timeouts, bound = 0, startAttemptMin
+		} else if timeouts >= startAttemptPatience {
 			bound = min(2*bound, startAttemptMax)
 		}
 		switch {
