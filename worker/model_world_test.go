@@ -65,7 +65,7 @@ type mjob struct {
 	callerID    bool
 	failOnce    bool
 	accepted    time.Time
-	home        string        // "<n>/<i>": its partition, when the layout was settled at its enqueue; "" unknown
+	home        string        // its partition (its jobs key), when the layout was settled at its enqueue; "" unknown
 	retained    time.Duration // the queue's settled id retention at its enqueue; -1 unknown
 	cancelled   bool
 	cancelledAt int64 // Redis µs read after Cancel returned nil
@@ -301,7 +301,8 @@ func (w *world) settled(q *mqueue) (mconf, bool) {
 }
 
 // homeOf is the partition of a job of partition key key, when q's layout
-// is settled: "<n>/<i>"; "" when unknown.
+// is settled: its jobs key (partition 0 is in every layout); "" when
+// unknown.
 func (w *world) homeOf(q *mqueue, key string) string {
 	c, ok := w.settled(q)
 	if !ok {
@@ -311,7 +312,7 @@ func (w *world) homeOf(q *mqueue, key string) string {
 	if err != nil || n != c.partitions {
 		return ""
 	}
-	return fmt.Sprintf("%d/%d", n, worker.PartitionOf(key, n))
+	return worker.PartitionKeys(w.cfg.Prefix, q.name, n, worker.PartitionOf(key, n))[0]
 }
 
 // runsOf returns a copy of the attempts of queue/id.
@@ -341,8 +342,8 @@ func (w *world) fail() {
 		return
 	}
 	tail := w.trail
-	if len(tail) > 60 {
-		tail = tail[len(tail)-60:]
+	if len(tail) > 600 {
+		tail = tail[len(tail)-600:]
 	}
 	logs := strings.Split(w.logs.String(), "\n")
 	if len(logs) > 40 {

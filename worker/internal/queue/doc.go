@@ -28,10 +28,10 @@
 //     next step's look is final. A copy of an older layout cannot undo it.
 //  3. Look which retired partitions still hold jobs: they stay in the
 //     layout as draining (Prev) and are served until they are empty.
-//  4. Copy record r to the partitions the layout adds, so that they hold
-//     the id retention and the pause before any producer or daemon uses
-//     them, and give every partition of the new layout its share of a
-//     rate limit in it as a cap (see Rate limits).
+//  4. Give every partition of the new layout its share of a rate limit in
+//     it as a cap, and those it adds none (see Rate limits); copy record r
+//     to the partitions it adds, so that they hold the id retention and
+//     the pause before any producer or daemon uses them.
 //  5. Publish the layout in partition 0 only if the record is still at
 //     revision r (compare-and-set): a pause or a retention written since
 //     step 1 makes it fail, and the change starts again from step 1 with
@@ -57,8 +57,12 @@
 // the layout's partitions), and the claim script divides the queue's limit
 // by it. Daemons that disagree on the number of partitions, during a
 // rolling change, therefore still divide alike and never start more than
-// the limit together. While a layout is written, the partitions it keeps
-// or adds claim the smaller of their shares in the old and the new layout
-// (store.CapShares, in step 4; the copies of step 6 lift the cap), so the
-// shares of two layouts never add up to more than the limit either.
+// the limit together. A share shrinks at once and grows only a window of
+// the limit after it changed (a partition the layout adds grows from
+// none): while a layout is written, the partitions it keeps or adds claim
+// the smaller of their shares in the old and the new layout
+// (store.CapShares, in step 4; the copies of step 6 lift the cap), and a
+// claim takes the smallest of the shares its partition had within the
+// window (lua/claim.lua), so the claims two layouts make in one window
+// never add up to more than the limit.
 package queue

@@ -139,6 +139,13 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 				added = append(added, p)
 			}
 		}
+		// Shares of a rate limit shrink before the layout is published and
+		// grow after: until the copies of step 6, each partition of the
+		// new layout claims the smaller of its two shares, and an added
+		// one starts from none.
+		if err := y.st.CapShares(ctx, copies(queue, want, want.All(queue)[1:]), added); err != nil {
+			return nil, err
+		}
 		if rec.Rev > 0 {
 			// The record as it is, under the old layout: no producer routes
 			// to these partitions before step 5.
@@ -146,13 +153,6 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 			if err := y.st.CopyQueue(ctx, rec, pre); err != nil {
 				return nil, err
 			}
-		}
-		// Shares of a rate limit shrink before the layout is published and
-		// grow after: until the copies of step 6, each partition of the
-		// new layout claims the smaller of its two shares (an added one
-		// has none yet).
-		if err := y.st.CapShares(ctx, copies(queue, want, want.All(queue)[1:])); err != nil {
-			return nil, err
 		}
 		pub, ok, err := y.st.PublishLayout(ctx, queue, rec.Rev, want, want.ShareOf(queue, queue))
 		if err != nil {

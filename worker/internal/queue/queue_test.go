@@ -197,3 +197,48 @@ func TestRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestAddedPartitionStartsFromNone: a partition a layout adds again, after
+// an earlier layout dropped it, claims nothing for a window of the limit,
+// whatever share it held before: the claims of the partitions it takes
+// jobs from may still be in the window.
+func TestAddedPartitionStartsFromNone(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, _ rueidis.Client) {
+		ctx := t.Context()
+		const q = "readded"
+		y := queue.New(s)
+		p := store.PartitionNames(q, 2)[1]
+		limit := store.Rate{N: 10, Per: 300 * time.Millisecond}
+		for _, n := range []int{2, 1} {
+			if _, err := y.Serve(ctx, q, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Long after: the share it had when it was first added has left
+		// every window.
+		dropped := time.Now()
+		testkit.Eventually(t, 2*time.Second, "a window to pass", func() bool { return time.Since(dropped) > 2*limit.Per })
+		if _, err := y.Serve(ctx, q, 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enqueue(ctx, p, []store.NewJob{{ID: "a"}, {ID: "b"}}); err != nil {
+			t.Fatal(err)
+		}
+		added := time.Now()
+		got, err := s.ClaimLimited(ctx, p, 10, time.Minute, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Jobs) != 0 && time.Since(added) < limit.Per {
+			t.Fatalf("a partition added again claimed %d at once; want none for a window", len(got.Jobs))
+		}
+		testkit.Eventually(t, 2*time.Second, "its share to apply", func() bool {
+			got, err := s.ClaimLimited(ctx, p, 10, time.Minute, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got.Jobs) == 2
+		})
+	})
+}

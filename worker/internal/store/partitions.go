@@ -171,21 +171,30 @@ func (s *Store) Retire(ctx context.Context, partitions []string, version int64) 
 	return nil
 }
 
-// CapShares writes, for each partition of caps, its share of a rate limit
-// in a layout about to be published (the field share_next): until a copy
-// of the record writes its share, its claims take the smaller of the two
-// (lua/claim.lua). One round trip.
-func (s *Store) CapShares(ctx context.Context, caps []PartitionCopy) error {
-	if len(caps) == 0 {
-		return nil
+// CapShares prepares the rate shares of a layout about to be published:
+// each partition of caps gets its share in it as a cap (the field
+// share_next: until a copy of the record writes its share, its claims take
+// the smaller of the two, lua/claim.lua), and each partition of added
+// (one the old layout did not have) the share "0;0", none: what it had
+// before it was dropped means nothing, and its share grows from none a
+// window after the copy (record.lua's share_set). One round trip.
+func (s *Store) CapShares(ctx context.Context, caps []PartitionCopy, added []string) error {
+	cmds := make([]rueidis.Completed, 0, len(caps)+len(added))
+	names := make([]string, 0, cap(cmds))
+	for _, p := range added {
+		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(p).Settings).FieldValue().FieldValue("share", "0;0").Build())
+		names = append(names, p)
 	}
-	cmds := make([]rueidis.Completed, len(caps))
-	for i, c := range caps {
-		cmds[i] = s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", c.Share.arg()).Build()
+	for _, c := range caps {
+		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", c.Share.arg()).Build())
+		names = append(names, c.Partition)
+	}
+	if len(cmds) == 0 {
+		return nil
 	}
 	for i, r := range s.c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("cap the rate share of partition %s: %w", caps[i].Partition, err)
+			return fmt.Errorf("cap the rate share of partition %s: %w", names[i], err)
 		}
 	}
 	return nil

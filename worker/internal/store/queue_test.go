@@ -224,7 +224,7 @@ func TestClaimTakesItsShareOfTheLimit(t *testing.T) {
 		// A cap (a layout being written) applies while it is smaller:
 		// partition 1's share of 10 in 8 is 2 (it had 3), until a copy of
 		// the record lifts it. (Its claims above are in the window.)
-		if err := s.CapShares(ctx, []store.PartitionCopy{{Partition: parts[1], Share: store.Share{I: 1, M: 8}}}); err != nil {
+		if err := s.CapShares(ctx, []store.PartitionCopy{{Partition: parts[1], Share: store.Share{I: 1, M: 8}}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"x1", "x2", "x3", "x4"} {
