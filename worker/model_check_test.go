@@ -43,22 +43,12 @@ func (w *world) finishedAt(j *mjob, now time.Time) (time.Time, bool) {
 		if r.claimed < j.accepted.UnixMicro()-2000 || !r.done || !r.ok || now.Sub(r.ended) < ackMargin {
 			continue
 		}
-		if w.killedAfter(r.daemon, r.claimed) && !w.killedLater(r.daemon, r.ended.Add(ackMargin)) {
+		if w.cut(r) {
 			continue // its ack may have died with its daemon
 		}
 		return r.ended, true
 	}
 	return time.Time{}, false
-}
-
-// killedLater reports whether daemon was killed only after at (or never).
-func (w *world) killedLater(daemon int, at time.Time) bool {
-	for _, md := range w.killed {
-		if md.id == daemon {
-			return md.killAt.After(at)
-		}
-	}
-	return true
 }
 
 // holds reports that j certainly holds its unique key at now.
@@ -184,7 +174,8 @@ func (w *world) checkRuns() {
 }
 
 // checkOnce checks, once every job ran, that none was lost and none ran
-// twice but where a daemon was killed after it was claimed.
+// twice but where a daemon was killed before the outcome of an attempt
+// was surely stored.
 func (w *world) checkOnce() {
 	for k, js := range w.jobs {
 		want := 0
@@ -199,7 +190,7 @@ func (w *world) checkOnce() {
 				continue
 			}
 			ok++
-			if !w.killedAfter(r.daemon, r.claimed) {
+			if !w.cut(r) {
 				lived++
 			}
 		}
@@ -207,7 +198,12 @@ func (w *world) checkOnce() {
 			w.violation("%s: %d job(s) accepted and not cancelled, %d ran to success: lost", k, want, ok)
 		}
 		if lived > len(js) {
-			w.violation("%s: %d job(s), %d successful attempts on daemons that were never killed", k, len(js), lived)
+			var runs []string
+			for _, r := range w.runsOf(k) {
+				runs = append(runs, fmt.Sprintf("attempt %d by daemon %d claimed %s ok=%t ended %s", r.attempt, r.daemon,
+					time.UnixMicro(r.claimed).Format("15:04:05.000000"), r.ok, r.ended.Format("15:04:05.000000")))
+			}
+			w.violation("%s: %d job(s), %d successful attempts on daemons that were never killed: %s", k, len(js), lived, strings.Join(runs, "; "))
 		}
 	}
 }

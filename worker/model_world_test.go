@@ -272,13 +272,14 @@ func (w *world) stopAll() {
 	}
 }
 
-// killedAfter reports whether the daemon of id was killed after a claim
-// at claimed (Redis µs; compared with the kill on the local clock, with a
-// margin: both are this host's).
-func (w *world) killedAfter(daemon int, claimed int64) bool {
+// cut reports whether attempt r may have lost its outcome to a kill -9:
+// its daemon was killed before it ended, or within ackMargin after (its
+// ack may have been in flight); a claim that reached Redis after the kill
+// (sent just before it) is one of those too.
+func (w *world) cut(r mrun) bool {
 	for _, md := range w.killed {
-		if md.id == daemon && md.killAt.UnixMicro()+1000 >= claimed {
-			return true
+		if md.id == r.daemon {
+			return !r.done || md.killAt.Before(r.ended.Add(ackMargin))
 		}
 	}
 	return false
