@@ -41,7 +41,9 @@ local have = tonumber(redis.call('HGET', k, 'rev') or '0') or 0
 if have >= tonumber(rev) then return 0 end
 
 redis.call('HSET', k, 'rev', rev, 'v', v, 'partitions', n)
-share_set(k, share, '0;0')
+-- share_next "0;0": a layout being written adds this partition (none
+-- until this copy; store.CapShares)
+share_set(k, share, '0;0', redis.call('HGET', k, 'share_next') == '0;0')
 redis.call('HDEL', k, 'share_next')
 if prev == '' then redis.call('HDEL', k, 'partitions_prev') else redis.call('HSET', k, 'partitions_prev', prev) end
 if ret == '0' then redis.call('HDEL', k, 'id_retention') else redis.call('HSET', k, 'id_retention', ret) end

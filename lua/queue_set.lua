@@ -85,7 +85,7 @@ if op == 'layout' then
   if rev ~= want then return record(-1) end
   local v = bump()
   redis.call('HSET', k, 'v', ms_str(v))
-  share_set(k, share, nil)
+  share_set(k, share, nil, false)
   redis.call('HDEL', k, 'share_next')
   -- a queue of one partition and nothing draining reads, to older versions,
   -- as a queue never split

@@ -176,14 +176,17 @@ end
 -- time it stopped applying ("<i>;<m>;<ms>", newest first, at most 8); a
 -- partition that had none had absent ("0;0": nothing, for a partition a
 -- layout adds; nil: the whole limit, for partition 0 of a queue never
--- split). claim.lua takes the smallest share of the last window of the
--- limit, so a share grows only a window after a layout changed, once the
--- claims the other partitions made under the old layout have left it.
-function share_set(k, share, absent)
+-- split), and a fresh one (a layout just added it: what it had before an
+-- earlier layout dropped it means nothing) had nothing too. claim.lua
+-- takes the smallest share of the last window of the limit, so a share
+-- grows only a window after a layout changed, once the claims the other
+-- partitions made under the old layout have left it.
+function share_set(k, share, absent, fresh)
   local had = redis.call('HGET', k, 'share')
-  if had == share then return end
+  if had == share and not fresh then return end
   redis.call('HSET', k, 'share', share)
   local old = had or absent
+  if fresh then old = '0;0' end
   if not old then return end
   local list, n = old .. ';' .. string.format('%d', now_ms()), 1
   for e in string.gmatch(redis.call('HGET', k, 'share_was') or '', '[^,]+') do

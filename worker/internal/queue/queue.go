@@ -130,9 +130,6 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 		if err != nil {
 			return nil, err
 		}
-		if old.Same(want) {
-			return serve, y.spread(ctx, queue, rec)
-		}
 		var added []string
 		for _, p := range want.All(queue)[1:] {
 			if !slices.Contains(was, p) {
@@ -142,9 +139,13 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 		// Shares of a rate limit shrink before the layout is published and
 		// grow after: until the copies of step 6, each partition of the
 		// new layout claims the smaller of its two shares, and an added
-		// one starts from none.
+		// one nothing. (Also when the layout stays: it replaces a cap an
+		// earlier change that did not publish may have left.)
 		if err := y.st.CapShares(ctx, copies(queue, want, want.All(queue)[1:]), added); err != nil {
 			return nil, err
+		}
+		if old.Same(want) {
+			return serve, y.spread(ctx, queue, rec)
 		}
 		if rec.Rev > 0 {
 			// The record as it is, under the old layout: no producer routes

@@ -174,19 +174,20 @@ func (s *Store) Retire(ctx context.Context, partitions []string, version int64) 
 // CapShares prepares the rate shares of a layout about to be published:
 // each partition of caps gets its share in it as a cap (the field
 // share_next: until a copy of the record writes its share, its claims take
-// the smaller of the two, lua/claim.lua), and each partition of added
-// (one the old layout did not have) the share "0;0", none: what it had
-// before it was dropped means nothing, and its share grows from none a
-// window after the copy (record.lua's share_set). One round trip.
+// the smaller of the two, lua/claim.lua), and each partition of added (one
+// the old layout did not have) the cap "0;0": none until a copy writes
+// its share, which then grows from none a window later (record.lua's
+// share_set), whatever it held before an earlier layout dropped it. One
+// round trip.
 func (s *Store) CapShares(ctx context.Context, caps []PartitionCopy, added []string) error {
 	cmds := make([]rueidis.Completed, 0, len(caps)+len(added))
 	names := make([]string, 0, cap(cmds))
-	for _, p := range added {
-		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(p).Settings).FieldValue().FieldValue("share", "0;0").Build())
-		names = append(names, p)
-	}
 	for _, c := range caps {
-		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", c.Share.arg()).Build())
+		share := c.Share.arg()
+		if slices.Contains(added, c.Partition) {
+			share = "0;0"
+		}
+		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", share).Build())
 		names = append(names, c.Partition)
 	}
 	if len(cmds) == 0 {
