@@ -242,3 +242,28 @@ func TestAddedPartitionStartsFromNone(t *testing.T) {
 		})
 	})
 }
+
+// TestStartReplacesACapLeftBehind: a change that marked a partition added
+// (it claims nothing until a copy) and never published leaves no mark
+// behind once a daemon starts with the layout as it is.
+func TestStartReplacesACapLeftBehind(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		ctx := t.Context()
+		const q = "capped"
+		y := queue.New(s)
+		if _, err := y.Serve(ctx, q, 2); err != nil {
+			t.Fatal(err)
+		}
+		p := store.PartitionNames(q, 2)[1]
+		if err := s.CapShares(ctx, []store.PartitionCopy{{Partition: p, Share: store.Share{I: 1, M: 2}}}, []string{p}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := y.Serve(ctx, q, 2); err != nil {
+			t.Fatal(err)
+		}
+		if got := settings(t, c, s, p)["share_next"]; got == "0;0" {
+			t.Errorf("share_next = %q after a start with the layout as it is; want the partition's share", got)
+		}
+	})
+}
