@@ -144,9 +144,11 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 		if err := y.st.CapShares(ctx, copies(queue, want, want.All(queue)[1:]), added); err != nil {
 			return nil, err
 		}
-		if old.Same(want) {
+		if old.Same(want) && old.Version > 0 {
 			return serve, y.spread(ctx, queue, rec)
 		}
+		// (A layout of a version before the record, with no version, is
+		// published again: partition 0 gets its share and a version.)
 		if rec.Rev > 0 {
 			// The record as it is, under the old layout: no producer routes
 			// to these partitions before step 5.

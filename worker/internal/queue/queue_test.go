@@ -267,3 +267,29 @@ func TestStartReplacesACapLeftBehind(t *testing.T) {
 		}
 	})
 }
+
+// TestServeAdoptsALayoutOfAnOlderVersion: a layout written by a version
+// before the record (the field partitions alone) gets a version and every
+// partition its share of a rate limit at the next start.
+func TestServeAdoptsALayoutOfAnOlderVersion(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		ctx := t.Context()
+		const q = "legacy"
+		testkit.Do(t, c, c.B().Hset().Key(s.Keys(q).Settings).FieldValue().FieldValue("partitions", "3").Build())
+		y := queue.New(s)
+		serve, err := y.Serve(ctx, q, 3)
+		if err != nil || len(serve) != 3 {
+			t.Fatalf("Serve = %v, %v", serve, err)
+		}
+		rec, err := y.Read(ctx, q)
+		if err != nil || rec.Layout.Version == 0 || rec.Layout.Partitions != 3 {
+			t.Fatalf("record = %+v, %v; want a versioned layout of 3", rec, err)
+		}
+		for i, p := range serve {
+			if got, want := settings(t, c, s, p)["share"], fmt.Sprintf("%d;3", i); got != want {
+				t.Errorf("partition %s share = %q; want %q", p, got, want)
+			}
+		}
+	})
+}
