@@ -26,10 +26,8 @@ local rev, v, n, prev, ret, p, share, serves, channel =
 if not string.match(rev, '^%d+$') or #rev > 16 or not string.match(v, '^%d+$') or #v > 16 then
   return redis.error_reply('ERR courier: queue_copy rev and v must be integers')
 end
-if not string.match(n, '^%d+$') or #n > 2 or tonumber(n) < 1 or tonumber(n) > 64 then
-  return redis.error_reply('ERR courier: queue_copy partitions must be 1 to 64')
-end
-if #prev > 200 or not string.match(prev, '^[%d,]*$') then return redis.error_reply('ERR courier: queue_copy prev must be numbers separated by commas') end
+local bad = layout_bad(n, prev)
+if bad then return redis.error_reply('ERR courier: queue_copy ' .. bad) end
 if not string.match(ret, '^%d+$') or #ret > 11 then return redis.error_reply('ERR courier: queue_copy retention must be ms') end
 if (p ~= '1' and p ~= '0') or (serves ~= '1' and serves ~= '0') then
   return redis.error_reply('ERR courier: queue_copy paused and serves must be 1 or 0')
@@ -45,8 +43,8 @@ redis.call('HSET', k, 'rev', rev, 'v', v, 'partitions', n)
 -- until this copy; store.CapShares)
 share_set(k, share, '0;0', redis.call('HGET', k, 'share_next') == '0;0')
 redis.call('HDEL', k, 'share_next')
-if prev == '' then redis.call('HDEL', k, 'partitions_prev') else redis.call('HSET', k, 'partitions_prev', prev) end
-if ret == '0' then redis.call('HDEL', k, 'id_retention') else redis.call('HSET', k, 'id_retention', ret) end
+field_set(k, 'partitions_prev', prev, '')
+field_set(k, 'id_retention', ret, '0')
 local retired = redis.call('HGET', k, 'retired')
 if serves == '1' then
   -- a retirement by a later layout (one being changed now, not published
@@ -55,9 +53,5 @@ if serves == '1' then
 elseif not retired or (tonumber(retired) or 0) < tonumber(v) then
   redis.call('HSET', k, 'retired', v)
 end
-if p == '1' then
-  if redis.call('SET', paused, '1', 'NX') then announce(channel, 'paused') end
-elseif redis.call('DEL', paused) == 1 then
-  announce(channel, string.format('%d', now_ms()))
-end
+pause_set(paused, p == '1', channel)
 return 1

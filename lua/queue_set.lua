@@ -24,8 +24,9 @@
 --                           change (worker/internal/queue)
 -- returns: {changed, rev, v, partitions, prev, id_retention, paused}:
 --   changed 1 = written, 0 = already so, -1 = a layout refused because the
---   revision moved (nothing written); rev and v 0 when never written; then the
---   record as it now is (partitions 1 and prev "" for a queue never split)
+--   revision moved (nothing written); then the record as it now is, the
+--   fields as stored (nil where absent: store.ReadQueue reads them alike)
+--   and paused 1 or 0
 -- bound: O(1)
 
 local op = ARGV[1]
@@ -34,8 +35,7 @@ if not paused then return redis.error_reply('ERR courier: queue_set needs the se
 
 local function record(changed)
   local f = redis.call('HMGET', k, 'rev', 'v', 'partitions', 'partitions_prev', 'id_retention')
-  return {changed, tonumber(f[1] or '0') or 0, tonumber(f[2] or '0') or 0, tonumber(f[3] or '1') or 1,
-    f[4] or '', tonumber(f[5] or '0') or 0, redis.call('EXISTS', paused)}
+  return {changed, f[1], f[2], f[3], f[4], f[5], redis.call('EXISTS', paused)}
 end
 
 -- bump gives the record a new revision and returns it.
@@ -51,9 +51,8 @@ if op == 'retention' then
   if not string.match(ms, '^%d+$') or #ms > 11 or tonumber(ms) > 31622400000 then
     return redis.error_reply('ERR courier: retention must be 0 to 31622400000 ms')
   end
-  local was = redis.call('HGET', k, 'id_retention') or '0'
-  if was == ms then return record(0) end
-  if ms == '0' then redis.call('HDEL', k, 'id_retention') else redis.call('HSET', k, 'id_retention', ms) end
+  if (redis.call('HGET', k, 'id_retention') or '0') == ms then return record(0) end
+  field_set(k, 'id_retention', ms, '0')
   bump()
   return record(1)
 end
@@ -62,13 +61,7 @@ if op == 'pause' then
   local on, channel = ARGV[2], ARGV[3]
   if on ~= '1' and on ~= '0' then return redis.error_reply('ERR courier: pause takes "1" (pause) or "0" (resume)') end
   if not channel or channel == '' then return redis.error_reply('ERR courier: pause needs the wake channel') end
-  if on == '1' then
-    if not redis.call('SET', paused, '1', 'NX') then return record(0) end
-    announce(channel, 'paused')
-  else
-    if redis.call('DEL', paused) == 0 then return record(0) end
-    announce(channel, string.format('%d', now_ms()))
-  end
+  if not pause_set(paused, on == '1', channel) then return record(0) end
   bump()
   return record(1)
 end
@@ -76,10 +69,8 @@ end
 if op == 'layout' then
   local want, n, prev, share = ARGV[2] or '', ARGV[3] or '', ARGV[4] or '', ARGV[5] or ''
   if not string.match(want, '^%d*$') or #want > 16 then return redis.error_reply('ERR courier: layout revision must be digits or empty') end
-  if not string.match(n, '^%d+$') or #n > 2 or tonumber(n) < 1 or tonumber(n) > 64 then
-    return redis.error_reply('ERR courier: layout partitions must be 1 to 64')
-  end
-  if #prev > 200 or not string.match(prev, '^[%d,]*$') then return redis.error_reply('ERR courier: layout prev must be numbers separated by commas') end
+  local bad = layout_bad(n, prev)
+  if bad then return redis.error_reply('ERR courier: layout ' .. bad) end
   if not string.match(share, '^%d+;%d+$') then return redis.error_reply('ERR courier: layout share must be "<i>;<m>"') end
   local rev = redis.call('HGET', k, 'rev') or ''
   if rev ~= want then return record(-1) end
@@ -89,12 +80,8 @@ if op == 'layout' then
   redis.call('HDEL', k, 'share_next')
   -- a queue of one partition and nothing draining reads, to older versions,
   -- as a queue never split
-  if n == '1' and prev == '' then
-    redis.call('HDEL', k, 'partitions', 'partitions_prev')
-  else
-    redis.call('HSET', k, 'partitions', n)
-    if prev == '' then redis.call('HDEL', k, 'partitions_prev') else redis.call('HSET', k, 'partitions_prev', prev) end
-  end
+  field_set(k, 'partitions', n, (prev == '' and '1') or nil)
+  field_set(k, 'partitions_prev', prev, '')
   return record(1)
 end
 

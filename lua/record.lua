@@ -170,6 +170,37 @@ function next_token(claims, now_us)
   return math.max((tonumber(redis.call('HGET', claims, '')) or 0) + 1, now_us)
 end
 
+-- layout_bad checks a layout's arguments (queue_set.lua, queue_copy.lua):
+-- n partitions (1..64) and prev, the earlier numbers still draining ("4,2"
+-- or ""). It returns what is wrong, or nil.
+function layout_bad(n, prev)
+  if not string.match(n, '^%d+$') or #n > 2 or tonumber(n) < 1 or tonumber(n) > 64 then
+    return 'partitions must be 1 to 64'
+  end
+  if #prev > 200 or not string.match(prev, '^[%d,]*$') then return 'prev must be numbers separated by commas' end
+  return nil
+end
+
+-- field_set writes value into field f of hash k, or deletes the field when
+-- value is none (its default, which an absent field reads as).
+function field_set(k, f, value, none)
+  if value == none then redis.call('HDEL', k, f) else redis.call('HSET', k, f, value) end
+end
+
+-- pause_set sets (on) or deletes the queue's paused flag and announces a
+-- change on its wake channel: "paused", or on resume the Redis clock in ms
+-- (a wake-up for due jobs). It returns whether the flag changed.
+function pause_set(paused, on, channel)
+  if on then
+    if not redis.call('SET', paused, '1', 'NX') then return false end
+    announce(channel, 'paused')
+  else
+    if redis.call('DEL', paused) == 0 then return false end
+    announce(channel, string.format('%d', now_ms()))
+  end
+  return true
+end
+
 -- share_set writes share ("<i>;<m>"), a partition's share of its queue's
 -- rate limit, into the partition's settings hash k (queue_set.lua,
 -- queue_copy.lua), and keeps the share it replaces in share_was with the

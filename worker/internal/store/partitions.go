@@ -156,19 +156,8 @@ func layoutRefusal(err error) error {
 // layout at least that new serves them again (lua/queue_copy.lua). One
 // round trip.
 func (s *Store) Retire(ctx context.Context, partitions []string, version int64) error {
-	if len(partitions) == 0 {
-		return nil
-	}
-	cmds := make([]rueidis.Completed, len(partitions))
-	for i, p := range partitions {
-		cmds[i] = s.c.B().Hset().Key(s.Keys(p).Settings).FieldValue().FieldValue("retired", strconv.FormatInt(version, 10)).Build()
-	}
-	for i, r := range s.c.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
-			return fmt.Errorf("retire partition %s: %w", partitions[i], err)
-		}
-	}
-	return nil
+	v := strconv.FormatInt(version, 10)
+	return s.setSettings(ctx, "retire partition", "retired", partitions, func(string) string { return v })
 }
 
 // CapShares prepares the rate shares of a layout about to be published:
@@ -180,22 +169,31 @@ func (s *Store) Retire(ctx context.Context, partitions []string, version int64) 
 // share_set), whatever it held before an earlier layout dropped it. One
 // round trip.
 func (s *Store) CapShares(ctx context.Context, caps []PartitionCopy, added []string) error {
-	cmds := make([]rueidis.Completed, 0, len(caps)+len(added))
-	names := make([]string, 0, cap(cmds))
-	for _, c := range caps {
-		share := c.Share.arg()
+	shares := make(map[string]string, len(caps))
+	partitions := make([]string, len(caps))
+	for i, c := range caps {
+		partitions[i], shares[c.Partition] = c.Partition, c.Share.arg()
 		if slices.Contains(added, c.Partition) {
-			share = "0;0"
+			shares[c.Partition] = "0;0"
 		}
-		cmds = append(cmds, s.c.B().Hset().Key(s.Keys(c.Partition).Settings).FieldValue().FieldValue("share_next", share).Build())
-		names = append(names, c.Partition)
 	}
-	if len(cmds) == 0 {
+	return s.setSettings(ctx, "cap the rate share of partition", "share_next", partitions, func(p string) string { return shares[p] })
+}
+
+// setSettings writes field of the settings hash of each partition, to
+// value(partition), in one round trip; an error names what and the
+// partition.
+func (s *Store) setSettings(ctx context.Context, what, field string, partitions []string, value func(partition string) string) error {
+	if len(partitions) == 0 {
 		return nil
+	}
+	cmds := make([]rueidis.Completed, len(partitions))
+	for i, p := range partitions {
+		cmds[i] = s.c.B().Hset().Key(s.Keys(p).Settings).FieldValue().FieldValue(field, value(p)).Build()
 	}
 	for i, r := range s.c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("cap the rate share of partition %s: %w", names[i], err)
+			return fmt.Errorf("%s %s: %w", what, partitions[i], err)
 		}
 	}
 	return nil

@@ -52,7 +52,8 @@ func (s *Store) ReadQueue(ctx context.Context, queue string) (QueueRecord, error
 	return QueueRecord{}, fmt.Errorf("read the record of queue %s: %w", queue, err)
 }
 
-// decodeRead decodes the fields ReadQueue reads.
+// decodeRead decodes the fields of a record as stored (rev, v,
+// partitions, partitions_prev, id_retention; nil where absent).
 func decodeRead(queue string, f []rueidis.RedisMessage, paused bool) (QueueRecord, error) {
 	var n [5]int64
 	for i, def := range []int64{0, 0, 1, 0, 0} {
@@ -136,25 +137,22 @@ func (s *Store) queueSet(ctx context.Context, queue, op string, args ...string) 
 	return decodeQueueRecord(queue, vals)
 }
 
+// decodeQueueRecord decodes queue_set.lua's reply: its change flag, then
+// the fields ReadQueue reads, and the pause flag.
 func decodeQueueRecord(queue string, vals []rueidis.RedisMessage) (QueueRecord, int64, error) {
 	if len(vals) != 7 {
 		return QueueRecord{}, 0, fmt.Errorf("queue record of %s: unexpected reply of %d values", queue, len(vals))
 	}
-	var n [7]int64
-	for _, i := range []int{0, 1, 2, 3, 5, 6} {
-		v, err := vals[i].AsInt64()
-		if err != nil {
-			return QueueRecord{}, 0, fmt.Errorf("queue record of %s: value %d: %w", queue, i+1, err)
-		}
-		n[i] = v
+	changed, err := vals[0].AsInt64()
+	var paused int64
+	if err == nil {
+		paused, err = vals[6].AsInt64()
 	}
-	prev, _ := vals[4].ToString()
-	return QueueRecord{
-		Rev:         n[1],
-		Layout:      Layout{Version: n[2], Partitions: max(int(n[3]), 1), Prev: parsePrev(prev)},
-		IDRetention: time.Duration(n[5]) * time.Millisecond,
-		Paused:      n[6] == 1,
-	}, n[0], nil
+	if err != nil {
+		return QueueRecord{}, 0, fmt.Errorf("queue record of %s: %w", queue, err)
+	}
+	rec, err := decodeRead(queue, vals[1:6], paused == 1)
+	return rec, changed, err
 }
 
 // PartitionCopy is one partition i ≥ 1 a record is copied to: whether the
