@@ -9,8 +9,8 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Cursors (ListQuery.Cursor, TriageOptions.Cursor) are base64url, without
-// padding, of a text that names what it is a cursor of, so that one of
+// Cursors (ListQuery.Cursor, TriageOptions.Cursor, QueuesPage's) are
+// base64url, without padding, of a text that names what it is a cursor of, so that one of
 // another state or walk is refused:
 //
 //	s:<ms>:<id>             scheduled: the last job's run-at and id
@@ -22,6 +22,9 @@ import (
 //	t:<until>:[<ms>:<id>]   a triage walk of a filter: its bound (the Redis
 //	                        clock in ms when it started) and where it is
 //	i:<n>                   a triage of ids: how many distinct ids are done
+//	q:<scan>:[<queue>]      a listing of the queues (QueuesPage): its SSCAN
+//	                        cursor, and the last queue taken from it
+//	o:[<queue>]             a listing of a caller's own queues: the last one
 //
 // A position's ms are at most 15 digits and its id passes ValidateID.
 

@@ -26,9 +26,9 @@ type adminAPI struct {
 	ui http.Handler
 	// uiServed is set when ui is the UI itself.
 	uiServed bool
-	// client is the API's and the UI's backend (the producer client and
-	// the set of queues read a page at a time), once Redis is reached.
-	client atomic.Pointer[api.ClientBackend]
+	// client is the API's and the UI's backend, the producer client, once
+	// Redis is reached.
+	client atomic.Pointer[worker.Client]
 	// rdb is the Redis client, once reached: the UI keeps log-outs there.
 	rdb atomic.Pointer[rueidis.Client]
 	// open is set when the API serves without authentication.
@@ -142,7 +142,7 @@ func (a *adminAPI) connected(rdb rueidis.Client, cfg worker.Config) error {
 	if err != nil {
 		return fmt.Errorf("admin API client: %w", err)
 	}
-	a.client.Store(api.NewBackend(c, rdb, cfg.Prefix))
+	a.client.Store(c)
 	a.rdb.Store(&rdb)
 	return nil
 }

@@ -32,9 +32,8 @@ const (
 // admin token.
 func (b *cliBundle) apiServer(t *testing.T) string {
 	t.Helper()
-	backend := api.NewBackend(b.client, testkit.Single(t), b.prefix)
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return backend },
+		Backend: func() api.Backend { return b.client },
 		Tokens:  []api.Token{{Name: "ops", Secret: testAdminToken, Role: api.RoleAdmin}},
 		Logger:  slog.New(slog.DiscardHandler),
 	})

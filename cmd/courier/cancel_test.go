@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -19,7 +18,7 @@ import (
 func (b *cliBundle) producerAPIServer(t *testing.T) string {
 	t.Helper()
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return api.NewBackend(b.client, testkit.Single(t), b.prefix) },
+		Backend: func() api.Backend { return b.client },
 		Tokens:  []api.Token{{Name: "shop", Secret: testProducerToken, Role: api.RoleProducer}},
 		Logger:  slog.New(slog.DiscardHandler),
 	})

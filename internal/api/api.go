@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
@@ -24,8 +23,8 @@ type Backend interface {
 	Get(ctx context.Context, queue, id string) (*worker.Job, error)
 	Cancel(ctx context.Context, queue, id string) error
 	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	// The set of known queues, read a page at a time (QueueSet).
-	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (QueuePage, error)
+	// The set of known queues, read a page at a time.
+	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (worker.QueuePage, error)
 	QueuesKnown(ctx context.Context, names ...string) ([]bool, error)
 	QueueCount(ctx context.Context) (int64, error)
 	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
@@ -42,20 +41,7 @@ type Backend interface {
 	ForgetQueue(ctx context.Context, queue string) error
 }
 
-// ClientBackend is the daemon's Backend: its producer client, and the
-// set of queue names read through the same Redis a page at a time.
-type ClientBackend struct {
-	*worker.Client
-	*QueueSet
-}
-
-var _ Backend = (*ClientBackend)(nil)
-
-// NewBackend returns the Backend of a daemon whose producer client is c,
-// on rdb under prefix.
-func NewBackend(c *worker.Client, rdb rueidis.Client, prefix string) *ClientBackend {
-	return &ClientBackend{Client: c, QueueSet: NewQueueSet(rdb, prefix)}
-}
+var _ Backend = (*worker.Client)(nil)
 
 // Role is what a token may do.
 type Role string

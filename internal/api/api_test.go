@@ -328,7 +328,7 @@ func TestQueues(t *testing.T) {
 }
 
 // failingFleet is a backend whose fleet lookups fail.
-type failingFleet struct{ *ClientBackend }
+type failingFleet struct{ *worker.Client }
 
 func (failingFleet) Fleet(context.Context, string) (worker.Fleet, error) {
 	return worker.Fleet{}, errors.New("fleet lookup exploded")
@@ -338,7 +338,7 @@ func TestQueuesFleetError(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return failingFleet{backend().(*ClientBackend)} }
+		o.Backend = func() Backend { return failingFleet{backend().(*worker.Client)} }
 	})
 	r := b.want(b.do("GET", "/v1/queues/q", adminSecret, ""), 500)
 	if e := r.apiErr(t); e.Code != wire.CodeInternal || strings.Contains(e.Message, "exploded") {
@@ -463,7 +463,7 @@ func TestDisabled(t *testing.T) {
 }
 
 // slowBackend is a backend whose reads wait for their context.
-type slowBackend struct{ *ClientBackend }
+type slowBackend struct{ *worker.Client }
 
 func (slowBackend) Get(ctx context.Context, _, _ string) (*worker.Job, error) {
 	<-ctx.Done()
@@ -476,7 +476,7 @@ func TestWriteTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return slowBackend{backend().(*ClientBackend)} }
+		o.Backend = func() Backend { return slowBackend{backend().(*worker.Client)} }
 		o.WriteTimeout = 300 * time.Millisecond
 	})
 	start := time.Now()
@@ -490,7 +490,7 @@ func TestWriteTimeout(t *testing.T) {
 }
 
 // fullRedis is a backend whose Redis refuses enqueues: out of memory.
-type fullRedis struct{ *ClientBackend }
+type fullRedis struct{ *worker.Client }
 
 func (fullRedis) EnqueueMany(context.Context, []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	return nil, fmt.Errorf("enqueue to queue \"q\" refused, nothing stored: %w: OOM command not allowed", worker.ErrRedisOOM)
@@ -503,7 +503,7 @@ func TestEnqueueWhileRedisIsFull(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return fullRedis{backend().(*ClientBackend)} }
+		o.Backend = func() Backend { return fullRedis{backend().(*worker.Client)} }
 	})
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"payload":"x"}`), 503)
 	if e := r.apiErr(t); e.Code != wire.CodeUnavailable || !strings.Contains(e.Message, "out of memory") {

@@ -84,13 +84,11 @@ func TestEnqueueReplicated(t *testing.T) {
 	t.Parallel()
 	master := testkit.StartPrivate(t)
 	testkit.StartReplica(t, master)
-	prefix := testkit.Prefix(t)
-	client, err := worker.NewClient(master.Client(t), worker.Config{Prefix: prefix})
+	client, err := worker.NewClient(master.Client(t), worker.Config{Prefix: testkit.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend := NewBackend(client, master.Client(t), prefix)
-	h, err := New(Options{Backend: func() Backend { return backend }, Tokens: []Token{{Name: "shop", Secret: producerSecret, Role: RoleProducer}}})
+	h, err := New(Options{Backend: func() Backend { return client }, Tokens: []Token{{Name: "shop", Secret: producerSecret, Role: RoleProducer}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,9 +53,8 @@ func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 		t.Fatal(err)
 	}
 	b.client = client
-	backend := NewBackend(client, b.calls, b.prefix)
 	b.opts = Options{
-		Backend: func() Backend { return backend },
+		Backend: func() Backend { return client },
 		Tokens: []Token{
 			{Name: "shop", Secret: producerSecret, Role: RoleProducer},
 			{Name: "ops", Secret: adminSecret, Role: RoleAdmin},

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/internal/wire"
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // queueList is the reply of GET /v1/queues: a page of queues, and the
@@ -20,27 +20,24 @@ type queueList struct {
 }
 
 // GET /v1/queues?cursor=&limit=: a page of the queues the token may see,
-// read a page at a time (QueueSet), so that its cost does not grow with
-// the number of queues: at most QueuesPerPageMax, each read as GET
-// /v1/queues/{queue} reads it.
+// read a page at a time (worker.Client.QueuesPage), so that its cost does
+// not grow with the number of queues: at most worker.QueuesPerPageMax,
+// each read as GET /v1/queues/{queue} reads it.
 func (h *Handler) listQueues(c *call) (int, any, error) {
 	values, apiErr := queryValues(c.r.URL.RawQuery, "cursor", "limit")
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	limit := QueuesPerPageDefault
+	limit := worker.QueuesPerPageDefault
 	if v, ok := values["limit"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > QueuesPerPageMax {
-			return 0, nil, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", QueuesPerPageMax, v))
+		if err != nil {
+			return 0, nil, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", worker.QueuesPerPageMax, v))
 		}
 		limit = n
 	}
 	// A token limited to some queues learns of no other.
 	page, err := c.backend.QueuesPage(c.ctx, c.ident.queues, values["cursor"], limit)
-	if errors.Is(err, ErrBadCursor) {
-		return 0, nil, invalidField("cursor", err.Error())
-	}
 	if err != nil {
 		return 0, nil, err
 	}

@@ -113,7 +113,7 @@ func TestTriage(t *testing.T) {
 // triageRecorder is a backend that records the options of its requeues
 // and purges.
 type triageRecorder struct {
-	*ClientBackend
+	*worker.Client
 	mu   sync.Mutex
 	seen []worker.TriageOptions
 	err  error // returned with the library's result, when set
@@ -137,7 +137,7 @@ func TestTriageBound(t *testing.T) {
 	t.Parallel()
 	rec := &triageRecorder{}
 	b := setup(t, func(o *Options) {
-		rec.ClientBackend = o.Backend().(*ClientBackend)
+		rec.Client = o.Backend().(*worker.Client)
 		o.Backend = func() Backend { return rec }
 	})
 	b.kill("q", "a", "b")

@@ -42,16 +42,15 @@ func TestRedisDown(t *testing.T) { //nolint:tparallel // the phases run one afte
 	t.Parallel()
 	p := testkit.StartPrivate(t)
 	proxy, proxied := testkit.StartProxyClient(t, p.Addr)
-	prefix := testkit.Prefix(t)
-	newClient := func(rdb rueidis.Client) *ClientBackend {
-		c, err := worker.NewClient(rdb, worker.Config{Prefix: prefix})
+	newClient := func(rdb rueidis.Client) *worker.Client {
+		c, err := worker.NewClient(rdb, worker.Config{Prefix: testkit.Prefix(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return NewBackend(c, rdb, prefix)
+		return c
 	}
 	direct := newClient(p.Client(t))
-	var backend atomic.Pointer[ClientBackend]
+	var backend atomic.Pointer[worker.Client]
 	backend.Store(newClient(proxied))
 	logs := &testkit.Buffer{}
 	h, err := New(Options{

@@ -29,9 +29,8 @@ func (b *bench) api(ctx context.Context) (string, error) {
 		return "", err
 	}
 	secret := randomHex(16)
-	backend := api.NewBackend(producer, b.counted, b.config().Prefix)
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return backend },
+		Backend: func() api.Backend { return producer },
 		Tokens:  []api.Token{{Name: "bench", Secret: secret, Role: api.RoleProducer}},
 		Logger:  slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

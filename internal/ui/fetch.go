@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
 )
 
@@ -32,7 +31,7 @@ func fetch(ctx context.Context, calls ...func(context.Context) error) error {
 // queuesPerPage is how many queues a page across queues (the overview,
 // fleet, locks, periodic) reads at once: the set of queues is read a page
 // at a time, so a page costs the same at 40,000 queues as at 40.
-const queuesPerPage = api.QueuesPerPageMax
+const queuesPerPage = worker.QueuesPerPageMax
 
 // queuePager leads to the first and the next page of a listing across
 // queues ("" when there is none).
@@ -50,7 +49,7 @@ func (h *Handler) visibleQueues(r *http.Request, s *session, path string) (Backe
 	}
 	cursor := r.URL.Query().Get("cursor")
 	page, err := b.QueuesPage(r.Context(), s.p.Queues, cursor, queuesPerPage)
-	if errors.Is(err, api.ErrBadCursor) {
+	if ve := (*worker.ValidationError)(nil); errors.As(err, &ve) && ve.Field == "Cursor" {
 		return nil, nil, queuePager{}, &pageError{status: http.StatusBadRequest, msg: "This page's cursor is not valid; start from the first page."}
 	}
 	if err != nil {

@@ -72,9 +72,8 @@ func setup(t *testing.T, c config) *bundle {
 		t.Fatal(err)
 	}
 	b.client = client
-	backend := api.NewBackend(client, b.rdb, b.prefix)
 	apiOpts := api.Options{
-		Backend: func() api.Backend { return backend },
+		Backend: func() api.Backend { return client },
 		Tokens: []api.Token{
 			{Name: "ops", Secret: adminSecret, Role: api.RoleAdmin},
 			{Name: "shop", Secret: producerSecret, Role: api.RoleProducer},
@@ -90,7 +89,7 @@ func setup(t *testing.T, c config) *bundle {
 	}
 	rdb := b.rdb
 	uiOpts := ui.Options{
-		Backend:     func() ui.Backend { return backend },
+		Backend:     func() ui.Backend { return client },
 		API:         b.api,
 		Revocations: ui.RedisRevocations(func() rueidis.Client { return rdb }, b.prefix),
 		Logger:      slog.New(slog.NewTextHandler(b.logs, nil)),

@@ -24,15 +24,15 @@ import (
 type fakeBackend struct{ n int }
 
 // QueuesPage pages through queue-000… by their number, the cursor.
-func (f fakeBackend) QueuesPage(_ context.Context, _ []string, cursor string, limit int) (api.QueuePage, error) {
+func (f fakeBackend) QueuesPage(_ context.Context, _ []string, cursor string, limit int) (worker.QueuePage, error) {
 	from := 0
 	if cursor != "" {
 		var err error
 		if from, err = strconv.Atoi(cursor); err != nil {
-			return api.QueuePage{}, api.ErrBadCursor
+			return worker.QueuePage{}, &worker.ValidationError{Field: "Cursor", Reason: "not a cursor of this listing"}
 		}
 	}
-	var page api.QueuePage
+	var page worker.QueuePage
 	for i := from; i < min(from+limit, f.n); i++ {
 		page.Names = append(page.Names, fmt.Sprintf("queue-%03d", i))
 	}
@@ -229,14 +229,14 @@ func BenchmarkOverview(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			h := fakeUI(b, api.NewBackend(client, rdb, prefix))
+			h := fakeUI(b, client)
 			c := loginCookie(b, h)
 			b.StartTimer()
 			getOverview(b, h, c)
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		h := fakeUI(b, api.NewBackend(client, rdb, prefix))
+		h := fakeUI(b, client)
 		c := loginCookie(b, h)
 		getOverview(b, h, c)
 		for b.Loop() {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/api"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
@@ -44,7 +43,7 @@ func BenchmarkQueuePage(b *testing.B) {
 	}
 	killAll(b, prefix, client, "graveyard", 10_000)
 
-	h := fakeUI(b, api.NewBackend(client, rdb, prefix))
+	h := fakeUI(b, client)
 	c := loginCookie(b, h)
 	for _, bm := range []struct{ name, path, want string }{
 		{"ready", "/ui/queues/big", `data-job-id=`},

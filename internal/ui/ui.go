@@ -12,12 +12,11 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 )
 
-// Backend is what the UI reads through; the daemon's api.ClientBackend
-// is one.
+// Backend is what the UI reads through; *worker.Client is one.
 type Backend interface {
-	// The known queues, a page at a time (api.QueueSet): only names the
-	// queues a token is limited to, nil for every queue.
-	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (api.QueuePage, error)
+	// The known queues, a page at a time: only names the queues a token is
+	// limited to, nil for every queue.
+	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (worker.QueuePage, error)
 	QueuesKnown(ctx context.Context, names ...string) ([]bool, error)
 	QueueCount(ctx context.Context) (int64, error)
 	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
@@ -28,7 +27,7 @@ type Backend interface {
 	Periodic(ctx context.Context, queue string) ([]worker.PeriodicStatus, error)
 }
 
-var _ Backend = (*api.ClientBackend)(nil)
+var _ Backend = (*worker.Client)(nil)
 
 // API is the HTTP API the UI logs in with and acts through; *api.Handler
 // is one.
