@@ -111,4 +111,3 @@ func TestQueuesPage(t *testing.T) {
 		})
 	}
 }
-
