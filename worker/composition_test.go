@@ -44,6 +44,16 @@ func idsIn(idPrefix string, n, parts, want int) []string {
 	return out
 }
 
+// waitFinished waits until rec saw n attempts and queue holds no job
+// waiting or running.
+func waitFinished(t *testing.T, c *worker.Client, queue string, rec *recorder, n int) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, "every job to finish", func() bool {
+		s := stats(t, c, queue)
+		return rec.count() == n && s.Ready+s.Scheduled+s.Active == 0
+	})
+}
+
 // never fails the test when cond turns true within d.
 func never(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -86,10 +96,7 @@ func TestIDRetentionHoldsInEveryPartition(t *testing.T) {
 			specs = append(specs, worker.JobSpec{Queue: q, ID: id})
 		}
 		enqueueAll(t, c, specs)
-		testkit.Eventually(t, 10*time.Second, "every job to finish", func() bool {
-			s := stats(t, c, q)
-			return rec.count() == len(ids) && s.Ready+s.Scheduled+s.Active == 0
-		})
+		waitFinished(t, c, q, rec, len(ids))
 		res, err := c.EnqueueMany(t.Context(), specs)
 		if err != nil {
 			t.Fatal(err)
@@ -132,10 +139,7 @@ func TestIDRetentionBackToZeroFreesEveryID(t *testing.T) {
 			{Queue: q, ID: "keyed", UniqueKey: "k1"},
 		}
 		enqueueAll(t, c, specs)
-		testkit.Eventually(t, 10*time.Second, "every job to finish", func() bool {
-			s := stats(t, c, q)
-			return rec.count() == len(specs) && s.Ready+s.Scheduled+s.Active == 0
-		})
+		waitFinished(t, c, q, rec, len(specs))
 		if res, err := c.EnqueueMany(t.Context(), specs); err != nil || !errors.Is(res[1].Err, worker.ErrDuplicate) {
 			t.Fatalf("within the retention: %+v, %v; want the ids refused", res, err)
 		}
