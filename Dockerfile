@@ -26,9 +26,12 @@ COPY . .
 # interface (the default, 127.0.0.1:9750, is unreachable from outside a
 # container). COURIER_* variables override it; mount your own file over it to
 # replace it.
+# The daemon is the module in cmd/ (the library it builds on is the module
+# at the root, which cmd/go.mod replaces with ../).
+WORKDIR /src/cmd
 RUN if [ -d vendor ]; then mod=vendor; else mod=readonly; fi \
  && mkdir -p /out/etc/courier \
- && go build -mod="$mod" -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/courier ./cmd/courier \
+ && go build -mod="$mod" -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/courier ./courier \
  && printf '%s\n' \
 	'# Base configuration of the courier image; see configs/courier.yaml for every key.' \
 	'# Add queues with a file mounted over this one or with environment variables' \

@@ -2,6 +2,12 @@
 # the tests need Redis (see DEVELOPERS.md: Docker, REDIS_ADDR or redis-server).
 
 GO       ?= go
+# The repository holds three Go modules (DEVELOPERS.md, "Modules"): the
+# library users import (.), the daemon and its tools (cmd), and the library's
+# tests that need what users must not inherit (worker/internal/testmod).
+MODULES  := . cmd worker/internal/testmod
+# each runs its argument in every module: $(call each,$(GO) vet ./...)
+each      = set -e; for m in $(MODULES); do echo "[$$m] $(1)"; (cd $$m && $(1)); done
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/courier
@@ -14,14 +20,14 @@ GOSEC    := github.com/securego/gosec/v2/cmd/gosec@v2.30.0
 # package that goes into the courier binary or the library):
 # - G104 (unchecked errors): errcheck, in golangci-lint, owns that rule; the
 #   errors it lets pass are ignored on purpose (a response body's Close).
-# - internal/testkit, internal/chaos, cmd/chaos: test infrastructure, never
+# - internal/testkit, cmd/internal/chaos, cmd/chaos: test infrastructure, never
 #   in the binary or the library; it starts the redis-server and courier
 #   processes it builds (G204), writes and reads its own temporary files
 #   (G301, G302, G304) and draws random loads (G404).
 # - _test.go files (gosec's default): the same reasons.
 # A finding that is the intended behaviour carries "#nosec Gxxx -- why" at
 # its line.
-GOSEC_FLAGS := -quiet -exclude=G104 -exclude-dir=internal/testkit -exclude-dir=internal/chaos -exclude-dir=cmd/chaos
+GOSEC_FLAGS := -quiet -exclude=G104 -exclude-dir=internal/testkit -exclude-dir=cmd/internal/chaos -exclude-dir=chaos
 
 .PHONY: help build run test test-short chaos chaos-short fuzz bench image lint gosec fmt clean screenshots
 
@@ -29,21 +35,21 @@ help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-11s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## build bin/courier
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/courier
+	cd cmd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o ../$(BIN) ./courier
 
 run: build ## run the daemon in dev mode (embedded store; nothing persists)
 	$(BIN) dev
 
 test: ## every test, Redis integration tests included, under the race detector; then make chaos-short
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_TEST) -fuzzminimizetime 200x ./internal/api/
+	@$(call each,$(GO) vet ./...)
+	@$(call each,$(GO) test -race -count=1 -timeout 20m ./...)
+	cd cmd && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_TEST) -fuzzminimizetime 200x ./internal/api/
 	@$(MAKE) --no-print-directory chaos-short
 
 test-short: ## unit tests only: skips everything that needs Redis
-	$(GO) test -short -count=1 ./...
+	@$(call each,$(GO) test -short -count=1 ./...)
 
-# The chaos suite (internal/chaos) needs redis-server and redis-cli on PATH;
+# The chaos suite (cmd/internal/chaos) needs redis-server and redis-cli on PATH;
 # it builds courier itself. Scenarios marked known failing (issue 12) are
 # shown as FAIL but do not fail the short run; the full run fails on them.
 # The composition model (worker/model_test.go) runs 2 seeds of 60 steps on
@@ -53,11 +59,11 @@ MODEL_SEEDS ?= 50
 MODEL_STEPS ?= 200
 
 chaos: ## the chaos suite, full run (about 8 min), then the composition model's long run (about 20 min)
-	$(GO) run ./cmd/chaos
+	cd cmd && $(GO) run ./chaos
 	COURIER_MODEL_SEEDS=$(MODEL_SEEDS) COURIER_MODEL_STEPS=$(MODEL_STEPS) $(GO) test -count=1 -timeout 120m -run '^TestCompositionModel$$' ./worker/
 
 chaos-short: ## the chaos suite's short run (under 3 min; part of make test and CI)
-	$(GO) run ./cmd/chaos -short -allow-known
+	cd cmd && $(GO) run ./chaos -short -allow-known
 
 # make test fuzzes for a count of runs, not a duration: with a duration,
 # Go 1.26's fuzz coordinator can fail the target with a bare "context
@@ -71,10 +77,10 @@ FUZZTIME_TEST ?= 20000x
 # they need Redis (as make test) and Chromium (Debian's chromium package).
 screenshots: ## regenerate the web UI's screenshots in docs/ (README, "Web UI") with headless Chromium
 	@mkdir -p docs
-	COURIER_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestUIInBrowser$$' ./cmd/courier/
+	cd cmd && COURIER_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestUIInBrowser$$' ./courier/
 
 fuzz: ## fuzz the HTTP API's request decoding for FUZZTIME (default 60s)
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
+	cd cmd && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 
 bench: build ## courier bench against REDIS_ADDR (default 127.0.0.1:6379)
 	$(BIN) bench --redis $${REDIS_ADDR:-127.0.0.1:6379} --mode throughput --n 200000
@@ -89,16 +95,16 @@ image: ## container image courier:local without a registry (.ci/image); with one
 
 lint: ## gofmt, go vet, golangci-lint (.golangci.yml: layering, habits, checks), gosec
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed: make fmt'; exit 1; }
-	$(GO) vet ./...
-	$(GO) run $(GOLANGCI) run ./...
+	@$(call each,$(GO) vet ./...)
+	@$(call each,$(GO) run $(GOLANGCI) run --config $(CURDIR)/.golangci.yml ./...)
 	@$(MAKE) --no-print-directory gosec
 
 gosec: ## the security analyser gosec (exclusions and their reasons: see GOSEC_FLAGS)
-	$(GO) run $(GOSEC) $(GOSEC_FLAGS) ./...
+	@$(call each,$(GO) run $(GOSEC) $(GOSEC_FLAGS) ./...)
 
 fmt: ## gofmt and goimports every Go file
 	gofmt -w $$(git ls-files '*.go')
-	$(GO) run $(GOLANGCI) fmt ./...
+	@$(call each,$(GO) run $(GOLANGCI) fmt --config $(CURDIR)/.golangci.yml ./...)
 
 clean: ## remove bin/
 	rm -rf bin

@@ -1,7 +1,7 @@
 // Command chaos runs Courier's chaos suite (make chaos, make chaos-short):
 // real redis-server processes, courier run daemons and a webhook receiver,
 // faults injected under load, and one table of what each scenario
-// delivered, duplicated and lost. See package internal/chaos.
+// delivered, duplicated and lost. See package cmd/internal/chaos.
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/chaos"
+	"github.com/seed-53d105c9/courier/cmd/internal/chaos"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/api"
-	"github.com/seed-53d105c9/courier/internal/server"
-	"github.com/seed-53d105c9/courier/internal/ui"
+	"github.com/seed-53d105c9/courier/cmd/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/server"
+	"github.com/seed-53d105c9/courier/cmd/internal/ui"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

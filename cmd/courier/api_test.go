@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/internal/wire"
+	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

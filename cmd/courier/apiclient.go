@@ -5,7 +5,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/seed-53d105c9/courier/internal/bench"
+	"github.com/seed-53d105c9/courier/cmd/internal/bench"
 )
 
 // runBench is courier bench; package bench parses its flags and does the

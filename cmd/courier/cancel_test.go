@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

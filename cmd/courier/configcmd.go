@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 )
 
 // courier config: check and print the configuration the daemon would run

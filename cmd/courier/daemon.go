@@ -13,7 +13,7 @@ import (
 	"github.com/redis/rueidis"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

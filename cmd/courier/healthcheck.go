@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 )
 
 // defineHealthcheck is courier healthcheck: GET a running daemon's /readyz

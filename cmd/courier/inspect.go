@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/api"
-	"github.com/seed-53d105c9/courier/internal/wire"
+	"github.com/seed-53d105c9/courier/cmd/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/seed-53d105c9/courier/internal/config"
-	"github.com/seed-53d105c9/courier/internal/server"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/server"
 )
 
 // listen binds the daemon's HTTP listeners, the main one first: http.addr

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 )
 
 // newLogger returns the logger the configuration asks for, writing to w.

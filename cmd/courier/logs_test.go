@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/config"
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 

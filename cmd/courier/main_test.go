@@ -80,7 +80,7 @@ func TestVersion(t *testing.T) {
 
 // TestBenchCannotReachRedis: a bench that cannot reach Redis exits 5 with
 // the error after "courier bench: ". The modes are tested in
-// internal/bench.
+// cmd/internal/bench.
 func TestBenchCannotReachRedis(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := runCLI(t, t.Context(), "bench", "--redis", "127.0.0.1:1", "--n", "1")

@@ -7,7 +7,7 @@ import (
 	"io"
 )
 
-// addJSONFlag adds --json: the command prints the shapes of internal/wire,
+// addJSONFlag adds --json: the command prints the shapes of cmd/internal/wire,
 // as the HTTP API writes them, and a failure {"error": {...}} on stdout
 // (see call.report).
 func addJSONFlag(fs *flag.FlagSet) *bool {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/wire"
+	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/redisproc"
@@ -353,20 +352,4 @@ func (p *Private) usedMemory(t testing.TB) int64 {
 	}
 	t.Fatalf("testkit: no used_memory in INFO memory:\n%s", info)
 	return 0
-}
-
-// Embedded returns a client of an embedded store of the test's own, as
-// courier dev runs it (miniredis: no script flags, no sharded pub/sub),
-// closed at the test's end.
-func Embedded(t testing.TB) rueidis.Client {
-	t.Helper()
-	m := miniredis.RunT(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{
-		InitAddress: []string{m.Addr()}, DisableCache: true, AlwaysRESP2: true, ForceSingleClient: true,
-	})
-	if err != nil {
-		t.Fatalf("testkit: connect to the embedded store: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c
 }

@@ -20,9 +20,8 @@
 //
 // Where the Redis comes from, in order:
 //
-//   - Single: REDIS_ADDR; else a container of COURIER_TEST_REDIS_IMAGE
-//     (default redis:7) when Docker answers; else a redis-server process from
-//     PATH on a free port.
+//   - Single: REDIS_ADDR; else a redis-server process from PATH on a free
+//     port.
 //   - Cluster: REDIS_CLUSTER_ADDRS (comma-separated seeds); else three
 //     redis-server processes joined by redis-cli --cluster create.
 //
@@ -48,23 +47,16 @@ import (
 
 // Environment variables that choose where the Redis comes from.
 const (
-	EnvAddr         = "REDIS_ADDR"               // host:port of a running single Redis
-	EnvClusterAddrs = "REDIS_CLUSTER_ADDRS"      // comma-separated seeds of a running Redis Cluster
-	EnvImage        = "COURIER_TEST_REDIS_IMAGE" // image for the Docker-started single Redis
+	EnvAddr         = "REDIS_ADDR"          // host:port of a running single Redis
+	EnvClusterAddrs = "REDIS_CLUSTER_ADDRS" // comma-separated seeds of a running Redis Cluster
 )
 
-// DefaultImage is the image started when COURIER_TEST_REDIS_IMAGE is unset.
-const DefaultImage = "redis:7"
-
-// startTimeout bounds starting one backend: a container (which may try to
-// pull its image) or a set of processes.
+// startTimeout bounds starting one backend: a set of processes.
 const startTimeout = 2 * time.Minute
 
 const help = `testkit: the integration tests need Redis. Provide one of:
-  - REDIS_ADDR=host:port of a running Redis (and REDIS_CLUSTER_ADDRS=host:port,... of a running Redis Cluster);
-  - Docker with a Redis image: COURIER_TEST_REDIS_IMAGE (default redis:7); without a registry build one
-    with .ci/redis-image and set COURIER_TEST_REDIS_IMAGE=courier-test-redis:7 TESTCONTAINERS_RYUK_DISABLED=true;
-  - redis-server and redis-cli on PATH (Debian: apt-get install redis-server redis-tools).
+  - redis-server and redis-cli on PATH (make test installs them; Debian: apt-get install redis-server redis-tools);
+  - REDIS_ADDR=host:port of a running Redis (and REDIS_CLUSTER_ADDRS=host:port,... of a running Redis Cluster).
 The cluster tests need REDIS_CLUSTER_ADDRS or redis-server and redis-cli on PATH.
 See DEVELOPERS.md; go test -short skips these tests.`
 

@@ -38,6 +38,10 @@ type known struct {
 // process.
 const unknownRecheck = time.Minute
 
+// Flagless reports whether the server refused a script's flags line (the
+// embedded store of courier dev does), so the scripts go without it.
+func (c Conn) Flagless() bool { return c.flagless.Load() }
+
 // NewConn returns a Conn on c that records its calls in m (nil: none).
 func NewConn(c rueidis.Client, m *metrics.Redis) Conn {
 	return Conn{client: c, metrics: m, flagless: new(atomic.Bool), commands: new(sync.Map)}

@@ -65,17 +65,3 @@ func TestReportPrefixBackends(t *testing.T) {
 		}
 	})
 }
-
-// TestReportPrefixEmbedded: the embedded store of courier dev answers the
-// commands of the prefix report (TIME, ZRANGEBYSCORE, ZADD,
-// ZREMRANGEBYSCORE), so a dev daemon records its prefix as well.
-func TestReportPrefixEmbedded(t *testing.T) {
-	t.Parallel()
-	s := store.New(testkit.Embedded(t), "dev", nil)
-	if _, err := s.ReportPrefix(t.Context(), time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if live, err := s.LivePrefixes(t.Context(), time.Minute); err != nil || !slices.Equal(live, []string{"dev"}) {
-		t.Errorf("LivePrefixes = %v, %v; want [dev]", live, err)
-	}
-}

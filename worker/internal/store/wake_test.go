@@ -189,16 +189,3 @@ func TestWakeUpsUseShardedPubSub(t *testing.T) {
 		nextWake(t, wakes)
 	})
 }
-
-// TestWakeUpsOnAServerWithoutShardedPubSub: the embedded store of courier
-// dev (miniredis) knows neither SSUBSCRIBE nor SPUBLISH; subscribers and
-// scripts both fall back to plain pub/sub, and wake-ups still arrive.
-func TestWakeUpsOnAServerWithoutShardedPubSub(t *testing.T) {
-	t.Parallel()
-	s := store.New(testkit.Embedded(t), testkit.Prefix(t), nil)
-	wakes := subscribe(t, s, queue)
-	if _, err := s.Enqueue(t.Context(), queue, []store.NewJob{{ID: "j"}}); err != nil {
-		t.Fatal(err)
-	}
-	nextWake(t, wakes)
-}
