@@ -124,4 +124,3 @@ func (c *Client) QueuesKnown(ctx context.Context, names ...string) ([]bool, erro
 
 // QueueCount returns how many queues are known.
 func (c *Client) QueueCount(ctx context.Context) (int64, error) { return c.w.QueueCount(ctx) }
-
