@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
-	"github.com/seed-53d105c9/courier/worker/internal/queue"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -37,11 +37,9 @@ type JobSpec struct {
 	// The zero value is PriorityNormal.
 	Priority Priority
 	// UniqueKey makes the job unique in its queue (any string within the
-	// id rules; empty means no uniqueness): until this job has finished
-	// (acked, dead or cancelled), an enqueue with the same key is refused
-	// with ErrUniqueKeyHeld (an ErrDuplicate), and EnqueueResult.ID
-	// (Enqueue's id) is this job's.
-	// Enforced in the enqueue script, across the fleet.
+	// id rules; empty: none): until this job has finished (acked, dead or
+	// cancelled), an enqueue with the same key is refused with
+	// ErrUniqueKeyHeld, and EnqueueResult.ID (Enqueue's id) is this job's.
 	UniqueKey string
 	// UniqueFor keeps the key held for a window as well: this long after
 	// the enqueue, or after the job finished with UniqueAfterFinish, even
@@ -56,14 +54,11 @@ type JobSpec struct {
 	// returns (see Durability); the zero value takes the Client's default
 	// for the queue (Config.Durability).
 	Durability Durability
-	// Headers travel with the job, unchanged across retries and requeues:
-	// the handler reads them in Job.Headers, and Get, the API, the CLI and
-	// the UI show them. At most MaxHeaders; names of 1 to 64 bytes from
-	// a-z 0-9 . _ -, values of at most 1,024 bytes of UTF-8 without control
+	// Headers travel with the job, unchanged across retries and requeues
+	// (Job.Headers). At most MaxHeaders; names of 1 to 64 bytes from a-z
+	// 0-9 . _ -, values of at most 1,024 bytes of UTF-8 without control
 	// characters, 8 KiB in all. With Config.TracerProvider set, the Client
-	// adds the trace context (traceparent, tracestate), in a copy: the map
-	// given is never changed. Jobs with headers need every daemon serving
-	// the queue at this version or later.
+	// adds the trace context in a copy: the map given is never changed.
 	Headers map[string]string
 }
 
@@ -75,16 +70,17 @@ type EnqueueResult struct {
 	Err error // nil, or wraps ErrDuplicate
 }
 
-// Client puts jobs on queues and inspects them. It is safe for concurrent
-// use; make one per process.
+// Client is the application's producer: it puts jobs on queues, reads a
+// job back (Get) and waits for a queue to empty (WaitEmpty). It is safe
+// for concurrent use; make one per process. The operator's side (lists,
+// stats, triage, pause, cancel, fleet) is package worker/admin.
 type Client struct {
-	st      *store.Store
+	core    *core.Client // the store and the queue layer, shared with admin.Client's code
 	metrics *metrics.Set // nil without Config.Registerer
 	cfg     Config
 	ids     idGen
-	tracer  *tracer      // nil without Config.TracerProvider
-	known   sync.Map     // queue name → time.Time it was last recorded in the queue set
-	layer   *queue.Layer // the queues' records: layouts, settings, pause
+	tracer  *tracer  // nil without Config.TracerProvider
+	known   sync.Map // queue name → time.Time it was last recorded in the queue set
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;
@@ -104,8 +100,7 @@ func NewClient(rdb rueidis.Client, cfg Config) (*Client, error) {
 	for q := range cfg.Durability {
 		m.Replicated(q) // the series start at zero
 	}
-	st := store.New(rdb, cfg.Prefix, m.Redis())
-	return &Client{st: st, layer: queue.New(st), metrics: m, cfg: cfg, tracer: newTracer(cfg.TracerProvider)}, nil
+	return &Client{core: core.New(rdb, cfg.Prefix, m), metrics: m, cfg: cfg, tracer: newTracer(cfg.TracerProvider)}, nil
 }
 
 // Enqueue adds one job and returns its id. A job with the same id in the same
@@ -143,7 +138,7 @@ func (c *Client) recordQueues(ctx context.Context, queues []string) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	if err := c.st.AddQueues(ctx, fresh...); err != nil {
+	if err := c.core.St.AddQueues(ctx, fresh...); err != nil {
 		return err
 	}
 	for _, q := range fresh {
@@ -159,9 +154,9 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 		return nil, err
 	}
 	var snap store.Snapshot
-	err := c.findJob(ctx, queue, id, func(partition string) (bool, error) {
+	err := c.core.FindJob(ctx, queue, id, func(partition string) (bool, error) {
 		var err error
-		snap, err = c.st.Get(ctx, partition, id)
+		snap, err = c.core.St.Get(ctx, partition, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
@@ -195,88 +190,6 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 	}
 	return job, nil
 }
-
-// Cancel cancels a job. One that has not started is deleted. A running one
-// ends: it goes to the dead set with the last error "cancelled" (requeue it
-// to run it again), and the handler running it, on whichever process of
-// the fleet, sees its context end with cause ErrCancelled — within
-// milliseconds through the queue's wake channel, or at the process's next
-// lease extension (Config.Lease/3) if that message is lost; what the
-// handler returns then is ignored. It returns an error wrapping ErrNotFound
-// or ErrJobDead (a dead job is left as it is) when there is nothing to
-// cancel. A completed job (QueueOptions.RetainCompleted) has finished, as
-// a job its queue does not retain has: the error wraps ErrNotFound, as it
-// would for that one, says the job is completed, and the job is left as
-// it is.
-func (c *Client) Cancel(ctx context.Context, queue, id string) error {
-	if err := validateRef(queue, id); err != nil {
-		return err
-	}
-	var res store.CancelResult
-	err := c.findJob(ctx, queue, id, func(partition string) (bool, error) {
-		var err error
-		res, err = c.st.Cancel(ctx, partition, id)
-		return err == nil && res != store.CancelNotFound, err
-	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	switch res {
-	case store.Cancelled, store.CancelRunning:
-		return nil
-	case store.CancelDead:
-		return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrJobDead)
-	case store.CancelCompleted:
-		return fmt.Errorf("cancel queue %q job %q: the job is completed, nothing left to cancel: %w", queue, id, ErrNotFound)
-	}
-	return fmt.Errorf("cancel queue %q job %q: %w", queue, id, ErrNotFound)
-}
-
-// Requeue moves dead jobs back to due now, with their attempts reset and
-// their last error kept. It returns how many moved; ids that were not dead
-// are skipped.
-func (c *Client) Requeue(ctx context.Context, queue string, ids ...string) (int, error) {
-	if err := ValidateQueueName(queue); err != nil {
-		return 0, err
-	}
-	for _, id := range ids {
-		if err := ValidateID(id); err != nil {
-			return 0, err
-		}
-	}
-	return c.acrossPartitions(ctx, queue, ids, func(partition string, ids []string) ([]bool, error) {
-		return c.st.Requeue(ctx, partition, ids)
-	})
-}
-
-// QueueStats counts a queue's jobs by state and says whether it is paused.
-type QueueStats struct {
-	Scheduled int64
-	Ready     int64
-	Active    int64
-	Dead      int64
-	// Completed counts the finished jobs the queue retains
-	// (QueueOptions.RetainCompleted); 0 for a queue that retains none.
-	Completed int64
-	// Paused reports that the queue is paused (Client.Pause): no process
-	// claims its jobs until Client.Resume.
-	Paused bool
-}
-
-// Stats counts the jobs of queue by state and reads its pause flag.
-func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
-	if err := ValidateQueueName(queue); err != nil {
-		return QueueStats{}, err
-	}
-	s, err := c.stats(ctx, queue)
-	if err != nil {
-		return QueueStats{}, err
-	}
-	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed, Paused: s.Paused}, nil
-}
-
-// Queues lists the queues that were ever enqueued to or served.
-func (c *Client) Queues(ctx context.Context) ([]string, error) { return c.st.Queues(ctx) }
 
 func validateRef(queue, id string) error {
 	if err := ValidateQueueName(queue); err != nil {

@@ -26,10 +26,8 @@ const (
 	DeadMaxAgeDefault       = 30 * 24 * time.Hour
 	HistoryRetentionDefault = 24 * time.Hour
 
-	// HistoryRetentionMin and HistoryRetentionMax bound
-	// Config.HistoryRetention: the web UI's charts show the last hour, and
-	// a day of history costs a queue busy every minute about 750 KiB of
-	// Redis memory.
+	// HistoryRetentionMin and HistoryRetentionMax bound HistoryRetention
+	// (a busy queue's day of history is about 750 KiB of Redis memory).
 	HistoryRetentionMin = time.Hour
 	HistoryRetentionMax = 30 * 24 * time.Hour
 
@@ -85,31 +83,26 @@ type Config struct {
 	DeadMaxJobs int
 	DeadMaxAge  time.Duration
 	// HistoryRetention is how long each queue's per-minute history
-	// (Client.History: jobs succeeded, retried and died, and the lag of the
-	// jobs started) is kept; the leader deletes older minutes. 1h to 30
-	// days. Default 24h.
+	// (admin.Client.History) is kept; the leader deletes older minutes. 1h
+	// to 30 days. Default 24h.
 	HistoryRetention time.Duration
 	// Version is what a Daemon reports to its queues' fleets as its
-	// version (FleetProcess.Version), for the operator's view of a rolling
-	// upgrade. Default: the version of this module in the program's build
+	// version (admin.FleetProcess.Version), for the operator's view of a
+	// rolling upgrade. Default: the version of this module in the program's build
 	// information, or "(devel)".
 	Version string
 	// Durability is a Client's default Durability per queue name, for the
 	// jobs enqueued without their own (JobSpec.Durability). Default: none.
 	Durability map[string]Durability
-	// Registerer receives the metrics (see the README's "Monitoring"): a
-	// Daemon's job, queue, lock and Redis metrics, a Client's enqueue and
-	// Redis metrics. A Daemon and Clients may share one Registerer: they
-	// share the series. Nil means no metrics.
+	// Registerer receives the metrics (docs/monitoring.md) of a Daemon or
+	// a Client; several may share one, and its series. Nil: no metrics.
 	Registerer prometheus.Registerer
 	// Logger receives the daemon's logs. Default slog.Default().
 	Logger *slog.Logger
-	// TracerProvider turns tracing on (see the README's "Tracing"): a
-	// Client starts a producer span per enqueue call and writes its W3C
-	// trace context (traceparent, tracestate) into each job's headers; a
-	// Daemon starts a consumer span per attempt, a child of that context,
-	// and hands it to the handler in its context. Nil (the default) means
-	// no tracing, at no cost.
+	// TracerProvider turns tracing on: a Client starts a producer span per
+	// enqueue call and writes its trace context into each job's headers; a
+	// Daemon starts a consumer span per attempt, its child, and hands it to
+	// the handler in its context. Nil (the default): no tracing, no cost.
 	TracerProvider trace.TracerProvider
 }
 

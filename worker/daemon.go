@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/carrier"
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/queue"
@@ -62,11 +63,11 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
 	env := execEnv{log: cfg.Logger, maxResult: cfg.MaxResultBytes, tracer: newTracer(cfg.TracerProvider)}
-	st := store.New(rdb, cfg.Prefix, m.Redis())
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: st, layer: queue.New(st), cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
+	cc := core.New(rdb, cfg.Prefix, m)
+	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: cc.St, layer: cc.Layer, cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
 }
 
-// ID names this Daemon in its queues' fleets (Client.Fleet) and is the
+// ID names this Daemon in its queues' fleets (admin.Client.Fleet) and is the
 // client id of its leader locks: "<host>-<pid>-<random>".
 func (d *Daemon) ID() string { return d.id }
 
@@ -83,16 +84,13 @@ func (d *Daemon) Ping(ctx context.Context) error {
 // dies instead, the jobs' leases expire and the queue's leader recovers
 // them.
 //
-// Before its pool starts, Run waits while Redis is unavailable (refused
-// connections, LOADING, CLUSTERDOWN, a failover: what IsRedisUnavailable
-// lists), as Dial does, logging the wait every 5 s; Waiting says why
-// meanwhile. Run returns an error only when it cannot start: an error
-// waiting cannot fix, or ctx ended while it waited.
+// Before its pool starts, Run waits while Redis is unavailable, as Dial
+// does, logging the wait every 5 s (Waiting says why). It returns an error
+// only when it cannot start: an error waiting cannot fix, or ctx ended.
 //
 // Alongside the pool, Run stands for the leadership of each of its queues
-// (the queue's leader lock, see package worker/lock) and, while it leads a
-// queue, does the queue's carrier duties: recovering expired leases,
-// trimming the dead set, sampling the queue's sizes and firing its periodic
+// (package worker/lock) and, while it leads one, recovers expired leases,
+// trims the dead set, samples the queue's sizes and fires its periodic
 // jobs. When ctx ends it releases its leaderships at once, so that another
 // process takes over within milliseconds, while the pool drains.
 func (d *Daemon) Run(ctx context.Context) error {

@@ -1,10 +1,12 @@
-// Package worker is Courier's Go library: put jobs on named queues in Redis,
-// to run now or at a given time, and run them with Go handlers — with leases,
-// retries with backoff and a dead set.
+// Package worker is Courier's Go library for applications: put jobs on
+// named queues in Redis, to run now or at a given time, and run them with Go
+// handlers — with leases, retries with backoff and a dead set. Operators'
+// tools (lists, stats, triage, pause, cancel, the fleet) use package
+// worker/admin; package worker/rediskeys names the keys.
 //
 // # Producing
 //
-// A Client enqueues jobs and inspects them:
+// A Client enqueues jobs:
 //
 //	rdb, _ := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
 //	client, _ := worker.NewClient(rdb, worker.Config{})
@@ -37,25 +39,20 @@
 //
 // # Guarantees
 //
-//   - At least once: a job is deleted only when its handler returned nil.
-//     If a worker dies, the job's lease (Config.Lease) expires and the job is
-//     recovered with its attempt counted, so a job that kills its worker
-//     every time ends in the dead set instead of looping. Handlers should be
-//     idempotent.
-//   - Never early: jobs are due by the Redis server's clock; a job never
-//     starts before its run-at.
-//   - Stale workers are harmless: every claim gets a new token, and a
-//     worker whose claim is stale cannot ack, retry or extend the job.
-//   - Graceful stop: when Run's context ends, claiming stops and running
-//     jobs get Config.ShutdownTimeout to finish; the rest are cancelled (their
-//     context's cause is ErrShutdown) and put back due without spending an
-//     attempt.
+//   - At least once: a job is deleted only when its handler returned nil;
+//     a dead worker's job is recovered when its lease expires, the attempt
+//     counted. Handlers should be idempotent.
+//   - Never early: by the Redis clock, no job starts before its run-at.
+//   - Stale workers are harmless: a worker whose claim is stale cannot ack,
+//     retry or extend the job.
+//   - Graceful stop: running jobs get Config.ShutdownTimeout to finish; the
+//     rest go back due without spending an attempt.
+//
+// docs/guarantees.md details them, with the chaos suite that measures them.
 //
 // # Redis
 //
-// Every key of a queue shares the hash tag {queue}, so the same code runs on
-// a single Redis and on Redis Cluster. All job changes happen in Lua scripts
-// (package lua) that use the Redis clock and do bounded work per call.
-// Persistence is Redis's: run it with appendonly yes and maxmemory-policy
-// noeviction.
+// The same code runs on a single Redis and on Redis Cluster. Every job
+// change is a Lua script on the Redis clock with bounded work per call. Run
+// Redis with appendonly yes and maxmemory-policy noeviction.
 package worker

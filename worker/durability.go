@@ -14,13 +14,11 @@ import (
 // Durability asks that an enqueue be confirmed on replicas before the
 // producer is told the job is stored. The zero value does not wait.
 //
-// The enqueue is followed, on the same connection and in the same round
-// trip, by Redis's WAIT Replicas Timeout (with AOF, WAITAOF 1 Replicas
-// Timeout). When fewer replicas than Replicas confirm within Timeout, the
-// job is stored on the master all the same, and its result's error is a
-// *NotReplicatedError (errors.Is(err, ErrNotReplicated)). WAIT is not
-// strong consistency: a job confirmed on n replicas survives the failover
-// of its master to one of them; one that was not may or may not.
+// The enqueue is followed, in the same round trip, by Redis's WAIT (with
+// AOF, WAITAOF). When fewer replicas confirm within Timeout, the job is
+// stored on the master all the same and its result's error is a
+// *NotReplicatedError. WAIT is not strong consistency: a job confirmed on
+// n replicas survives a failover to one of them; others may not.
 type Durability struct {
 	// Replicas is how many replicas must confirm the write (Redis WAIT);
 	// 0 waits for none. At most 16.
@@ -147,10 +145,10 @@ func (e *NotReplicatedError) Unwrap() error { return e.Err }
 // asked for AOF, is a *ValidationError on Durability.AOF, nothing written.
 func (c *Client) enqueueTo(ctx context.Context, queue string, to store.Target, jobs []store.NewJob, d Durability) ([]store.Enqueued, error) {
 	if !d.waits() {
-		return c.st.EnqueueJobs(ctx, to, jobs)
+		return c.core.St.EnqueueJobs(ctx, to, jobs)
 	}
 	start := time.Now()
-	added, conf, err := c.st.EnqueueConfirmed(ctx, to, jobs, d.Replicas, d.Timeout, d.AOF)
+	added, conf, err := c.core.St.EnqueueConfirmed(ctx, to, jobs, d.Replicas, d.Timeout, d.AOF)
 	var noAOF *store.NoWaitAOFError
 	switch {
 	case errors.As(err, &noAOF):

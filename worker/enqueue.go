@@ -84,7 +84,7 @@ const maxReroutes = 3
 // (queue.Layer.Refused), and go to partition 0 when nothing newer is known,
 // so a layout change never refuses a job.
 func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec, jobs []store.NewJob, results []EnqueueResult, done []bool, now time.Time) error {
-	l, err := c.layer.Route(ctx, queue)
+	l, err := c.core.Layer.Route(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (c *Client) enqueueQueue(ctx context.Context, queue string, specs []JobSpec
 		if refused == nil {
 			return nil
 		}
-		next, back, err := c.layer.Refused(ctx, queue, l, refused)
+		next, back, err := c.core.Layer.Refused(ctx, queue, l, refused)
 		if err != nil {
 			return err
 		}
@@ -233,47 +233,12 @@ func enqueueError(queue string, jobs, handled int, err error) error {
 
 // newJob validates spec and turns it into a store job, generating its id.
 func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
-	if err := ValidateQueueName(spec.Queue); err != nil {
+	if err := validateSpec(spec, c.cfg.MaxPayloadBytes, c.cfg.MaxScheduleAhead, now); err != nil {
 		return store.NewJob{}, err
 	}
 	id := spec.ID
 	if id == "" {
 		id = c.ids.next(now)
-	} else if err := ValidateID(id); err != nil {
-		return store.NewJob{}, err
-	}
-	horizon := c.cfg.MaxScheduleAhead
-	switch {
-	case len(spec.Payload) > c.cfg.MaxPayloadBytes:
-		return store.NewJob{}, invalid("Payload", "is %d bytes; the limit is %d", len(spec.Payload), c.cfg.MaxPayloadBytes)
-	case spec.Delay < 0:
-		return store.NewJob{}, invalid("Delay", "must not be negative (got %s)", spec.Delay)
-	case spec.Delay > horizon:
-		return store.NewJob{}, invalid("Delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
-	case !spec.RunAt.IsZero() && spec.Delay != 0:
-		return store.NewJob{}, invalid("RunAt", "set delay or run_at, not both")
-	case !spec.RunAt.IsZero() && spec.RunAt.UnixMilli() < 0:
-		return store.NewJob{}, invalid("RunAt", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
-	case spec.RunAt.After(now.Add(horizon)):
-		return store.NewJob{}, invalid("RunAt", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
-	case spec.MaxAttempts < 0:
-		return store.NewJob{}, invalid("MaxAttempts", "must be at least 1, or 0 for the queue's default (got %d)", spec.MaxAttempts)
-	case spec.Timeout < 0:
-		return store.NewJob{}, invalid("Timeout", "must not be negative (got %s)", spec.Timeout)
-	case spec.Timeout > 0 && spec.Timeout < time.Millisecond:
-		return store.NewJob{}, invalid("Timeout", "must be at least 1ms (got %s)", spec.Timeout)
-	}
-	if err := spec.Priority.validate(); err != nil {
-		return store.NewJob{}, err
-	}
-	if err := validateUnique(spec); err != nil {
-		return store.NewJob{}, err
-	}
-	if err := spec.Durability.validate("Durability"); err != nil {
-		return store.NewJob{}, err
-	}
-	if err := validateHeaders(spec.Headers); err != nil {
-		return store.NewJob{}, err
 	}
 	return store.NewJob{
 		ID:          id,

@@ -20,10 +20,6 @@ var (
 	ErrUniqueKeyHeld = fmt.Errorf("unique key held: %w", ErrDuplicate)
 	// ErrNotFound: no job with that id in that queue.
 	ErrNotFound = errors.New("job not found")
-	// ErrJobRunning: the job is running. Client.Cancel no longer returns
-	// it (a running job is cancelled); it is kept for callers that test
-	// for it.
-	ErrJobRunning = errors.New("job is running")
 	// ErrJobDead: the job is in the dead set (requeue it, or purge it).
 	ErrJobDead = errors.New("job is dead")
 	// ErrInvalid: a job, queue name or option is invalid; the error is a
@@ -37,7 +33,7 @@ var (
 	// due without spending an attempt.
 	ErrShutdown = errors.New("courier: shutting down")
 	// ErrCancelled is the cause of a handler's context ending because the
-	// job was cancelled while it ran (Client.Cancel). The job is in the
+	// job was cancelled while it ran (admin.Client.Cancel). The job is in the
 	// dead set already, with the last error "cancelled"; whatever the
 	// handler returns is ignored.
 	ErrCancelled = errors.New("courier: job cancelled")
@@ -57,7 +53,7 @@ var (
 // path from the value validated: "Lease" (Config), "Concurrency"
 // (QueueOptions), "Periodic[0].Every", "Queue" and "ID" (JobSpec, and the
 // queue and id arguments of Client's methods), "specs[3].Delay"
-// (EnqueueMany), "Limit" (DeadQuery). Programs that take the value under
+// (EnqueueMany), "Limit" (admin.JobListParams). Programs that take the value under
 // other names (YAML keys, JSON fields) map Field to theirs.
 type ValidationError struct {
 	Field  string

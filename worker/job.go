@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -21,7 +22,9 @@ const (
 	StateCompleted State = "completed"
 )
 
-// Job is one job, as a handler receives it or as Client.Get reads it.
+// Job is one job, as a handler receives it or as Client.Get reads it (and
+// the operator's listings, admin.Client.Jobs): a read sets the fields of
+// the job's state, marked "(read)" below.
 type Job struct {
 	ID      string
 	Queue   string
@@ -40,30 +43,27 @@ type Job struct {
 
 	EnqueuedAt time.Time
 	// RunAt is when the job is or was due: for a handler, the run-at of the
-	// attempt it runs; from Get, set for scheduled and ready jobs.
+	// attempt it runs; set for scheduled and ready jobs (read).
 	RunAt time.Time
-	// LeaseUntil is the lease deadline of an active job (from Get and
-	// List).
+	// LeaseUntil is the lease deadline of an active job (read).
 	LeaseUntil time.Time
-	// StartedAt is when the running attempt of an active job was claimed,
-	// by the Redis clock, to the µs: the attempt's claim token, handed out
-	// by the claim, so it can be a few µs later than the claim itself. Set
-	// for active jobs (Get, List) and for a handler; zero otherwise, and
-	// for jobs claimed by versions before the claim token was a time.
+	// StartedAt is when the running attempt was claimed, by the Redis
+	// clock, to the µs (its claim token, a few µs after the claim): set for
+	// active jobs (read) and for a handler; zero for a job claimed by a
+	// version before the claim token was a time.
 	StartedAt time.Time
-	// Worker is the id of the process running an active job (Daemon.ID):
-	// set by Get and List, and for a handler its own Daemon's; "" when the
-	// job is not active or was claimed by a version that did not record it.
+	// Worker is the id of the process running an active job (Daemon.ID;
+	// read, and for a handler); "" for a version that did not record it.
 	Worker string
-	// DiedAt is when a dead job entered the dead set (from Get).
+	// DiedAt is when a dead job entered the dead set (read).
 	DiedAt time.Time
 	// LastError is the error of the last failed attempt, if any.
 	LastError string
 	// Priority is the job's priority level.
 	Priority Priority
 	// UniqueKey, UniqueFor and UniqueAfterFinish are the job's unique key
-	// and window as enqueued. Get sets them; a handler's Job leaves them
-	// empty (the claim does not read them, to stay fast).
+	// and window as enqueued (read; a handler's Job leaves them empty: the
+	// claim does not read them, to stay fast).
 	UniqueKey         string
 	UniqueFor         time.Duration
 	UniqueAfterFinish bool
@@ -71,22 +71,24 @@ type Job struct {
 	// the trace context a traced producer added; nil when it has none.
 	// Kept across retries and requeues. A handler must not change them.
 	Headers map[string]string
-	// Progress is what the running attempt of an active job last
-	// reported (Job.ReportProgress), as stored with its lease (Get, List);
-	// nil when it reported none.
+	// Progress is what the running attempt of an active job last reported
+	// (Job.ReportProgress; read); nil when it reported none.
 	Progress *Progress
 	// Result is what the handler of a completed job set (Job.SetResult);
-	// FinishedAt is when it was acked, by the Redis clock. Both are set
-	// for completed jobs only (Get, List).
+	// FinishedAt is when it was acked, by the Redis clock (read, completed
+	// jobs only).
 	Result     []byte
 	FinishedAt time.Time
 
 	// run is a handler's handle on its running attempt, the zero Run on a
-	// Job read by Get or List; maxResult is Config.MaxResultBytes.
+	// Job read; maxResult is Config.MaxResultBytes.
 	run       pool.Run
 	maxResult int
 }
 
+// jobFromRecord returns the Job of a record of queue, as Get and a
+// handler see it; admin.Client's listings map a record the same way
+// (admin's jobOf, held to this one by its tests).
 func jobFromRecord(queue string, r *store.Record) *Job {
 	return &Job{
 		ID:                r.ID,
@@ -102,24 +104,10 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		UniqueKey:         r.Unique.Key,
 		UniqueFor:         r.Unique.For,
 		UniqueAfterFinish: r.Unique.AfterFinish,
-		StartedAt:         startedAt(r.Claim),
+		StartedAt:         core.StartedAt(r.Claim),
 		Worker:            r.Worker,
 		Headers:           r.Headers,
 		Progress:          progressOf(r.Progress),
 		Result:            r.Result,
 	}
-}
-
-// timeTokens is the smallest claim token that is a time: tokens of
-// versions before the state hash came from a counter, below it (see
-// lua/record.lua, OLD_TOKEN); later ones are the Redis clock in µs.
-const timeTokens = 1e15
-
-// startedAt returns when the attempt with claim token claim was claimed;
-// zero when the job is not active (claim 0) or the token is not a time.
-func startedAt(claim int64) time.Time {
-	if claim < timeTokens {
-		return time.Time{}
-	}
-	return time.UnixMicro(claim)
 }

@@ -40,25 +40,21 @@ type QueueOptions struct {
 	// jobs due, so lower levels do not starve. Default: strict priority.
 	PriorityWeights PriorityWeights
 	// IDRetention keeps a caller-supplied job id (JobSpec.ID) refused for
-	// this long after its job finished, not only while it exists, so a
-	// producer retrying later never runs the job twice. Processes serving
-	// the queue store it in Redis at start, where every producer's enqueue
-	// reads it: give every process the same. At most one year. Default 0.
+	// this long after its job finished, so a producer retrying later never
+	// runs the job twice; like Partitions, give every process the same. At
+	// most one year. Default 0.
 	IDRetention time.Duration
 	// Partitions splits the queue into this many partitions, each in its
 	// own hash slot, so one queue spreads over the masters of a Redis
-	// Cluster (see the README's "Scaling out"). A job's partition is a
-	// function of its unique key, else its id (PartitionOf); the
-	// partitions share Concurrency and take turns at it, each is led on
-	// its own, and RateLimit and the dead set's bounds are divided among
-	// them. Processes serving the queue store the number in Redis at start,
-	// where producers read it: give every process the same. 1 to
-	// MaxPartitions (64); default 1, the layout of a queue never split.
+	// Cluster (docs/scaling.md); they share Concurrency, RateLimit and the
+	// dead set's bounds, and each is led on its own. Processes serving the
+	// queue store the number in Redis at start, where producers read it:
+	// give every process the same. 1 to MaxPartitions (64); default 1.
 	Partitions int
 	// RetainCompleted keeps the queue's finished jobs, with their results
-	// (Job.SetResult) and finish times, in the completed state, where Get,
-	// List, the API, the CLI and the UI show them; the leader deletes the
-	// oldest beyond its bounds. A retained job's id stays taken until then.
+	// (Job.SetResult) and finish times, in the completed state, where Get
+	// and the operator's tools show them; the leader deletes the oldest
+	// beyond its bounds. A retained job's id stays taken until then.
 	// Default: off, finished jobs are deleted at once.
 	RetainCompleted Retention
 }

@@ -1,13 +1,12 @@
 package worker
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -41,15 +40,8 @@ type Periodic struct {
 // maxScheduleName bounds a schedule's name, which is part of its jobs' ids.
 const maxScheduleName = 64
 
-// cronParser accepts five or six fields and descriptors.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// fireTimes gives the fire times of a periodic schedule: Next returns the
-// first fire strictly after t.
-type fireTimes interface{ Next(time.Time) time.Time }
-
 // schedule validates p and returns its fire times.
-func (p Periodic) schedule() (fireTimes, error) {
+func (p Periodic) schedule() (core.FireTimes, error) {
 	if p.Name == "" || len(p.Name) > maxScheduleName {
 		return nil, invalid("Name", "must be 1 to %d characters (got %q)", maxScheduleName, p.Name)
 	}
@@ -73,27 +65,15 @@ func (p Periodic) schedule() (fireTimes, error) {
 	return parseSchedule(p.Every, p.Cron)
 }
 
-// parseSchedule returns the fire times of a schedule that fires every
-// every, or at the times of the cron expression (one of them set, the
-// other zero). It is the one parser of Periodic's schedules, used by the
-// Daemon that fires them and by Client.Periodic, which rebuilds them from
-// the fleet's reports. A cron expression without CRON_TZ= (or TZ=) is read
-// in UTC, whatever the process's local time zone.
-func parseSchedule(every time.Duration, cronExpr string) (fireTimes, error) {
-	if cronExpr == "" {
-		if every < time.Second {
-			return nil, invalid("Every", "must be at least 1s (got %s)", every)
-		}
-		return interval(every), nil
+// parseSchedule returns the fire times of a schedule (core.ParseSchedule),
+// a bad field a *ValidationError naming it.
+func parseSchedule(every time.Duration, cronExpr string) (core.FireTimes, error) {
+	sched, err := core.ParseSchedule(every, cronExpr)
+	var fe *core.FieldError
+	if errors.As(err, &fe) {
+		return nil, invalid(fe.Field, "%s", fe.Reason)
 	}
-	s, err := cronParser.Parse(cronExpr)
-	if err != nil {
-		return nil, invalid("Cron", "%q: %v", cronExpr, err)
-	}
-	if spec, ok := s.(*cron.SpecSchedule); ok && spec.Location == time.Local {
-		spec.Location = time.UTC // the parser's default; Periodic.Cron says UTC
-	}
-	return s, nil
+	return sched, err
 }
 
 // reportSchedules is what a Daemon reports to a queue's fleet of the
@@ -109,31 +89,3 @@ func reportSchedules(ps []Periodic) []store.MemberSchedule {
 	slices.SortFunc(out, func(a, b store.MemberSchedule) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
-
-// reportedSchedule rebuilds a schedule from a fleet report: its fire times
-// and how PeriodicStatus.Schedule describes it ("every 1m0s" or the cron
-// expression). A report that sets both or neither is refused.
-func reportedSchedule(s store.MemberSchedule) (fireTimes, string, error) {
-	if (s.EveryMs != 0) == (s.Cron != "") {
-		return nil, "", fmt.Errorf("schedule %q: a report sets one of every_ms and cron", s.Name)
-	}
-	sched, err := parseSchedule(time.Duration(s.EveryMs)*time.Millisecond, s.Cron)
-	if err != nil {
-		return nil, "", err
-	}
-	if s.Cron != "" {
-		return sched, s.Cron, nil
-	}
-	return sched, interval(time.Duration(s.EveryMs) * time.Millisecond).String(), nil
-}
-
-// interval fires at each multiple of itself since the zero time.Time, the
-// same in every process.
-type interval time.Duration
-
-// Next implements the schedule.
-func (d interval) Next(t time.Time) time.Time {
-	return t.Truncate(time.Duration(d)).Add(time.Duration(d))
-}
-
-func (d interval) String() string { return fmt.Sprintf("every %s", time.Duration(d)) }

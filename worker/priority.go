@@ -11,10 +11,9 @@ import (
 
 // Priority is a job's priority: among a queue's due jobs, a higher level
 // is claimed first, and within a level the earliest run-at; no job starts
-// before its run-at, whatever its level. Three named levels, stored as
-// three sorted sets per queue, keep a claim O(levels + n log N) and make
-// the order among levels strict (or shared by QueueOptions.PriorityWeights).
-// The zero value is PriorityNormal.
+// before its run-at, whatever its level. The order among levels is strict,
+// or shared by QueueOptions.PriorityWeights. The zero value is
+// PriorityNormal.
 type Priority int8
 
 // The priority levels.
@@ -59,12 +58,11 @@ func (p Priority) validate() error {
 
 // PriorityWeights protect a queue's lower priority levels from starving:
 // each claim shares its jobs among the levels that have jobs due, in
-// proportion to their weights (0 to 1000 each). With {High: 8, Normal: 3,
-// Low: 1}, while every level has a backlog, about 8 of 12 jobs started are
-// high, 3 normal and 1 low; a level with nothing due leaves its share to
-// the others, highest first, and a weight of 0 runs a level only when the
-// levels with a weight have nothing due. The zero value is strict
-// priority: a lower level runs only when no higher level has a job due.
+// proportion to their weights (0 to 1000 each): with {8, 3, 1} and a
+// backlog at every level, about 8 of 12 jobs started are high. A level
+// with nothing due leaves its share to the others; a weight of 0 runs a
+// level only when the others have nothing due. The zero value is strict
+// priority.
 type PriorityWeights struct {
 	High, Normal, Low int
 }

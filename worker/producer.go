@@ -10,11 +10,9 @@ import (
 )
 
 // Producer enqueues jobs of one queue whose payload is a T encoded as
-// JSON: the producing side of JSONHandler[T], which decodes each payload
-// into a T. Both use encoding/json, so a value a Producer[T] enqueues
-// reaches the JSONHandler[T] as the same value (as far as encoding/json
-// round-trips it: unexported fields and fields tagged "-" are not sent).
-// It is safe for concurrent use.
+// JSON, the producing side of JSONHandler[T]: both use encoding/json, so
+// the handler receives the value sent, as far as encoding/json round-trips
+// it. It is safe for concurrent use.
 type Producer[T any] struct {
 	c     *Client
 	queue string

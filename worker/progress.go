@@ -23,16 +23,14 @@ type Progress struct {
 }
 
 // ErrNotRunning is returned by Job.ReportProgress and Job.SetResult on a
-// Job that is not a handler's running job (one read by Get or List).
+// Job that is not a handler's running job (one read by Get).
 var ErrNotRunning = errors.New("the job is not running in this process")
 
 // ReportProgress records how far the running job is: percent from 0 to
 // 100 (kept to two decimals; -0 is 0; NaN and the infinities are refused)
 // and a short message (at most MaxProgressMessageLen bytes of UTF-8,
 // no control characters). It never blocks nor calls Redis: the last report
-// is stored with the next lease renewal, which runs every Config.Lease/3,
-// so Get, the API, the CLI and the UI show it within that long. Reports in
-// between replace each other. The progress belongs to the attempt: it is
+// is stored with the next lease renewal (every Config.Lease/3), and is
 // gone once the attempt ends. The error is a *ValidationError naming
 // Percent or Message, or ErrNotRunning.
 func (j *Job) ReportProgress(percent float64, message string) error {
@@ -50,12 +48,11 @@ func (j *Job) ReportProgress(percent float64, message string) error {
 	return nil
 }
 
-// SetResult sets what the job returns when its handler succeeds: a queue
-// that retains completed jobs (QueueOptions.RetainCompleted) keeps it with
-// the job, for Get, the API, the CLI and the UI; other queues drop it. The
-// last call wins; a failed attempt's result is dropped. A result longer
-// than Config.MaxResultBytes is refused with a *ValidationError naming
-// Result, and the one set before is kept. b is copied.
+// SetResult sets what the job returns when its handler succeeds, kept with
+// the job by a queue that retains completed jobs
+// (QueueOptions.RetainCompleted). The last call wins; b is copied. A
+// result longer than Config.MaxResultBytes is refused with a
+// *ValidationError naming Result.
 func (j *Job) SetResult(b []byte) error {
 	if !j.run.Running() {
 		return ErrNotRunning

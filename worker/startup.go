@@ -195,19 +195,13 @@ type DialOptions struct {
 }
 
 // Dial returns a client of the Redis that opt describes, as
-// rueidis.NewClient does, but waits for Redis when it is unavailable for
-// now instead of failing: refused or timed-out connections, a server still
-// loading (LOADING), a Cluster failing over (CLUSTERDOWN, a slot without a
-// node), MASTERDOWN, and whatever else IsRedisUnavailable lists. Attempts
-// are 100 ms apart, doubling up to 1 s, so the client comes back within
-// about a second of Redis answering. Dial returns at once an error that
-// waiting cannot fix: credentials Redis refused (WRONGPASS, NOAUTH), a TLS
-// certificate or handshake refused, a bad option. When ctx ends first, it
-// returns an error that wraps ctx's.
-//
-// rueidis.NewClient fails at once when Redis is down; a program that makes
-// its client with Dial and runs a Daemon on it starts whatever state Redis
-// is in, and Daemon.Run waits the same way for its own first writes.
+// rueidis.NewClient does, but while Redis is unavailable (what
+// IsRedisUnavailable lists: refused connections, LOADING, CLUSTERDOWN, a
+// failover) it waits instead of failing, trying 100 ms apart, doubling up
+// to 1 s. It returns at once an error that waiting cannot fix (credentials
+// or a TLS certificate refused, a bad option), and one wrapping ctx's when
+// ctx ends first. With Dial, and Daemon.Run waiting the same way for its
+// first writes, a program starts whatever state Redis is in.
 func Dial(ctx context.Context, opt rueidis.ClientOption, o DialOptions) (rueidis.Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()

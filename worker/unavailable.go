@@ -26,9 +26,7 @@ import (
 // deadline that ran out while waiting for Redis is. Neither is what only a
 // person can fix: credentials Redis refused (WRONGPASS, NOAUTH, NOPERM),
 // a TLS handshake or certificate either side refused, any other error
-// reply. The HTTP API answers these with 503 and Retry-After, the CLI
-// exits with its "Redis unavailable" code, and Dial and Daemon.Run wait
-// them out at start-up; this function is the one place that decides.
+// reply. Dial, Daemon.Run, the HTTP API and the CLI all decide by it.
 func IsRedisUnavailable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || isTLSFailure(err) {
 		return false

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // The bounds of WaitEmpty's polling: the first look is at once, the next
@@ -14,20 +16,13 @@ const (
 	waitEmptyMax   = 500 * time.Millisecond
 )
 
-// WaitEmpty waits until queue holds no scheduled, ready or active job, and
-// returns nil; or until ctx ends, and returns an error wrapping ctx's error
-// that says what the queue still held. Dead jobs do not count: they wait
-// for an operator, not for a worker (see Client.Dead).
-//
-// A job scheduled for later (a retry's backoff included) counts until it
-// has run, and a paused queue's jobs count until it is resumed and they
-// have run. A queue that is empty at one look may receive jobs right after:
-// WaitEmpty tells when the work enqueued so far is done, for tests,
-// deploys and scripts, not that no more will come.
-//
-// No message announces that a queue emptied, so WaitEmpty reads Stats: at
-// once, then after 10 ms, doubling the wait each time up to one read every
-// 500 ms. A Redis error ends the wait and is returned.
+// WaitEmpty waits until queue holds no scheduled, ready or active job and
+// returns nil, for tests, deploys and scripts: it tells when the work
+// enqueued so far is done (a paused queue's jobs and retries scheduled
+// later count until they have run; dead jobs do not), not that no more
+// will come. When ctx ends first, the error wraps ctx's and says what the
+// queue still held; a Redis error ends the wait. It polls the queue's
+// counts: at once, then after 10 ms, doubling up to every 500 ms.
 func (c *Client) WaitEmpty(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
@@ -35,7 +30,7 @@ func (c *Client) WaitEmpty(ctx context.Context, queue string) error {
 	wait := waitEmptyFirst
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	var last QueueStats
+	var last store.Stats
 	for {
 		select {
 		case <-ctx.Done():
@@ -43,7 +38,7 @@ func (c *Client) WaitEmpty(ctx context.Context, queue string) error {
 				queue, last.Scheduled, last.Ready, last.Active, ctx.Err())
 		case <-timer.C:
 		}
-		s, err := c.Stats(ctx, queue)
+		s, err := c.core.Stats(ctx, queue)
 		if err != nil {
 			if ctx.Err() != nil {
 				continue // report the end of ctx, with the last counts

@@ -1,126 +1,74 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"time"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/core"
+	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 )
 
-// Client is the operator's handle on Courier straight on Redis: it
-// implements Operator, and the reads the daemon, the web UI and the tools
-// need beyond it. It is safe for concurrent use; make one per process.
+// Client is the operator's handle on Courier, straight on Redis: it
+// implements Operator, and the reads that the daemon, the web UI and the
+// tools need beyond it (History, Periodic, Partitions, PartitionLeaders,
+// CheckPrefix, QueuesKnown, QueueCount). It is safe for concurrent use;
+// make one per process.
 type Client struct {
-	w *worker.Client
+	core *core.Client // the store and the queue layer
+	rdb  rueidis.Client
+	cfg  worker.Config
+	// producer enqueues and reads jobs (Enqueue, Get). Forget replaces it
+	// with a fresh one, which has learned nothing of the forgotten queue:
+	// it records the queue's name again at its next enqueue, routed by
+	// the queue's layout as it is then.
+	producer atomic.Pointer[worker.Client]
 }
 
 var _ Operator = (*Client)(nil)
 
-// NewClient returns a Client on the Redis client rdb with the same Config
-// as the application's worker.Client (Prefix above all: an operator on
-// another prefix sees none of the application's queues).
+// NewClient returns a Client on the Redis client rdb (see
+// rueidis.NewClient; Redis Cluster is detected by rueidis), with the
+// application's Config: Prefix above all (an operator on another prefix
+// sees none of the application's queues), and Registerer and
+// TracerProvider for its calls and its enqueues. An invalid cfg is an
+// error naming its fields, as worker.NewClient's.
 func NewClient(rdb rueidis.Client, cfg worker.Config) (*Client, error) {
-	w, err := worker.NewClient(rdb, cfg)
+	w, err := worker.NewClient(rdb, cfg) // checks rdb and cfg
 	if err != nil {
 		return nil, err
 	}
-	return &Client{w: w}, nil
+	m, err := metrics.New(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("admin metrics: %w", err)
+	}
+	c := &Client{core: core.New(rdb, cmp.Or(cfg.Prefix, worker.PrefixDefault), m), rdb: rdb, cfg: cfg}
+	c.producer.Store(w)
+	return c, nil
 }
 
-// Enqueue adds jobs, as worker.Client.EnqueueMany does.
+// renewProducer replaces the Client's producer with a fresh one (see
+// Client.producer).
+func (c *Client) renewProducer() {
+	if w, err := worker.NewClient(c.rdb, c.cfg); err == nil { // cannot fail: NewClient took rdb and cfg
+		c.producer.Store(w)
+	}
+}
+
+// Enqueue adds jobs, as worker.Client.EnqueueMany does: if any spec is
+// invalid nothing is written and the error names the spec and field;
+// otherwise each result says whether its job was added or, when not, why
+// (ErrDuplicate, ErrUniqueKeyHeld).
 func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
-	return c.w.EnqueueMany(ctx, specs)
+	return c.producer.Load().EnqueueMany(ctx, specs)
 }
 
-// Get reads a job, as worker.Client.Get does.
+// Get reads a job, as worker.Client.Get does: an error wrapping
+// worker.ErrNotFound when the queue has no job with that id.
 func (c *Client) Get(ctx context.Context, queue, id string) (*worker.Job, error) {
-	return c.w.Get(ctx, queue, id)
+	return c.producer.Load().Get(ctx, queue, id)
 }
-
-// Cancel cancels a job.
-func (c *Client) Cancel(ctx context.Context, queue, id string) error {
-	return c.w.Cancel(ctx, queue, id)
-}
-
-// Queues returns a page of the known queue names.
-func (c *Client) Queues(ctx context.Context, p QueueListParams) (QueuePage, error) {
-	limit := p.Limit
-	if limit == 0 {
-		limit = QueuesPerPageDefault
-	}
-	return c.w.QueuesPage(ctx, p.Only, p.Cursor, limit)
-}
-
-// Stats counts the jobs of queue by state and reads its pause flag.
-func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
-	return c.w.Stats(ctx, queue)
-}
-
-// Jobs reads a page of the jobs of a queue in one state.
-func (c *Client) Jobs(ctx context.Context, p JobListParams) (JobPage, error) {
-	return c.w.List(ctx, p.Queue, worker.ListQuery{State: p.State, Cursor: p.Cursor, Limit: p.Limit, Dead: p.Dead})
-}
-
-// Triage requeues or purges the selected dead jobs.
-func (c *Client) Triage(ctx context.Context, p TriageParams) (TriageResult, error) {
-	sel := worker.DeadSelection{IDs: p.IDs, Filter: p.Filter}
-	opt := worker.TriageOptions{DryRun: p.DryRun, Cursor: p.Cursor, Max: p.Max}
-	switch p.Action {
-	case TriageRequeue:
-		return c.w.RequeueDead(ctx, p.Queue, sel, opt)
-	case TriagePurge:
-		return c.w.PurgeDead(ctx, p.Queue, sel, opt)
-	}
-	return TriageResult{}, &worker.ValidationError{Field: "Action", Reason: fmt.Sprintf("must be %q or %q (got %q)", TriageRequeue, TriagePurge, p.Action)}
-}
-
-// Pause pauses queue: no process claims its jobs until Resume.
-func (c *Client) Pause(ctx context.Context, queue string) error { return c.w.Pause(ctx, queue) }
-
-// Resume ends the pause of queue.
-func (c *Client) Resume(ctx context.Context, queue string) error { return c.w.Resume(ctx, queue) }
-
-// Fleet returns the processes serving queue and its leader.
-func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
-	return c.w.Fleet(ctx, queue)
-}
-
-// Forget removes a queue an operator retired.
-func (c *Client) Forget(ctx context.Context, queue string) error {
-	return c.w.ForgetQueue(ctx, queue)
-}
-
-// History returns queue's minutes from from to to.
-func (c *Client) History(ctx context.Context, queue string, from, to time.Time) ([]HistoryMinute, error) {
-	return c.w.History(ctx, queue, from, to)
-}
-
-// Periodic returns the periodic schedules of queue, sorted by name.
-func (c *Client) Periodic(ctx context.Context, queue string) ([]PeriodicStatus, error) {
-	return c.w.Periodic(ctx, queue)
-}
-
-// Partitions reads how many partitions queue has.
-func (c *Client) Partitions(ctx context.Context, queue string) (int, error) {
-	return c.w.Partitions(ctx, queue)
-}
-
-// PartitionLeaders returns the id of the process leading each partition
-// of queue.
-func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, error) {
-	return c.w.PartitionLeaders(ctx, queue)
-}
-
-// CheckPrefix checks that a live daemon runs on the Client's key prefix.
-func (c *Client) CheckPrefix(ctx context.Context) error { return c.w.CheckPrefix(ctx) }
-
-// QueuesKnown reports, for each name, whether it is a known queue.
-func (c *Client) QueuesKnown(ctx context.Context, names ...string) ([]bool, error) {
-	return c.w.QueuesKnown(ctx, names...)
-}
-
-// QueueCount returns how many queues are known.
-func (c *Client) QueueCount(ctx context.Context) (int64, error) { return c.w.QueueCount(ctx) }

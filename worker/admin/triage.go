@@ -1,4 +1,4 @@
-package worker
+package admin
 
 import (
 	"context"
@@ -6,36 +6,53 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // triageSample is the most ids a TriageResult's Sample holds.
 const triageSample = 20
 
-// DeadSelection selects dead jobs for RequeueDead and PurgeDead.
-type DeadSelection struct {
-	// IDs are these jobs (1 to 1000 ids, each valid; a repeated id counts
-	// once); ids not in the dead set are skipped and not counted. Leave
-	// Filter zero with IDs.
+// TriageAction is what a triage does to the dead jobs it selects
+// (TriageParams.Action).
+type TriageAction string
+
+// The triage actions.
+const (
+	// TriageRequeue moves the selected dead jobs back to due now, with
+	// their attempts reset and their last errors kept.
+	TriageRequeue TriageAction = "requeue"
+	// TriagePurge deletes the selected dead jobs for good; a job that is
+	// due or active is never deleted.
+	TriagePurge TriageAction = "purge"
+)
+
+// TriageParams selects dead jobs of a queue and says what to do with them
+// (Triage), for operators and their tools.
+type TriageParams struct {
+	// Queue is the queue whose dead set is triaged. Required.
+	Queue string
+	// Action is TriageRequeue or TriagePurge. Required.
+	Action TriageAction
+	// IDs selects these jobs (1 to 1000 ids, each valid; a repeated id
+	// counts once); ids not in the dead set are skipped and not counted.
+	// Leave Filter zero with IDs.
 	IDs []string
 	// Filter, when IDs is empty, selects every dead job it matches (the
-	// zero Filter: every dead job), among those dead when the walk started.
+	// zero Filter: every dead job), among those dead when the walk
+	// started.
 	Filter DeadFilter
-}
-
-// TriageOptions shape a RequeueDead or PurgeDead.
-type TriageOptions struct {
 	// DryRun counts and samples what would change, and changes nothing.
 	DryRun bool
 	// Cursor resumes a walk from a previous TriageResult.Next, given with
 	// the same selection; "" starts it.
 	Cursor string
-	// Max stops the call after this many matched jobs and returns Next; 0 =
-	// no limit.
+	// Max stops the call after this many matched jobs and returns Next; 0
+	// = no limit.
 	Max int
 }
 
-// TriageResult is what a RequeueDead or PurgeDead did.
+// TriageResult is what a Triage did.
 type TriageResult struct {
 	// Matched counts the dead jobs selected, as this call saw them.
 	Matched int
@@ -44,35 +61,42 @@ type TriageResult struct {
 	Changed int
 	// Sample holds the ids of the first (up to 20) matched jobs.
 	Sample []string
-	// Next is "" when the walk is done; else the TriageOptions.Cursor that
+	// Next is "" when the walk is done; else the TriageParams.Cursor that
 	// resumes it: after Max matched jobs, or with an error (what was done
 	// before the error is counted, and the walk resumes with the work the
 	// error interrupted).
 	Next string
 }
 
-// RequeueDead moves the selected dead jobs back to due now, with their
-// attempts reset and their last errors kept, as Requeue does. A walk of a
-// Filter covers the jobs dead when it started (by the Redis clock, to the
-// ms; the bound travels in Next): jobs that die later are left dead, so it
-// ends even while requeued jobs keep failing. Each Redis call handles at
-// most 1,000 jobs. Bad arguments are a *ValidationError naming "IDs",
-// "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
-func (c *Client) RequeueDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
-	return c.triage(ctx, queue, sel, opt, func(partition string, ids []string, _ time.Time) ([]bool, error) {
-		return c.st.Requeue(ctx, partition, ids)
-	})
-}
-
-// PurgeDead deletes the selected dead jobs for good, as Purge does: a job
-// that is due or active is never deleted. A walk of a Filter covers the jobs
-// dead when it started, as RequeueDead's does, and spares a job that was
-// requeued meanwhile and died again. Each Redis call handles at most 1,000
-// jobs. Bad arguments are reported as RequeueDead's.
-func (c *Client) PurgeDead(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions) (TriageResult, error) {
-	return c.triage(ctx, queue, sel, opt, func(partition string, ids []string, until time.Time) ([]bool, error) {
-		return c.st.Purge(ctx, partition, ids, until)
-	})
+// Triage requeues (TriageRequeue) or purges (TriagePurge) the selected
+// dead jobs of a queue. A requeue moves them back to due now, with their
+// attempts reset and their last errors kept; a purge deletes them for
+// good, and never a job that is due or active. A walk of a Filter covers
+// the jobs dead when it started (by the Redis clock, to the ms; the bound
+// travels in Next): jobs that die later are left dead, so it ends even
+// while requeued jobs keep failing, and a purge spares a job that was
+// requeued meanwhile and died again. Each Redis call handles at most
+// 1,000 jobs. Bad arguments are a *worker.ValidationError naming "Queue",
+// "Action", "IDs", "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
+func (c *Client) Triage(ctx context.Context, p TriageParams) (TriageResult, error) {
+	var f triageFunc
+	switch p.Action {
+	case TriageRequeue:
+		f = func(partition string, ids []string, _ time.Time) ([]bool, error) {
+			return c.core.St.Requeue(ctx, partition, ids)
+		}
+	case TriagePurge:
+		f = func(partition string, ids []string, until time.Time) ([]bool, error) {
+			return c.core.St.Purge(ctx, partition, ids, until)
+		}
+	}
+	if err := worker.ValidateQueueName(p.Queue); err != nil {
+		return TriageResult{}, err
+	}
+	if f == nil {
+		return TriageResult{}, invalid("Action", "must be %q or %q (got %q)", TriageRequeue, TriagePurge, p.Action)
+	}
+	return c.triage(ctx, p, f)
 }
 
 // triageFunc changes the dead jobs ids (at most 1,000) of a partition of
@@ -80,34 +104,31 @@ func (c *Client) PurgeDead(ctx context.Context, queue string, sel DeadSelection,
 // after until (zero: none spared), and reports which it changed.
 type triageFunc func(partition string, ids []string, until time.Time) ([]bool, error)
 
-// triage checks its arguments and runs the walk of sel.
-func (c *Client) triage(ctx context.Context, queue string, sel DeadSelection, opt TriageOptions, f triageFunc) (TriageResult, error) {
-	if err := ValidateQueueName(queue); err != nil {
-		return TriageResult{}, err
-	}
-	ids, err := selectedIDs(sel)
+// triage checks the rest of its arguments and runs the walk of p.
+func (c *Client) triage(ctx context.Context, p TriageParams, f triageFunc) (TriageResult, error) {
+	ids, err := selectedIDs(p)
 	if err != nil {
 		return TriageResult{}, err
 	}
-	if opt.Max < 0 {
-		return TriageResult{}, invalid("Max", "must not be negative (got %d)", opt.Max)
+	if p.Max < 0 {
+		return TriageResult{}, invalid("Max", "must not be negative (got %d)", p.Max)
 	}
-	parts, err := c.partitions(ctx, queue)
+	parts, err := c.core.Partitions(ctx, p.Queue)
 	if err != nil {
 		return TriageResult{}, err
 	}
-	t := &triageRun{opt: opt, f: f, parts: parts}
+	t := &triageRun{opt: p, f: f, parts: parts}
 	if ids == nil && len(parts) > 1 {
-		return t.walkPartitions(ctx, c, sel.Filter)
+		return t.walkPartitions(ctx, c, p.Filter)
 	}
-	cur, err := parseTriageCursor(ids != nil, len(ids), opt.Cursor)
+	cur, err := parseTriageCursor(ids != nil, len(ids), p.Cursor)
 	if err != nil {
 		return TriageResult{}, err
 	}
 	if ids != nil {
 		return t.ids(ctx, c, ids, cur.done)
 	}
-	return t.walk(ctx, c, queue, sel.Filter, cur)
+	return t.walk(ctx, c, p.Queue, p.Filter, cur)
 }
 
 // walkPartitions walks a filter over the partitions of a queue of several,
@@ -140,9 +161,9 @@ func (t *triageRun) walkPartitions(ctx context.Context, c *Client, f DeadFilter)
 	return t.res, nil
 }
 
-// selectedIDs returns the distinct ids of sel, in their order; nil for a
+// selectedIDs returns the distinct ids of p, in their order; nil for a
 // Filter selection.
-func selectedIDs(sel DeadSelection) ([]string, error) {
+func selectedIDs(sel TriageParams) ([]string, error) {
 	if len(sel.IDs) == 0 {
 		return nil, sel.Filter.validate("Filter")
 	}
@@ -155,8 +176,8 @@ func selectedIDs(sel DeadSelection) ([]string, error) {
 	seen := make(map[string]bool, len(sel.IDs))
 	ids := make([]string, 0, len(sel.IDs))
 	for i, id := range sel.IDs {
-		if err := ValidateID(id); err != nil {
-			var ve *ValidationError
+		if err := worker.ValidateID(id); err != nil {
+			var ve *worker.ValidationError
 			if errors.As(err, &ve) { // named by its place, not "ID"
 				err = invalid(fmt.Sprintf("IDs[%d]", i), "%s", ve.Reason)
 			}
@@ -170,9 +191,9 @@ func selectedIDs(sel DeadSelection) ([]string, error) {
 	return ids, nil
 }
 
-// triageRun is one RequeueDead or PurgeDead call underway.
+// triageRun is one Triage call underway.
 type triageRun struct {
-	opt   TriageOptions
+	opt   TriageParams
 	f     triageFunc
 	parts []string // the queue's partitions; one: the queue itself
 	res   TriageResult
@@ -246,7 +267,7 @@ func (t *triageRun) ids(ctx context.Context, c *Client, ids []string, done int) 
 	// the partition of each.
 	where := make([]string, len(rest))
 	for _, p := range t.parts {
-		dead, err := c.st.DeadAmong(ctx, p, rest)
+		dead, err := c.core.St.DeadAmong(ctx, p, rest)
 		if err != nil {
 			t.res.Next = resume
 			return t.res, err
@@ -292,7 +313,7 @@ func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFil
 		return formatTriageCursor(false, cur)
 	}
 	for {
-		page, err := c.st.Dead(ctx, queue, store.DeadQuery{
+		page, err := c.core.St.Dead(ctx, queue, store.DeadQuery{
 			After: cur.after, Limit: t.room(), IDsOnly: true, Filter: f.toStore(),
 			UntilNow: cur.until.IsZero(), Until: cur.until,
 		})
@@ -320,4 +341,15 @@ func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFil
 			return t.res, nil
 		}
 	}
+}
+
+// count returns how many flags are set.
+func count(flags []bool) int {
+	n := 0
+	for _, ok := range flags {
+		if ok {
+			n++
+		}
+	}
+	return n
 }

@@ -1,16 +1,19 @@
-package worker
+package admin
 
 import (
 	"context"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 )
 
 // PeriodicStatus is one periodic schedule of a queue, as Client.Periodic
 // reads it.
 type PeriodicStatus struct {
-	// Name is the schedule's name (Periodic.Name).
+	// Name is the schedule's name (worker.Periodic.Name).
 	Name string
 	// Schedule says when it fires: "every 1m0s" or the cron expression; ""
 	// when no live process reports the schedule (only its last fire is
@@ -38,10 +41,10 @@ type PeriodicStatus struct {
 // Processes of versions that do not report their schedules (before
 // FleetProcess.Periodic) add nothing but what the last fires show.
 func (c *Client) Periodic(ctx context.Context, queue string) ([]PeriodicStatus, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := worker.ValidateQueueName(queue); err != nil {
 		return nil, err
 	}
-	members, last, err := c.st.Schedules(ctx, queue)
+	members, last, err := c.core.St.Schedules(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +56,7 @@ func (c *Client) Periodic(ctx context.Context, queue string) ([]PeriodicStatus, 
 			if st, ok := byName[s.Name]; ok && st.Schedule != "" && !m.Started.After(started[s.Name]) {
 				continue
 			}
-			sched, desc, err := reportedSchedule(s)
+			sched, desc, err := core.ReportedSchedule(s)
 			if err != nil {
 				continue // a report this version cannot read: as if not reported
 			}

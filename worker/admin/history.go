@@ -1,10 +1,12 @@
-package worker
+package admin
 
 import (
 	"context"
 	"math"
 	"sort"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
 // LagBounds returns the upper bounds of History's lag buckets: 1ms, 5ms,
@@ -25,7 +27,7 @@ const LagBuckets = 12
 // HistoryMaxMinutes is the most minutes one History call returns: a day.
 const HistoryMaxMinutes = 1440
 
-// HistoryMinute is one minute of a queue's history.
+// HistoryMinute is one minute of a queue's history (Client.History).
 type HistoryMinute struct {
 	Start     time.Time // the minute's start, by the Redis clock
 	Succeeded int64     // jobs acked
@@ -56,14 +58,14 @@ func (m HistoryMinute) Started() int64 {
 // of the Redis clock: the scripts that claim, ack, retry and recover jobs
 // count them as they run, in the queue's history (the keys
 // <prefix>:{<queue>}:history and …:history:minutes), and the queue's
-// leader deletes the minutes older than Config.HistoryRetention. The
+// leader deletes the minutes older than worker.Config.HistoryRetention. The
 // minute in progress is included when to is after its start; its counts
 // grow until it ends.
 //
 // At most HistoryMaxMinutes (1440, a day) minutes per call: a wider span,
-// or to before from, is a *ValidationError naming "To". One read (HMGET).
+// or to before from, is a *worker.ValidationError naming "To". One read (HMGET).
 func (c *Client) History(ctx context.Context, queue string, from, to time.Time) ([]HistoryMinute, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := worker.ValidateQueueName(queue); err != nil {
 		return nil, err
 	}
 	first, end := unixMinute(from), unixMinute(to)
@@ -74,8 +76,8 @@ func (c *Client) History(ctx context.Context, queue string, from, to time.Time) 
 		return nil, invalid("To", "must be at most %d minutes after From (got %d)", HistoryMaxMinutes, end-first)
 	}
 	var out []HistoryMinute
-	err := c.eachPartition(ctx, queue, func(p string) error {
-		counts, err := c.st.History(ctx, p, first, end-first)
+	err := c.core.EachPartition(ctx, queue, func(p string) error {
+		counts, err := c.core.St.History(ctx, p, first, end-first)
 		if err != nil {
 			return err
 		}

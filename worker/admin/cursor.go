@@ -1,4 +1,4 @@
-package worker
+package admin
 
 import (
 	"encoding/base64"
@@ -6,10 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Cursors (ListQuery.Cursor, TriageOptions.Cursor, QueuesPage's) are
+// Cursors (JobListParams.Cursor, TriageParams.Cursor, QueueListParams.Cursor) are
 // base64url, without padding, of a text that names what it is a cursor of, so that one of
 // another state or walk is refused:
 //
@@ -17,31 +18,33 @@ import (
 //	r:<level>:<ms>:<id>     ready: and its level, h, n or l
 //	a:<ms>:<id>             active: lease deadline and id
 //	d:<ms>:<id>             dead: time of death and id ("<ms>:<id>" too,
-//	                        as DeadPage.Next was before List)
+//	                        as the dead set's pages were before Jobs)
 //	c:<ms>:<id>             completed: finish time and id
 //	t:<until>:[<ms>:<id>]   a triage walk of a filter: its bound (the Redis
 //	                        clock in ms when it started) and where it is
 //	i:<n>                   a triage of ids: how many distinct ids are done
-//	q:<scan>:[<queue>]      a listing of the queues (QueuesPage): its SSCAN
+//	q:<scan>:[<queue>]      a listing of the queues (Queues): its SSCAN
 //	                        cursor, and the last queue taken from it
 //	o:[<queue>]             a listing of a caller's own queues: the last one
+//	P<i>;<inner>            a page of partition i of a partitioned queue:
+//	                        the cursor of that partition's pages inside
 //
 // A position's ms are at most 15 digits and its id passes ValidateID.
 
 // maxCursorLen bounds a cursor's text: the longest is a triage walk's, two
 // 15-digit times, three ':', "t" and an id, in unpadded base64.
-const maxCursorLen = (4*(1+3+15+15+MaxIDLen) + 2) / 3
+const maxCursorLen = (4*(1+3+15+15+worker.MaxIDLen) + 2) / 3
 
 // cursorKind returns the letter of the cursors of a listed state.
-func cursorKind(state State) string {
+func cursorKind(state worker.State) string {
 	switch state {
-	case StateScheduled:
+	case worker.StateScheduled:
 		return "s"
-	case StateReady:
+	case worker.StateReady:
 		return "r"
-	case StateActive:
+	case worker.StateActive:
 		return "a"
-	case StateCompleted:
+	case worker.StateCompleted:
 		return "c"
 	}
 	return "d"
@@ -69,14 +72,14 @@ func position(at time.Time, id string) string {
 // parsePosition is the inverse of position.
 func parsePosition(s string) (time.Time, string, bool) {
 	ms, id, ok := strings.Cut(s, ":")
-	if !ok || ms == "" || len(ms) > 15 || strings.Trim(ms, "0123456789") != "" || ValidateID(id) != nil {
+	if !ok || ms == "" || len(ms) > 15 || strings.Trim(ms, "0123456789") != "" || worker.ValidateID(id) != nil {
 		return time.Time{}, "", false
 	}
 	n, _ := strconv.ParseInt(ms, 10, 64) // 15 digits always fit
 	return time.UnixMilli(n), id, true
 }
 
-// listCursor is a parsed ListQuery.Cursor.
+// listCursor is a parsed JobListParams.Cursor.
 type listCursor struct {
 	level store.Priority // ready only
 	at    time.Time
@@ -85,16 +88,16 @@ type listCursor struct {
 
 // formatListCursor returns the cursor of the position c in the jobs of
 // state.
-func formatListCursor(state State, c listCursor) string {
+func formatListCursor(state worker.State, c listCursor) string {
 	text := cursorKind(state) + ":"
-	if state == StateReady {
+	if state == worker.StateReady {
 		text += c.level.Letter() + ":"
 	}
 	return encodeCursor(text + position(c.at, c.id))
 }
 
 // parseListCursor reads a cursor of the jobs of state; "" is the start.
-func parseListCursor(state State, s string) (listCursor, error) {
+func parseListCursor(state worker.State, s string) (listCursor, error) {
 	if s == "" {
 		return listCursor{}, nil
 	}
@@ -106,11 +109,11 @@ func parseListCursor(state State, s string) (listCursor, error) {
 	kind, rest, _ := strings.Cut(text, ":")
 	var c listCursor
 	switch {
-	case state == StateDead && kind != "" && strings.Trim(kind, "0123456789") == "":
-		rest = text // a dead cursor of before List: "<ms>:<id>"
+	case state == worker.StateDead && kind != "" && strings.Trim(kind, "0123456789") == "":
+		rest = text // a dead cursor of before the listing of every state: "<ms>:<id>"
 	case kind != cursorKind(state):
 		return listCursor{}, bad
-	case state == StateReady:
+	case state == worker.StateReady:
 		var letter string
 		letter, rest, _ = strings.Cut(rest, ":")
 		if c.level, ok = store.ParseLetter(letter); !ok {
@@ -123,7 +126,7 @@ func parseListCursor(state State, s string) (listCursor, error) {
 	return c, nil
 }
 
-// triageCursor is a parsed TriageOptions.Cursor.
+// triageCursor is a parsed TriageParams.Cursor.
 type triageCursor struct {
 	done  int              // ids: how many distinct ids are done
 	until time.Time        // filter: the walk's bound; zero before it started
@@ -181,4 +184,26 @@ func parseTriageCursor(ids bool, n int, s string) (triageCursor, error) {
 		return triageCursor{}, bad
 	}
 	return c, nil
+}
+
+// partitionIndexCursor wraps the cursor of one partition's pages (inner,
+// "" for its first page) with the partition's place in the queue's list of
+// partitions, for a queue of several: "P<i>;<inner>".
+func partitionIndexCursor(i int, inner string) string {
+	return encodeCursor("P" + strconv.Itoa(i) + ";" + inner)
+}
+
+// parsePartitionCursor undoes partitionIndexCursor; "" is the start.
+func parsePartitionCursor(s string, partitions int) (int, string, error) {
+	if s == "" {
+		return 0, "", nil
+	}
+	text, ok := decodeCursor(s)
+	rest, isPart := strings.CutPrefix(text, "P")
+	idx, inner, found := strings.Cut(rest, ";")
+	i, err := strconv.Atoi(idx)
+	if !ok || !isPart || !found || err != nil || i < 0 || i >= partitions {
+		return 0, "", invalid("Cursor", "is not a cursor of this partitioned queue's pages")
+	}
+	return i, inner, nil
 }

@@ -1,43 +1,51 @@
-package worker
+package admin
 
 import (
 	"cmp"
 	"context"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Bounds of ListQuery.Limit.
+// Bounds of JobListParams.Limit.
 const (
+	// ListLimitDefault is the page size of Jobs when none is asked.
 	ListLimitDefault = 100
-	ListLimitMax     = 1000
+	// ListLimitMax is the most jobs a page of Jobs holds.
+	ListLimitMax = 1000
 )
 
 // maxErrorContains is the longest DeadFilter.ErrorContains, in bytes.
 const maxErrorContains = store.MaxErrorFilter
 
-// listCalls bounds the script calls of one List of dead jobs with an error
+// listCalls bounds the script calls of one Jobs of dead jobs with an error
 // filter, each of which examines up to 250 jobs (so that none holds Redis
 // for much more than a millisecond): 10,000 jobs a page at most.
 const listCalls = 40
 
-// ListQuery selects a page of a queue's jobs in one state.
-type ListQuery struct {
-	// State is the state listed: StateScheduled, StateReady, StateActive,
-	// StateDead or StateCompleted. Required.
-	State State
-	// Cursor is a previous JobPage.Next of the same state; "" starts at the
-	// beginning. A cursor of another state is refused.
+// JobListParams selects a page of a queue's jobs in one state (Jobs), for
+// tools that show jobs: the CLI, the HTTP API, the web UI.
+type JobListParams struct {
+	// Queue is the queue listed. Required.
+	Queue string
+	// State is the state listed: worker.StateScheduled, worker.StateReady,
+	// worker.StateActive, worker.StateDead or worker.StateCompleted. Required.
+	State worker.State
+	// Cursor is a previous JobPage.Next of the same queue and state; ""
+	// starts at the beginning. A cursor of another state is refused.
 	Cursor string
 	// Limit is the most jobs on the page, 1 to ListLimitMax. Default
 	// ListLimitDefault.
 	Limit int
-	// Dead filters the dead jobs; only with StateDead.
+	// Dead filters the dead jobs; only with worker.StateDead. The zero
+	// filter lists every dead job.
 	Dead DeadFilter
 }
 
-// DeadFilter selects dead jobs. The zero value selects every one.
+// DeadFilter selects dead jobs, for a listing (JobListParams.Dead) and a
+// triage (TriageParams.Filter). The zero value selects every one.
 type DeadFilter struct {
 	// ErrorContains keeps the jobs whose last error contains it, with ASCII
 	// letters compared without regard to case; "" = any. At most 256 bytes.
@@ -83,7 +91,7 @@ func (f DeadFilter) toStore() store.DeadFilter {
 	return out
 }
 
-// JobPage is one page of a List.
+// JobPage is one page of jobs (Jobs).
 type JobPage struct {
 	// Jobs are in the state listed, with what Get reads: RunAt for
 	// scheduled and ready jobs; LeaseUntil, StartedAt and Worker for active
@@ -91,7 +99,7 @@ type JobPage struct {
 	// Result and FinishedAt for completed ones. A
 	// job whose record cannot be read is listed with its ID, State and the
 	// reason in LastError, so that it can be seen (and, dead, purged).
-	Jobs []*Job
+	Jobs []*worker.Job
 	// Next is the cursor of the next page; "" when this page reached the
 	// end. A page can hold fewer jobs than the limit, none even, and still
 	// have a Next: when its records pass 16 MiB, and with an error filter
@@ -99,21 +107,21 @@ type JobPage struct {
 	Next string
 }
 
-// List reads a page of the jobs of queue in one state. Each call is
+// Jobs reads a page of the jobs of a queue in one state. Each call is
 // bounded, whatever the queue's size: it examines at most about Limit jobs
 // (at most 10,000 with a DeadFilter.ErrorContains, which loops until the
 // page is full or 40 script calls of 250 jobs have run) and reads at most 16 MiB of
 // records. Orders, and what a cursor promises:
 //
-//   - StateReady: the jobs due at or before the Redis clock's now, in the
+//   - worker.StateReady: the jobs due at or before the Redis clock's now, in the
 //     order a claim under strict priority takes them: high priority first,
 //     then normal, then low, each by run-at, then id.
-//   - StateScheduled: the jobs due later, by run-at, then id, across the
+//   - worker.StateScheduled: the jobs due later, by run-at, then id, across the
 //     priority levels.
-//   - StateActive: the running jobs, by lease deadline, then id.
-//   - StateDead: by time of death, then id (as Dead), filtered by Dead.
-//   - StateCompleted: the finished jobs the queue retains
-//     (QueueOptions.RetainCompleted), newest first: by finish time, then
+//   - worker.StateActive: the running jobs, by lease deadline, then id.
+//   - worker.StateDead: by time of death, then id, filtered by Dead.
+//   - worker.StateCompleted: the finished jobs the queue retains
+//     (worker.QueueOptions.RetainCompleted), newest first: by finish time, then
 //     id, both descending. A job that completes while the pages are read
 //     comes before the cursor and is not listed; one the leader trims
 //     meanwhile is not listed either.
@@ -130,29 +138,31 @@ type JobPage struct {
 // renewed after it was listed can be listed again (renewals move its
 // deadline later; no job is skipped by them).
 //
-// Bad arguments are a *ValidationError naming "State", "Limit", "Cursor"
+// Bad arguments are a *worker.ValidationError naming "Queue", "State",
+// "Limit", "Cursor"
 // (not a cursor of the same state's pages), "Dead" (a filter with another
 // state) or a field of Dead.
-func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, error) {
-	if err := ValidateQueueName(queue); err != nil {
+func (c *Client) Jobs(ctx context.Context, q JobListParams) (JobPage, error) {
+	queue := q.Queue
+	if err := worker.ValidateQueueName(queue); err != nil {
 		return JobPage{}, err
 	}
 	switch q.State {
-	case StateScheduled, StateReady, StateActive, StateDead, StateCompleted:
+	case worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted:
 	default:
-		return JobPage{}, invalid("State", "must be %q, %q, %q, %q or %q (got %q)", StateScheduled, StateReady, StateActive, StateDead, StateCompleted, q.State)
+		return JobPage{}, invalid("State", "must be %q, %q, %q, %q or %q (got %q)", worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted, q.State)
 	}
 	limit := cmp.Or(q.Limit, ListLimitDefault)
 	if limit < 1 || limit > ListLimitMax {
 		return JobPage{}, invalid("Limit", "must be 1 to %d, or 0 for %d (got %d)", ListLimitMax, ListLimitDefault, q.Limit)
 	}
-	if q.State != StateDead && !q.Dead.IsZero() {
+	if q.State != worker.StateDead && !q.Dead.IsZero() {
 		return JobPage{}, invalid("Dead", "filters dead jobs only (State %q)", q.State)
 	}
 	if err := q.Dead.validate("Dead"); err != nil {
 		return JobPage{}, err
 	}
-	parts, err := c.partitions(ctx, queue)
+	parts, err := c.core.Partitions(ctx, queue)
 	if err != nil {
 		return JobPage{}, err
 	}
@@ -189,36 +199,36 @@ func (c *Client) List(ctx context.Context, queue string, q ListQuery) (JobPage, 
 }
 
 // listPartition reads a page of one partition of queue (the queue itself
-// when it has one), as List describes.
-func (c *Client) listPartition(ctx context.Context, queue, partition string, q ListQuery, limit int) (JobPage, error) {
+// when it has one), as Jobs describes.
+func (c *Client) listPartition(ctx context.Context, queue, partition string, q JobListParams, limit int) (JobPage, error) {
 	cur, err := parseListCursor(q.State, q.Cursor)
 	if err != nil {
 		return JobPage{}, err
 	}
-	if q.State == StateDead {
+	if q.State == worker.StateDead {
 		return c.listDead(ctx, queue, partition, q.Dead, store.DeadCursor{DiedAt: cur.at, ID: cur.id}, limit)
 	}
 	what := store.ListActive
 	switch q.State {
-	case StateReady:
+	case worker.StateReady:
 		what = store.ListReady
-	case StateScheduled:
+	case worker.StateScheduled:
 		what = store.ListScheduled
-	case StateCompleted:
+	case worker.StateCompleted:
 		what = store.ListCompleted
 	}
-	page, err := c.st.List(ctx, partition, store.ListQuery{What: what, After: store.ListCursor{Level: cur.level, Score: cur.at, ID: cur.id}, Limit: limit})
+	page, err := c.core.St.List(ctx, partition, store.ListQuery{What: what, After: store.ListCursor{Level: cur.level, Score: cur.at, ID: cur.id}, Limit: limit})
 	if err != nil {
 		return JobPage{}, err
 	}
-	out := JobPage{Jobs: make([]*Job, len(page.Jobs))}
+	out := JobPage{Jobs: make([]*worker.Job, len(page.Jobs))}
 	for i := range page.Jobs {
 		lj := &page.Jobs[i]
 		job := listedJob(queue, q.State, &lj.Record, lj.Err)
 		switch q.State {
-		case StateActive:
+		case worker.StateActive:
 			job.LeaseUntil = lj.Score
-		case StateCompleted:
+		case worker.StateCompleted:
 			job.FinishedAt = lj.Score
 		default:
 			job.RunAt = lj.Score
@@ -235,10 +245,10 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q L
 // looping while an error filter leaves it short, within listCalls script
 // calls and 16 MiB of records.
 func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFilter, after store.DeadCursor, limit int) (JobPage, error) {
-	out := JobPage{Jobs: make([]*Job, 0, min(limit, ListLimitDefault))}
+	out := JobPage{Jobs: make([]*worker.Job, 0, min(limit, ListLimitDefault))}
 	bytes := 0
 	for range listCalls {
-		page, err := c.st.Dead(ctx, partition, store.DeadQuery{
+		page, err := c.core.St.Dead(ctx, partition, store.DeadQuery{
 			After: after, Limit: limit - len(out.Jobs), Filter: f.toStore(), MaxBytes: max(store.DeadPageBytes-bytes, 1),
 		})
 		if err != nil {
@@ -246,7 +256,7 @@ func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFi
 		}
 		for i := range page.Jobs {
 			dj := &page.Jobs[i]
-			job := listedJob(queue, StateDead, &dj.Record, dj.Err)
+			job := listedJob(queue, worker.StateDead, &dj.Record, dj.Err)
 			job.DiedAt = dj.DiedAt
 			bytes += len(job.Payload) + len(job.LastError)
 			out.Jobs = append(out.Jobs, job)
@@ -259,14 +269,14 @@ func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFi
 			break
 		}
 	}
-	out.Next = formatListCursor(StateDead, listCursor{at: after.DiedAt, id: after.ID})
+	out.Next = formatListCursor(worker.StateDead, listCursor{at: after.DiedAt, id: after.ID})
 	return out, nil
 }
 
 // listedJob returns the Job of a listed record in state; err, when set,
 // says why the record could not be read.
-func listedJob(queue string, state State, r *store.Record, err error) *Job {
-	job := jobFromRecord(queue, r)
+func listedJob(queue string, state worker.State, r *store.Record, err error) *worker.Job {
+	job := jobOf(queue, r)
 	job.State = state
 	if err != nil {
 		job.LastError = err.Error()

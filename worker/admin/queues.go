@@ -1,13 +1,16 @@
-package worker
+package admin
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seed-53d105c9/courier/worker"
 )
 
-// QueuePage is a page of the known queue names (Client.QueuesPage).
+// QueuePage is a page of the known queue names (Client.Queues).
 type QueuePage struct {
 	// Names are sorted within the page; pages come in the order of the
 	// set of queues, not by name.
@@ -16,10 +19,9 @@ type QueuePage struct {
 	Next string
 }
 
-// Bounds of Client.QueuesPage.
+// Bounds of QueueListParams.Limit.
 const (
-	// QueuesPerPageDefault is the page size the HTTP API and the web UI
-	// ask for when none is given.
+	// QueuesPerPageDefault is the page size of Queues when none is asked.
 	QueuesPerPageDefault = 100
 	// QueuesPerPageMax is the most queues a page holds.
 	QueuesPerPageMax = 100
@@ -29,40 +31,56 @@ const (
 	scansPerPage = 8
 )
 
-// QueuesPage returns a page of at most limit (1 to QueuesPerPageMax) of
-// the known queue names (Queues), from cursor ("" for the first page), so
-// that a listing costs the same at 40,000 queues as at 40: for tools that
-// list queues (the HTTP API, the web UI). With only (the queues a caller
-// is limited to, sorted), the page holds those of them that exist, by
-// name, in one SMISMEMBER; otherwise any queue, in the set's order, in at
-// most 8 SSCAN calls of about limit names each (SSCAN's promise: a queue
-// that exists for the whole listing is on a page, at least once). A limit
-// out of range or a cursor no page of this listing gave is a
-// *ValidationError naming "Limit" or "Cursor".
-func (c *Client) QueuesPage(ctx context.Context, only []string, cursor string, limit int) (QueuePage, error) {
+// QueueListParams selects a page of the known queues (Client.Queues),
+// for tools that list queues: the CLI, the HTTP API, the web UI.
+type QueueListParams struct {
+	// Only, when not nil, limits the listing to these queues (sorted: the
+	// queues a caller is limited to): the page holds those of them that
+	// exist, by name. Nil lists every known queue.
+	Only []string
+	// Cursor is a previous QueuePage.Next of the same listing; "" starts
+	// at the first page.
+	Cursor string
+	// Limit is the most queues on the page, 1 to QueuesPerPageMax. Default
+	// QueuesPerPageDefault.
+	Limit int
+}
+
+// Queues returns a page of the known queue names: the queues that were
+// ever enqueued to or served (rediskeys.QueuesKey), a page at a time, so
+// that a listing costs the same at 40,000 queues as at 40. With p.Only,
+// the page holds those of them that exist, by name, in one SMISMEMBER;
+// otherwise any queue, in the set's order, in at most 8 SSCAN calls of
+// about Limit names each (SSCAN's promise: a queue that exists for the
+// whole listing is on a page, at least once). A limit out of range or a
+// cursor no page of this listing gave is a *worker.ValidationError naming
+// "Limit" or "Cursor".
+func (c *Client) Queues(ctx context.Context, p QueueListParams) (QueuePage, error) {
+	limit := cmp.Or(p.Limit, QueuesPerPageDefault)
 	if limit < 1 || limit > QueuesPerPageMax {
-		return QueuePage{}, invalid("Limit", "must be 1 to %d (got %d)", QueuesPerPageMax, limit)
+		return QueuePage{}, invalid("Limit", "must be 1 to %d, or 0 for %d (got %d)", QueuesPerPageMax, QueuesPerPageDefault, p.Limit)
 	}
-	own, scan, after, err := parseQueueCursor(cursor)
+	own, scan, after, err := parseQueueCursor(p.Cursor)
 	switch {
 	case err != nil:
 		return QueuePage{}, err
-	case cursor != "" && own != (only != nil):
+	case p.Cursor != "" && own != (p.Only != nil):
 		return QueuePage{}, badQueueCursor()
-	case only != nil:
-		return c.queuesOf(ctx, only, after, limit)
+	case p.Only != nil:
+		return c.queuesOf(ctx, p.Only, after, limit)
 	}
 	return c.scanQueues(ctx, scan, after, limit)
 }
 
 // QueuesKnown reports, for each name, whether it is a known queue
-// (Queues): one SMISMEMBER.
+// (listed by Queues): one SMISMEMBER.
 func (c *Client) QueuesKnown(ctx context.Context, names ...string) ([]bool, error) {
-	return c.st.QueuesKnown(ctx, names...)
+	return c.core.St.QueuesKnown(ctx, names...)
 }
 
-// QueueCount returns how many queues are known (Queues): one SCARD.
-func (c *Client) QueueCount(ctx context.Context) (int64, error) { return c.st.QueueCount(ctx) }
+// QueueCount returns how many queues are known (listed by Queues): one
+// SCARD.
+func (c *Client) QueueCount(ctx context.Context) (int64, error) { return c.core.St.QueueCount(ctx) }
 
 // queuesOf pages through the sorted names only, after the name after,
 // keeping those that are known.
@@ -79,7 +97,7 @@ func (c *Client) queuesOf(ctx context.Context, only []string, after string, limi
 	if len(names) == 0 {
 		return page, nil
 	}
-	known, err := c.st.QueuesKnown(ctx, names...)
+	known, err := c.core.St.QueuesKnown(ctx, names...)
 	if err != nil {
 		return QueuePage{}, err
 	}
@@ -96,7 +114,7 @@ func (c *Client) queuesOf(ctx context.Context, only []string, after string, limi
 func (c *Client) scanQueues(ctx context.Context, cur uint64, after string, limit int) (QueuePage, error) {
 	var page QueuePage
 	for range scansPerPage {
-		names, next, err := c.st.ScanQueues(ctx, cur, limit)
+		names, next, err := c.core.St.ScanQueues(ctx, cur, limit)
 		if err != nil {
 			return QueuePage{}, err
 		}
@@ -165,7 +183,7 @@ func parseQueueCursor(s string) (own bool, scan uint64, after string, err error)
 		}
 		after = name
 	}
-	if after != "" && ValidateQueueName(after) != nil {
+	if after != "" && worker.ValidateQueueName(after) != nil {
 		return false, 0, "", badQueueCursor()
 	}
 	return own, scan, after, nil

@@ -1,4 +1,4 @@
-package worker
+package admin
 
 import (
 	"context"
@@ -7,52 +7,53 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// ErrQueueInUse is the error of Client.ForgetQueue refusing to forget a
-// queue that something still holds; the error says what.
+// ErrQueueInUse is the error of Client.Forget refusing to forget a queue
+// that something still holds; the error says what.
 var ErrQueueInUse = errors.New("queue in use")
 
-// forgetTries is how many times ForgetQueue checks and forgets when the
+// forgetTries is how many times Forget checks and forgets when the
 // queue changes between its look and the script's own check.
 const forgetTries = 3
 
-// ForgetQueue removes a queue an operator retired: its leftover keys are
-// deleted and its name leaves the set of known queues (QueuesKey), so
-// Queues no longer lists it. A Daemon's leader does the same on a timer for
-// every unused queue; ForgetQueue does it now, for one queue, by the same
-// rule and the same script.
+// Forget removes a queue an operator retired: its leftover keys are
+// deleted and its name leaves the set of known queues
+// (rediskeys.QueuesKey), so Queues no longer lists it. A Daemon's leader
+// does the same on a timer for every unused queue; Forget does it now, for
+// one queue, by the same rule and the same script.
 //
-// The rule: a queue is in use, and ForgetQueue refuses with an error
+// The rule: a queue is in use, and Forget refuses with an error
 // wrapping ErrQueueInUse that says what holds it, while
 //   - it holds a job in any state: scheduled, ready, active or dead
-//     (purge the dead set first: Client.PurgeAll). Completed jobs
-//     (QueueOptions.RetainCompleted) do not hold it: they are deleted with
+//     (purge the dead set first: Triage with TriagePurge). Completed jobs
+//     (worker.QueueOptions.RetainCompleted) do not hold it: they are deleted with
 //     the rest, since only a leader of the queue trims them;
 //   - a live process serves it (a Daemon with a handler for it: stop it or
 //     remove the handler first), or its leader lock is still held (the last process releases it when
-//     it stops; it lapses within Config.LeaderLease of a crash);
+//     it stops; it lapses within worker.Config.LeaderLease of a crash);
 //   - it is paused (Resume it: a pause is an operator's decision that a
 //     forget must not undo);
 //   - it remembers unique keys or retained ids whose window has not ended
-//     (JobSpec.UniqueFor, QueueOptions.IDRetention), or the last fire times
+//     (worker.JobSpec.UniqueFor, worker.QueueOptions.IDRetention), or the last fire times
 //     of periodic schedules: only a leader of the queue forgets those (when
 //     their window ends, and 7 days after a schedule left the configuration),
 //     so a retired queue keeps them until a Daemon serves it again or an
-//     operator deletes the key (<prefix>:{<queue>}:unique, one of QueueKeys,
-//     and <prefix>:{<queue>}:periodic).
+//     operator deletes the key (<prefix>:{<queue>}:unique,
+//     rediskeys.Queue.Unique, and <prefix>:{<queue>}:periodic).
 //
 // The check and the deletion are one script call, so a job enqueued
 // meanwhile is never touched. A producer that enqueues to the queue just
-// after it was forgotten gets it listed again when its Client records the
-// queue name next (within a minute). Forgetting a queue that is not known
-// is no error.
-func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
-	if err := ValidateQueueName(queue); err != nil {
+// after it was forgotten gets it listed again when its worker.Client
+// records the queue name next (within a minute; at its next Enqueue for
+// this Client). Forgetting a queue that is not known is no error.
+func (c *Client) Forget(ctx context.Context, queue string) error {
+	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
 	}
-	parts, err := c.partitions(ctx, queue)
+	parts, err := c.core.Partitions(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 	parts = append(slices.Clone(parts[1:]), parts[0])
 	for range forgetTries {
 		for _, p := range parts {
-			use, err := c.st.QueueUse(ctx, p)
+			use, err := c.core.St.QueueUse(ctx, p)
 			if err != nil {
 				return err
 			}
@@ -74,16 +75,17 @@ func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
 		}
 		all := true
 		for _, p := range parts {
-			ok, err := c.st.ForgetQueue(ctx, p)
+			ok, err := c.core.St.ForgetQueue(ctx, p)
 			if err != nil {
 				return err
 			}
 			all = all && ok
 		}
 		if all {
-			// Record the name again at this Client's next enqueue to it.
-			c.known.Delete(queue)
-			c.layer.Forget(queue)
+			// Record the name again at this Client's next enqueue to it,
+			// routed by the layout of the queue as it is then.
+			c.core.Layer.Forget(queue)
+			c.renewProducer()
 			return nil
 		}
 		// Something arrived between the look and the script: look again.
