@@ -24,7 +24,7 @@ import (
 
 // aclScriptCases names, for every script of the catalog
 // (worker/internal/script's All), the step of TestMinimalACLEveryScript
-// that runs it under the README's ACL user. A script added to the catalog
+// that runs it under the ACL user of docs/security.md. A script added to the catalog
 // fails that test until it has a case here, and a step that runs it.
 var aclScriptCases = map[string]string{
 	"enqueue":      "Client.Enqueue",
@@ -54,7 +54,7 @@ var aclScriptCases = map[string]string{
 	"lock_release": "the leaders step down at the daemon's stop",
 }
 
-// aclCommands returns the commands the README's ACL line allows (+name,
+// aclCommands returns the commands the ACL line of docs/security.md allows (+name,
 // lower case; a subcommand as name|sub).
 func aclCommands(t *testing.T) map[string]bool {
 	t.Helper()
@@ -68,7 +68,7 @@ func aclCommands(t *testing.T) map[string]bool {
 }
 
 // TestACLAllowsEveryScriptCommand: every command a script of lua/ may call,
-// in any branch, is one the README's ACL line allows (issue 29, item 10:
+// in any branch, is one the ACL line of docs/security.md allows (issue 29, item 10:
 // forget.lua's HLEN and UNLINK were not). The runtime test below cannot
 // reach every branch; this one reads them all.
 func TestACLAllowsEveryScriptCommand(t *testing.T) {
@@ -86,7 +86,7 @@ func TestACLAllowsEveryScriptCommand(t *testing.T) {
 		}
 		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
 			if cmd := strings.ToLower(m[1]); !allowed[cmd] {
-				t.Errorf("%s calls %s, which the README's ACL line does not allow (+%s)", filepath.Base(f), m[1], cmd)
+				t.Errorf("%s calls %s, which the ACL line of docs/security.md does not allow (+%s)", filepath.Base(f), m[1], cmd)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func TestACLAllowsEveryScriptCommand(t *testing.T) {
 
 // TestMinimalACLEveryScript runs every script of the catalog through the
 // library's real calls (a Daemon and a Client in this process) as the
-// README's minimal Redis user, on a single Redis and on a Cluster: each
+// minimal Redis user of docs/security.md, on a single Redis and on a Cluster: each
 // script must have run (courier_redis_script_seconds), none may have
 // failed (courier_redis_errors_total), and Redis must have refused nothing
 // (an empty ACL LOG). aclScriptCases says which step runs which script.
@@ -226,7 +226,7 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 			t.Errorf("script %s never ran (its step: %s)", name, step)
 		}
 		if n := testkit.Metric(t, reg, "courier_redis_errors_total", "op", name); n > 0 {
-			t.Errorf("script %s failed %v time(s) as the README's ACL user", name, n)
+			t.Errorf("script %s failed %v time(s) as the ACL user of docs/security.md", name, n)
 		}
 	}
 	for name := range aclScriptCases {
@@ -240,7 +240,7 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 			t.Fatal(err)
 		}
 		if list, _ := entries.([]any); len(list) > 0 {
-			t.Errorf("Redis at %s refused the README's ACL user %d time(s): %v", n.Addr, len(list), list)
+			t.Errorf("Redis at %s refused the ACL user of docs/security.md %d time(s): %v", n.Addr, len(list), list)
 		}
 	}
 }

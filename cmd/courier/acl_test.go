@@ -19,18 +19,18 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 )
 
-// readmeACL returns the ACL SETUSER line of the README's "Security"
-// section, with its key and channel patterns moved to prefix and its
-// password set to password: the test holds the README to its word.
+// readmeACL returns the ACL SETUSER line of docs/security.md ("A minimal
+// Redis user"), with its key and channel patterns moved to prefix and its
+// password set to password: the test holds the documentation to its word.
 func readmeACL(t *testing.T, prefix, password string) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := regexp.MustCompile(`(?m)^[ \t]*ACL SETUSER courier .*$`).Find(readme)
 	if line == nil {
-		t.Fatal("README.md has no line starting with \"ACL SETUSER courier \"")
+		t.Fatal("docs/security.md has no line starting with \"ACL SETUSER courier \"")
 	}
 	acl := strings.NewReplacer(
 		"~courier:*", "~"+prefix+":*",
@@ -41,7 +41,7 @@ func readmeACL(t *testing.T, prefix, password string) []string {
 	return strings.Fields(acl)
 }
 
-// TestMinimalACL runs the whole workflow as the README's minimal Redis user
+// TestMinimalACL runs the whole workflow as the minimal Redis user of docs/security.md
 // — two daemons (a leader and a follower waiting on the lock's channel),
 // webhook deliveries, a failure into the dead set, periodic jobs, a rate
 // limit, enqueue by CLI and API, inspect, dead list, requeue and purge, a
@@ -182,7 +182,7 @@ queues:
 			t.Fatal(err)
 		}
 		if list, _ := entries.([]any); len(list) > 0 {
-			t.Errorf("Redis at %s refused the README's ACL user %d time(s): %v", n.Addr, len(list), list)
+			t.Errorf("Redis at %s refused the ACL user of docs/security.md %d time(s): %v", n.Addr, len(list), list)
 		}
 	}
 }

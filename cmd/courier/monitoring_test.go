@@ -34,8 +34,8 @@ const (
 	alertsFile      = "../../configs/alerts.yml"
 	alertsTestFile  = "../../configs/alerts_test.yml"
 	prometheusFile  = "../../configs/prometheus.yml"
-	readmeFile      = "../../README.md"
-	runbookURLStart = "https://github.com/seed-53d105c9/courier/blob/main/README.md#"
+	runbookFile     = "../../docs/monitoring.md"
+	runbookURLStart = "https://github.com/seed-53d105c9/courier/blob/main/docs/monitoring.md#"
 )
 
 // TestAlertRulesCheck: promtool accepts the rules, and their unit tests in
@@ -89,7 +89,7 @@ func readYAML(t *testing.T, path string, v any) {
 }
 
 // TestAlertRulesDocumented: every alert has a for, a severity, a summary, a
-// description naming what it is about, a runbook_url whose README.md
+// description naming what it is about, a runbook_url whose docs/monitoring.md
 // paragraph exists, and unit tests that see it fire and stay quiet.
 func TestAlertRulesDocumented(t *testing.T) {
 	t.Parallel()
@@ -97,7 +97,7 @@ func TestAlertRulesDocumented(t *testing.T) {
 	readYAML(t, alertsFile, &rules)
 	var tests ruleTests
 	readYAML(t, alertsTestFile, &tests)
-	readme, err := os.ReadFile(readmeFile)
+	readme, err := os.ReadFile(runbookFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestAlertRulesDocumented(t *testing.T) {
 				t.Errorf("%s: runbook_url %q, want %q", r.Alert, u, want)
 			}
 			if !strings.Contains(string(readme), "\n### "+r.Alert+"\n") {
-				t.Errorf("%s: README.md has no runbook paragraph (### %s) for the runbook_url to point at", r.Alert, r.Alert)
+				t.Errorf("%s: docs/monitoring.md has no runbook paragraph (### %s) for the runbook_url to point at", r.Alert, r.Alert)
 			}
 			if !fires[r.Alert] || !quiet[r.Alert] {
 				t.Errorf("%s: %s needs a test case where it fires and one where it does not (fires %t, quiet %t)",
