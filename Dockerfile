@@ -14,7 +14,9 @@ ARG BUILDER_IMAGE=golang:1.26-bookworm
 ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
 FROM ${BUILDER_IMAGE} AS build
-ARG VERSION=dev
+# REVISION is stamped beside the release number (worker.Version), as make
+# build does: `courier version` prints "courier 0.1.0 (REVISION) ...".
+ARG REVISION=dev
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local
 WORKDIR /src
 COPY . .
@@ -31,7 +33,7 @@ COPY . .
 WORKDIR /src/cmd
 RUN if [ -d vendor ]; then mod=vendor; else mod=readonly; fi \
  && mkdir -p /out/etc/courier \
- && go build -mod="$mod" -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/courier ./courier \
+ && go build -mod="$mod" -trimpath -tags grpcnotrace -ldflags "-s -w -X main.revision=${REVISION}" -o /out/courier ./courier \
  && printf '%s\n' \
 	'# Base configuration of the courier image; see configs/courier.yaml for every key.' \
 	'# Add queues with a file mounted over this one or with environment variables' \
@@ -42,8 +44,10 @@ RUN if [ -d vendor ]; then mod=vendor; else mod=readonly; fi \
  && /out/courier version
 
 FROM ${RUNTIME_IMAGE}
-ARG VERSION=dev
-ARG REVISION=unknown
+# VERSION, the release, only labels the image (.ci/image passes
+# worker.Version); the binary knows its own.
+ARG VERSION=unknown
+ARG REVISION=dev
 LABEL org.opencontainers.image.title="courier" \
       org.opencontainers.image.description="Courier: a Redis-backed job daemon" \
       org.opencontainers.image.source="https://github.com/seed-53d105c9/courier" \

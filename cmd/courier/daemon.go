@@ -157,7 +157,7 @@ func newMetricsRegistry() *prometheus.Registry {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "courier_build_info",
 			Help:        "Always 1; the labels say which build of courier runs.",
-			ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+			ConstLabels: prometheus.Labels{"version": worker.Version, "revision": revision, "goversion": runtime.Version()},
 		}, func() float64 { return 1 }),
 	)
 	return reg

@@ -29,9 +29,6 @@ import (
 	"syscall"
 )
 
-// version is stamped at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // streams are a command's standard input and outputs, and the console
 // through which the process's own notices (signals, the error it ends
 // with) follow the log format a daemon command chose.

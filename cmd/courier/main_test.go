@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -60,21 +59,6 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 	code, _, stderr = runCLI(t, t.Context(), "bench", "--nope")
 	if code != exitUsage || len(lines(stderr)) != 2 || strings.Contains(stderr, "Usage:") {
 		t.Errorf("bench: exit %d, stderr %q; want 2, the problem and the hint", code, stderr)
-	}
-}
-
-func TestVersion(t *testing.T) {
-	t.Parallel()
-	for _, args := range [][]string{{"version"}, {"--version"}} {
-		code, stdout, _ := runCLI(t, t.Context(), args...)
-		if code != 0 || !strings.HasPrefix(stdout, "courier dev go1.") {
-			t.Errorf("%v: exit %d, stdout %q", args, code, stdout)
-		}
-	}
-	code, stdout, _ := runCLI(t, t.Context(), "version", "--json")
-	v := decodeJSON[map[string]string](t, stdout)
-	if code != 0 || v["version"] != "dev" || v["go"] != runtime.Version() || v["os"] != runtime.GOOS || v["arch"] != runtime.GOARCH || len(v) != 4 {
-		t.Errorf("version --json: exit %d, %s", code, stdout)
 	}
 }
 
