@@ -29,9 +29,11 @@ type JobSpec struct {
 	// RunAt schedules the job at a moment; a moment in the past means now.
 	// Set Delay or RunAt, not both.
 	RunAt time.Time
-	// MaxAttempts limits the job's attempts; 0 means the queue's default.
+	// MaxAttempts limits the job's attempts, 1 to MaxAttemptsLimit
+	// (1,000); 0 means the queue's default.
 	MaxAttempts int
-	// Timeout limits each attempt's run time; 0 means the queue's default.
+	// Timeout limits each attempt's run time, 1ms to TimeoutLimit (168h);
+	// 0 means the queue's default.
 	Timeout time.Duration
 	// Priority orders the queue's due jobs: higher first (see Priority).
 	// The zero value is PriorityNormal.

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -10,6 +11,69 @@ const (
 	MaxQueueNameLen = 128
 	MaxIDLen        = 256
 )
+
+// Limits on a job's own settings (JobSpec), the same for every producer:
+// the Go Client, courier enqueue and the HTTP API.
+const (
+	// MaxAttemptsLimit is the largest JobSpec.MaxAttempts.
+	MaxAttemptsLimit = 1000
+	// TimeoutLimit is the longest JobSpec.Timeout.
+	TimeoutLimit = 7 * 24 * time.Hour
+)
+
+// validateSpec checks a job against every rule of a job: the one place
+// they are written. EnqueueMany calls it for each spec before it writes
+// anything; courier enqueue and the HTTP API hand their jobs to
+// EnqueueMany and only map the field of its *ValidationError to their
+// own names. maxPayload and horizon are the Client's
+// Config.MaxPayloadBytes and Config.MaxScheduleAhead.
+func validateSpec(spec *JobSpec, maxPayload int, horizon time.Duration, now time.Time) error {
+	if err := ValidateQueueName(spec.Queue); err != nil {
+		return err
+	}
+	if spec.ID != "" {
+		if err := ValidateID(spec.ID); err != nil {
+			return err
+		}
+	}
+	if err := validateSchedule(spec, maxPayload, horizon, now); err != nil {
+		return err
+	}
+	if err := spec.Priority.validate(); err != nil {
+		return err
+	}
+	if err := validateUnique(spec); err != nil {
+		return err
+	}
+	if err := spec.Durability.validate("Durability"); err != nil {
+		return err
+	}
+	return validateHeaders(spec.Headers)
+}
+
+// validateSchedule checks a job's payload, when it runs and how often and
+// how long it may.
+func validateSchedule(spec *JobSpec, maxPayload int, horizon time.Duration, now time.Time) error {
+	switch {
+	case len(spec.Payload) > maxPayload:
+		return invalid("Payload", "is %d bytes; the limit is %d", len(spec.Payload), maxPayload)
+	case spec.Delay < 0:
+		return invalid("Delay", "must not be negative (got %s)", spec.Delay)
+	case spec.Delay > horizon:
+		return invalid("Delay", "%s is beyond the scheduling horizon of %s", spec.Delay, horizon)
+	case !spec.RunAt.IsZero() && spec.Delay != 0:
+		return invalid("RunAt", "set delay or run_at, not both")
+	case !spec.RunAt.IsZero() && spec.RunAt.UnixMilli() < 0:
+		return invalid("RunAt", "%s is before 1970", spec.RunAt.Format(time.RFC3339))
+	case spec.RunAt.After(now.Add(horizon)):
+		return invalid("RunAt", "%s is beyond the scheduling horizon of %s", spec.RunAt.Format(time.RFC3339), horizon)
+	case spec.MaxAttempts < 0 || spec.MaxAttempts > MaxAttemptsLimit:
+		return invalid("MaxAttempts", "must be 1 to %d, or 0 for the queue's default (got %d)", MaxAttemptsLimit, spec.MaxAttempts)
+	case spec.Timeout < 0 || spec.Timeout > TimeoutLimit || spec.Timeout > 0 && spec.Timeout < time.Millisecond:
+		return invalid("Timeout", "must be 1ms to %s, or 0 for the queue's default (got %s)", TimeoutLimit, spec.Timeout)
+	}
+	return nil
+}
 
 // ValidateQueueName checks a queue name: 1 to 128 characters from
 // [A-Za-z0-9._-]. Braces, colons, spaces and control characters are refused,

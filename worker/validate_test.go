@@ -312,6 +312,8 @@ func TestClientNewJobInvalid(t *testing.T) {
 		{"run_at beyond a set horizon", Config{MaxScheduleAhead: time.Minute}, JobSpec{Queue: "q", RunAt: newJobTestNow.Add(time.Hour)}, "RunAt", []string{"horizon"}},
 		{"run_at before 1970", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(-1)}, "RunAt", []string{"1970"}},
 		{"negative max attempts", Config{}, JobSpec{Queue: "q", MaxAttempts: -1}, "MaxAttempts", []string{"-1"}},
+		{"max attempts over the limit", Config{}, JobSpec{Queue: "q", MaxAttempts: MaxAttemptsLimit + 1}, "MaxAttempts", []string{"1 to 1000", "1001"}},
+		{"timeout over the limit", Config{}, JobSpec{Queue: "q", Timeout: TimeoutLimit + time.Millisecond}, "Timeout", []string{"168h0m0s", "168h0m0.001s"}},
 		{"negative timeout", Config{}, JobSpec{Queue: "q", Timeout: -time.Millisecond}, "Timeout", []string{"-1ms"}},
 		{"timeout below 1ms", Config{}, JobSpec{Queue: "q", Timeout: 500 * time.Microsecond}, "Timeout", []string{"1ms", "500µs"}},
 		{"timeout 1ns", Config{}, JobSpec{Queue: "q", Timeout: 1}, "Timeout", []string{"1ms"}},
@@ -358,6 +360,8 @@ func TestClientNewJobValid(t *testing.T) {
 		{"run_at at the epoch", Config{}, JobSpec{Queue: "q", RunAt: time.UnixMilli(0)}},
 		{"max attempts 1", Config{}, JobSpec{Queue: "q", MaxAttempts: 1}},
 		{"timeout 1ms", Config{}, JobSpec{Queue: "q", Timeout: time.Millisecond}},
+		{"max attempts at the limit", Config{}, JobSpec{Queue: "q", MaxAttempts: MaxAttemptsLimit}},
+		{"timeout at the limit", Config{}, JobSpec{Queue: "q", Timeout: TimeoutLimit}},
 		{"everything", Config{}, JobSpec{Queue: "billing.v2", ID: "inv-1", Payload: []byte("{}"), RunAt: newJobTestNow.Add(time.Minute), MaxAttempts: 3, Timeout: time.Minute}},
 	}
 	for _, tt := range tests {
