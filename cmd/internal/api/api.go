@@ -14,34 +14,19 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
-// Backend is what the API needs of a producer client; *worker.Client is
-// one.
-type Backend interface {
-	EnqueueMany(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error)
-	Get(ctx context.Context, queue, id string) (*worker.Job, error)
-	Cancel(ctx context.Context, queue, id string) error
-	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	// The set of known queues, read a page at a time.
-	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (worker.QueuePage, error)
-	QueuesKnown(ctx context.Context, names ...string) ([]bool, error)
+// QueueCounter counts the known queues: the one read the API needs
+// beyond admin.Operator, for the cap on the queues producers create
+// (Options.MaxQueues), which no operator's verb answers. *admin.Client is
+// one; with MaxQueues set, a backend that is not one fails the enqueues
+// the cap checks (500, logged).
+type QueueCounter interface {
 	QueueCount(ctx context.Context) (int64, error)
-	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
-	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
-	RequeueAll(ctx context.Context, queue string) (int, error)
-	Purge(ctx context.Context, queue string, ids ...string) (int, error)
-	PurgeAll(ctx context.Context, queue string) (int, error)
-	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
-	Pause(ctx context.Context, queue string) error
-	Resume(ctx context.Context, queue string) error
-	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
-	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-	ForgetQueue(ctx context.Context, queue string) error
 }
 
-var _ Backend = (*worker.Client)(nil)
+var _ QueueCounter = (*admin.Client)(nil)
 
 // Role is what a token may do.
 type Role string
@@ -68,9 +53,10 @@ type Token struct {
 // Options configure the API. Backend and one of Tokens or InsecureNoAuth
 // are required.
 type Options struct {
-	// Backend returns the client the API works through, or nil while there
-	// is none yet (Redis not reached): requests then get 503.
-	Backend func() Backend
+	// Backend returns the operator the API serves (each route is a verb
+	// of admin.Operator; the daemon's is an *admin.Client), or nil while
+	// there is none yet (Redis not reached): requests then get 503.
+	Backend func() admin.Operator
 	// Tokens are the accepted bearer tokens.
 	Tokens []Token
 	// InsecureNoAuth serves every route to anyone, as an admin. It is
@@ -264,7 +250,7 @@ type call struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	ident   identity
-	backend Backend
+	backend admin.Operator
 	now     time.Time
 }
 
@@ -283,12 +269,8 @@ func (h *Handler) table() []route {
 		{method: http.MethodDelete, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.forgetQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/resume", role: RoleAdmin, serve: h.resumeQueue},
-		{method: http.MethodGet, path: "/v1/queues/{queue}/dead", role: RoleAdmin, params: true, serve: h.listDead},
-		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.triage(wire.ActionRequeue)},
-		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/purge", role: RoleAdmin, serve: h.triage(wire.ActionPurge)},
-		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead", role: RoleAdmin, serve: h.purgeAllDead},
-		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/{id}/requeue", role: RoleAdmin, serve: h.requeueDead},
-		{method: http.MethodDelete, path: "/v1/queues/{queue}/dead/{id}", role: RoleAdmin, serve: h.purgeDead},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.triage(admin.TriageRequeue)},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/purge", role: RoleAdmin, serve: h.triage(admin.TriagePurge)},
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestEnqueueAndGet(t *testing.T) {
@@ -260,7 +261,7 @@ func TestCancel(t *testing.T) {
 		}
 	}
 
-	b.want(b.do("POST", "/v1/queues/busy/dead/running/requeue", adminSecret, ""), 200)
+	b.want(b.do("POST", "/v1/queues/busy/dead/requeue", adminSecret, `{"ids": ["running"]}`), 200)
 	select {
 	case j := <-started:
 		if j.Attempt != 1 || j.LastError != "cancelled" {
@@ -328,17 +329,17 @@ func TestQueues(t *testing.T) {
 }
 
 // failingFleet is a backend whose fleet lookups fail.
-type failingFleet struct{ *worker.Client }
+type failingFleet struct{ *admin.Client }
 
-func (failingFleet) Fleet(context.Context, string) (worker.Fleet, error) {
-	return worker.Fleet{}, errors.New("fleet lookup exploded")
+func (failingFleet) Fleet(context.Context, string) (admin.Fleet, error) {
+	return admin.Fleet{}, errors.New("fleet lookup exploded")
 }
 
 func TestQueuesFleetError(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return failingFleet{backend().(*worker.Client)} }
+		o.Backend = func() admin.Operator { return failingFleet{backend().(*admin.Client)} }
 	})
 	r := b.want(b.do("GET", "/v1/queues/q", adminSecret, ""), 500)
 	if e := r.apiErr(t); e.Code != wire.CodeInternal || strings.Contains(e.Message, "exploded") {
@@ -349,6 +350,9 @@ func TestQueuesFleetError(t *testing.T) {
 	}
 }
 
+// TestDead: the dead set is one list (GET …/jobs?state=dead) and one
+// triage (POST …/dead/requeue and …/dead/purge, by ids or by filter); the
+// routes that duplicated them are gone.
 func TestDead(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -357,7 +361,7 @@ func TestDead(t *testing.T) {
 	var ids []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		path := "/v1/queues/q/dead?limit=3"
+		path := "/v1/queues/q/jobs?state=dead&limit=3"
 		if cursor != "" {
 			path += "&cursor=" + cursor
 		}
@@ -385,43 +389,54 @@ func TestDead(t *testing.T) {
 		t.Errorf("listed %v, want each dead job once", ids)
 	}
 
-	r := b.want(b.do("POST", "/v1/queues/q/dead/d1/requeue", adminSecret, ""), 200)
-	var rq requeued
-	if r.json(t, &rq); rq.Requeued != 1 {
-		t.Errorf("requeue one: %s", r.body)
+	triage := func(action, queue, body string, matched, changed int) {
+		t.Helper()
+		r := b.want(b.do("POST", "/v1/queues/"+queue+"/dead/"+action, adminSecret, body), 200)
+		var tr wire.Triage
+		if r.json(t, &tr); string(tr.Action) != action || tr.Matched != matched || tr.Changed != changed || tr.NextCursor != nil {
+			t.Errorf("%s %s: %s, want matched %d, changed %d", action, body, r.body, matched, changed)
+		}
 	}
+	triage("requeue", "q", `{"ids": ["d1"]}`, 1, 1)
 	if j, err := b.client.Get(t.Context(), "q", "d1"); err != nil || j.State != worker.StateReady || j.Attempt != 0 {
 		t.Errorf("requeued job: %+v %v", j, err)
 	}
-	b.want(b.do("POST", "/v1/queues/q/dead/d1/requeue", adminSecret, ""), 404) // not dead any more
+	triage("requeue", "q", `{"ids": ["d1"]}`, 0, 0) // not dead any more
 
-	b.want(b.do("DELETE", "/v1/queues/q/dead/d2", adminSecret, ""), 204)
+	triage("purge", "q", `{"ids": ["d2"]}`, 1, 1)
 	b.want(b.do("GET", "/v1/queues/q/jobs/d2", adminSecret, ""), 404)
-	b.want(b.do("DELETE", "/v1/queues/q/dead/d1", adminSecret, ""), 404) // d1 is due: never purged
+	triage("purge", "q", `{"ids": ["d1"]}`, 0, 0) // d1 is due: never purged
 	if _, err := b.client.Get(t.Context(), "q", "d1"); err != nil {
 		t.Errorf("purge deleted a job that was not dead: %v", err)
 	}
 
 	// Without a body: every dead job.
-	r = b.want(b.do("POST", "/v1/queues/q/dead/requeue", adminSecret, ""), 200)
-	var tr wire.Triage
-	if r.json(t, &tr); tr.Action != "requeue" || tr.Matched != 2 || tr.Changed != 2 || tr.NextCursor != nil {
-		t.Errorf("requeue all: %s", r.body)
-	}
+	triage("requeue", "q", "", 2, 2)
 	b.kill("q2", "e1", "e2")
-	r = b.want(b.do("DELETE", "/v1/queues/q2/dead", adminSecret, ""), 200)
-	var pg purged
-	if r.json(t, &pg); pg.Purged != 2 {
-		t.Errorf("purge all: %s", r.body)
-	}
+	triage("purge", "q2", "", 2, 2)
 	if s, _ := b.client.Stats(t.Context(), "q2"); s.Dead != 0 {
 		t.Errorf("after purge all: %+v", s)
+	}
+
+	// The dead set's other entry points are gone.
+	b.kill("q3", "f1")
+	for _, route := range [][2]string{
+		{"GET", "/v1/queues/q3/dead"}, {"DELETE", "/v1/queues/q3/dead"},
+		{"POST", "/v1/queues/q3/dead/f1/requeue"}, {"DELETE", "/v1/queues/q3/dead/f1"},
+	} {
+		r := b.want(b.do(route[0], route[1], adminSecret, ""), 404)
+		if e := r.apiErr(t); e.Code != wire.CodeNotFound || !strings.Contains(e.Message, "no route") {
+			t.Errorf("%s %s: %+v", route[0], route[1], e)
+		}
+	}
+	if s, _ := b.client.Stats(t.Context(), "q3"); s.Dead != 1 {
+		t.Errorf("a removed route changed the dead set: %+v", s)
 	}
 }
 
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
-	h, err := New(Options{Backend: func() Backend { return nil }, InsecureNoAuth: true})
+	h, err := New(Options{Backend: func() admin.Operator { return nil }, InsecureNoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +478,7 @@ func TestDisabled(t *testing.T) {
 }
 
 // slowBackend is a backend whose reads wait for their context.
-type slowBackend struct{ *worker.Client }
+type slowBackend struct{ *admin.Client }
 
 func (slowBackend) Get(ctx context.Context, _, _ string) (*worker.Job, error) {
 	<-ctx.Done()
@@ -476,7 +491,7 @@ func TestWriteTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return slowBackend{backend().(*worker.Client)} }
+		o.Backend = func() admin.Operator { return slowBackend{backend().(*admin.Client)} }
 		o.WriteTimeout = 300 * time.Millisecond
 	})
 	start := time.Now()
@@ -490,9 +505,9 @@ func TestWriteTimeout(t *testing.T) {
 }
 
 // fullRedis is a backend whose Redis refuses enqueues: out of memory.
-type fullRedis struct{ *worker.Client }
+type fullRedis struct{ *admin.Client }
 
-func (fullRedis) EnqueueMany(context.Context, []worker.JobSpec) ([]worker.EnqueueResult, error) {
+func (fullRedis) Enqueue(context.Context, []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	return nil, fmt.Errorf("enqueue to queue \"q\" refused, nothing stored: %w: OOM command not allowed", worker.ErrRedisOOM)
 }
 
@@ -503,7 +518,7 @@ func TestEnqueueWhileRedisIsFull(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *Options) {
 		backend := o.Backend
-		o.Backend = func() Backend { return fullRedis{backend().(*worker.Client)} }
+		o.Backend = func() admin.Operator { return fullRedis{backend().(*admin.Client)} }
 	})
 	r := b.want(b.do("POST", "/v1/queues/q/jobs", producerSecret, `{"payload":"x"}`), 503)
 	if e := r.apiErr(t); e.Code != wire.CodeUnavailable || !strings.Contains(e.Message, "out of memory") {
@@ -515,7 +530,7 @@ func TestEnqueueWhileRedisIsFull(t *testing.T) {
 	if !strings.Contains(b.logs.String(), "out of memory") {
 		t.Errorf("the refusal was not logged:\n%s", b.logs.String())
 	}
-	_, err := newClient(t, b, producerSecret).Enqueue(t.Context(), worker.JobSpec{Queue: "q"})
+	_, err := enqueueOne(t.Context(), newClient(t, b, producerSecret), worker.JobSpec{Queue: "q"})
 	if !errors.Is(err, worker.ErrRedisOOM) {
 		t.Errorf("client error %v, want one that wraps worker.ErrRedisOOM", err)
 	}

@@ -31,7 +31,7 @@ func TestCrossOriginRefused(t *testing.T) {
 		"Sec-Fetch-Site same-site":  {"Sec-Fetch-Site": {"same-site"}},
 		"foreign Origin only":       {"Origin": {"https://evil.example"}},
 	} {
-		for _, path := range []string{"/v1/queues/q/jobs", "/v1/queues/q/dead/requeue", "/v1/queues/q/dead/d/requeue"} {
+		for _, path := range []string{"/v1/queues/q/jobs", "/v1/queues/q/dead/requeue", "/v1/queues/q/dead/purge"} {
 			r := b.want(post(path, `{"id": "csrf"}`, header), http.StatusForbidden)
 			if e := r.apiErr(t); e.Code != wire.CodeForbidden || !strings.Contains(e.Message, "cross-origin request refused") {
 				t.Errorf("%s, POST %s: %+v", name, path, e)

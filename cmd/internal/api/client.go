@@ -7,20 +7,25 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
-// Client calls the API over HTTP; the courier CLI uses it for --api. Its
-// methods mirror worker.Client's and fail alike: a refused value is an
-// *Error that errors.Is matches to worker.ErrInvalid, an existing id to
+// Client calls the API over HTTP: it is the admin.Operator of a program
+// that reaches Courier through the API rather than Redis (the courier
+// CLI's --api mode), each verb one route or a few. It does what
+// *admin.Client does and fails alike: a refused value is an *Error that
+// errors.Is matches to worker.ErrInvalid, an existing id to
 // worker.ErrDuplicate (a held unique key too), a missing job to
 // worker.ErrNotFound, a dead job that cannot be cancelled to
 // worker.ErrJobDead, a queue that cannot be forgotten to
-// worker.ErrQueueInUse, Redis out of memory to worker.ErrRedisOOM, and a
+// admin.ErrQueueInUse, Redis out of memory to worker.ErrRedisOOM, and a
 // job not confirmed on replicas to worker.ErrNotReplicated.
 // It is safe for concurrent use.
 type Client struct {
@@ -28,6 +33,8 @@ type Client struct {
 	token string
 	http  *http.Client
 }
+
+var _ admin.Operator = (*Client)(nil)
 
 // NewClient returns a client of the API at baseURL (http://host:port, with
 // or without /v1) sending token; hc nil means a client that gives up after
@@ -114,15 +121,58 @@ func resultError(e *wire.Error) error {
 	return &Error{wireError: *e, cause: worker.ErrNotReplicated}
 }
 
-// Enqueue adds one job and returns its id; an existing id is an error that
-// wraps worker.ErrDuplicate, with the id returned, and so is a unique key
-// another job holds, with that job's id returned. A job stored but not
-// confirmed on the replicas its Durability asked for is returned with an
-// error that matches worker.ErrNotReplicated.
-func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, error) {
-	if err := worker.ValidateQueueName(spec.Queue); err != nil {
-		return "", err
+// Enqueue adds jobs as admin.Client.Enqueue does: one job through POST
+// /v1/queues/{queue}/jobs, several through POST …/jobs/batch, one request
+// per queue (of at most the server's max_batch jobs), in the order of
+// each queue's first job. Each result's Err wraps worker.ErrDuplicate when
+// its id existed or its unique key was held (its ID is then the
+// holder's), and worker.ErrNotReplicated when its job was stored but not
+// confirmed on replicas. A refused request is the error, with the results
+// of the requests before it.
+func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
+	var queues []string
+	for i, spec := range specs {
+		if err := worker.ValidateQueueName(spec.Queue); err != nil {
+			var ve *worker.ValidationError
+			if len(specs) > 1 && errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("specs[%d].%s", i, ve.Field)
+			}
+			return nil, err
+		}
+		if !slices.Contains(queues, spec.Queue) {
+			queues = append(queues, spec.Queue)
+		}
 	}
+	res := make([]worker.EnqueueResult, len(specs))
+	if len(specs) == 1 {
+		id, err := c.enqueueOne(ctx, specs[0])
+		if err != nil && !errors.Is(err, worker.ErrDuplicate) && !errors.Is(err, worker.ErrNotReplicated) {
+			return nil, err
+		}
+		res[0] = worker.EnqueueResult{ID: id, Err: err}
+		return res, nil
+	}
+	for _, queue := range queues {
+		var at []int // the indexes of queue's specs
+		for i := range specs {
+			if specs[i].Queue == queue {
+				at = append(at, i)
+			}
+		}
+		if err := c.enqueueBatch(ctx, queue, specs, at, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// enqueueOne adds spec through POST /v1/queues/{queue}/jobs and returns
+// its id; an existing id is an error that wraps worker.ErrDuplicate, with
+// the id returned, and so is a unique key another job holds, with that
+// job's id returned. A job stored but not confirmed on the replicas its
+// Durability asked for is returned with an error that matches
+// worker.ErrNotReplicated.
+func (c *Client) enqueueOne(ctx context.Context, spec worker.JobSpec) (string, error) {
 	var out enqueued
 	err := c.do(ctx, http.MethodPost, queuePath(spec.Queue)+"/jobs", bodyOf(spec), &out)
 	if errors.Is(err, worker.ErrDuplicate) {
@@ -138,44 +188,37 @@ func (c *Client) Enqueue(ctx context.Context, spec worker.JobSpec) (string, erro
 	return out.ID, resultError(out.Error)
 }
 
-// EnqueueBatch adds up to the server's max_batch jobs to queue in one
-// request (the specs' Queue fields are ignored). Each result's Err wraps
-// worker.ErrDuplicate when its id existed, or its unique key was held (its
-// ID is then the holder's, as worker.Client.EnqueueMany gives it), and
-// worker.ErrNotReplicated when its job was stored but not confirmed on
-// replicas.
-func (c *Client) EnqueueBatch(ctx context.Context, queue string, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
-	if err := worker.ValidateQueueName(queue); err != nil {
-		return nil, err
-	}
+// enqueueBatch adds the specs at the indexes at, all of queue, through
+// POST /v1/queues/{queue}/jobs/batch, and fills their results.
+func (c *Client) enqueueBatch(ctx context.Context, queue string, specs []worker.JobSpec, at []int, res []worker.EnqueueResult) error {
 	in := struct {
 		Jobs []jobBody `json:"jobs"`
-	}{Jobs: make([]jobBody, len(specs))}
-	for i, s := range specs {
-		in.Jobs[i] = bodyOf(s)
+	}{Jobs: make([]jobBody, len(at))}
+	for k, i := range at {
+		in.Jobs[k] = bodyOf(specs[i])
 	}
 	var out batchReply
 	if err := c.do(ctx, http.MethodPost, queuePath(queue)+"/jobs/batch", in, &out); err != nil {
-		return nil, err
+		return err
 	}
-	if len(out.Jobs) != len(specs) {
-		return nil, fmt.Errorf("API answered %d results for %d jobs", len(out.Jobs), len(specs))
+	if len(out.Jobs) != len(at) {
+		return fmt.Errorf("courier API: answered %d results for %d jobs", len(out.Jobs), len(at))
 	}
-	res := make([]worker.EnqueueResult, len(out.Jobs))
-	for i, item := range out.Jobs {
-		res[i].ID = item.ID
+	for k, item := range out.Jobs {
+		r := &res[at[k]]
+		r.ID = item.ID
 		if item.Status == "created" {
-			res[i].Err = resultError(item.Error)
-		} else {
-			e := &Error{wireError: wire.Error{Code: wire.CodeConflict, Message: "not created"}}
-			if item.Error != nil {
-				e.wireError = *item.Error
-			}
-			e.cause = conflictCause(e)
-			res[i].Err = e
+			r.Err = resultError(item.Error)
+			continue
 		}
+		e := &Error{wireError: wire.Error{Code: wire.CodeConflict, Message: "not created"}}
+		if item.Error != nil {
+			e.wireError = *item.Error
+		}
+		e.cause = conflictCause(e)
+		r.Err = e
 	}
-	return res, nil
+	return nil
 }
 
 // Get reads a job.
@@ -190,7 +233,7 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*worker.Job, error)
 	return toWorker(&v)
 }
 
-// Cancel cancels a job as worker.Client.Cancel does: one that has not
+// Cancel cancels a job as admin.Client.Cancel does: one that has not
 // started is deleted, a running one ends in the dead set with the last
 // error "cancelled". A missing job is an error wrapping worker.ErrNotFound,
 // a dead one worker.ErrJobDead.
@@ -201,15 +244,26 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) error {
 	return c.do(ctx, http.MethodDelete, queuePath(queue)+"/jobs/"+url.PathEscape(id), nil, nil)
 }
 
-// Stats counts the jobs of queue by state and tells whether it is paused.
-func (c *Client) Stats(ctx context.Context, queue string) (worker.QueueStats, error) {
-	v, err := c.Queue(ctx, queue)
+// Stats counts the jobs of queue by state and tells whether it is paused,
+// from GET /v1/queues/{queue}.
+func (c *Client) Stats(ctx context.Context, queue string) (admin.QueueStats, error) {
+	v, err := c.queue(ctx, queue)
 	return v.Stats(), err
 }
 
-// Queue reads a queue whole, as GET /v1/queues/{queue} shows it: its
-// state, sizes and fleet in one request (Stats and Fleet read parts of it).
-func (c *Client) Queue(ctx context.Context, queue string) (wire.Queue, error) {
+// Fleet reads what the processes serving queue report, from GET
+// /v1/queues/{queue}: the fleet as admin.Client.Fleet gives it.
+func (c *Client) Fleet(ctx context.Context, queue string) (admin.Fleet, error) {
+	v, err := c.queue(ctx, queue)
+	if err != nil {
+		return admin.Fleet{}, err
+	}
+	return v.Fleet(), nil
+}
+
+// queue reads a queue whole, as GET /v1/queues/{queue} shows it: its
+// state, sizes and fleet (Stats and Fleet each keep their part).
+func (c *Client) queue(ctx context.Context, queue string) (wire.Queue, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return wire.Queue{}, err
 	}
@@ -237,39 +291,44 @@ func (c *Client) setPaused(ctx context.Context, queue, action string) error {
 	return c.do(ctx, http.MethodPost, queuePath(queue)+action, nil, nil)
 }
 
-// Queues lists the known queues, following GET /v1/queues page after
-// page.
-func (c *Client) Queues(ctx context.Context) ([]string, error) {
-	var names []string
-	for path := "/v1/queues"; ; {
-		var out queueList
-		if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
-			return nil, err
-		}
-		for _, q := range out.Queues {
-			names = append(names, q.Name)
-		}
-		if out.NextCursor == nil {
-			return names, nil
-		}
-		path = "/v1/queues?" + url.Values{"cursor": {*out.NextCursor}}.Encode()
+// Queues reads a page of the known queues through GET
+// /v1/queues?cursor=&limit=. The token decides which queues the server
+// lists (a token limited to some lists only those), so p.Only, which the
+// route does not take, is refused: a *worker.ValidationError naming Only.
+func (c *Client) Queues(ctx context.Context, p admin.QueueListParams) (admin.QueuePage, error) {
+	if p.Only != nil {
+		return admin.QueuePage{}, &worker.ValidationError{Field: "Only",
+			Reason: "is not sent through the HTTP API: the token's queues limit its listing; leave it nil"}
 	}
+	params := url.Values{}
+	if p.Cursor != "" {
+		params.Set("cursor", p.Cursor)
+	}
+	if p.Limit != 0 {
+		params.Set("limit", strconv.Itoa(p.Limit))
+	}
+	path := "/v1/queues"
+	if len(params) > 0 {
+		path += "?" + params.Encode()
+	}
+	var out queueList
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return admin.QueuePage{}, err
+	}
+	page := admin.QueuePage{Names: make([]string, len(out.Queues))}
+	for i, q := range out.Queues {
+		page.Names[i] = q.Name
+	}
+	if out.NextCursor != nil {
+		page.Next = *out.NextCursor
+	}
+	return page, nil
 }
 
-// Fleet reads what the processes serving queue report, from GET
-// /v1/queues/{queue}: the fleet as worker.Client.Fleet gives it.
-func (c *Client) Fleet(ctx context.Context, queue string) (worker.Fleet, error) {
-	v, err := c.Queue(ctx, queue)
-	if err != nil {
-		return worker.Fleet{}, err
-	}
-	return v.Fleet(), nil
-}
-
-// ForgetQueue forgets a retired queue as worker.Client.ForgetQueue does;
-// a queue in use is an error wrapping worker.ErrQueueInUse that says what
-// holds it.
-func (c *Client) ForgetQueue(ctx context.Context, queue string) error {
+// Forget forgets a retired queue as admin.Client.Forget does, through
+// DELETE /v1/queues/{queue}; a queue in use is an error wrapping
+// admin.ErrQueueInUse that says what holds it.
+func (c *Client) Forget(ctx context.Context, queue string) error {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
 	}
@@ -285,7 +344,7 @@ func validateRef(queue, id string) error {
 
 func queuePath(queue string) string { return "/v1/queues/" + url.PathEscape(queue) }
 
-// toWorker is v as a worker.Client gives it; a job a server could not
+// toWorker is v as admin.Client gives it; a job a server could not
 // have written is an error naming the API.
 func toWorker(v *wire.Job) (*worker.Job, error) {
 	j, err := v.ToWorker()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func newClient(t *testing.T, b *bundle, secret string) *Client {
@@ -21,7 +22,7 @@ func newClient(t *testing.T, b *bundle, secret string) *Client {
 	return c
 }
 
-// TestClient: the API client does what worker.Client does, with the same
+// TestClient: the API client does what admin.Client does, with the same
 // results and errors.
 func TestClient(t *testing.T) {
 	t.Parallel()
@@ -39,7 +40,7 @@ func TestClient(t *testing.T) {
 		"not utf8": "\"\xff\"",
 	}
 	for name, p := range payloads {
-		id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: strings.ReplaceAll(name, " ", "-"), Payload: []byte(p),
+		id, err := enqueueOne(ctx, c, worker.JobSpec{Queue: "q", ID: strings.ReplaceAll(name, " ", "-"), Payload: []byte(p),
 			Delay: 90 * time.Second, MaxAttempts: 3, Timeout: time.Minute})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -60,7 +61,7 @@ func TestClient(t *testing.T) {
 		}
 	}
 	at := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", RunAt: at})
+	id, err := enqueueOne(ctx, c, worker.JobSpec{Queue: "q", RunAt: at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestClient(t *testing.T) {
 	}
 
 	// Errors match the worker's.
-	id, err = c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "json"})
+	id, err = enqueueOne(ctx, c, worker.JobSpec{Queue: "q", ID: "json"})
 	if !errors.Is(err, worker.ErrDuplicate) || id != "json" {
 		t.Errorf("duplicate: %q %v", id, err)
 	}
@@ -84,13 +85,13 @@ func TestClient(t *testing.T) {
 		{Queue: "q", RunAt: time.Now().Add(10 * 365 * 24 * time.Hour)},
 		{Queue: "q", MaxAttempts: -1},
 	} {
-		_, err := c.Enqueue(ctx, spec)
+		_, err := enqueueOne(ctx, c, spec)
 		if !errors.Is(err, worker.ErrInvalid) {
 			t.Errorf("%+v: %v, want ErrInvalid", spec, err)
 		}
 	}
-	_, err = c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "a b"})
-	if _, direct := b.client.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "a b"}); err == nil || err.Error() != direct.Error() {
+	_, err = enqueueOne(ctx, c, worker.JobSpec{Queue: "q", ID: "a b"})
+	if _, direct := enqueueOne(ctx, b.client, worker.JobSpec{Queue: "q", ID: "a b"}); err == nil || err.Error() != direct.Error() {
 		t.Errorf("invalid id: %v; directly: %v", err, direct)
 	}
 
@@ -99,9 +100,12 @@ func TestClient(t *testing.T) {
 	if direct, _ := b.client.Stats(ctx, "q"); err != nil || s != direct || s.Scheduled != int64(len(payloads)+1) {
 		t.Errorf("stats %+v %v; directly %+v", s, err, direct)
 	}
-	names, err := c.Queues(ctx)
-	if err != nil || !reflect.DeepEqual(names, []string{"q"}) {
-		t.Errorf("queues %v %v", names, err)
+	names, err := c.Queues(ctx, admin.QueueListParams{})
+	if direct, _ := b.client.Queues(ctx, admin.QueueListParams{}); err != nil || !reflect.DeepEqual(names, direct) || !reflect.DeepEqual(names.Names, []string{"q"}) {
+		t.Errorf("queues %+v %v; directly %+v", names, err, direct)
+	}
+	if _, err := c.Queues(ctx, admin.QueueListParams{Only: []string{"q"}}); !errors.Is(err, worker.ErrInvalid) || !strings.Contains(err.Error(), "Only") {
+		t.Errorf("queues of a list: %v, want a refusal naming Only", err)
 	}
 
 	// Cancel.
@@ -112,38 +116,66 @@ func TestClient(t *testing.T) {
 		t.Errorf("cancel twice: %v", err)
 	}
 
-	// Dead jobs.
+	// Dead jobs: one list, one triage.
 	b.kill("d", "x1", "x2", "x3")
-	page, err := c.Dead(ctx, "d", worker.DeadQuery{Limit: 2})
-	direct, _ := b.client.Dead(ctx, "d", worker.DeadQuery{Limit: 2})
+	list := admin.JobListParams{Queue: "d", State: worker.StateDead, Limit: 2}
+	page, err := c.Jobs(ctx, list)
+	direct, _ := b.client.Jobs(ctx, list)
 	if err != nil || !reflect.DeepEqual(page, direct) {
 		t.Errorf("dead page\n%+v %v\ndirectly\n%+v", page, err, direct)
 	}
-	page, err = c.Dead(ctx, "d", worker.DeadQuery{Cursor: page.Next})
+	list.Cursor = page.Next
+	page, err = c.Jobs(ctx, list)
 	if err != nil || len(page.Jobs) != 1 || page.Next != "" {
 		t.Errorf("second page %+v %v", page, err)
 	}
 	if err := c.Cancel(ctx, "d", "x1"); !errors.Is(err, worker.ErrJobDead) {
 		t.Errorf("cancel a dead job: %v", err)
 	}
-	if n, err := c.Requeue(ctx, "d", "x1", "nope"); n != 1 || err != nil {
-		t.Errorf("requeue: %d %v", n, err)
+	triage := func(p admin.TriageParams, changed int) {
+		t.Helper()
+		if res, err := c.Triage(ctx, p); res.Changed != changed || err != nil {
+			t.Errorf("%s %v: %+v %v, want %d changed", p.Action, p.IDs, res, err, changed)
+		}
 	}
-	if n, err := c.Purge(ctx, "d", "x2", "x1"); n != 1 || err != nil {
-		t.Errorf("purge: %d %v (x1 is due again: not purged)", n, err)
-	}
-	if n, err := c.RequeueAll(ctx, "d"); n != 1 || err != nil {
-		t.Errorf("requeue all: %d %v", n, err)
-	}
+	triage(admin.TriageParams{Queue: "d", Action: admin.TriageRequeue, IDs: []string{"x1", "nope"}}, 1)
+	triage(admin.TriageParams{Queue: "d", Action: admin.TriagePurge, IDs: []string{"x2", "x1"}}, 1) // x1 is due again: not purged
+	triage(admin.TriageParams{Queue: "d", Action: admin.TriageRequeue}, 1)
 	b.kill("d2", "y1", "y2")
-	if n, err := c.PurgeAll(ctx, "d2"); n != 2 || err != nil {
-		t.Errorf("purge all: %d %v", n, err)
+	triage(admin.TriageParams{Queue: "d2", Action: admin.TriagePurge}, 2)
+	if _, err := c.Triage(ctx, admin.TriageParams{Queue: "d2", Action: "delete"}); !errors.Is(err, worker.ErrInvalid) || !strings.Contains(err.Error(), "Action") {
+		t.Errorf("an unknown action: %v", err)
 	}
 
-	// A batch.
-	res, err := c.EnqueueBatch(ctx, "b", []worker.JobSpec{{ID: "1"}, {ID: "1"}, {Payload: []byte("x")}})
-	if err != nil || len(res) != 3 || res[0].Err != nil || !errors.Is(res[1].Err, worker.ErrDuplicate) || res[2].ID == "" {
+	// Several jobs: a batch per queue, the results in the specs' order.
+	res, err := c.Enqueue(ctx, []worker.JobSpec{{Queue: "b", ID: "1"}, {Queue: "b2", ID: "1"}, {Queue: "b", ID: "1"}, {Queue: "b", Payload: []byte("x")}})
+	if err != nil || len(res) != 4 || res[0].Err != nil || res[1].Err != nil || !errors.Is(res[2].Err, worker.ErrDuplicate) || res[3].ID == "" {
 		t.Errorf("batch: %+v %v", res, err)
+	}
+	if s, err := b.client.Stats(ctx, "b2"); err != nil || s.Ready != 1 {
+		t.Errorf("the second queue's job: %+v %v", s, err)
+	}
+	_, err = c.Enqueue(ctx, []worker.JobSpec{{Queue: "b"}, {Queue: "a b"}})
+	if _, direct := b.client.Enqueue(ctx, []worker.JobSpec{{Queue: "b"}, {Queue: "a b"}}); err == nil || err.Error() != direct.Error() {
+		t.Errorf("a bad queue among several: %v; directly: %v", err, direct)
+	}
+}
+
+// TestClientIsOperator: the API's Go client has exactly the methods of
+// admin.Operator, the one list of the operator's verbs: a verb added to
+// either is added to both.
+func TestClientIsOperator(t *testing.T) {
+	t.Parallel()
+	methods := func(typ reflect.Type) []string {
+		var names []string
+		for i := range typ.NumMethod() {
+			names = append(names, typ.Method(i).Name)
+		}
+		return names
+	}
+	client, operator := methods(reflect.TypeFor[*Client]()), methods(reflect.TypeFor[admin.Operator]())
+	if !reflect.DeepEqual(client, operator) {
+		t.Errorf("*api.Client has the methods %v; admin.Operator %v", client, operator)
 	}
 }
 
@@ -151,7 +183,7 @@ func TestClientErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := t.Context()
-	_, err := newClient(t, b, "wrong-token-0123456789").Queues(ctx)
+	_, err := newClient(t, b, "wrong-token-0123456789").Queues(ctx, admin.QueueListParams{})
 	var e *Error
 	if !errors.As(err, &e) || e.Code != wire.CodeUnauthorized || !strings.Contains(err.Error(), b.srv.URL) {
 		t.Errorf("wrong token: %v", err)
@@ -159,7 +191,7 @@ func TestClientErrors(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong-token") {
 		t.Errorf("the error shows the token: %v", err)
 	}
-	_, err = newClient(t, b, producerSecret).Queues(ctx)
+	_, err = newClient(t, b, producerSecret).Queues(ctx, admin.QueueListParams{})
 	if !errors.As(err, &e) || e.Code != wire.CodeForbidden {
 		t.Errorf("producer: %v", err)
 	}
@@ -167,7 +199,7 @@ func TestClientErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Queues(ctx); err == nil || !strings.Contains(err.Error(), "courier API") {
+	if _, err := c.Queues(ctx, admin.QueueListParams{}); err == nil || !strings.Contains(err.Error(), "courier API") {
 		t.Errorf("unreachable API: %v", err)
 	}
 	for _, u := range []string{"", "127.0.0.1:9750", "ftp://x", "http://", "http://x/?a=b"} {
@@ -177,7 +209,7 @@ func TestClientErrors(t *testing.T) {
 	}
 }
 
-// TestClientCancel: a producer's API client cancels as worker.Client does,
+// TestClientCancel: a producer's API client cancels as admin.Client does,
 // a running job included, and fails alike.
 func TestClientCancel(t *testing.T) {
 	t.Parallel()
@@ -227,31 +259,3 @@ func TestClientCancel(t *testing.T) {
 		t.Errorf("cancel a cancelled job: %v, want ErrJobDead", err)
 	}
 }
-
-// jobClient is what the CLI does with either client: the API client's
-// methods have worker.Client's signatures, so its --api mode and its
-// direct mode share one interface.
-type jobClient interface {
-	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
-	Get(ctx context.Context, queue, id string) (*worker.Job, error)
-	Cancel(ctx context.Context, queue, id string) error
-	Queues(ctx context.Context) ([]string, error)
-	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
-	Pause(ctx context.Context, queue string) error
-	Resume(ctx context.Context, queue string) error
-	ForgetQueue(ctx context.Context, queue string) error
-	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
-	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
-	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
-	RequeueAll(ctx context.Context, queue string) (int, error)
-	Purge(ctx context.Context, queue string, ids ...string) (int, error)
-	PurgeAll(ctx context.Context, queue string) (int, error)
-	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-}
-
-var (
-	_ jobClient = (*worker.Client)(nil)
-	_ jobClient = (*Client)(nil)
-)

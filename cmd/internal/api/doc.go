@@ -21,12 +21,8 @@
 //	DELETE /v1/queues/{queue}                        admin (forget a retired queue; 409 while in use)
 //	POST   /v1/queues/{queue}/pause                  admin
 //	POST   /v1/queues/{queue}/resume                 admin
-//	GET    /v1/queues/{queue}/dead                   admin (?cursor=&limit=)
 //	POST   /v1/queues/{queue}/dead/requeue           admin (by ids, by filter, or every dead job; TriageMax per request)
 //	POST   /v1/queues/{queue}/dead/purge             admin (the same selection, deleted)
-//	DELETE /v1/queues/{queue}/dead                   admin (purge every dead job)
-//	POST   /v1/queues/{queue}/dead/{id}/requeue      admin
-//	DELETE /v1/queues/{queue}/dead/{id}              admin
 //
 // Objects (jobs, queues, pages, triage results, errors) are written in the
 // one shape of package wire. When Redis cannot serve (unreachable,
@@ -49,6 +45,7 @@
 // before anything is written too. An enqueue carries the W3C trace
 // context of its request (traceparent, tracestate) to the backend, so a
 // traced daemon enqueues as a child of the caller's span (traced, in
-// jobs.go). Client is the Go client of the API, used by the courier CLI's
-// --api mode.
+// jobs.go). Every route serves a verb of admin.Operator (Options.Backend),
+// and Client, the Go client of the API that the courier CLI's --api mode
+// uses, implements admin.Operator again over HTTP.
 package api

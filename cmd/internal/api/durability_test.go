@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestEnqueueNotReplicated: without replicas, a single enqueue that asks
@@ -59,19 +60,19 @@ func TestEnqueueNotReplicated(t *testing.T) {
 		t.Errorf("reply without a durability: %s", r.body)
 	}
 
-	// The Go client of the API reports it as worker.Client does.
+	// The Go client of the API reports it as admin.Client does.
 	c := newClient(t, b, producerSecret)
 	d := worker.Durability{Replicas: 1, Timeout: 10 * time.Millisecond}
-	id, err := c.Enqueue(t.Context(), worker.JobSpec{Queue: "q", ID: "e", Durability: d})
+	id, err := enqueueOne(t.Context(), c, worker.JobSpec{Queue: "q", ID: "e", Durability: d})
 	if id != "e" || !errors.Is(err, worker.ErrNotReplicated) || wire.CodeOf(err) != wire.CodeNotReplicated {
 		t.Errorf("Client.Enqueue = %q, %v; want the id and ErrNotReplicated", id, err)
 	}
-	res, err := c.EnqueueBatch(t.Context(), "q", []worker.JobSpec{{ID: "f", Durability: d}, {ID: "e"}})
+	res, err := c.Enqueue(t.Context(), []worker.JobSpec{{Queue: "q", ID: "f", Durability: d}, {Queue: "q", ID: "e"}})
 	if err != nil || !errors.Is(res[0].Err, worker.ErrNotReplicated) || !errors.Is(res[1].Err, worker.ErrDuplicate) {
-		t.Errorf("Client.EnqueueBatch = %+v, %v", res, err)
+		t.Errorf("Client.Enqueue of a batch = %+v, %v", res, err)
 	}
 	// A bad durability reads as the library's validation error.
-	_, err = c.Enqueue(t.Context(), worker.JobSpec{Queue: "q", Durability: worker.Durability{Replicas: 1}})
+	_, err = enqueueOne(t.Context(), c, worker.JobSpec{Queue: "q", Durability: worker.Durability{Replicas: 1}})
 	var ve *worker.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "Durability.Timeout" {
 		t.Errorf("Client.Enqueue without a timeout: %v; want invalid Durability.Timeout", err)
@@ -84,11 +85,11 @@ func TestEnqueueReplicated(t *testing.T) {
 	t.Parallel()
 	master := testkit.StartPrivate(t)
 	testkit.StartReplica(t, master)
-	client, err := worker.NewClient(master.Client(t), worker.Config{Prefix: testkit.Prefix(t)})
+	client, err := admin.NewClient(master.Client(t), worker.Config{Prefix: testkit.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Options{Backend: func() Backend { return client }, Tokens: []Token{{Name: "shop", Secret: producerSecret, Role: RoleProducer}}})
+	h, err := New(Options{Backend: func() admin.Operator { return client }, Tokens: []Token{{Name: "shop", Secret: producerSecret, Role: RoleProducer}}})
 	if err != nil {
 		t.Fatal(err)
 	}

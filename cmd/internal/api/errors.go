@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // Error is an API error: on the server, what a route failed with; on the
@@ -59,12 +60,12 @@ func errorOf(err error) *Error {
 	case wire.CodeNotFound:
 		return apiError(code, "id", err.Error())
 	case wire.CodeConflict:
-		if errors.Is(err, worker.ErrQueueInUse) {
+		if errors.Is(err, admin.ErrQueueInUse) {
 			return apiError(code, "queue", err.Error())
 		}
 		if errors.Is(err, worker.ErrJobDead) {
 			// Only Cancel returns it: a dead job has nothing left to cancel.
-			return apiError(code, "id", err.Error()+": there is nothing to cancel; requeue it or purge it through /dead")
+			return apiError(code, "id", err.Error()+": there is nothing to cancel; requeue it or purge it through /dead/requeue or /dead/purge")
 		}
 		return apiError(code, "id", err.Error())
 	case wire.CodeUnavailable:
@@ -138,12 +139,12 @@ var jsonFields = map[string]string{
 	"Durability.Replicas": "durability.replicas",
 	"Durability.Timeout":  "durability.timeout",
 	"Durability.AOF":      "durability.aof",
-	// GET /v1/queues/{queue}/jobs (worker.ListQuery)
+	// GET /v1/queues/{queue}/jobs (admin.JobListParams)
 	"State":              "state",
 	"Dead.ErrorContains": "error",
 	"Dead.DiedAfter":     "died_after",
 	"Dead.DiedBefore":    "died_before",
-	// requeue and purge (worker.DeadSelection, worker.TriageOptions)
+	// requeue and purge (admin.TriageParams)
 	"IDs":                  "ids",
 	"Filter":               "filter",
 	"Filter.ErrorContains": "filter.error",

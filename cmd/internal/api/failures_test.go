@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestFailedAuthLimit: an address that fails authentication N times is
@@ -254,7 +255,7 @@ func TestAuthFailureMetricsShared(t *testing.T) {
 func newBareHandler(t *testing.T, mutate ...func(*Options)) *Handler {
 	t.Helper()
 	opts := Options{
-		Backend: func() Backend { return nil },
+		Backend: func() admin.Operator { return nil },
 		Tokens:  []Token{{Name: "ops", Secret: adminSecret, Role: RoleAdmin}},
 	}
 	for _, m := range mutate {

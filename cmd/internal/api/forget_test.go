@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // queueNames lists the queues GET /v1/queues shows.
@@ -44,9 +45,9 @@ func TestForgetQueue(t *testing.T) {
 	if e := r.apiErr(t); e.Code != wire.CodeConflict || e.Field != "queue" || !strings.Contains(e.Message, "1 scheduled job") {
 		t.Errorf("forget a queue in use: %+v", e)
 	}
-	err := c.ForgetQueue(t.Context(), "retired")
-	if !errors.Is(err, worker.ErrQueueInUse) || !strings.Contains(err.Error(), "1 scheduled job") {
-		t.Errorf("the API client: %v, want one wrapping worker.ErrQueueInUse that says why", err)
+	err := c.Forget(t.Context(), "retired")
+	if !errors.Is(err, admin.ErrQueueInUse) || !strings.Contains(err.Error(), "1 scheduled job") {
+		t.Errorf("the API client: %v, want one wrapping admin.ErrQueueInUse that says why", err)
 	}
 	if wire.CodeOf(err) != wire.CodeConflict {
 		t.Errorf("CodeOf(%v) = %s", err, wire.CodeOf(err))
@@ -62,13 +63,13 @@ func TestForgetQueue(t *testing.T) {
 	}
 	// A queue that is not known: no error.
 	b.want(b.do("DELETE", "/v1/queues/never-used", adminSecret, ""), 204)
-	if err := c.ForgetQueue(t.Context(), "never-used"); err != nil {
+	if err := c.Forget(t.Context(), "never-used"); err != nil {
 		t.Errorf("the API client: %v", err)
 	}
 }
 
 // TestClientFleet: the API client's Fleet, from GET /v1/queues/{queue},
-// is worker.Client's.
+// is admin.Client's.
 func TestClientFleet(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

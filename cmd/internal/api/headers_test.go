@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestEnqueueHeaders: headers sent with an enqueue, single or batch, are
@@ -51,8 +52,8 @@ func TestEnqueueHeaders(t *testing.T) {
 }
 
 // TestClientHeaders: the API's Go client sends a spec's headers and reads
-// them back as worker.Client does, and a bad header fails as it does on
-// worker.Client, naming Headers["name"].
+// them back as admin.Client does, and a bad header fails as it does on
+// admin.Client, naming Headers["name"].
 func TestClientHeaders(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -60,11 +61,11 @@ func TestClientHeaders(t *testing.T) {
 	ctx := t.Context()
 	headers := map[string]string{"tenant": "acme", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
 
-	id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "one", Delay: time.Hour, Headers: headers})
+	id, err := enqueueOne(ctx, c, worker.JobSpec{Queue: "q", ID: "one", Delay: time.Hour, Headers: headers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.EnqueueBatch(ctx, "q", []worker.JobSpec{{ID: "two", Delay: time.Hour, Headers: headers}, {ID: "three"}})
+	res, err := c.Enqueue(ctx, []worker.JobSpec{{Queue: "q", ID: "two", Delay: time.Hour, Headers: headers}, {Queue: "q", ID: "three"}})
 	if err != nil || res[0].Err != nil || res[1].Err != nil {
 		t.Fatalf("batch: %+v %v", res, err)
 	}
@@ -95,8 +96,8 @@ func TestClientHeaders(t *testing.T) {
 		{"a": "x\ny"},
 	} {
 		spec := worker.JobSpec{Queue: "q", Headers: bad}
-		_, direct := b.client.Enqueue(ctx, spec)
-		_, viaAPI := c.Enqueue(ctx, spec)
+		_, direct := enqueueOne(ctx, b.client, spec)
+		_, viaAPI := enqueueOne(ctx, c, spec)
 		var dve, ave *worker.ValidationError
 		if !errors.As(direct, &dve) || !errors.As(viaAPI, &ave) || *dve != *ave || viaAPI.Error() != direct.Error() {
 			t.Errorf("headers %q: through the API %v, directly %v", bad, viaAPI, direct)
@@ -107,16 +108,16 @@ func TestClientHeaders(t *testing.T) {
 	}
 }
 
-// spanSpy is a Backend that reports the span context each enqueue is
+// spanSpy is a backend that reports the span context each enqueue is
 // given.
 type spanSpy struct {
-	Backend
+	admin.Operator
 	got chan trace.SpanContext
 }
 
-func (s spanSpy) EnqueueMany(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
+func (s spanSpy) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	s.got <- trace.SpanContextFromContext(ctx)
-	return s.Backend.EnqueueMany(ctx, specs)
+	return s.Operator.Enqueue(ctx, specs)
 }
 
 // TestEnqueueTraceContext: the W3C trace context of an enqueue request
@@ -128,7 +129,7 @@ func TestEnqueueTraceContext(t *testing.T) {
 	got := make(chan trace.SpanContext, 1)
 	b := setup(t, func(o *Options) {
 		inner := o.Backend
-		o.Backend = func() Backend { return spanSpy{Backend: inner(), got: got} }
+		o.Backend = func() admin.Operator { return spanSpy{Operator: inner(), got: got} }
 	})
 	const (
 		traceID = "0af7651916cd43dd8448eb211c80319c"

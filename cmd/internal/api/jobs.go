@@ -43,7 +43,7 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 	if err := h.mayCreate(c, queue); err != nil {
 		return 0, nil, err
 	}
-	res, err := c.backend.EnqueueMany(traced(c), []worker.JobSpec{spec})
+	res, err := c.backend.Enqueue(traced(c), []worker.JobSpec{spec})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -108,7 +108,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	if err := h.mayCreate(c, queue); err != nil {
 		return 0, nil, err
 	}
-	res, err := c.backend.EnqueueMany(traced(c), specs)
+	res, err := c.backend.Enqueue(traced(c), specs)
 	var ve *worker.ValidationError
 	if len(specs) == 1 && errors.As(err, &ve) {
 		// The library names a spec's field by its index only among
@@ -181,7 +181,7 @@ func (h *Handler) getJob(c *call) (int, any, error) {
 
 // DELETE /v1/queues/{queue}/jobs/{id}: 204 whether the job had not
 // started (deleted) or was running (now dead, its handler told to stop):
-// worker.Client.Cancel does not tell the two apart. A dead job is 409
+// admin.Operator.Cancel does not tell the two apart. A dead job is 409
 // (errorOf).
 func (h *Handler) cancelJob(c *call) (int, any, error) {
 	queue, id, apiErr := pathJob(c.r)

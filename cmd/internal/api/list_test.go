@@ -10,15 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // listAll pages through GET /v1/queues/{queue}/jobs with params, and
 // returns the ids in order, failing on a page that is not what the
-// library's List of q gives.
-func (b *bundle) listAll(queue string, q worker.ListQuery, params url.Values) []string {
+// library's Jobs of q (of queue) gives.
+func (b *bundle) listAll(queue string, q admin.JobListParams, params url.Values) []string {
+	q.Queue = queue
 	b.t.Helper()
 	var ids []string
 	for pages := 0; ; pages++ {
@@ -28,7 +30,7 @@ func (b *bundle) listAll(queue string, q worker.ListQuery, params url.Values) []
 		r := b.want(b.do("GET", "/v1/queues/"+queue+"/jobs?"+params.Encode(), adminSecret, ""), 200)
 		var page wire.Page
 		r.json(b.t, &page)
-		direct, err := b.client.List(b.t.Context(), queue, q)
+		direct, err := b.client.Jobs(b.t.Context(), q)
 		if err != nil {
 			b.t.Fatal(err)
 		}
@@ -63,7 +65,7 @@ func through[T any](t *testing.T, v T) T {
 
 // TestListJobs: GET /v1/queues/{queue}/jobs lists each state in the
 // library's order and pages, filters dead jobs, and gives what
-// worker.Client.List gives; so does the API client.
+// admin.Client.Jobs gives; so does the API client.
 func TestListJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -104,7 +106,7 @@ func TestListJobs(t *testing.T) {
 		{"d", worker.StateDead, 2, []string{"d1", "d2", "d3"}},
 	} {
 		params := url.Values{"state": {string(tt.state)}, "limit": {strconv.Itoa(tt.limit)}}
-		got := b.listAll(tt.queue, worker.ListQuery{State: tt.state, Limit: tt.limit}, params)
+		got := b.listAll(tt.queue, admin.JobListParams{State: tt.state, Limit: tt.limit}, params)
 		if tt.want == nil {
 			slices.Sort(got)
 			tt.want = []string{"a1", "a2"}
@@ -127,7 +129,7 @@ func TestListJobs(t *testing.T) {
 	}
 
 	// Dead jobs by error and by time of death.
-	dead, err := b.client.List(ctx, "d", worker.ListQuery{State: worker.StateDead})
+	dead, err := b.client.Jobs(ctx, admin.JobListParams{Queue: "d", State: worker.StateDead})
 	if err != nil || len(dead.Jobs) != 3 {
 		t.Fatalf("dead: %+v %v", dead, err)
 	}
@@ -135,18 +137,18 @@ func TestListJobs(t *testing.T) {
 	first, last := dead.Jobs[0], dead.Jobs[2]
 	for _, tt := range []struct {
 		name   string
-		filter worker.DeadFilter
+		filter admin.DeadFilter
 		params url.Values
 	}{
-		{"error", worker.DeadFilter{ErrorContains: "BOOM D2"}, url.Values{"error": {"BOOM D2"}}},
-		{"died_after", worker.DeadFilter{DiedAfter: first.DiedAt}, url.Values{"died_after": {first.DiedAt.Format(time.RFC3339Nano)}}},
-		{"died_before", worker.DeadFilter{DiedBefore: last.DiedAt}, url.Values{"died_before": {last.DiedAt.Format(time.RFC3339Nano)}}},
-		{"nothing matches", worker.DeadFilter{ErrorContains: "no such error"}, url.Values{"error": {"no such error"}}},
+		{"error", admin.DeadFilter{ErrorContains: "BOOM D2"}, url.Values{"error": {"BOOM D2"}}},
+		{"died_after", admin.DeadFilter{DiedAfter: first.DiedAt}, url.Values{"died_after": {first.DiedAt.Format(time.RFC3339Nano)}}},
+		{"died_before", admin.DeadFilter{DiedBefore: last.DiedAt}, url.Values{"died_before": {last.DiedAt.Format(time.RFC3339Nano)}}},
+		{"nothing matches", admin.DeadFilter{ErrorContains: "no such error"}, url.Values{"error": {"no such error"}}},
 	} {
 		tt.params.Set("state", "dead")
-		q := worker.ListQuery{State: worker.StateDead, Dead: tt.filter}
+		q := admin.JobListParams{Queue: "d", State: worker.StateDead, Dead: tt.filter}
 		got := b.listAll("d", q, tt.params)
-		direct, err := b.client.List(ctx, "d", q)
+		direct, err := b.client.Jobs(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,9 +156,9 @@ func TestListJobs(t *testing.T) {
 			t.Errorf("%s: listed %v, the library %d jobs", tt.name, got, len(direct.Jobs))
 		}
 		// The API client asks the same and gets the same.
-		viaAPI, err := newClient(t, b, adminSecret).List(ctx, "d", q)
+		viaAPI, err := newClient(t, b, adminSecret).Jobs(ctx, q)
 		if err != nil || !reflect.DeepEqual(viaAPI, direct) {
-			t.Errorf("%s: the API client's List %+v %v, the library's %+v", tt.name, viaAPI, err, direct)
+			t.Errorf("%s: the API client's Jobs %+v %v, the library's %+v", tt.name, viaAPI, err, direct)
 		}
 	}
 
@@ -166,12 +168,5 @@ func TestListJobs(t *testing.T) {
 	r := b.want(b.do("GET", "/v1/queues/l/jobs?state=ready&cursor="+url.QueryEscape(*page.NextCursor), adminSecret, ""), 400)
 	if e := r.apiErr(t); e.Code != wire.CodeInvalidField || e.Field != "cursor" {
 		t.Errorf("a scheduled cursor for ready jobs: %+v", e)
-	}
-	// GET …/dead is the dead list without filters.
-	var old, all wire.Page
-	b.want(b.do("GET", "/v1/queues/d/dead", adminSecret, ""), 200).json(t, &old)
-	b.want(b.do("GET", "/v1/queues/d/jobs?state=dead", adminSecret, ""), 200).json(t, &all)
-	if !reflect.DeepEqual(old, all) {
-		t.Errorf("…/dead %+v, …/jobs?state=dead %+v", old, all)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -35,11 +36,11 @@ type bundle struct {
 	rdb    rueidis.Client
 	calls  *countingClient
 	prefix string
-	client *worker.Client
+	client *admin.Client // the API's backend
 	opts   Options
-	h      *Handler
-	srv    *httptest.Server
-	logs   *testkit.Buffer
+	h        *Handler
+	srv      *httptest.Server
+	logs     *testkit.Buffer
 }
 
 // setup starts an API with a producer and an admin token; mutate adjusts
@@ -48,13 +49,13 @@ func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 	t.Helper()
 	b := &bundle{t: t, rdb: testkit.Single(t), prefix: testkit.Prefix(t), logs: &testkit.Buffer{}}
 	b.calls = &countingClient{Client: b.rdb}
-	client, err := worker.NewClient(b.calls, worker.Config{Prefix: b.prefix})
+	client, err := admin.NewClient(b.calls, worker.Config{Prefix: b.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.client = client
 	b.opts = Options{
-		Backend: func() Backend { return client },
+		Backend: func() admin.Operator { return client },
 		Tokens: []Token{
 			{Name: "shop", Secret: producerSecret, Role: RoleProducer},
 			{Name: "ops", Secret: adminSecret, Role: RoleAdmin},
@@ -147,7 +148,7 @@ func (b *bundle) want(r reply, status int) reply {
 // enqueue adds jobs through the Go client.
 func (b *bundle) enqueue(specs ...worker.JobSpec) {
 	b.t.Helper()
-	res, err := b.client.EnqueueMany(b.t.Context(), specs)
+	res, err := b.client.Enqueue(b.t.Context(), specs)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -156,6 +157,19 @@ func (b *bundle) enqueue(specs ...worker.JobSpec) {
 			b.t.Fatal(r.Err)
 		}
 	}
+}
+
+// enqueueOne adds spec through op and returns its id and error as
+// worker.Client.Enqueue does (and the CLI's enqueue reads them).
+func enqueueOne(ctx context.Context, op admin.Operator, spec worker.JobSpec) (string, error) {
+	res, err := op.Enqueue(ctx, []worker.JobSpec{spec})
+	if err != nil {
+		if len(res) == 1 {
+			return res[0].ID, err
+		}
+		return "", err
+	}
+	return res[0].ID, res[0].Err
 }
 
 // run serves queue with handler h until the test ends.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestOpenAPI: openapi.json documents exactly the routes there are, with
@@ -25,7 +26,7 @@ func TestOpenAPI(t *testing.T) {
 	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.") {
 		t.Errorf("openapi: %q, want 3.x", v)
 	}
-	h, err := New(Options{Backend: func() Backend { return nil }, InsecureNoAuth: true})
+	h, err := New(Options{Backend: func() admin.Operator { return nil }, InsecureNoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}

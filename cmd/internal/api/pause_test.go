@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestPause: pause and resume answer the state after the call, change
@@ -126,7 +127,7 @@ func TestClientPause(t *testing.T) {
 	if err := c.Pause(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
-	for name, stats := range map[string]func(context.Context, string) (worker.QueueStats, error){"API": c.Stats, "direct": b.client.Stats} {
+	for name, stats := range map[string]func(context.Context, string) (admin.QueueStats, error){"API": c.Stats, "direct": b.client.Stats} {
 		if s, err := stats(ctx, "q"); err != nil || !s.Paused {
 			t.Errorf("%s: after Pause %+v, %v", name, s, err)
 		}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // getJob reads a job through GET.
@@ -122,16 +123,16 @@ func TestCompletedJobs(t *testing.T) {
 		}
 	}
 
-	got := b.listAll("done", worker.ListQuery{State: worker.StateCompleted, Limit: 2}, url.Values{"state": {"completed"}, "limit": {"2"}})
+	got := b.listAll("done", admin.JobListParams{State: worker.StateCompleted, Limit: 2}, url.Values{"state": {"completed"}, "limit": {"2"}})
 	slices.Sort(got)
 	if want := []string{"bin", "json", "none"}; !slices.Equal(got, want) {
 		t.Errorf("completed jobs %v, want %v", got, want)
 	}
-	direct, err := b.client.List(ctx, "done", worker.ListQuery{State: worker.StateCompleted})
+	direct, err := b.client.Jobs(ctx, admin.JobListParams{Queue: "done", State: worker.StateCompleted})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if viaAPI, err := c.List(ctx, "done", worker.ListQuery{State: worker.StateCompleted}); err != nil || !reflect.DeepEqual(viaAPI, direct) {
+	if viaAPI, err := c.Jobs(ctx, admin.JobListParams{Queue: "done", State: worker.StateCompleted}); err != nil || !reflect.DeepEqual(viaAPI, direct) {
 		t.Errorf("the API client's List %+v %v, the library's %+v", viaAPI, err, direct)
 	}
 

@@ -10,28 +10,17 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
-
-// deadQuery reads ?cursor=&limit= of GET /v1/queues/{queue}/dead.
-func deadQuery(rawQuery string) (worker.DeadQuery, *Error) {
-	var q worker.DeadQuery
-	values, err := queryValues(rawQuery, "cursor", "limit")
-	if err != nil {
-		return q, err
-	}
-	q.Cursor = values["cursor"]
-	q.Limit, err = limitParam(values)
-	return q, err
-}
 
 // listStates are the states GET /v1/queues/{queue}/jobs lists.
 var listStates = []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted}
 
 // listQuery reads ?state=&cursor=&limit=&error=&died_after=&died_before=
-// of GET /v1/queues/{queue}/jobs: state is required, and the filters are
-// for state=dead only.
-func listQuery(rawQuery string) (worker.ListQuery, *Error) {
-	var q worker.ListQuery
+// of GET /v1/queues/{queue}/jobs (all but the queue, which is the
+// path's): state is required, and the filters are for state=dead only.
+func listQuery(rawQuery string) (admin.JobListParams, *Error) {
+	var q admin.JobListParams
 	values, err := queryValues(rawQuery, "state", "cursor", "limit", "error", "died_after", "died_before")
 	if err != nil {
 		return q, err
@@ -64,8 +53,8 @@ func limitParam(values map[string]string) (int, *Error) {
 		return 0, nil
 	}
 	n, convErr := strconv.Atoi(v)
-	if convErr != nil || n < 1 || n > worker.ListLimitMax {
-		return 0, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", worker.ListLimitMax, v))
+	if convErr != nil || n < 1 || n > admin.ListLimitMax {
+		return 0, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", admin.ListLimitMax, v))
 	}
 	return n, nil
 }

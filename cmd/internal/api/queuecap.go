@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // A producer token without a queue list may enqueue to any queue name,
@@ -54,12 +55,16 @@ func (h *Handler) mayCreate(c *call, queue string) error {
 	if h.opts.MaxQueues <= 0 || c.ident.role != RoleProducer || c.ident.queues != nil || h.known.has(queue, c.now) {
 		return nil
 	}
-	known, err := c.backend.QueuesKnown(c.ctx, queue)
+	page, err := c.backend.Queues(c.ctx, admin.QueueListParams{Only: []string{queue}, Limit: 1})
 	if err != nil {
 		return err
 	}
-	if !known[0] {
-		n, err := c.backend.QueueCount(c.ctx)
+	if len(page.Names) == 0 {
+		counter, ok := c.backend.(QueueCounter)
+		if !ok {
+			return fmt.Errorf("api: Options.MaxQueues is set, but the backend %T cannot count queues (QueueCounter)", c.backend)
+		}
+		n, err := counter.QueueCount(c.ctx)
 		if err != nil {
 			return err
 		}

@@ -10,9 +10,10 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // addQueues records n queue names q-0000… in the set under prefix, as
@@ -23,7 +24,7 @@ func addQueues(t *testing.T, rdb rueidis.Client, prefix string, n int) []string 
 	for i := range names {
 		names[i] = fmt.Sprintf("q-%04d", i)
 	}
-	testkit.Do(t, rdb, rdb.B().Sadd().Key(worker.QueuesKey(prefix)).Member(names...).Build())
+	testkit.Do(t, rdb, rdb.B().Sadd().Key(rediskeys.QueuesKey(prefix)).Member(names...).Build())
 	return names
 }
 
@@ -77,8 +78,8 @@ func TestListQueuesPaged(t *testing.T) {
 	}
 	var def struct{ Queues []wire.Queue }
 	b.want(b.do("GET", "/v1/queues", adminSecret, ""), 200).json(t, &def)
-	if len(def.Queues) != worker.QueuesPerPageDefault {
-		t.Errorf("a page without limit holds %d queues, want %d", len(def.Queues), worker.QueuesPerPageDefault)
+	if len(def.Queues) != admin.QueuesPerPageDefault {
+		t.Errorf("a page without limit holds %d queues, want %d", len(def.Queues), admin.QueuesPerPageDefault)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // queueList is the reply of GET /v1/queues: a page of queues, and the
@@ -20,24 +20,24 @@ type queueList struct {
 }
 
 // GET /v1/queues?cursor=&limit=: a page of the queues the token may see,
-// read a page at a time (worker.Client.QueuesPage), so that its cost does
-// not grow with the number of queues: at most worker.QueuesPerPageMax,
+// read a page at a time (admin.Operator.Queues), so that its cost does
+// not grow with the number of queues: at most admin.QueuesPerPageMax,
 // each read as GET /v1/queues/{queue} reads it.
 func (h *Handler) listQueues(c *call) (int, any, error) {
 	values, apiErr := queryValues(c.r.URL.RawQuery, "cursor", "limit")
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	limit := worker.QueuesPerPageDefault
+	limit := admin.QueuesPerPageDefault
 	if v, ok := values["limit"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, nil, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", worker.QueuesPerPageMax, v))
+		if err != nil || n < 1 || n > admin.QueuesPerPageMax {
+			return 0, nil, invalidField("limit", fmt.Sprintf("must be a whole number from 1 to %d (got %q)", admin.QueuesPerPageMax, v))
 		}
 		limit = n
 	}
 	// A token limited to some queues learns of no other.
-	page, err := c.backend.QueuesPage(c.ctx, c.ident.queues, values["cursor"], limit)
+	page, err := c.backend.Queues(c.ctx, admin.QueueListParams{Only: c.ident.queues, Cursor: values["cursor"], Limit: limit})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -80,7 +80,7 @@ func (h *Handler) getQueue(c *call) (int, any, error) {
 }
 
 // viewQueue reads a queue's state, sizes and fleet.
-func viewQueue(ctx context.Context, b Backend, name string) (wire.Queue, error) {
+func viewQueue(ctx context.Context, b admin.Operator, name string) (wire.Queue, error) {
 	s, err := b.Stats(ctx, name)
 	if err != nil {
 		return wire.Queue{}, err
@@ -92,14 +92,14 @@ func viewQueue(ctx context.Context, b Backend, name string) (wire.Queue, error) 
 	return wire.QueueOf(name, s, f), nil
 }
 
-// DELETE /v1/queues/{queue}: forget a retired queue (worker.Client.ForgetQueue);
+// DELETE /v1/queues/{queue}: forget a retired queue (admin.Operator.Forget);
 // 409 while anything holds it, saying what.
 func (h *Handler) forgetQueue(c *call) (int, any, error) {
 	queue, apiErr := pathQueue(c.r)
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	if err := c.backend.ForgetQueue(c.ctx, queue); err != nil {
+	if err := c.backend.Forget(c.ctx, queue); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // do sends one request with in as its JSON body (nil: none) and decodes a
@@ -112,13 +113,9 @@ func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
 func conflictCause(e *Error) error {
 	switch {
 	case e.Field == "queue":
-		return worker.ErrQueueInUse
+		return admin.ErrQueueInUse
 	case strings.Contains(e.Message, worker.ErrJobDead.Error()):
 		return worker.ErrJobDead
-	case strings.Contains(e.Message, worker.ErrJobRunning.Error()):
-		// A server of a version before running jobs could be cancelled
-		// refuses them so.
-		return worker.ErrJobRunning
 	case e.Field == "unique_key" || strings.HasSuffix(e.Field, ".unique_key"):
 		return worker.ErrUniqueKeyHeld
 	}

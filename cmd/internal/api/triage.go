@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // Bounds of a requeue or purge request.
@@ -22,7 +22,7 @@ const (
 	// request's time.
 	TriageMax = 10_000
 	// maxTriageIDs is the most ids a request selects, as
-	// worker.DeadSelection takes them.
+	// admin.TriageParams takes them.
 	maxTriageIDs = 1000
 	// triageBodyBytes bounds a request's body: maxTriageIDs ids of the
 	// longest, escaped, and a filter and a cursor.
@@ -35,7 +35,7 @@ var triageKeys = []string{"ids", "filter", "dry_run", "cursor", "max"}
 // POST /v1/queues/{queue}/dead/requeue and …/dead/purge: the dead jobs of
 // the body's ids or filter (none: every dead job), at most TriageMax (or
 // the body's max) matched per request.
-func (h *Handler) triage(action string) func(c *call) (int, any, error) {
+func (h *Handler) triage(action admin.TriageAction) func(c *call) (int, any, error) {
 	return func(c *call) (int, any, error) {
 		queue, apiErr := pathQueue(c.r)
 		if apiErr != nil {
@@ -45,15 +45,12 @@ func (h *Handler) triage(action string) func(c *call) (int, any, error) {
 		if apiErr != nil {
 			return 0, nil, apiErr
 		}
-		sel, opts, apiErr := decodeTriage(body, h.triageMax)
+		p, apiErr := decodeTriage(body, h.triageMax)
 		if apiErr != nil {
 			return 0, nil, apiErr
 		}
-		run := c.backend.RequeueDead
-		if action == wire.ActionPurge {
-			run = c.backend.PurgeDead
-		}
-		res, err := run(c.ctx, queue, sel, opts)
+		p.Queue, p.Action = queue, action
+		res, err := c.backend.Triage(c.ctx, p)
 		if err != nil {
 			if res.Matched == 0 || res.Next == "" {
 				return 0, nil, err
@@ -61,24 +58,24 @@ func (h *Handler) triage(action string) func(c *call) (int, any, error) {
 			// The walk got somewhere before it failed: the reply says how
 			// far, and the request that continues it meets the error (or
 			// not, if it has passed).
-			h.log.Warn("api "+action+" stopped early", "route", c.r.Pattern, "token", c.ident.name, "matched", res.Matched, "err", err)
+			h.log.Warn("api "+string(action)+" stopped early", "route", c.r.Pattern, "token", c.ident.name, "matched", res.Matched, "err", err)
 		}
-		return http.StatusOK, wire.TriageOf(action, opts.DryRun, res), nil
+		return http.StatusOK, wire.TriageOf(action, p.DryRun, res), nil
 	}
 }
 
 // decodeTriage reads the body of a requeue or purge: empty, or {"ids":
 // [...]} or {"filter": {"error", "died_after", "died_before"}}, with
 // "dry_run", "cursor" and "max" (at least 1, at most bound, which is the
-// default).
-func decodeTriage(body []byte, bound int) (worker.DeadSelection, worker.TriageOptions, *Error) {
-	var sel worker.DeadSelection
-	opts := worker.TriageOptions{Max: bound}
+// default): all of the triage but its queue and action, which are the
+// route's.
+func decodeTriage(body []byte, bound int) (admin.TriageParams, *Error) {
+	p := admin.TriageParams{Max: bound}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return sel, opts, nil // every dead job
+		return p, nil // every dead job
 	}
 	if err := checkBody(body); err != nil {
-		return sel, opts, err
+		return p, err
 	}
 	var hasFilter bool
 	err := decodeObject(body, func(dec *json.Decoder) *Error {
@@ -89,30 +86,30 @@ func decodeTriage(body []byte, bound int) (worker.DeadSelection, worker.TriageOp
 			var err *Error
 			switch key {
 			case "ids":
-				sel.IDs, err = triageIDs(raw)
+				p.IDs, err = triageIDs(raw)
 			case "filter":
-				sel.Filter, err = deadFilter(raw)
+				p.Filter, err = deadFilter(raw)
 				hasFilter = true
 			case "dry_run":
-				opts.DryRun, err = boolField(key, raw)
+				p.DryRun, err = boolField(key, raw)
 			case "cursor":
-				opts.Cursor, err = stringField(key, raw)
+				p.Cursor, err = stringField(key, raw)
 			case "max":
 				// Beyond the bound is the bound: a client need not know it.
-				if opts.Max, err = intField(key, raw); err == nil && opts.Max < 1 {
+				if p.Max, err = intField(key, raw); err == nil && p.Max < 1 {
 					err = invalidField(key, fmt.Sprintf("must be a whole number from 1, or left out for %d (got %s)", bound, raw))
 				}
-				opts.Max = min(opts.Max, bound)
+				p.Max = min(p.Max, bound)
 			default:
 				err = unknownField(fieldName("", key), strings.Join(triageKeys, ", "))
 			}
 			return err
 		}))
 	})
-	if err == nil && sel.IDs != nil && hasFilter {
+	if err == nil && p.IDs != nil && hasFilter {
 		err = invalidField("filter", "give ids or filter, not both")
 	}
-	return sel, opts, err
+	return p, err
 }
 
 // triageIDs reads the ids of a selection: 1 to maxTriageIDs valid ids.
@@ -139,8 +136,8 @@ func triageIDs(raw json.RawMessage) ([]string, *Error) {
 }
 
 // deadFilter reads the filter of a selection.
-func deadFilter(raw json.RawMessage) (worker.DeadFilter, *Error) {
-	var f worker.DeadFilter
+func deadFilter(raw json.RawMessage) (admin.DeadFilter, *Error) {
+	var f admin.DeadFilter
 	var after, before string
 	err := decodeObject(raw, func(dec *json.Decoder) *Error {
 		return readObject(dec, "filter.", rawMember(func(key string, raw json.RawMessage) *Error {

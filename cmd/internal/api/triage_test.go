@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // triage sends a requeue or purge and decodes its reply.
@@ -19,7 +20,7 @@ func (b *bundle) triage(action, queue, body string) wire.Triage {
 	b.t.Helper()
 	var tr wire.Triage
 	b.want(b.do("POST", "/v1/queues/"+queue+"/dead/"+action, adminSecret, body), 200).json(b.t, &tr)
-	if tr.Action != action || tr.Sample == nil {
+	if string(tr.Action) != action || tr.Sample == nil {
 		b.t.Errorf("reply %+v to a %s", tr, action)
 	}
 	return tr
@@ -28,7 +29,7 @@ func (b *bundle) triage(action, queue, body string) wire.Triage {
 // deadIDs lists the dead jobs of queue, sorted.
 func (b *bundle) deadIDs(queue string) []string {
 	b.t.Helper()
-	page, err := b.client.List(b.t.Context(), queue, worker.ListQuery{State: worker.StateDead, Limit: worker.ListLimitMax})
+	page, err := b.client.Jobs(b.t.Context(), admin.JobListParams{Queue: queue, State: worker.StateDead, Limit: admin.ListLimitMax})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -110,20 +111,20 @@ func TestTriage(t *testing.T) {
 	}
 }
 
-// triageRecorder is a backend that records the options of its requeues
-// and purges.
+// triageRecorder is a backend that records the parameters of its
+// triages.
 type triageRecorder struct {
-	*worker.Client
+	*admin.Client
 	mu   sync.Mutex
-	seen []worker.TriageOptions
+	seen []admin.TriageParams
 	err  error // returned with the library's result, when set
 }
 
-func (r *triageRecorder) RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error) {
+func (r *triageRecorder) Triage(ctx context.Context, p admin.TriageParams) (admin.TriageResult, error) {
 	r.mu.Lock()
-	r.seen = append(r.seen, opt)
+	r.seen = append(r.seen, p)
 	r.mu.Unlock()
-	res, err := r.Client.RequeueDead(ctx, queue, sel, opt)
+	res, err := r.Client.Triage(ctx, p)
 	if r.err != nil {
 		res.Next, err = "resume-here", r.err
 	}
@@ -137,8 +138,8 @@ func TestTriageBound(t *testing.T) {
 	t.Parallel()
 	rec := &triageRecorder{}
 	b := setup(t, func(o *Options) {
-		rec.Client = o.Backend().(*worker.Client)
-		o.Backend = func() Backend { return rec }
+		rec.Client = o.Backend().(*admin.Client)
+		o.Backend = func() admin.Operator { return rec }
 	})
 	b.kill("q", "a", "b")
 	b.triage("requeue", "q", "")
@@ -146,7 +147,12 @@ func TestTriageBound(t *testing.T) {
 	b.triage("requeue", "q", `{"max": 1000000, "dry_run": true}`)
 	if want := []int{TriageMax, 5, TriageMax}; len(rec.seen) != 3 ||
 		rec.seen[0].Max != want[0] || rec.seen[1].Max != want[1] || rec.seen[2].Max != want[2] || !rec.seen[2].DryRun {
-		t.Errorf("options %+v, want Max %v", rec.seen, want)
+		t.Errorf("parameters %+v, want Max %v", rec.seen, want)
+	}
+	for _, p := range rec.seen {
+		if p.Queue != "q" || p.Action != admin.TriageRequeue {
+			t.Errorf("parameters %+v: the route's queue and action", p)
+		}
 	}
 
 	b.kill("q", "c")
@@ -165,9 +171,9 @@ func TestTriageBound(t *testing.T) {
 	}
 }
 
-// TestClientTriage: the API client's RequeueDead and PurgeDead give what
-// worker.Client's give, across as many requests as the server's bound
-// needs, and stop at their own Max with the cursor that continues.
+// TestClientTriage: the API client's Triage gives what admin.Client's
+// gives, across as many requests as the server's bound needs, and stops
+// at its own Max with the cursor that continues.
 func TestClientTriage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -180,18 +186,19 @@ func TestClientTriage(t *testing.T) {
 
 	for _, tt := range []struct {
 		name string
-		sel  worker.DeadSelection
-		opt  worker.TriageOptions
+		p    admin.TriageParams
 	}{
-		{"dry run of all", worker.DeadSelection{}, worker.TriageOptions{DryRun: true}},
-		{"dry run by filter", worker.DeadSelection{Filter: worker.DeadFilter{ErrorContains: "k4"}}, worker.TriageOptions{DryRun: true}},
-		{"dry run by ids", worker.DeadSelection{IDs: []string{"k5", "k1", "gone"}}, worker.TriageOptions{DryRun: true}},
+		{"dry run of all", admin.TriageParams{DryRun: true}},
+		{"dry run by filter", admin.TriageParams{Filter: admin.DeadFilter{ErrorContains: "k4"}, DryRun: true}},
+		{"dry run by ids", admin.TriageParams{IDs: []string{"k5", "k1", "gone"}, DryRun: true}},
 	} {
-		viaAPI, err := c.PurgeDead(ctx, "api", tt.sel, tt.opt)
+		tt.p.Action, tt.p.Queue = admin.TriagePurge, "api"
+		viaAPI, err := c.Triage(ctx, tt.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		direct, err := b.client.PurgeDead(ctx, "lib", tt.sel, tt.opt)
+		tt.p.Queue = "lib"
+		direct, err := b.client.Triage(ctx, tt.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,11 +211,13 @@ func TestClientTriage(t *testing.T) {
 	}
 
 	// Its own Max: three of five, then the rest from the cursor.
-	res, err := c.RequeueDead(ctx, "api", worker.DeadSelection{}, worker.TriageOptions{Max: 3})
+	requeue := admin.TriageParams{Queue: "api", Action: admin.TriageRequeue, Max: 3}
+	res, err := c.Triage(ctx, requeue)
 	if err != nil || res.Matched != 3 || res.Changed != 3 || res.Next == "" {
 		t.Fatalf("requeue three: %+v %v", res, err)
 	}
-	res, err = c.RequeueDead(ctx, "api", worker.DeadSelection{}, worker.TriageOptions{Cursor: res.Next})
+	requeue.Max, requeue.Cursor = 0, res.Next
+	res, err = c.Triage(ctx, requeue)
 	if err != nil || res.Matched != 2 || res.Next != "" {
 		t.Errorf("requeue the rest: %+v %v", res, err)
 	}
@@ -216,27 +225,27 @@ func TestClientTriage(t *testing.T) {
 		t.Errorf("still dead: %v", left)
 	}
 
-	// PurgeAll and RequeueAll: every dead job, however many requests.
-	n, err := c.PurgeAll(ctx, "lib")
-	if err != nil || n != 5 {
-		t.Errorf("PurgeAll: %d %v", n, err)
+	// Every dead job, however many requests.
+	res, err = c.Triage(ctx, admin.TriageParams{Queue: "lib", Action: admin.TriagePurge})
+	if err != nil || res.Changed != 5 {
+		t.Errorf("purge every dead job: %+v %v", res, err)
 	}
 	b.kill("again", ids...)
-	if n, err := c.RequeueAll(ctx, "again"); err != nil || n != 5 {
-		t.Errorf("RequeueAll: %d %v", n, err)
+	if res, err := c.Triage(ctx, admin.TriageParams{Queue: "again", Action: admin.TriageRequeue}); err != nil || res.Changed != 5 {
+		t.Errorf("requeue every dead job: %+v %v", res, err)
 	}
 
 	// Bad arguments are the library's errors.
-	_, err = c.PurgeDead(ctx, "api", worker.DeadSelection{IDs: []string{"a b"}}, worker.TriageOptions{})
+	_, err = c.Triage(ctx, admin.TriageParams{Queue: "api", Action: admin.TriagePurge, IDs: []string{"a b"}})
 	if !errors.Is(err, worker.ErrInvalid) {
 		t.Errorf("a bad id: %v", err)
 	}
-	_, err = c.PurgeDead(ctx, "api", worker.DeadSelection{}, worker.TriageOptions{Max: -1})
+	_, err = c.Triage(ctx, admin.TriageParams{Queue: "api", Action: admin.TriagePurge, Max: -1})
 	var ve *worker.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "Max" {
 		t.Errorf("a negative Max: %v", err)
 	}
-	_, err = c.PurgeDead(ctx, "api", worker.DeadSelection{Filter: worker.DeadFilter{ErrorContains: strings.Repeat("e", 300)}}, worker.TriageOptions{})
+	_, err = c.Triage(ctx, admin.TriageParams{Queue: "api", Action: admin.TriagePurge, Filter: admin.DeadFilter{ErrorContains: strings.Repeat("e", 300)}})
 	if !errors.As(err, &ve) || ve.Field != "Filter.ErrorContains" {
 		t.Errorf("a long error filter: %v", err)
 	}

@@ -132,7 +132,7 @@ func TestEnqueueUniqueConflict(t *testing.T) {
 }
 
 // TestClientPriorityAndUnique: the API client round-trips priorities and
-// unique keys as worker.Client does, a held key included: ErrDuplicate with
+// unique keys as admin.Client does, a held key included: ErrDuplicate with
 // the holder's id.
 func TestClientPriorityAndUnique(t *testing.T) {
 	t.Parallel()
@@ -142,7 +142,7 @@ func TestClientPriorityAndUnique(t *testing.T) {
 
 	spec := worker.JobSpec{Queue: "q", ID: "order-42", Delay: time.Hour, Priority: worker.PriorityLow,
 		UniqueKey: "order:42", UniqueFor: 36 * time.Hour, UniqueAfterFinish: true}
-	if id, err := c.Enqueue(ctx, spec); err != nil || id != "order-42" {
+	if id, err := enqueueOne(ctx, c, spec); err != nil || id != "order-42" {
 		t.Fatalf("enqueue: %q %v", id, err)
 	}
 	viaAPI, err := c.Get(ctx, "q", "order-42")
@@ -159,8 +159,8 @@ func TestClientPriorityAndUnique(t *testing.T) {
 
 	// A held key, through each client.
 	again := worker.JobSpec{Queue: "q", UniqueKey: "order:42", Payload: []byte("again")}
-	id, err := c.Enqueue(ctx, again)
-	directID, directErr := b.client.Enqueue(ctx, again)
+	id, err := enqueueOne(ctx, c, again)
+	directID, directErr := enqueueOne(ctx, b.client, again)
 	if !errors.Is(err, worker.ErrUniqueKeyHeld) || id != "order-42" || !errors.Is(directErr, worker.ErrUniqueKeyHeld) || directID != id {
 		t.Errorf("held key: %q %v; directly %q %v; want ErrDuplicate and order-42 from both", id, err, directID, directErr)
 	}
@@ -168,10 +168,10 @@ func TestClientPriorityAndUnique(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != wire.CodeConflict || e.Field != "unique_key" || e.ExistingID != "order-42" {
 		t.Errorf("held key: %#v", err)
 	}
-	if id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", ID: "order-42"}); !errors.Is(err, worker.ErrDuplicate) || errors.Is(err, worker.ErrUniqueKeyHeld) || id != "order-42" {
+	if id, err := enqueueOne(ctx, c, worker.JobSpec{Queue: "q", ID: "order-42"}); !errors.Is(err, worker.ErrDuplicate) || errors.Is(err, worker.ErrUniqueKeyHeld) || id != "order-42" {
 		t.Errorf("existing id: %q %v", id, err)
 	}
-	res, err := c.EnqueueBatch(ctx, "q", []worker.JobSpec{{UniqueKey: "order:42"}, {Priority: worker.PriorityHigh, UniqueKey: "fresh"}})
+	res, err := c.Enqueue(ctx, []worker.JobSpec{{Queue: "q", UniqueKey: "order:42"}, {Queue: "q", Priority: worker.PriorityHigh, UniqueKey: "fresh"}})
 	if err != nil || len(res) != 2 || !errors.Is(res[0].Err, worker.ErrUniqueKeyHeld) || res[0].ID != "order-42" || res[1].Err != nil {
 		t.Fatalf("batch: %+v %v", res, err)
 	}
@@ -179,11 +179,11 @@ func TestClientPriorityAndUnique(t *testing.T) {
 		t.Errorf("batch job: %+v %v", j, err)
 	}
 
-	// Bad values fail as on worker.Client, naming the Go field.
+	// Bad values fail as on admin.Client, naming the Go field.
 	for _, tt := range []struct {
 		spec  worker.JobSpec
 		field string
-		same  bool // the same message as worker.Client's
+		same  bool // the same message as admin.Client's
 	}{
 		{worker.JobSpec{Queue: "q", UniqueKey: "a b"}, "UniqueKey", true},
 		{worker.JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: -time.Second}, "UniqueFor", true},
@@ -192,8 +192,8 @@ func TestClientPriorityAndUnique(t *testing.T) {
 		{worker.JobSpec{Queue: "q", UniqueKey: "k", UniqueAfterFinish: true}, "UniqueAfterFinish", false},
 		{worker.JobSpec{Queue: "q", Priority: 5}, "Priority", false},
 	} {
-		_, err := c.Enqueue(ctx, tt.spec)
-		_, direct := b.client.Enqueue(ctx, tt.spec)
+		_, err := enqueueOne(ctx, c, tt.spec)
+		_, direct := enqueueOne(ctx, b.client, tt.spec)
 		var ve *worker.ValidationError
 		if !errors.Is(err, worker.ErrInvalid) || !errors.As(err, &ve) || ve.Field != tt.field {
 			t.Errorf("%+v: %v, want a ValidationError of %s", tt.spec, err, tt.field)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // Code is the machine-readable kind of an error; each code has one HTTP
@@ -113,7 +114,7 @@ func CodeOf(err error) Code {
 		return CodeNotReplicated
 	case errors.Is(err, worker.ErrNotFound):
 		return CodeNotFound
-	case errors.Is(err, worker.ErrDuplicate), errors.Is(err, worker.ErrJobDead), errors.Is(err, worker.ErrQueueInUse):
+	case errors.Is(err, worker.ErrDuplicate), errors.Is(err, worker.ErrJobDead), errors.Is(err, admin.ErrQueueInUse):
 		return CodeConflict
 	case worker.IsRedisUnavailable(err):
 		return CodeUnavailable

@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/seed-53d105c9/courier/worker"
+import (
+	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+)
 
 // Page is a page of jobs.
 type Page struct {
@@ -26,8 +29,9 @@ func PageOf(jobs []*worker.Job, next string) Page {
 // Triage is the result of requeueing or purging dead jobs by ids or by a
 // filter.
 type Triage struct {
-	// Action is "requeue" or "purge".
-	Action string `json:"action"`
+	// Action is "requeue" or "purge" (admin.TriageRequeue,
+	// admin.TriagePurge).
+	Action admin.TriageAction `json:"action"`
 	// DryRun is set when nothing was changed: Matched says what would be.
 	DryRun bool `json:"dry_run"`
 	// Matched counts the dead jobs selected; Changed those requeued or
@@ -41,15 +45,9 @@ type Triage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// The actions of a Triage.
-const (
-	ActionRequeue = "requeue"
-	ActionPurge   = "purge"
-)
-
 // TriageOf is the result r of a requeue or purge (action) as the API and
 // the CLI show it.
-func TriageOf(action string, dryRun bool, r worker.TriageResult) Triage {
+func TriageOf(action admin.TriageAction, dryRun bool, r admin.TriageResult) Triage {
 	t := Triage{Action: action, DryRun: dryRun, Matched: r.Matched, Changed: r.Changed, Sample: r.Sample}
 	if t.Sample == nil {
 		t.Sample = []string{}
@@ -61,8 +59,8 @@ func TriageOf(action string, dryRun bool, r worker.TriageResult) Triage {
 }
 
 // Result is the inverse of TriageOf.
-func (t *Triage) Result() worker.TriageResult {
-	r := worker.TriageResult{Matched: t.Matched, Changed: t.Changed, Sample: t.Sample}
+func (t *Triage) Result() admin.TriageResult {
+	r := admin.TriageResult{Matched: t.Matched, Changed: t.Changed, Sample: t.Sample}
 	if t.NextCursor != nil {
 		r.Next = *t.NextCursor
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // Queue is a queue: whether it is paused, its sizes by state and the
@@ -65,7 +66,7 @@ type Process struct {
 
 // QueueOf is a queue as the API and the CLI show it, from its stats and
 // its fleet.
-func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
+func QueueOf(name string, s admin.QueueStats, f admin.Fleet) Queue {
 	v := Queue{
 		Name:             name,
 		Paused:           s.Paused,
@@ -108,22 +109,22 @@ func QueueOf(name string, s worker.QueueStats, f worker.Fleet) Queue {
 }
 
 // Stats is the inverse of the counts and pause flag of QueueOf.
-func (v *Queue) Stats() worker.QueueStats {
-	return worker.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
+func (v *Queue) Stats() admin.QueueStats {
+	return admin.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
 		Completed: v.Jobs.Completed, Paused: v.Paused}
 }
 
 // Fleet is the inverse of the fleet part of QueueOf, report times in UTC
-// as worker.Client.Fleet reads them; a rate limit the worker package
+// as admin.Client.Fleet reads them; a rate limit the worker package
 // cannot parse is left out.
-func (v *Queue) Fleet() worker.Fleet {
-	f := worker.Fleet{Processes: make([]worker.FleetProcess, len(v.Workers)), Partitions: v.Partitions, PartitionLeaders: v.PartitionLeaders}
+func (v *Queue) Fleet() admin.Fleet {
+	f := admin.Fleet{Processes: make([]admin.FleetProcess, len(v.Workers)), Partitions: v.Partitions, PartitionLeaders: v.PartitionLeaders}
 	if v.Leader != nil {
 		f.Leader = *v.Leader
 	}
 	f.LeaderTTL, _ = time.ParseDuration(v.LeaderTTL) // "" when none leads
 	for i, p := range v.Workers {
-		f.Processes[i] = worker.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC(), Version: p.Version}
+		f.Processes[i] = admin.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC(), Version: p.Version}
 		if len(p.Periodic) > 0 {
 			f.Processes[i].Periodic = p.Periodic
 		}

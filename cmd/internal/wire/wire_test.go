@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // through sends v through JSON as a server writes it and a client reads
@@ -175,8 +176,8 @@ func TestJobFromAServerItCannotBe(t *testing.T) {
 // JSON come back as they were; the queue's rate limit is the leader's.
 func TestQueueRoundTrip(t *testing.T) {
 	t.Parallel()
-	stats := worker.QueueStats{Scheduled: 1, Ready: 2, Active: 3, Dead: 4, Completed: 5, Paused: true}
-	fleet := worker.Fleet{Leader: "b", Processes: []worker.FleetProcess{
+	stats := admin.QueueStats{Scheduled: 1, Ready: 2, Active: 3, Dead: 4, Completed: 5, Paused: true}
+	fleet := admin.Fleet{Leader: "b", Processes: []admin.FleetProcess{
 		{ID: "a", Concurrency: 5, RateLimit: worker.RateLimit{N: 10, Per: time.Second}, ReportedAt: at(1, 0).UTC()},
 		{ID: "b", Concurrency: 20, RateLimit: worker.RateLimit{N: 100, Per: time.Minute}, Leader: true, ReportedAt: at(2, 500).UTC()},
 		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC()},
@@ -194,7 +195,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	}
 
 	// No fleet: no leader, no limit, an empty list rather than null.
-	data, err := json.Marshal(QueueOf("idle", worker.QueueStats{}, worker.Fleet{}))
+	data, err := json.Marshal(QueueOf("idle", admin.QueueStats{}, admin.Fleet{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestCodeOf(t *testing.T) {
 		{timeout, CodeUnavailable},
 		{fmt.Errorf("get: %w", context.DeadlineExceeded), CodeUnavailable},
 		{fmt.Errorf("get: %w", context.Canceled), CodeInternal},
-		{fmt.Errorf("forget: %w: 3 dead jobs", worker.ErrQueueInUse), CodeConflict},
+		{fmt.Errorf("forget: %w: 3 dead jobs", admin.ErrQueueInUse), CodeConflict},
 		{errors.New("something else"), CodeInternal},
 		{fmt.Errorf("courier API: %w", coded(CodeRateLimited)), CodeRateLimited},
 		{&worker.NotReplicatedError{Queue: "q", Want: 1}, CodeNotReplicated},
@@ -285,17 +286,17 @@ func (*timeoutError) Temporary() bool { return true }
 // comes back as it was; nothing matched is an empty sample, not null.
 func TestTriageRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, r := range []worker.TriageResult{
+	for _, r := range []admin.TriageResult{
 		{Matched: 3, Changed: 2, Sample: []string{"a", "b", "c"}, Next: "dDox"},
 		{Matched: 1, Changed: 1, Sample: []string{"a"}},
 	} {
-		v := through(t, TriageOf(ActionRequeue, false, r))
+		v := through(t, TriageOf(admin.TriageRequeue, false, r))
 		if got := v.Result(); !reflect.DeepEqual(got, r) {
 			t.Errorf("round trip %+v, want %+v", got, r)
 		}
 	}
 	var buf bytes.Buffer
-	if err := Encode(&buf, TriageOf(ActionPurge, true, worker.TriageResult{})); err != nil {
+	if err := Encode(&buf, TriageOf(admin.TriagePurge, true, admin.TriageResult{})); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"action":"purge","dry_run":true,"matched":0,"changed":0,"sample":[],"next_cursor":null}` + "\n"; buf.String() != want {
