@@ -38,9 +38,9 @@ type bundle struct {
 	prefix string
 	client *admin.Client // the API's backend
 	opts   Options
-	h        *Handler
-	srv      *httptest.Server
-	logs     *testkit.Buffer
+	h      *Handler
+	srv    *httptest.Server
+	logs   *testkit.Buffer
 }
 
 // setup starts an API with a producer and an admin token; mutate adjusts
