@@ -1,5 +1,8 @@
-# Courier — see README.md. Every target works on a fresh machine with Go;
-# the tests need Redis (see DEVELOPERS.md: Docker, REDIS_ADDR or redis-server).
+# Courier — see README.md. Every target works on a fresh machine with Go.
+# make test installs the rest it needs first (make setup, .ci/setup:
+# redis-server and redis-cli, promtool, Chromium, gcc for the race
+# detector; with apt-get, as root) or names what is missing and how to get
+# it (DEVELOPERS.md, "Tests and Redis").
 
 GO       ?= go
 # The repository holds three Go modules (DEVELOPERS.md, "Modules"): the
@@ -36,7 +39,7 @@ GOSEC    := github.com/securego/gosec/v2/cmd/gosec@v2.30.0
 # its line.
 GOSEC_FLAGS := -quiet -exclude=G104 -exclude-dir=internal/testkit -exclude-dir=cmd/internal/chaos -exclude-dir=chaos
 
-.PHONY: help build run test test-short chaos chaos-short fuzz bench image lint gosec fmt clean screenshots
+.PHONY: help setup build run test test-short chaos chaos-short fuzz bench image lint gosec fmt clean screenshots
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-11s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -47,13 +50,16 @@ build: ## build bin/courier
 run: build ## run the daemon in dev mode (embedded store; nothing persists)
 	$(BIN) dev
 
-test: ## every test, Redis integration tests included, under the race detector; then make chaos-short
+setup: ## install what make test needs when missing (.ci/setup: Redis, promtool, Chromium, gcc; apt-get as root), else say what
+	@bash .ci/setup
+
+test: setup ## every test, Redis integration tests included, under the race detector; then make chaos-short
 	@$(call each,$(GO) vet ./...)
 	@$(call each,$(GO) test -race -count=1 -timeout 20m ./...)
 	cd cmd && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_TEST) -fuzzminimizetime 200x ./internal/api/
 	@$(MAKE) --no-print-directory chaos-short
 
-test-short: ## unit tests only: skips everything that needs Redis
+test-short: ## unit tests only: skips everything that needs Redis (needs nothing but Go)
 	@$(call each,$(GO) test -short -count=1 ./...)
 
 # The chaos suite (cmd/internal/chaos) needs redis-server and redis-cli on PATH;
@@ -82,7 +88,7 @@ FUZZTIME_TEST ?= 20000x
 # The browser tests of the web UI (cmd/courier/ui_test.go) write a
 # screenshot of each page to docs/ when COURIER_UI_SCREENSHOTS names it;
 # they need Redis (as make test) and Chromium (Debian's chromium package).
-screenshots: ## regenerate the web UI's screenshots in docs/ (README, "Web UI") with headless Chromium
+screenshots: ## regenerate the web UI's screenshots in docs/ (docs/web-ui.md) with headless Chromium
 	@mkdir -p docs
 	cd cmd && COURIER_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestUIInBrowser$$' ./courier/
 

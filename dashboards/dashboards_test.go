@@ -13,7 +13,7 @@ import (
 
 // The queries themselves are run against a real Prometheus scraping a real
 // fleet by cmd/courier's TestDashboardQueriesReturnData; these tests check
-// the structure Grafana and the README rely on.
+// the structure Grafana and docs/monitoring.md rely on.
 
 // dashboard is the part of Grafana's classic dashboard JSON the tests read.
 type dashboard struct {
@@ -133,7 +133,7 @@ func TestFiles(t *testing.T) {
 	}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
-		t.Errorf("embedded dashboards %v, want %v (add a new one to pinned and the README)", names, want)
+		t.Errorf("embedded dashboards %v, want %v (add a new one to pinned and docs/monitoring.md)", names, want)
 	}
 }
 

@@ -15,7 +15,7 @@
 // variable (every panel and query uses "${datasource}", so no data source
 // uid is baked in) and multi-value "queue" and "instance" variables. The
 // metrics they query are the interface DESIGN.md lists under "Metrics";
-// README.md, section Monitoring, describes the panels and alerts.
+// docs/monitoring.md describes the panels and alerts.
 //
 // The JSON files are the source: edit them (or export from Grafana and
 // remove the "id"), keeping the checks of dashboards_test.go, and the

@@ -15,7 +15,7 @@ import (
 // an attempt finished on a daemon that lived on is gone (acked) half a
 // second later; windows are judged with a margin of 100 to 200 ms; ids
 // and unique keys are compared only between jobs whose partition it knew
-// (the layout settled at both enqueues), since the README allows them
+// (the layout settled at both enqueues), since docs/scaling.md allows them
 // again in another partition while the layout changes.
 
 // ackMargin is how long after its handler returned a job is surely acked.

@@ -58,7 +58,7 @@ var (
 // traceHeaders is the propagator of the trace context in job headers.
 var traceHeaders propagation.TraceContext
 
-// tracer makes Courier's spans (see the README's "Tracing"). A nil
+// tracer makes Courier's spans (see docs/monitoring.md, "Tracing"). A nil
 // *tracer, what Config.TracerProvider nil gives, does nothing: no span, no
 // header, no allocation.
 type tracer struct {

@@ -25,7 +25,7 @@ const (
 	exitNotReplicated = 6
 )
 
-// exitCodes document the codes, for "courier help" (and the README).
+// exitCodes document the codes, for "courier help" (and docs/cli.md).
 var exitCodes = []struct {
 	code    int
 	meaning string

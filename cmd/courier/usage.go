@@ -236,7 +236,7 @@ func parse(fs *flag.FlagSet, args []string, words bool) error {
 var oneDashFlag = regexp.MustCompile(`(not defined: |for flag |an argument: )-([A-Za-z0-9][A-Za-z0-9-]*)`)
 
 // flagParseError is a parse error of the flag package as a usage error,
-// naming the flag with two dashes, as the help and the README write it.
+// naming the flag with two dashes, as the help and docs/cli.md write it.
 func flagParseError(err error) error {
 	msg, field := err.Error(), ""
 	if m := oneDashFlag.FindStringSubmatch(msg); m != nil {

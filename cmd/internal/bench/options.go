@@ -234,7 +234,7 @@ func (o options) redisAddrs() []string {
 }
 
 // printUsage prints the usage line and the flags, each with two dashes as
-// the README writes them.
+// docs/bench.md writes them.
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Usage: courier bench %s\n\nFlags:\n", synopsis)
 	fs.VisitAll(func(f *flag.Flag) {

@@ -13,7 +13,7 @@ import (
 )
 
 // Tracing configures the OpenTelemetry tracing of courier run and courier
-// dev (see the README's "Tracing"): spans of the API's enqueues and of
+// dev (see docs/monitoring.md, "Tracing"): spans of the API's enqueues and of
 // every attempt, exported over OTLP. Off by default. A key left empty
 // leaves the standard OTEL_* environment variables to decide, as the
 // comments say; keys set here win over them.

@@ -11,7 +11,7 @@ import "net/http"
 // cookie would never come back, so it has no prefix and keeps to /ui/.
 // Cookies are not kept apart by port in any case: every service on the
 // same host name receives them, so an exposed UI wants a host name of its
-// own (README "Security").
+// own (docs/security.md).
 
 // hostPrefix is the cookie name prefix of a cookie bound to its host.
 const hostPrefix = "__Host-"

@@ -29,7 +29,7 @@ var ErrRevocationsUnavailable = errors.New("ui: Redis has not been reached yet")
 // nothing to prune, no bound that a token holder logging out many
 // sessions could push others' revocations out of, and no key per session
 // that was not logged out. Plain commands (SET with PX, EXISTS), which the
-// README's minimal ACL user has.
+// minimal ACL user of docs/security.md has.
 type redisRevocations struct {
 	rdb    func() rueidis.Client
 	prefix string
