@@ -50,7 +50,13 @@ build: ## build bin/courier
 run: build ## run the daemon in dev mode (embedded store; nothing persists)
 	$(BIN) dev
 
+# When .ci/setup cannot install what is missing (not root, no apt-get),
+# make stops before any recipe runs, with the one line that says what is
+# missing and the command that provides it.
+setup_problem = $(shell bash .ci/setup --why-not)
+
 setup: ## install what make test needs when missing (.ci/setup: Redis, promtool, Chromium, gcc; apt-get as root), else say what
+	$(if $(setup_problem),$(error $(setup_problem)))
 	@bash .ci/setup
 
 test: setup ## every test, Redis integration tests included, under the race detector; then make chaos-short
@@ -71,7 +77,7 @@ test-short: ## unit tests only: skips everything that needs Redis (needs nothing
 MODEL_SEEDS ?= 50
 MODEL_STEPS ?= 200
 
-chaos: ## the chaos suite, full run (about 8 min), then the composition model's long run (about 20 min)
+chaos: setup ## the chaos suite, full run (about 8 min), then the composition model's long run (about 20 min)
 	cd cmd && $(GO) run ./chaos
 	COURIER_MODEL_SEEDS=$(MODEL_SEEDS) COURIER_MODEL_STEPS=$(MODEL_STEPS) $(GO) test -count=1 -timeout 120m -run '^TestCompositionModel$$' ./worker/
 
@@ -88,7 +94,7 @@ FUZZTIME_TEST ?= 20000x
 # The browser tests of the web UI (cmd/courier/ui_test.go) write a
 # screenshot of each page to docs/ when COURIER_UI_SCREENSHOTS names it;
 # they need Redis (as make test) and Chromium (Debian's chromium package).
-screenshots: ## regenerate the web UI's screenshots in docs/ (docs/web-ui.md) with headless Chromium
+screenshots: setup ## regenerate the web UI's screenshots in docs/ (docs/web-ui.md) with headless Chromium
 	@mkdir -p docs
 	cd cmd && COURIER_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestUIInBrowser$$' ./courier/
 
