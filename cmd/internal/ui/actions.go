@@ -198,7 +198,7 @@ func triageFlash(reply apiReply, sel selection, verb string) (flash, error) {
 	}
 	if t.NextCursor != nil {
 		f.Text += "; more dead jobs match than one request handles"
-		f.More = &more{Action: strings.ToLower(t.Action), Queue: sel.queue, Error: sel.errText, Cursor: *t.NextCursor}
+		f.More = &more{Action: strings.ToLower(string(t.Action)), Queue: sel.queue, Error: sel.errText, Cursor: *t.NextCursor}
 	}
 	return f, nil
 }

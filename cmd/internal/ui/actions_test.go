@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/ui"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The charts are SVG drawn on the server: integer coordinates, one path
@@ -25,12 +25,12 @@ type series struct {
 // processed, failed and retried are the series of a queue's history:
 // attempts that ended, those that failed (retried or died), and those
 // retried.
-func processed(m worker.HistoryMinute) int64 { return m.Succeeded + m.Failed() }
-func failed(m worker.HistoryMinute) int64    { return m.Failed() }
-func retried(m worker.HistoryMinute) int64   { return m.Retried }
+func processed(m admin.HistoryMinute) int64 { return m.Succeeded + m.Failed() }
+func failed(m admin.HistoryMinute) int64    { return m.Failed() }
+func retried(m admin.HistoryMinute) int64   { return m.Retried }
 
 // seriesOf is the series of minutes by value.
-func seriesOf(name, class string, minutes []worker.HistoryMinute, value func(worker.HistoryMinute) int64) series {
+func seriesOf(name, class string, minutes []admin.HistoryMinute, value func(admin.HistoryMinute) int64) series {
 	s := series{Name: name, Class: class, values: make([]int64, len(minutes))}
 	for i, m := range minutes {
 		s.values[i] = value(m)
@@ -119,7 +119,7 @@ const (
 )
 
 // newChart draws ss over minutes.
-func newChart(minutes []worker.HistoryMinute, ss ...series) chart {
+func newChart(minutes []admin.HistoryMinute, ss ...series) chart {
 	top := int64(0)
 	for _, s := range ss {
 		for _, v := range s.values {
@@ -183,11 +183,11 @@ func niceCeil(n int64) int64 {
 
 // sumHistory adds up the histories of several queues minute by minute (by
 // position: every queue's history covers the same minutes).
-func sumHistory(histories [][]worker.HistoryMinute) []worker.HistoryMinute {
-	var sum []worker.HistoryMinute
+func sumHistory(histories [][]admin.HistoryMinute) []admin.HistoryMinute {
+	var sum []admin.HistoryMinute
 	for _, h := range histories {
 		if len(h) > len(sum) {
-			sum = append(sum, make([]worker.HistoryMinute, len(h)-len(sum))...)
+			sum = append(sum, make([]admin.HistoryMinute, len(h)-len(sum))...)
 		}
 		for i, m := range h {
 			s := &sum[i]

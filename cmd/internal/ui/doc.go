@@ -72,10 +72,10 @@
 // may use (open a queue, find a job by id, enqueue) and say why they show
 // nothing else, in the API's words.
 //
-// The pages read through Backend (the daemon's worker.Client) directly, and read
+// The pages read through Backend (the daemon's admin.Client) directly, and read
 // every list a page at a time by cursor, never whole: the overview, fleet,
 // locks and periodic pages read the set of queues 100 names at a time
-// (worker.Client.QueuesPage: SSCAN) and each queue of the page concurrently, so a
+// (admin.Client.Queues: SSCAN) and each queue of the page concurrently, so a
 // page costs the same however many queues there are; a queue's page reads
 // 50 jobs. The minutes of history that have ended never change, so the
 // Handler keeps them (historycache.go) and a refresh reads only the

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // fetchLimit bounds the Redis calls a page has in flight at once. The
@@ -31,7 +32,7 @@ func fetch(ctx context.Context, calls ...func(context.Context) error) error {
 // queuesPerPage is how many queues a page across queues (the overview,
 // fleet, locks, periodic) reads at once: the set of queues is read a page
 // at a time, so a page costs the same at 40,000 queues as at 40.
-const queuesPerPage = worker.QueuesPerPageMax
+const queuesPerPage = admin.QueuesPerPageMax
 
 // queuePager leads to the first and the next page of a listing across
 // queues ("" when there is none).
@@ -48,7 +49,7 @@ func (h *Handler) visibleQueues(r *http.Request, s *session, path string) (Backe
 		return nil, nil, queuePager{}, err
 	}
 	cursor := r.URL.Query().Get("cursor")
-	page, err := b.QueuesPage(r.Context(), s.p.Queues, cursor, queuesPerPage)
+	page, err := b.Queues(r.Context(), admin.QueueListParams{Only: s.p.Queues, Cursor: cursor, Limit: queuesPerPage})
 	if ve := (*worker.ValidationError)(nil); errors.As(err, &ve) && ve.Field == "Cursor" {
 		return nil, nil, queuePager{}, &pageError{status: http.StatusBadRequest, msg: "This page's cursor is not valid; start from the first page."}
 	}
@@ -67,11 +68,11 @@ func (h *Handler) visibleQueues(r *http.Request, s *session, path string) (Backe
 
 // knownQueue fails with a 404 page when queue is not one of b's queues.
 func knownQueue(ctx context.Context, b Backend, queue string) error {
-	known, err := b.QueuesKnown(ctx, queue)
+	page, err := b.Queues(ctx, admin.QueueListParams{Only: []string{queue}, Limit: 1})
 	if err != nil {
 		return fmt.Errorf("look the queue up: %w", err)
 	}
-	if !known[0] {
+	if len(page.Names) == 0 {
 		return &pageError{status: http.StatusNotFound, msg: fmt.Sprintf("There is no queue %q.", queue)}
 	}
 	return nil
@@ -79,8 +80,8 @@ func knownQueue(ctx context.Context, b Backend, queue string) error {
 
 // lag is a quantile of the lag of the jobs started over minutes, "—" when
 // none started.
-func lag(minutes []worker.HistoryMinute, q float64) string {
-	d, ok := worker.LagQuantile(minutes, q)
+func lag(minutes []admin.HistoryMinute, q float64) string {
+	d, ok := admin.LagQuantile(minutes, q)
 	if !ok {
 		return "—"
 	}

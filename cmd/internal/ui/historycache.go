@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // A minute of a queue's history is counted by the scripts as they run, by
@@ -27,17 +27,17 @@ const maxCachedQueues = 1000
 // historyCache keeps the settled minutes of each queue's history.
 type historyCache struct {
 	mu     sync.Mutex
-	queues map[string][]worker.HistoryMinute // consecutive minutes, oldest first
+	queues map[string][]admin.HistoryMinute // consecutive minutes, oldest first
 }
 
 func newHistoryCache() *historyCache {
-	return &historyCache{queues: make(map[string][]worker.HistoryMinute)}
+	return &historyCache{queues: make(map[string][]admin.HistoryMinute)}
 }
 
 // history returns what b.History(ctx, queue, from, to) returns, reading
 // from b only the minutes that had not settled at the last read; now is
 // this process's clock.
-func (c *historyCache) history(ctx context.Context, b Backend, queue string, from, to, now time.Time) ([]worker.HistoryMinute, error) {
+func (c *historyCache) history(ctx context.Context, b Backend, queue string, from, to, now time.Time) ([]admin.HistoryMinute, error) {
 	from, to = from.Truncate(time.Minute), to.Truncate(time.Minute)
 	want := int(to.Sub(from) / time.Minute)
 	out := c.settled(queue, from, want)
@@ -59,23 +59,23 @@ func (c *historyCache) history(ctx context.Context, b Backend, queue string, fro
 
 // settled returns a copy of the kept minutes of queue from from on, at
 // most n.
-func (c *historyCache) settled(queue string, from time.Time, n int) []worker.HistoryMinute {
+func (c *historyCache) settled(queue string, from time.Time, n int) []admin.HistoryMinute {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kept := c.queues[queue]
 	if len(kept) == 0 {
-		return make([]worker.HistoryMinute, 0, n)
+		return make([]admin.HistoryMinute, 0, n)
 	}
 	off := int(from.Sub(kept[0].Start) / time.Minute)
 	if off < 0 || off >= len(kept) || !kept[off].Start.Equal(from) {
-		return make([]worker.HistoryMinute, 0, n)
+		return make([]admin.HistoryMinute, 0, n)
 	}
-	out := make([]worker.HistoryMinute, 0, n)
+	out := make([]admin.HistoryMinute, 0, n)
 	return append(out, kept[off:min(len(kept), off+n)]...)
 }
 
 // keep stores the minutes of queue that ended before settled.
-func (c *historyCache) keep(queue string, minutes []worker.HistoryMinute, settled time.Time) {
+func (c *historyCache) keep(queue string, minutes []admin.HistoryMinute, settled time.Time) {
 	n := 0
 	for n < len(minutes) && !minutes[n].Start.Add(time.Minute).After(settled) {
 		n++
@@ -92,5 +92,5 @@ func (c *historyCache) keep(queue string, minutes []worker.HistoryMinute, settle
 		delete(c.queues, queue)
 		return
 	}
-	c.queues[queue] = append([]worker.HistoryMinute(nil), minutes[:n]...)
+	c.queues[queue] = append([]admin.HistoryMinute(nil), minutes[:n]...)
 }

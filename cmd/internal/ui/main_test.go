@@ -19,9 +19,10 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/ui"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -34,13 +35,13 @@ const (
 )
 
 // bundle is one test's UI, built as the daemon builds it: a real
-// worker.Client on a real Redis under the test's own prefix, a real API
+// admin.Client on a real Redis under the test's own prefix, a real API
 // handler, and the UI served by an httptest.Server.
 type bundle struct {
 	t      *testing.T
 	rdb    rueidis.Client
 	prefix string
-	client *worker.Client
+	client *admin.Client
 	api    *api.Handler
 	ui     *ui.Handler
 	srv    *httptest.Server
@@ -67,13 +68,13 @@ func setup(t *testing.T, c config) *bundle {
 	if b.rdb == nil {
 		b.rdb = testkit.Single(t)
 	}
-	client, err := worker.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
+	client, err := admin.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.client = client
 	apiOpts := api.Options{
-		Backend: func() api.Backend { return client },
+		Backend: func() admin.Operator { return client },
 		Tokens: []api.Token{
 			{Name: "ops", Secret: adminSecret, Role: api.RoleAdmin},
 			{Name: "shop", Secret: producerSecret, Role: api.RoleProducer},
@@ -270,7 +271,7 @@ func (p page) flash(t *testing.T, kind string) string {
 // enqueue adds jobs through the Go client.
 func (b *bundle) enqueue(specs ...worker.JobSpec) {
 	b.t.Helper()
-	res, err := b.client.EnqueueMany(b.t.Context(), specs)
+	res, err := b.client.Enqueue(b.t.Context(), specs)
 	if err != nil {
 		b.t.Fatal(err)
 	}

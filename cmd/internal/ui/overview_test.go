@@ -14,54 +14,60 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/ui"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // fakeBackend serves n queues with a full hour of busy history each, and
-// deterministic counts: what the overview's size is measured on.
-type fakeBackend struct{ n int }
+// deterministic counts: what the overview's size is measured on. The
+// pages only read: the operator's changes (the embedded nil Operator)
+// are never called.
+type fakeBackend struct {
+	admin.Operator
+	n int
+}
 
-// QueuesPage pages through queue-000… by their number, the cursor.
-func (f fakeBackend) QueuesPage(_ context.Context, _ []string, cursor string, limit int) (worker.QueuePage, error) {
+// Queues pages through queue-000… by their number, the cursor; with
+// Only, it keeps those of them that exist.
+func (f fakeBackend) Queues(_ context.Context, p admin.QueueListParams) (admin.QueuePage, error) {
+	var page admin.QueuePage
+	if p.Only != nil {
+		for _, name := range p.Only {
+			if n, err := strconv.Atoi(strings.TrimPrefix(name, "queue-")); err == nil && n < f.n {
+				page.Names = append(page.Names, name)
+			}
+		}
+		return page, nil
+	}
 	from := 0
-	if cursor != "" {
+	if p.Cursor != "" {
 		var err error
-		if from, err = strconv.Atoi(cursor); err != nil {
-			return worker.QueuePage{}, &worker.ValidationError{Field: "Cursor", Reason: "not a cursor of this listing"}
+		if from, err = strconv.Atoi(p.Cursor); err != nil {
+			return admin.QueuePage{}, &worker.ValidationError{Field: "Cursor", Reason: "not a cursor of this listing"}
 		}
 	}
-	var page worker.QueuePage
-	for i := from; i < min(from+limit, f.n); i++ {
+	for i := from; i < min(from+p.Limit, f.n); i++ {
 		page.Names = append(page.Names, fmt.Sprintf("queue-%03d", i))
 	}
-	if from+limit < f.n {
-		page.Next = strconv.Itoa(from + limit)
+	if from+p.Limit < f.n {
+		page.Next = strconv.Itoa(from + p.Limit)
 	}
 	return page, nil
 }
 
-func (f fakeBackend) QueuesKnown(_ context.Context, names ...string) ([]bool, error) {
-	out := make([]bool, len(names))
-	for i, name := range names {
-		n, err := strconv.Atoi(strings.TrimPrefix(name, "queue-"))
-		out[i] = err == nil && n < f.n
-	}
-	return out, nil
-}
-
 func (f fakeBackend) QueueCount(context.Context) (int64, error) { return int64(f.n), nil }
 
-func (f fakeBackend) Stats(_ context.Context, q string) (worker.QueueStats, error) {
+func (f fakeBackend) Stats(_ context.Context, q string) (admin.QueueStats, error) {
 	n := int64(len(q)) * 7919
-	return worker.QueueStats{Scheduled: n, Ready: n * 3, Active: 64, Dead: n % 1000, Paused: q == "queue-007"}, nil
+	return admin.QueueStats{Scheduled: n, Ready: n * 3, Active: 64, Dead: n % 1000, Paused: q == "queue-007"}, nil
 }
 
-func (f fakeBackend) Fleet(context.Context, string) (worker.Fleet, error) {
-	fl := worker.Fleet{Leader: "worker-host-17-48213-a4ee82a7", LeaderTTL: 20 * time.Second}
+func (f fakeBackend) Fleet(context.Context, string) (admin.Fleet, error) {
+	fl := admin.Fleet{Leader: "worker-host-17-48213-a4ee82a7", LeaderTTL: 20 * time.Second}
 	for i := range 3 {
-		fl.Processes = append(fl.Processes, worker.FleetProcess{
+		fl.Processes = append(fl.Processes, admin.FleetProcess{
 			ID: fmt.Sprintf("worker-host-%d-48213-a4ee82a7", 17+i), Concurrency: 32, Leader: i == 0,
 			ReportedAt: time.Now(), Version: "1.4.2", StartedAt: time.Now().Add(-time.Hour),
 		})
@@ -69,8 +75,8 @@ func (f fakeBackend) Fleet(context.Context, string) (worker.Fleet, error) {
 	return fl, nil
 }
 
-func (f fakeBackend) List(context.Context, string, worker.ListQuery) (worker.JobPage, error) {
-	return worker.JobPage{}, nil
+func (f fakeBackend) Jobs(context.Context, admin.JobListParams) (admin.JobPage, error) {
+	return admin.JobPage{}, nil
 }
 
 func (f fakeBackend) Get(_ context.Context, q, id string) (*worker.Job, error) {
@@ -79,12 +85,12 @@ func (f fakeBackend) Get(_ context.Context, q, id string) (*worker.Job, error) {
 
 // History is busy and uneven: every minute has successes, retries,
 // deaths and lags, different from the minute before.
-func (f fakeBackend) History(_ context.Context, q string, from, to time.Time) ([]worker.HistoryMinute, error) {
-	var out []worker.HistoryMinute
+func (f fakeBackend) History(_ context.Context, q string, from, to time.Time) ([]admin.HistoryMinute, error) {
+	var out []admin.HistoryMinute
 	seed := int64(len(q) + int(q[len(q)-1]))
 	for t := from.Truncate(time.Minute); t.Before(to); t = t.Add(time.Minute) {
 		i := int64(len(out))
-		m := worker.HistoryMinute{Start: t, Succeeded: 1000 + (i*i*37+seed*101)%9000, Retried: 1 + (i*13+seed)%50, Died: 1 + (i*7+seed)%9}
+		m := admin.HistoryMinute{Start: t, Succeeded: 1000 + (i*i*37+seed*101)%9000, Retried: 1 + (i*13+seed)%50, Died: 1 + (i*7+seed)%9}
 		for bkt := range m.Lag {
 			m.Lag[bkt] = (i*int64(bkt+3) + seed) % 200
 		}
@@ -93,7 +99,7 @@ func (f fakeBackend) History(_ context.Context, q string, from, to time.Time) ([
 	return out, nil
 }
 
-func (f fakeBackend) Periodic(context.Context, string) ([]worker.PeriodicStatus, error) {
+func (f fakeBackend) Periodic(context.Context, string) ([]admin.PeriodicStatus, error) {
 	return nil, nil
 }
 
@@ -102,7 +108,7 @@ func (f fakeBackend) Periodic(context.Context, string) ([]worker.PeriodicStatus,
 func fakeUI(t testing.TB, backend ui.Backend) *ui.Handler {
 	t.Helper()
 	a, err := api.New(api.Options{
-		Backend: func() api.Backend { return nil },
+		Backend: func() admin.Operator { return nil },
 		Tokens:  []api.Token{{Name: "ops", Secret: adminSecret, Role: api.RoleAdmin}},
 	})
 	if err != nil {
@@ -205,7 +211,7 @@ func BenchmarkOverviewRender(b *testing.B) {
 func BenchmarkOverview(b *testing.B) {
 	rdb := testkit.Single(b)
 	prefix := testkit.Prefix(b)
-	client, err := worker.NewClient(rdb, worker.Config{Prefix: prefix})
+	client, err := admin.NewClient(rdb, worker.Config{Prefix: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -220,7 +226,7 @@ func BenchmarkOverview(b *testing.B) {
 					specs[i].Delay = time.Hour
 				}
 			}
-			if _, err := client.EnqueueMany(ctx, specs); err != nil {
+			if _, err := client.Enqueue(ctx, specs); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The fleet of processes and the leader locks, across the queues the
@@ -16,12 +17,12 @@ import (
 // fleet of each queue of the page, concurrently.
 
 // fleets reads the fleet of each queue of the page r asks for.
-func (h *Handler) fleets(r *http.Request, s *session, path string) ([]string, []worker.Fleet, queuePager, error) {
+func (h *Handler) fleets(r *http.Request, s *session, path string) ([]string, []admin.Fleet, queuePager, error) {
 	b, queues, pager, err := h.visibleQueues(r, s, path)
 	if err != nil {
 		return nil, nil, queuePager{}, err
 	}
-	fleets := make([]worker.Fleet, len(queues))
+	fleets := make([]admin.Fleet, len(queues))
 	calls := make([]func(context.Context) error, len(queues))
 	for i, q := range queues {
 		calls[i] = func(ctx context.Context) (err error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // historyWindow is how far back the charts go.
@@ -39,7 +40,7 @@ type overviewView struct {
 // queueRow is one queue of the overview.
 type queueRow struct {
 	Name        string
-	Stats       worker.QueueStats
+	Stats       admin.QueueStats
 	Leader      string
 	Workers     int
 	Concurrency int
@@ -67,9 +68,9 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) e
 
 	now := h.now()
 	from, to := historySpan(now)
-	stats := make([]worker.QueueStats, len(queues))
-	fleets := make([]worker.Fleet, len(queues))
-	histories := make([][]worker.HistoryMinute, len(queues))
+	stats := make([]admin.QueueStats, len(queues))
+	fleets := make([]admin.Fleet, len(queues))
+	histories := make([][]admin.HistoryMinute, len(queues))
 	calls := make([]func(context.Context) error, 0, 3*len(queues)+1)
 	if s.p.Queues == nil {
 		calls = append(calls, func(ctx context.Context) (err error) {

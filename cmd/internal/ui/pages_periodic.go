@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // periodicRow is one schedule of the periodic page.
 type periodicRow struct {
 	Queue string
-	worker.PeriodicStatus
+	admin.PeriodicStatus
 }
 
 // periodic serves GET /ui/periodic: the schedules of the queues of the
@@ -20,7 +20,7 @@ func (h *Handler) periodic(w http.ResponseWriter, r *http.Request, s *session) e
 	if err != nil {
 		return err
 	}
-	per := make([][]worker.PeriodicStatus, len(queues))
+	per := make([][]admin.PeriodicStatus, len(queues))
 	calls := make([]func(context.Context) error, len(queues))
 	for i, q := range queues {
 		calls[i] = func(ctx context.Context) (err error) {

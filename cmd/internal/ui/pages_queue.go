@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // jobsPerPage is how many jobs a queue's page lists at once.
@@ -26,8 +27,8 @@ func states() []worker.State {
 type queueView struct {
 	Name  string
 	URL   string // this page, with its query: where forms come back to
-	Stats worker.QueueStats
-	Fleet worker.Fleet
+	Stats admin.QueueStats
+	Fleet admin.Fleet
 	Chart chart
 	State worker.State
 	Tabs  []tab
@@ -93,15 +94,15 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 	if !isState(v.State) {
 		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active, dead and completed.", v.State)}
 	}
-	list := worker.ListQuery{State: v.State, Cursor: query.Get("cursor"), Limit: jobsPerPage}
+	list := admin.JobListParams{Queue: queue, State: v.State, Cursor: query.Get("cursor"), Limit: jobsPerPage}
 	if v.State == worker.StateDead {
 		v.Error = query.Get("error")
 		list.Dead.ErrorContains = v.Error
 	}
 	now := h.now()
 	from, to := historySpan(now)
-	var page worker.JobPage
-	var hist []worker.HistoryMinute
+	var page admin.JobPage
+	var hist []admin.HistoryMinute
 	err = fetch(r.Context(),
 		func(ctx context.Context) error { return knownQueue(ctx, b, queue) },
 		func(ctx context.Context) (err error) {
@@ -117,7 +118,7 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 			return wrap(queue, "history", err)
 		},
 		func(ctx context.Context) (err error) {
-			page, err = b.List(ctx, queue, list)
+			page, err = b.Jobs(ctx, list)
 			return wrap(queue, "list", err)
 		},
 	)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestMarkupIsEscaped(t *testing.T) {
@@ -173,7 +174,7 @@ func TestPartitionedQueuePages(t *testing.T) {
 		}
 		return nil
 	}), worker.QueueOptions{Partitions: 3, Concurrency: 30})
-	c, err := worker.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
+	c, err := admin.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // countingRedis counts the calls made through it.
@@ -50,7 +50,7 @@ func TestPagesAcrossQueuesArePaged(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("q-%04d", i)
 	}
-	testkit.Do(t, calls.Client, calls.Client.B().Sadd().Key(worker.QueuesKey(b.prefix)).Member(names...).Build())
+	testkit.Do(t, calls.Client, calls.Client.B().Sadd().Key(rediskeys.QueuesKey(b.prefix)).Member(names...).Build())
 	br := b.login(adminSecret)
 
 	// Redis calls per queue of a page, as the library makes them today:

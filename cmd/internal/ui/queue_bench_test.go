@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // BenchmarkQueuePage is a queue's page of 50 jobs, server time, on real
@@ -24,7 +25,7 @@ import (
 func BenchmarkQueuePage(b *testing.B) {
 	rdb := testkit.Single(b)
 	prefix := testkit.Prefix(b)
-	client, err := worker.NewClient(rdb, worker.Config{Prefix: prefix})
+	client, err := admin.NewClient(rdb, worker.Config{Prefix: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func BenchmarkQueuePage(b *testing.B) {
 				specs[i].Delay = time.Hour
 			}
 		}
-		if _, err := client.EnqueueMany(ctx, specs); err != nil {
+		if _, err := client.Enqueue(ctx, specs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -72,7 +73,7 @@ func BenchmarkQueuePage(b *testing.B) {
 // killAll makes n jobs of queue dead through a daemon whose handler fails
 // each for good: "timeout" one job in ten, "disk full" one in 10,000,
 // "refused" the others.
-func killAll(b *testing.B, prefix string, client *worker.Client, queue string, n int) {
+func killAll(b *testing.B, prefix string, client *admin.Client, queue string, n int) {
 	b.Helper()
 	ctx := b.Context()
 	specs := make([]worker.JobSpec, 1000)
@@ -80,7 +81,7 @@ func killAll(b *testing.B, prefix string, client *worker.Client, queue string, n
 		for i := range specs {
 			specs[i] = worker.JobSpec{Queue: queue, ID: fmt.Sprintf("job-%06d", off+i)}
 		}
-		if _, err := client.EnqueueMany(ctx, specs); err != nil {
+		if _, err := client.Enqueue(ctx, specs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/ui"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

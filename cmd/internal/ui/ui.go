@@ -9,25 +9,22 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
-// Backend is what the UI reads through; *worker.Client is one.
+// Backend is what the pages read through: the operator's verbs
+// (admin.Operator; the pages only read, and every change goes through the
+// API) and the three reads that only pages show and no verb gives: how
+// many queues there are (the overview's total), a queue's minutes of
+// history (its charts) and its periodic schedules. *admin.Client is one.
 type Backend interface {
-	// The known queues, a page at a time: only names the queues a token is
-	// limited to, nil for every queue.
-	QueuesPage(ctx context.Context, only []string, cursor string, limit int) (worker.QueuePage, error)
-	QueuesKnown(ctx context.Context, names ...string) ([]bool, error)
+	admin.Operator
 	QueueCount(ctx context.Context) (int64, error)
-	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
-	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
-	Get(ctx context.Context, queue, id string) (*worker.Job, error)
-	History(ctx context.Context, queue string, from, to time.Time) ([]worker.HistoryMinute, error)
-	Periodic(ctx context.Context, queue string) ([]worker.PeriodicStatus, error)
+	History(ctx context.Context, queue string, from, to time.Time) ([]admin.HistoryMinute, error)
+	Periodic(ctx context.Context, queue string) ([]admin.PeriodicStatus, error)
 }
 
-var _ Backend = (*worker.Client)(nil)
+var _ Backend = (*admin.Client)(nil)
 
 // API is the HTTP API the UI logs in with and acts through; *api.Handler
 // is one.

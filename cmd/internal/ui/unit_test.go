@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestStepPath(t *testing.T) {
@@ -103,10 +104,10 @@ type countingHistory struct {
 	asked []int // minutes per call
 }
 
-func (c *countingHistory) History(_ context.Context, _ string, from, to time.Time) ([]worker.HistoryMinute, error) {
-	var out []worker.HistoryMinute
+func (c *countingHistory) History(_ context.Context, _ string, from, to time.Time) ([]admin.HistoryMinute, error) {
+	var out []admin.HistoryMinute
 	for t := from.Truncate(time.Minute); t.Before(to.Truncate(time.Minute)); t = t.Add(time.Minute) {
-		out = append(out, worker.HistoryMinute{Start: t, Succeeded: t.Unix() / 60 % 100})
+		out = append(out, admin.HistoryMinute{Start: t, Succeeded: t.Unix() / 60 % 100})
 	}
 	c.asked = append(c.asked, len(out))
 	return out, nil
@@ -117,7 +118,7 @@ func TestHistoryCacheReadsOnlyUnsettledMinutes(t *testing.T) {
 	b := &countingHistory{}
 	c := newHistoryCache()
 	now := time.Date(2026, 1, 1, 12, 30, 20, 0, time.UTC)
-	read := func(now time.Time) []worker.HistoryMinute {
+	read := func(now time.Time) []admin.HistoryMinute {
 		from, to := historySpan(now)
 		got, err := c.history(t.Context(), b, "q", from, to, now)
 		if err != nil {
