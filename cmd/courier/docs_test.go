@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -18,12 +19,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The tests in this file hold the user documentation (README.md and
-// docs/*.md) to the code: every Go block compiles, every courier command
-// line parses with the real command table (some run against courier dev),
+// docs/*.md) to the code: every Go block compiles, every YAML block loads
+// as a configuration, every courier command line parses with the real
+// command table (some run against courier dev),
 // every relative link and #anchor resolves, every page opens with a table
 // of contents of its sections, and the configuration page lists every field
 // of worker.Config. A block that cannot be checked says why in a
@@ -903,3 +907,55 @@ func referenceKeys(t *testing.T) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// TestDocsYAMLLoads loads every YAML block of the documentation as a
+// configuration file, as courier run would: no key may be unknown or of
+// the wrong type, and no value invalid. What a snippet cannot show is
+// supplied (a queue when it has none), a snippet of a queue may leave out
+// its handler and URL, and a few problems of the machine running the test
+// are forgiven: a token file or variable that is not there, a certificate
+// file that does not exist.
+func TestDocsYAMLLoads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := 0
+	for _, f := range docFiles(t) {
+		for _, b := range f.blocks() {
+			if b.lang != "yaml" || strings.HasPrefix(b.marker, markSkip) {
+				continue
+			}
+			n++
+			text := b.body
+			if !regexp.MustCompile(`(?m)^queues:`).MatchString(text) {
+				text += "\nqueues:\n  docs: {handler: log}\n"
+			}
+			path := filepath.Join(dir, fmt.Sprintf("b%03d.yaml", n))
+			if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := config.LoadFull(config.Sources{File: path})
+			var ce *config.Error
+			if err != nil && !errors.As(err, &ce) {
+				t.Errorf("%s: %v", b.where(), err)
+				continue
+			}
+			if ce == nil {
+				continue
+			}
+			for _, p := range ce.Problems {
+				if !forgivenProblem.MatchString(p.Message) && !(partialQueue.MatchString(p.Key) && strings.HasPrefix(p.Message, "is required")) {
+					t.Errorf("%s: %s: %s", b.where(), p.Key, p.Message)
+				}
+			}
+		}
+	}
+	t.Logf("%d YAML block(s) loaded", n)
+}
+
+// forgivenProblem matches the problems of a snippet that names files and
+// variables of another machine.
+var forgivenProblem = regexp.MustCompile(`no such file or directory|is not set|is empty`)
+
+// partialQueue matches the keys a snippet of one queue's settings may
+// leave out.
+var partialQueue = regexp.MustCompile(`^queues\.[^.]+\.(handler|webhook\.url)$`)
