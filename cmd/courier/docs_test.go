@@ -21,7 +21,6 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
-	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The tests in this file hold the user documentation (README.md and
