@@ -11,7 +11,8 @@ import (
 
 var update = flag.Bool("update", false, "TestPublicAPI: write the current public API to testdata/api")
 
-// TestPublicAPI diffs the documented public API of worker and worker/lock
+// TestPublicAPI diffs the documented public API of worker, worker/lock,
+// worker/admin and worker/rediskeys
 // (go doc -all) against testdata/api, so that every change to it is
 // deliberate: after one, run
 //
@@ -23,6 +24,8 @@ func TestPublicAPI(t *testing.T) {
 	for _, pkg := range []struct{ path, file string }{
 		{"github.com/seed-53d105c9/courier/worker", "worker.txt"},
 		{"github.com/seed-53d105c9/courier/worker/lock", "lock.txt"},
+		{"github.com/seed-53d105c9/courier/worker/admin", "admin.txt"},
+		{"github.com/seed-53d105c9/courier/worker/rediskeys", "rediskeys.txt"},
 	} {
 		t.Run(pkg.file, func(t *testing.T) {
 			t.Parallel()

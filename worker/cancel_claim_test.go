@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // TestLateCancelMessageSparesALaterRun: the message that tells a daemon a
@@ -40,7 +41,7 @@ func TestLateCancelMessageSparesALaterRun(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 
 		// Listen on the queue's wake channel, as the daemon does.
-		channel := strings.TrimSuffix(worker.QueueKeys(prefix, queue)[0], "jobs") + "wake"
+		channel := strings.TrimSuffix(rediskeys.QueueKeys(prefix, queue).Jobs, "jobs") + "wake"
 		messages := make(chan string, 16)
 		subscribed := make(chan struct{}, 1)
 		subCtx, unsubscribe := context.WithCancel(t.Context())
@@ -70,7 +71,7 @@ func TestLateCancelMessageSparesALaterRun(t *testing.T) {
 		if err := receive(t, ended, 10*time.Second, "the first run's end"); !errors.Is(err, worker.ErrCancelled) {
 			t.Fatalf("the first run ended with %v, want ErrCancelled", err)
 		}
-		if n, err := c.Requeue(t.Context(), queue, id); err != nil || n != 1 {
+		if n, err := c.requeue(t.Context(), queue, id); err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v", n, err)
 		}
 		receive(t, started, 10*time.Second, "the second run")

@@ -43,11 +43,10 @@ type JobSpec struct {
 	// cancelled), an enqueue with the same key is refused with
 	// ErrUniqueKeyHeld, and EnqueueResult.ID (Enqueue's id) is this job's.
 	UniqueKey string
-	// UniqueFor keeps the key held for a window as well: this long after
-	// the enqueue, or after the job finished with UniqueAfterFinish, even
-	// if the job finished before. So a producer that retries after a
-	// timeout never creates a second job, even when the first already ran.
-	// At most one year (MaxUniqueFor); 0 means until the job finishes.
+	// UniqueFor keeps the key held this long after the enqueue (or after
+	// the finish, with UniqueAfterFinish), even once the job finished, so
+	// a producer retrying after a timeout never creates a second job. At
+	// most one year (MaxUniqueFor); 0 means until the job finishes.
 	UniqueFor time.Duration
 	// UniqueAfterFinish counts UniqueFor from the job's finish instead of
 	// its enqueue.

@@ -14,7 +14,9 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // clockSlack allows for the Redis clock being read a little before or after
@@ -255,7 +257,7 @@ func TestClientEnqueueManyBatches(t *testing.T) {
 			t.Errorf("duplicates at %v, want [%d %d]", dups, existing, repeated)
 		}
 		for q, w := range want {
-			if s := stats(t, c, q); s != (worker.QueueStats{Ready: w}) {
+			if s := stats(t, c, q); s != (admin.QueueStats{Ready: w}) {
 				t.Errorf("Stats(%s) = %+v, want %d ready", q, s, w)
 			}
 		}
@@ -314,19 +316,19 @@ func TestClientInvalid(t *testing.T) {
 			{"Get bad id", second(c.Get(ctx, "q", "bad id")), "ID"},
 			{"Cancel bad queue", c.Cancel(ctx, "", "x"), "Queue"},
 			{"Cancel bad id", c.Cancel(ctx, "q", "x\ty"), "ID"},
-			{"Requeue bad queue", second(c.Requeue(ctx, "q{1}", "x")), "Queue"},
-			{"Requeue bad id", second(c.Requeue(ctx, "q", "ok", "")), "ID"},
+			{"Requeue bad queue", second(c.requeue(ctx, "q{1}", "x")), "Queue"},
+			{"Requeue bad id", second(c.requeue(ctx, "q", "ok", "")), "IDs[1]"},
 			{"Stats bad queue", second(c.Stats(ctx, "a:b")), "Queue"},
 		}
 		for _, r := range refs {
 			t.Run(r.name, func(t *testing.T) { checkInvalid(t, r.err, r.field, "") })
 		}
 		for _, q := range []string{"q", "other"} {
-			if s := stats(t, c, q); s != (worker.QueueStats{}) {
+			if s := stats(t, c, q); s != (admin.QueueStats{}) {
 				t.Errorf("Stats(%s) = %+v after refused enqueues, want all zero", q, s)
 			}
 		}
-		if qs, err := c.Queues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Errorf("Queues = %v, %v; want none recorded", qs, err)
 		}
 		// The limit itself is allowed.
@@ -422,7 +424,7 @@ func TestClientCancel(t *testing.T) {
 				}
 			})
 		}
-		if s := stats(t, c, "idle"); s != (worker.QueueStats{}) {
+		if s := stats(t, c, "idle"); s != (admin.QueueStats{}) {
 			t.Errorf("Stats(idle) = %+v, want all zero", s)
 		}
 
@@ -480,7 +482,7 @@ func TestClientRequeue(t *testing.T) {
 		scheduled := enqueue(t, c, worker.JobSpec{Queue: "q", Delay: time.Hour})
 
 		before := time.Now()
-		n, err := c.Requeue(t.Context(), "q", "d1", "no-such-job", scheduled)
+		n, err := c.requeue(t.Context(), "q", "d1", "no-such-job", scheduled)
 		after := time.Now()
 		if err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v; want 1, nil", n, err)
@@ -493,10 +495,10 @@ func TestClientRequeue(t *testing.T) {
 		if job := getJob(t, c, "q", scheduled); job.State != worker.StateScheduled {
 			t.Errorf("Requeue moved a scheduled job: state %s", job.State)
 		}
-		if n, err := c.Requeue(t.Context(), "q", "d1"); err != nil || n != 0 {
+		if n, err := c.requeue(t.Context(), "q", "d1"); err != nil || n != 0 {
 			t.Errorf("Requeue of a job no longer dead = %d, %v; want 0, nil", n, err)
 		}
-		if s := stats(t, c, "q"); s != (worker.QueueStats{Scheduled: 1, Ready: 1, Dead: 1}) {
+		if s := stats(t, c, "q"); s != (admin.QueueStats{Scheduled: 1, Ready: 1, Dead: 1}) {
 			t.Errorf("Stats = %+v, want 1 scheduled, 1 ready, 1 dead", s)
 		}
 
@@ -542,11 +544,11 @@ func TestClientStats(t *testing.T) {
 		enqueue(t, c, worker.JobSpec{Queue: "q", Delay: time.Hour})
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "later", RunAt: time.Now().Add(2 * time.Hour)})
 
-		want := worker.QueueStats{Scheduled: 2, Ready: 3, Active: 1, Dead: 1}
+		want := admin.QueueStats{Scheduled: 2, Ready: 3, Active: 1, Dead: 1}
 		if s := stats(t, c, "q"); s != want {
 			t.Errorf("Stats = %+v, want %+v", s, want)
 		}
-		if s := stats(t, c, "empty"); s != (worker.QueueStats{}) {
+		if s := stats(t, c, "empty"); s != (admin.QueueStats{}) {
 			t.Errorf("Stats of an unknown queue = %+v, want all zero", s)
 		}
 		if _, err := c.Stats(ctx, "bad name"); !errors.Is(err, worker.ErrInvalid) {
@@ -572,7 +574,7 @@ func TestClientQueues(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
-		if qs, err := c.Queues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Fatalf("Queues before any enqueue = %v, %v; want none", qs, err)
 		}
 		enqueue(t, c, worker.JobSpec{Queue: "alpha"})
@@ -583,15 +585,15 @@ func TestClientQueues(t *testing.T) {
 		}
 		want := []string{"alpha", "beta", "gamma"}
 		// A second client, with nothing cached, reads the same set.
-		for _, cl := range []*worker.Client{c, newClient(t, rdb, cfg)} {
-			qs, err := cl.Queues(t.Context())
+		for _, cl := range []*client{c, newClient(t, rdb, cfg)} {
+			qs, err := cl.allQueues(t.Context())
 			slices.Sort(qs)
 			if err != nil || !slices.Equal(qs, want) {
 				t.Errorf("Queues = %v, %v; want %v", qs, err, want)
 			}
 		}
 		// QueuesKey names the set that Queues reads.
-		members, err := rdb.Do(t.Context(), rdb.B().Smembers().Key(worker.QueuesKey(prefix)).Build()).AsStrSlice()
+		members, err := rdb.Do(t.Context(), rdb.B().Smembers().Key(rediskeys.QueuesKey(prefix)).Build()).AsStrSlice()
 		slices.Sort(members)
 		if err != nil || !slices.Equal(members, want) {
 			t.Errorf("SMEMBERS QueuesKey = %v, %v; want %v", members, err, want)

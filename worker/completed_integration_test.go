@@ -13,6 +13,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // resultHandler sets the result {"ok":true}, or for a job whose payload is
@@ -86,7 +88,7 @@ func TestRetainCompleted(t *testing.T) {
 			receive(t, errs, time.Second, "SetResult's error")
 		}
 		testkit.Eventually(t, 10*time.Second, "the leader to trim to 3", func() bool { return stats(t, c, "done").Completed == 3 })
-		jobs, sizes := listAll(t, c, "done", worker.ListQuery{State: worker.StateCompleted, Limit: 2})
+		jobs, sizes := listAll(t, c, admin.JobListParams{Queue: "done", State: worker.StateCompleted, Limit: 2})
 		if got := jobIDs(jobs); !slices.Equal(got, []string{"j5", "j4", "j3"}) || !slices.Equal(sizes, []int{2, 1}) {
 			t.Errorf("List(completed) = %v in pages of %v; want [j5 j4 j3], newest first, in pages of [2 1]", got, sizes)
 		}
@@ -122,7 +124,7 @@ func TestRetainCompletedPartitioned(t *testing.T) {
 		var ids []string
 		for i := 0; len(ids) < 9; i++ {
 			id := fmt.Sprintf("p%d", i)
-			if p := worker.PartitionOf(id, 3); per[p] < 3 {
+			if p := rediskeys.PartitionOf(id, 3); per[p] < 3 {
 				per[p]++
 				ids = append(ids, id)
 			}
@@ -134,10 +136,10 @@ func TestRetainCompletedPartitioned(t *testing.T) {
 			s := stats(t, c, "parted")
 			return s.Completed == 6 && s.Ready+s.Active+s.Scheduled == 0, fmt.Sprintf("every job to finish and the leaders to trim to 2 each: %+v", s)
 		})
-		jobs, _ := listAll(t, c, "parted", worker.ListQuery{State: worker.StateCompleted, Limit: 4})
+		jobs, _ := listAll(t, c, admin.JobListParams{Queue: "parted", State: worker.StateCompleted, Limit: 4})
 		kept := map[int]int{}
 		for _, j := range jobs {
-			kept[worker.PartitionOf(j.ID, 3)]++
+			kept[rediskeys.PartitionOf(j.ID, 3)]++
 			if j.State != worker.StateCompleted || string(j.Result) != `{"ok":true}` || j.FinishedAt.IsZero() {
 				t.Errorf("listed %+v; want completed with its result", j)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The tests of this file are the reproductions of issue 29's items 1 to 6:
@@ -23,7 +24,7 @@ import (
 
 // settingsKey is the settings hash of partition i of n of queue.
 func settingsKey(prefix, queue string, n, i int) string {
-	for _, k := range worker.PartitionKeys(prefix, queue, n, i) {
+	for _, k := range rediskeys.PartitionKeys(prefix, queue, n, i).All() {
 		if strings.HasSuffix(k, ":settings") {
 			return k
 		}
@@ -37,7 +38,7 @@ func idsIn(idPrefix string, n, parts, want int) []string {
 	var out []string
 	for i := 0; len(out) < n; i++ {
 		id := fmt.Sprintf("%s-%d", idPrefix, i)
-		if want < 0 || worker.PartitionOf(id, parts) == want {
+		if want < 0 || rediskeys.PartitionOf(id, parts) == want {
 			out = append(out, id)
 		}
 	}
@@ -46,7 +47,7 @@ func idsIn(idPrefix string, n, parts, want int) []string {
 
 // waitFinished waits until rec saw n attempts and queue holds no job
 // waiting or running.
-func waitFinished(t *testing.T, c *worker.Client, queue string, rec *recorder, n int) {
+func waitFinished(t *testing.T, c *client, queue string, rec *recorder, n int) {
 	t.Helper()
 	testkit.Eventually(t, 10*time.Second, "every job to finish", func() bool {
 		s := stats(t, c, queue)
@@ -105,7 +106,7 @@ func TestIDRetentionHoldsInEveryPartition(t *testing.T) {
 		for i, r := range res {
 			if !errors.Is(r.Err, worker.ErrDuplicate) {
 				again++
-				t.Errorf("id %s (partition %d) accepted again within its retention: %v", ids[i], worker.PartitionOf(ids[i], parts), r.Err)
+				t.Errorf("id %s (partition %d) accepted again within its retention: %v", ids[i], rediskeys.PartitionOf(ids[i], parts), r.Err)
 			}
 		}
 		if again > 0 {
@@ -235,7 +236,7 @@ func TestOperatorsSeeAPartitionAddedElsewhere(t *testing.T) {
 		testkit.Eventually(t, 10*time.Second, "the jobs to die", func() bool {
 			return inState(t, producer, q, dead[0], worker.StateDead) && inState(t, producer, q, dead[1], worker.StateDead)
 		})
-		if n, err := operator.Purge(t.Context(), q, dead[0]); err != nil || n != 1 {
+		if n, err := operator.purge(t.Context(), q, dead[0]); err != nil || n != 1 {
 			t.Errorf("Purge of a dead job in an added partition = %d, %v; want 1", n, err)
 		}
 		if err := operator.Pause(t.Context(), q); err != nil {
@@ -244,7 +245,7 @@ func TestOperatorsSeeAPartitionAddedElsewhere(t *testing.T) {
 		if !stats(t, producer, q).Paused {
 			t.Error("Pause left an added partition running")
 		}
-		if n, err := operator.Requeue(t.Context(), q, dead[1]); err != nil || n != 1 {
+		if n, err := operator.requeue(t.Context(), q, dead[1]); err != nil || n != 1 {
 			t.Errorf("Requeue of a dead job in an added partition = %d, %v; want 1", n, err)
 		}
 		never(t, 500*time.Millisecond, "the requeued job ran while the queue was paused", func() bool { return len(rec.of(dead[1])) > 1 })

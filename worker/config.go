@@ -69,14 +69,12 @@ type Config struct {
 	// message was lost. Default 5s.
 	PollInterval time.Duration
 	// RecoverInterval is how often the queue's leader recovers expired
-	// leases. A new leader, and one whose call to Redis failed or was
-	// slow, first waits until it has reached Redis for Lease/3 plus a
-	// margin, so that holders cut off with it renew first. Default 1s.
+	// leases (after a blip, only once holders had time to renew). Default
+	// 1s.
 	RecoverInterval time.Duration
-	// LeaderLease is the lease of each queue's leader lock: the leader's
-	// watchdog renews it every LeaderLease/3, and when the leader dies a
-	// follower takes over after at most this long (at once when the leader
-	// stops gracefully). Default 30s.
+	// LeaderLease is the lease of each queue's leader lock, renewed every
+	// LeaderLease/3: a dead leader's follower takes over within it (at once
+	// after a graceful stop). Default 30s.
 	LeaderLease time.Duration
 	// DeadMaxJobs and DeadMaxAge bound each queue's dead set; the leader
 	// deletes the oldest dead jobs beyond them. Defaults 10,000 and 30 days.

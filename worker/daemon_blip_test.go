@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // privateClient connects to addr as user (password "pw"; "" is the default
@@ -75,7 +76,7 @@ func TestDaemonBlipDoesNotRerunFinishedJobs(t *testing.T) {
 	p.MustDo(t, "ACL", "SETUSER", "courier", "+@all")
 
 	admin := p.Client(t)
-	keys := worker.QueueKeys(cfg.Prefix, "q")
+	keys := rediskeys.QueueKeys(cfg.Prefix, "q").All()
 	testkit.Eventually(t, 10*time.Second, "every job acked", func() bool {
 		n, err := admin.Do(t.Context(), admin.B().Hlen().Key(keys[0]).Build()).AsInt64()
 		return err == nil && n == 0
@@ -119,7 +120,7 @@ func TestDaemonCutOffStopsJobsBeforeTheirLeaseEnds(t *testing.T) {
 	receive(t, started, 10*time.Second, "the job to start")
 	time.Sleep(cfg.Lease / 2) //nolint:forbidigo // let a renewal or two land before the partition
 	px.Stall()
-	deadline := activeDeadline(t, admin, worker.QueueKeys(cfg.Prefix, "q")[2], id)
+	deadline := activeDeadline(t, admin, rediskeys.QueueKeys(cfg.Prefix, "q").Active, id)
 	e := receive(t, ended, 3*cfg.Lease, "the job to be cancelled")
 	if !errors.Is(e.cause, worker.ErrLeaseLost) {
 		t.Errorf("job cancelled with %v, want ErrLeaseLost", e.cause)
@@ -161,15 +162,15 @@ func TestDaemonOneNodeDownSparesOtherQueues(t *testing.T) {
 	cfg.Lease = time.Second
 	// Two queues served by different masters.
 	good, bad := "good", ""
-	goodNode := cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, good)[0])
+	goodNode := cl.NodeOf(t, rediskeys.QueueKeys(cfg.Prefix, good).Jobs)
 	for i := range 100 {
 		q := fmt.Sprintf("bad%d", i)
-		if cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, q)[0]) != goodNode {
+		if cl.NodeOf(t, rediskeys.QueueKeys(cfg.Prefix, q).Jobs) != goodNode {
 			bad = q
 			break
 		}
 	}
-	badNode := cl.NodeOf(t, worker.QueueKeys(cfg.Prefix, bad)[0])
+	badNode := cl.NodeOf(t, rediskeys.QueueKeys(cfg.Prefix, bad).Jobs)
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{
 		InitAddress: cl.Addrs(), Username: "courier", Password: "pw", DisableCache: true,
 		ConnWriteTimeout: time.Second, Dialer: net.Dialer{Timeout: time.Second},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // crashChildEnv, when set, makes the test binary a crash test's child: a
@@ -137,7 +138,7 @@ func TestDaemonProcessKilled(t *testing.T) {
 			}
 			testkit.Eventually(t, 10*time.Second, "every job to be acked", func() bool {
 				st, err := c.Stats(t.Context(), "q")
-				return err == nil && st == (worker.QueueStats{})
+				return err == nil && st == (admin.QueueStats{})
 			})
 			for _, id := range ids {
 				if n := len(rec.of(id)); n != 1 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestDaemonRetry(t *testing.T) {
@@ -202,7 +203,7 @@ func TestDaemonPanic(t *testing.T) {
 		// The daemon keeps working after the panic.
 		after := specs("q", "after", 3)
 		enqueueAll(t, c, after)
-		testkit.Eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == worker.QueueStats{} && rec.count() == 2+len(others)+len(after) })
+		testkit.Eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == admin.QueueStats{} && rec.count() == 2+len(others)+len(after) })
 		for _, s := range append(others, after...) {
 			if n := len(rec.of(s.ID)); n != 1 {
 				t.Errorf("job %s ran %d times, want once", s.ID, n)

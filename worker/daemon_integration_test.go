@@ -15,6 +15,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // succeed is a handler body that does nothing and succeeds.
@@ -29,7 +31,7 @@ func specs(queue, idPrefix string, n int) []worker.JobSpec {
 	return out
 }
 
-func enqueueAll(t *testing.T, c *worker.Client, specs []worker.JobSpec) {
+func enqueueAll(t *testing.T, c *client, specs []worker.JobSpec) {
 	t.Helper()
 	res, err := c.EnqueueMany(t.Context(), specs)
 	if err != nil {
@@ -43,7 +45,7 @@ func enqueueAll(t *testing.T, c *worker.Client, specs []worker.JobSpec) {
 }
 
 // checkRanOnce fails unless every job of specs ran exactly once and is gone.
-func checkRanOnce(t *testing.T, c *worker.Client, rec *recorder, specs []worker.JobSpec) {
+func checkRanOnce(t *testing.T, c *client, rec *recorder, specs []worker.JobSpec) {
 	t.Helper()
 	for _, s := range specs {
 		if n := len(rec.of(s.ID)); n != 1 {
@@ -69,10 +71,10 @@ func TestDaemonRunsEveryJobOnce(t *testing.T) {
 		jobs := specs("q", "j", 500)
 		enqueueAll(t, c, jobs)
 		testkit.Eventually(t, 20*time.Second, "500 jobs to run and be acked", func() bool {
-			return rec.count() >= len(jobs) && stats(t, c, "q") == worker.QueueStats{}
+			return rec.count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
 		})
 		checkRanOnce(t, c, rec, jobs)
-		if qs, err := c.Queues(t.Context()); err != nil || !slices.Contains(qs, "q") {
+		if qs, err := c.allQueues(t.Context()); err != nil || !slices.Contains(qs, "q") {
 			t.Errorf("Queues = %v, %v; want the served queue listed", qs, err)
 		}
 	})
@@ -113,7 +115,7 @@ func TestDaemonConcurrency(t *testing.T) {
 				})
 				close(release)
 				testkit.Eventually(t, 10*time.Second, "every job to run", func() bool {
-					return done.Load() == jobs && stats(t, c, "q") == worker.QueueStats{}
+					return done.Load() == jobs && stats(t, c, "q") == admin.QueueStats{}
 				})
 				if p := peak.Load(); p != want {
 					t.Errorf("at most %d handlers ran at once, want %d", p, want)
@@ -225,7 +227,7 @@ func TestDaemonCorruptRecord(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
-		keys := worker.QueueKeys(prefix, "q")
+		keys := rediskeys.QueueKeys(prefix, "q").All()
 		jobsKey, dueKey := keys[0], keys[1]
 		corrupt := map[string]string{
 			"bad":        "garbage",      // not a record at all: the claim script catches it
@@ -260,7 +262,7 @@ func TestDaemonCorruptRecord(t *testing.T) {
 		after := enqueue(t, c, worker.JobSpec{Queue: "q"})
 		rec.waitCalls(t, after, 1, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the good jobs to be acked", func() bool {
-			return stats(t, c, "q") == worker.QueueStats{Dead: int64(len(corrupt))}
+			return stats(t, c, "q") == admin.QueueStats{Dead: int64(len(corrupt))}
 		})
 	})
 }
@@ -289,7 +291,7 @@ func TestDaemonTwoDaemonsShareAQueue(t *testing.T) {
 			jobs := specs("q", "j", 1000)
 			enqueueAll(t, c, jobs)
 			testkit.Eventually(t, 20*time.Second, "1,000 jobs to run and be acked", func() bool {
-				return rec.count() >= len(jobs) && stats(t, c, "q") == worker.QueueStats{}
+				return rec.count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
 			})
 			checkRanOnce(t, c, rec, jobs)
 			mu.Lock()

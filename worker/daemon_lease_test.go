@@ -14,6 +14,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 func TestDaemonGracefulStop(t *testing.T) {
@@ -196,7 +197,7 @@ func TestDaemonLeaseLost(t *testing.T) {
 
 		// Another worker claims the job behind this one's back: its claim
 		// token moves on, so the next renewal finds the lease lost.
-		claims := worker.QueueKeys(prefix, "q")[4]
+		claims := rediskeys.QueueKeys(prefix, "q").Claims
 		held, _ := testkit.HGet(t, rdb, claims, id) // "<token>@<process>"
 		tok, _, _ := strings.Cut(held, "@")
 		n, err := strconv.ParseInt(tok, 10, 64)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // TestPauseAndResume: a Daemon serves a queue with one job running. Pause
@@ -52,8 +53,8 @@ func TestPauseAndResume(t *testing.T) {
 				t.Fatalf("Pause: %v", err)
 			}
 		}
-		if !testkit.Exists(t, rdb, worker.QueueKeys(prefix, queue)[7]) {
-			t.Errorf("the pause flag is not among QueueKeys: %v", worker.QueueKeys(prefix, queue))
+		if !testkit.Exists(t, rdb, rediskeys.QueueKeys(prefix, queue).Paused) {
+			t.Errorf("the pause flag is not among QueueKeys: %v", rediskeys.QueueKeys(prefix, queue).All())
 		}
 		claims := func() float64 {
 			return testkit.Metric(t, reg, "courier_redis_script_seconds", "script", "claim")

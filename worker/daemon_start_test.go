@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The tests in this file start a Daemon while its Redis cannot serve it
@@ -96,8 +97,8 @@ func TestDaemonStartWaitsOutFailover(t *testing.T) {
 			q, key := "", ""
 			for i := 0; q == ""; i++ {
 				name := fmt.Sprintf("failover%d", i)
-				k := worker.PartitionKeys(cfg.Prefix, name, parts, 1)[0]
-				if pc.NodeOf(t, k) != pc.NodeOf(t, worker.QueuesKey(cfg.Prefix)) {
+				k := rediskeys.PartitionKeys(cfg.Prefix, name, parts, 1).Jobs
+				if pc.NodeOf(t, k) != pc.NodeOf(t, rediskeys.QueuesKey(cfg.Prefix)) {
 					q, key = name, k
 				}
 			}
@@ -132,7 +133,7 @@ func TestDaemonStartWaitsOutFailover(t *testing.T) {
 			var ids []string
 			for i, n := 0, 0; n < parts; i++ {
 				id := fmt.Sprintf("j%d", i)
-				if worker.PartitionOf(id, parts) == n {
+				if rediskeys.PartitionOf(id, parts) == n {
 					ids = append(ids, enqueue(t, c, worker.JobSpec{Queue: q, ID: id}))
 					n++
 				}

@@ -42,10 +42,9 @@ const (
 // waits reports whether d asks for a confirmation.
 func (d Durability) waits() bool { return d.Replicas > 0 || d.AOF }
 
-// Validate checks d, naming a bad field by its name in Durability
-// ("Timeout"). EnqueueMany and NewClient check every Durability they are
-// given; programs that take one from elsewhere (a request, a flag) may
-// check it first.
+// Validate checks d, naming a bad field ("Timeout"), for programs that
+// take a Durability from elsewhere (a request, a flag); EnqueueMany and
+// NewClient check every Durability they are given.
 func (d Durability) Validate() error {
 	switch {
 	case d.Replicas < 0 || d.Replicas > durabilityReplicasMax:
@@ -93,9 +92,8 @@ func validateDurabilities(m map[string]Durability) error {
 }
 
 // NotReplicatedError reports an enqueue stored on the master but not
-// confirmed as its Durability asked within the timeout. The job exists:
-// enqueueing it again under its id reports ErrDuplicate. It matches
-// ErrNotReplicated.
+// confirmed as its Durability asked in time (ErrNotReplicated): the job
+// exists, and enqueueing it again under its id reports ErrDuplicate.
 type NotReplicatedError struct {
 	Queue string
 	// Want is the replicas asked for (Durability.Replicas), Got how many
@@ -106,9 +104,8 @@ type NotReplicatedError struct {
 	AOF, Local bool
 	// Timeout is the wait that ran out.
 	Timeout time.Duration
-	// Err is why no answer came, when none did (the connection was lost
-	// after the write, the master refused WAITAOF…); nil when the wait
-	// answered too few.
+	// Err is why no answer came (a lost connection, WAITAOF refused…);
+	// nil when the wait answered too few.
 	Err error
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestMain stops the Redis servers testkit starts, once every test of the
@@ -81,17 +82,92 @@ func testConfig(t testing.TB, prefix string) worker.Config {
 	}
 }
 
-func newClient(t testing.TB, rdb rueidis.Client, cfg worker.Config) *worker.Client {
+// client is what a test drives: the application's Client, with the
+// operator's verbs of an admin.Client on the same Redis and Config, so a
+// test enqueues and looks through one value.
+type client struct {
+	*worker.Client
+	op *admin.Client
+}
+
+func newClient(t testing.TB, rdb rueidis.Client, cfg worker.Config) *client {
 	t.Helper()
 	c, err := worker.NewClient(rdb, cfg)
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
-	return c
+	op, err := admin.NewClient(rdb, cfg)
+	if err != nil {
+		t.Fatalf("admin.NewClient: %v", err)
+	}
+	return &client{Client: c, op: op}
+}
+
+func (c *client) Stats(ctx context.Context, queue string) (admin.QueueStats, error) {
+	return c.op.Stats(ctx, queue)
+}
+func (c *client) Cancel(ctx context.Context, queue, id string) error {
+	return c.op.Cancel(ctx, queue, id)
+}
+func (c *client) Pause(ctx context.Context, queue string) error  { return c.op.Pause(ctx, queue) }
+func (c *client) Resume(ctx context.Context, queue string) error { return c.op.Resume(ctx, queue) }
+func (c *client) Fleet(ctx context.Context, queue string) (admin.Fleet, error) {
+	return c.op.Fleet(ctx, queue)
+}
+func (c *client) Forget(ctx context.Context, queue string) error { return c.op.Forget(ctx, queue) }
+func (c *client) Jobs(ctx context.Context, p admin.JobListParams) (admin.JobPage, error) {
+	return c.op.Jobs(ctx, p)
+}
+func (c *client) Triage(ctx context.Context, p admin.TriageParams) (admin.TriageResult, error) {
+	return c.op.Triage(ctx, p)
+}
+func (c *client) Queues(ctx context.Context, p admin.QueueListParams) (admin.QueuePage, error) {
+	return c.op.Queues(ctx, p)
+}
+func (c *client) History(ctx context.Context, queue string, from, to time.Time) ([]admin.HistoryMinute, error) {
+	return c.op.History(ctx, queue, from, to)
+}
+func (c *client) Partitions(ctx context.Context, queue string) (int, error) {
+	return c.op.Partitions(ctx, queue)
+}
+func (c *client) PartitionLeaders(ctx context.Context, queue string) ([]string, error) {
+	return c.op.PartitionLeaders(ctx, queue)
+}
+
+func (c *client) Periodic(ctx context.Context, queue string) ([]admin.PeriodicStatus, error) {
+	return c.op.Periodic(ctx, queue)
+}
+
+// allQueues lists every known queue, page after page.
+func (c *client) allQueues(ctx context.Context) ([]string, error) {
+	var names []string
+	p := admin.QueueListParams{Limit: admin.QueuesPerPageMax}
+	for {
+		page, err := c.op.Queues(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, page.Names...)
+		if p.Cursor = page.Next; p.Cursor == "" {
+			return names, nil
+		}
+	}
+}
+
+// requeue requeues the dead jobs ids of queue and returns how many moved.
+func (c *client) requeue(ctx context.Context, queue string, ids ...string) (int, error) {
+	res, err := c.op.Triage(ctx, admin.TriageParams{Queue: queue, Action: admin.TriageRequeue, IDs: ids})
+	return res.Changed, err
+}
+
+// purge deletes the dead jobs ids of queue and returns how many went.
+func (c *client) purge(ctx context.Context, queue string, ids ...string) (int, error) {
+	res, err := c.op.Triage(ctx, admin.TriageParams{Queue: queue, Action: admin.TriagePurge, IDs: ids})
+	return res.Changed, err
 }
 
 // enqueue adds one job and fails the test on an error.
-func enqueue(t testing.TB, c *worker.Client, spec worker.JobSpec) string {
+func enqueue(t testing.TB, c *client, spec worker.JobSpec) string {
 	t.Helper()
 	id, err := c.Enqueue(t.Context(), spec)
 	if err != nil {
@@ -101,7 +177,7 @@ func enqueue(t testing.TB, c *worker.Client, spec worker.JobSpec) string {
 }
 
 // getJob reads a job and fails the test on an error.
-func getJob(t testing.TB, c *worker.Client, queue, id string) *worker.Job {
+func getJob(t testing.TB, c *client, queue, id string) *worker.Job {
 	t.Helper()
 	job, err := c.Get(t.Context(), queue, id)
 	if err != nil {
@@ -111,7 +187,7 @@ func getJob(t testing.TB, c *worker.Client, queue, id string) *worker.Job {
 }
 
 // isGone reports whether the job no longer exists; other errors fail the test.
-func isGone(t testing.TB, c *worker.Client, queue, id string) bool {
+func isGone(t testing.TB, c *client, queue, id string) bool {
 	t.Helper()
 	_, err := c.Get(t.Context(), queue, id)
 	if err != nil && !errors.Is(err, worker.ErrNotFound) {
@@ -121,7 +197,7 @@ func isGone(t testing.TB, c *worker.Client, queue, id string) bool {
 }
 
 // inState reports whether the job exists and is in state.
-func inState(t testing.TB, c *worker.Client, queue, id string, state worker.State) bool {
+func inState(t testing.TB, c *client, queue, id string, state worker.State) bool {
 	t.Helper()
 	job, err := c.Get(t.Context(), queue, id)
 	if errors.Is(err, worker.ErrNotFound) {
@@ -133,7 +209,7 @@ func inState(t testing.TB, c *worker.Client, queue, id string, state worker.Stat
 	return job.State == state
 }
 
-func stats(t testing.TB, c *worker.Client, queue string) worker.QueueStats {
+func stats(t testing.TB, c *client, queue string) admin.QueueStats {
 	t.Helper()
 	s, err := c.Stats(t.Context(), queue)
 	if err != nil {
@@ -280,4 +356,31 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// listAll reads every page of q, and the size of each.
+func listAll(t testing.TB, c *client, q admin.JobListParams) (jobs []*worker.Job, sizes []int) {
+	t.Helper()
+	for range 1000 {
+		page, err := c.Jobs(t.Context(), q)
+		if err != nil {
+			t.Fatalf("Jobs(%+v): %v", q, err)
+		}
+		jobs = append(jobs, page.Jobs...)
+		sizes = append(sizes, len(page.Jobs))
+		if page.Next == "" {
+			return jobs, sizes
+		}
+		q.Cursor = page.Next
+	}
+	t.Fatalf("Jobs(%+v) did not end", q)
+	return nil, nil
+}
+
+func jobIDs(jobs []*worker.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
 }

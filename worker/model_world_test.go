@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The composition model test (model_test.go) drives a small fleet of
@@ -87,8 +88,8 @@ type world struct {
 	rng     *rand.Rand
 	connect func(testing.TB) rueidis.Client
 	rdb     rueidis.Client
-	c       *worker.Client // the producer: a new one now and then, as processes start
-	op      *worker.Client // the operator: one for the whole run, whatever it read
+	c       *client // the producer: a new one now and then, as processes start
+	op      *client // the operator: one for the whole run, whatever it read
 	cfg     worker.Config
 	queues  []*mqueue
 	daemons []*mdaemon
@@ -313,7 +314,7 @@ func (w *world) homeOf(q *mqueue, key string) string {
 	if err != nil || n != c.partitions {
 		return ""
 	}
-	return worker.PartitionKeys(w.cfg.Prefix, q.name, n, worker.PartitionOf(key, n))[0]
+	return rediskeys.PartitionKeys(w.cfg.Prefix, q.name, n, rediskeys.PartitionOf(key, n)).Jobs
 }
 
 // runsOf returns a copy of the attempts of queue/id.

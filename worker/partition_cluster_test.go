@@ -9,6 +9,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // commandStat reads, from a node's INFO commandstats, the calls of one
@@ -60,7 +62,7 @@ func TestPartitionsSpreadOverMasters(t *testing.T) {
 	held := map[string]int64{}
 	sizes := partitionSizes(t, rdb, prefix, q, parts)
 	for i := range parts {
-		node := pc.NodeOf(t, worker.PartitionKeys(prefix, q, parts, i)[0])
+		node := pc.NodeOf(t, rediskeys.PartitionKeys(prefix, q, parts, i).Jobs)
 		held[node.Addr] += sizes[i]
 	}
 	before := make([][2]float64, len(masters))
@@ -72,7 +74,7 @@ func TestPartitionsSpreadOverMasters(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 60*time.Second, "every job to run", func() bool {
-		return rec.count() >= jobs && stats(t, c, q) == worker.QueueStats{}
+		return rec.count() >= jobs && stats(t, c, q) == admin.QueueStats{}
 	})
 	var calls, total []float64
 	var sumCalls float64

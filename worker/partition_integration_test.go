@@ -12,10 +12,12 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // waitPartitions waits until the daemons stored queue's partitions.
-func waitPartitions(t *testing.T, c *worker.Client, queue string, n int) {
+func waitPartitions(t *testing.T, c *client, queue string, n int) {
 	t.Helper()
 	testkit.Eventually(t, 10*time.Second, fmt.Sprintf("queue %s to have %d partitions", queue, n), func() bool {
 		got, err := c.Partitions(t.Context(), queue)
@@ -29,7 +31,7 @@ func partitionSizes(t *testing.T, rdb rueidis.Client, prefix, queue string, n in
 	t.Helper()
 	out := make([]int64, n)
 	for i := range n {
-		due := worker.PartitionKeys(prefix, queue, n, i)[1]
+		due := rediskeys.PartitionKeys(prefix, queue, n, i).Due
 		v, err := rdb.Do(t.Context(), rdb.B().Zcard().Key(due).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +65,7 @@ func TestPartitionedQueue(t *testing.T) {
 		if _, err := c.Enqueue(ctx, worker.JobSpec{Queue: q, UniqueKey: "the-one"}); err == nil {
 			t.Error("a second job with the same unique key was added")
 		}
-		if worker.PartitionOf(unique, parts) != worker.PartitionOf("the-one", parts) {
+		if rediskeys.PartitionOf(unique, parts) != rediskeys.PartitionOf("the-one", parts) {
 			t.Errorf("the generated id %s is not in its unique key's partition", unique)
 		}
 
@@ -86,7 +88,7 @@ func TestPartitionedQueue(t *testing.T) {
 		seen := map[string]int{}
 		cursor := ""
 		for pages := 0; ; pages++ {
-			page, err := c.List(ctx, q, worker.ListQuery{State: worker.StateReady, Limit: 70, Cursor: cursor})
+			page, err := c.Jobs(ctx, admin.JobListParams{Queue: q, State: worker.StateReady, Limit: 70, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +121,7 @@ func TestPartitionedQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 20*time.Second, "every job to run", func() bool {
-			return rec.count() >= 400 && stats(t, c, q) == worker.QueueStats{}
+			return rec.count() >= 400 && stats(t, c, q) == admin.QueueStats{}
 		})
 		if n := rec.count(); n != 400 {
 			t.Errorf("%d attempts for 400 jobs", n)
@@ -148,11 +150,11 @@ func TestPartitionedDeadTriage(t *testing.T) {
 		waitPartitions(t, c, q, parts)
 		enqueueAll(t, c, specs(q, "d", 60))
 		testkit.Eventually(t, 20*time.Second, "60 dead jobs", func() bool { return stats(t, c, q).Dead == 60 })
-		res, err := c.RequeueDead(ctx, q, worker.DeadSelection{IDs: []string{"d-0001", "d-0002", "nope"}}, worker.TriageOptions{DryRun: true})
+		res, err := c.Triage(ctx, admin.TriageParams{Queue: q, Action: admin.TriageRequeue, IDs: []string{"d-0001", "d-0002", "nope"}, DryRun: true})
 		if err != nil || res.Matched != 2 {
 			t.Fatalf("dry run by ids = %+v, %v; want 2 matched", res, err)
 		}
-		n, err := c.Purge(ctx, q, "d-0001", "d-0002", "d-0003")
+		n, err := c.purge(ctx, q, "d-0001", "d-0002", "d-0003")
 		if err != nil || n != 3 {
 			t.Fatalf("Purge = %d, %v; want 3", n, err)
 		}
@@ -162,7 +164,7 @@ func TestPartitionedDeadTriage(t *testing.T) {
 		mu.Unlock()
 		total, cursor := 0, ""
 		for range 20 {
-			res, err := c.RequeueDead(ctx, q, worker.DeadSelection{Filter: worker.DeadFilter{ErrorContains: "boom"}}, worker.TriageOptions{Max: 10, Cursor: cursor})
+			res, err := c.Triage(ctx, admin.TriageParams{Queue: q, Action: admin.TriageRequeue, Filter: admin.DeadFilter{ErrorContains: "boom"}, Max: 10, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +176,7 @@ func TestPartitionedDeadTriage(t *testing.T) {
 		if total != 57 {
 			t.Errorf("the walk requeued %d jobs; want 57", total)
 		}
-		testkit.Eventually(t, 20*time.Second, "the requeued jobs to run", func() bool { return stats(t, c, q) == worker.QueueStats{} })
+		testkit.Eventually(t, 20*time.Second, "the requeued jobs to run", func() bool { return stats(t, c, q) == admin.QueueStats{} })
 	})
 }
 
@@ -211,7 +213,7 @@ func TestPartitionsTakeTurns(t *testing.T) {
 	var backlog, few []worker.JobSpec
 	for i := 0; len(backlog) < 300 || len(few) < 20; i++ {
 		id := fmt.Sprintf("t-%05d", i)
-		switch p := worker.PartitionOf(id, parts); {
+		switch p := rediskeys.PartitionOf(id, parts); {
 		case p == 0 && len(backlog) < 300:
 			backlog = append(backlog, worker.JobSpec{Queue: q, ID: id})
 		case p == 1 && len(few) < 20:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestPartitionsChangeOnALiveQueue follows the README's procedure: the
@@ -72,7 +73,7 @@ func TestPartitionsChangeOnALiveQueue(t *testing.T) {
 			t.Errorf("Stats = %+v; want %d jobs in all", s, len(all))
 		}
 		testkit.Eventually(t, 30*time.Second, "every job to run", func() bool {
-			return rec.count() >= len(all) && stats(t, producer, q) == worker.QueueStats{}
+			return rec.count() >= len(all) && stats(t, producer, q) == admin.QueueStats{}
 		})
 		for _, id := range all {
 			if n := len(rec.of(id)); n != 1 {

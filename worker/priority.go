@@ -101,9 +101,9 @@ func validateUnique(spec *JobSpec) error {
 	case spec.UniqueFor > 0 && spec.UniqueFor < time.Millisecond:
 		return invalid("UniqueFor", "must be at least 1ms (got %s)", spec.UniqueFor)
 	case spec.UniqueFor > 0 && spec.UniqueKey == "":
-		return invalid("UniqueFor", "needs a UniqueKey")
+		return invalid("UniqueFor", "needs a unique key: the window holds one")
 	case spec.UniqueAfterFinish && spec.UniqueFor == 0:
-		return invalid("UniqueAfterFinish", "needs a UniqueFor window")
+		return invalid("UniqueAfterFinish", "needs a window to count from the finish")
 	}
 	return nil
 }

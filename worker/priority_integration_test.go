@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // levels are the priority levels, highest first.
@@ -68,7 +69,7 @@ func (o *runOrder) total() int {
 // ago, with generated ids. Run-ats are distinct and a millisecond apart,
 // and neither the enqueue order nor the levels follow them. It returns
 // the jobs by id.
-func backlog(t *testing.T, c *worker.Client, queue string, perLevel int) map[string]leveledJob {
+func backlog(t *testing.T, c *client, queue string, perLevel int) map[string]leveledJob {
 	t.Helper()
 	n := perLevel * len(levels)
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
@@ -189,7 +190,7 @@ func TestPriorityOrder(t *testing.T) {
 					ran[i].ID, ran[i].Priority, ran[i].RunAt.Format(time.StampMilli), want[i].ID, want[i].Priority, want[i].RunAt.Format(time.StampMilli))
 			}
 		}
-		testkit.Eventually(t, 10*time.Second, "every job to be acked", func() bool { return stats(t, c, queue) == worker.QueueStats{} })
+		testkit.Eventually(t, 10*time.Second, "every job to be acked", func() bool { return stats(t, c, queue) == admin.QueueStats{} })
 	})
 }
 
@@ -355,7 +356,7 @@ func TestPriorityKeptAcrossRetries(t *testing.T) {
 		}
 
 		// Requeued, the dead low job is due again at its own level.
-		if n, err := c.Requeue(t.Context(), queue, doomed); err != nil || n != 1 {
+		if n, err := c.requeue(t.Context(), queue, doomed); err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v; want 1", n, err)
 		}
 		if job := getJob(t, c, queue, doomed); job.Priority != worker.PriorityLow || job.State != worker.StateReady {

@@ -39,7 +39,7 @@ func TestProducerReachesJSONHandler(t *testing.T) {
 			return nil
 		}), worker.QueueOptions{})
 		startDaemon(t, rdb, reg, testConfig(t, prefix))
-		p := worker.NewProducer[signup](newClient(t, rdb, testConfig(t, prefix)), "signups")
+		p := worker.NewProducer[signup](newClient(t, rdb, testConfig(t, prefix)).Client, "signups")
 
 		ref := "a <b> & 'c'"
 		want := signup{
@@ -91,7 +91,7 @@ func TestProducerRefuses(t *testing.T) {
 	cfg.MaxPayloadBytes = 10
 	c := newClient(t, rdb, cfg)
 	ctx := t.Context()
-	p := worker.NewProducer[signup](c, "signups")
+	p := worker.NewProducer[signup](c.Client, "signups")
 
 	var ve *worker.ValidationError
 	_, err := p.EnqueueSpec(ctx, signup{}, worker.JobSpec{Queue: "other"})
@@ -105,20 +105,20 @@ func TestProducerRefuses(t *testing.T) {
 	if _, err := p.Enqueue(ctx, signup{}); !errors.As(err, &ve) || ve.Field != "Payload" {
 		t.Errorf("Enqueue of a payload over MaxPayloadBytes: %v; want a *ValidationError on Payload", err)
 	}
-	small := worker.NewProducer[int](c, "numbers")
+	small := worker.NewProducer[int](c.Client, "numbers")
 	if _, err := small.EnqueueMany(ctx, []int{1, 12345678901}); !errors.As(err, &ve) || ve.Field != "vs[1].Payload" {
 		t.Errorf("EnqueueMany with a payload over MaxPayloadBytes: %v; want a *ValidationError on vs[1].Payload", err)
 	}
-	if _, err := worker.NewProducer[int](c, "bad{name}").Enqueue(ctx, 1); !errors.As(err, &ve) || ve.Field != "Queue" {
+	if _, err := worker.NewProducer[int](c.Client, "bad{name}").Enqueue(ctx, 1); !errors.As(err, &ve) || ve.Field != "Queue" {
 		t.Errorf("Enqueue to a bad queue name: %v; want a *ValidationError on Queue", err)
 	}
 
-	_, err = worker.NewProducer[chan int](c, "chans").Enqueue(ctx, make(chan int))
+	_, err = worker.NewProducer[chan int](c.Client, "chans").Enqueue(ctx, make(chan int))
 	var ute *json.UnsupportedTypeError
 	if !errors.As(err, &ute) || !strings.Contains(err.Error(), "encode chan int as JSON") {
 		t.Errorf("Enqueue of a chan: %v; want the json error, naming chan int", err)
 	}
-	_, err = worker.NewProducer[any](c, "anys").EnqueueMany(ctx, []any{1, func() {}})
+	_, err = worker.NewProducer[any](c.Client, "anys").EnqueueMany(ctx, []any{1, func() {}})
 	if err == nil || !strings.HasPrefix(err.Error(), `vs[1]: queue "anys": encode interface {} as JSON`) {
 		t.Errorf("EnqueueMany with a func: %v; want it to name vs[1] and the type", err)
 	}

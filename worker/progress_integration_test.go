@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestProgressShownWhileTheJobRuns: a handler's report shows in Get and
@@ -64,7 +65,7 @@ func TestProgressShownWhileTheJobRuns(t *testing.T) {
 		if p := job.Progress; p.Percent != 12.35 || p.Message != "copying files" || time.Since(p.UpdatedAt) > time.Minute || job.Worker != d.ID() || job.State != worker.StateActive {
 			t.Errorf("job %+v progress %+v, want 12.35%% \"copying files\" now, worker %s", job, p, d.ID())
 		}
-		page, err := c.List(t.Context(), "pq", worker.ListQuery{State: worker.StateActive})
+		page, err := c.Jobs(t.Context(), admin.JobListParams{Queue: "pq", State: worker.StateActive})
 		if err != nil || len(page.Jobs) != 1 || page.Jobs[0].Progress == nil || page.Jobs[0].Progress.Percent != 12.35 {
 			t.Errorf("List active = %+v, %v; want the job with its progress", page, err)
 		}
@@ -78,7 +79,7 @@ func TestProgressShownWhileTheJobRuns(t *testing.T) {
 }
 
 // getJobOrNil reports progress on a Job that no handler runs.
-func getJobOrNil(t *testing.T, c *worker.Client) error {
+func getJobOrNil(t *testing.T, c *client) error {
 	t.Helper()
 	id := enqueue(t, c, worker.JobSpec{Queue: "idle"})
 	return errors.Join(getJob(t, c, "idle", id).ReportProgress(1, ""), getJob(t, c, "idle", id).SetResult(nil))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // TestEqualTokensInTwoQueuesRunApart: two queues that hand out the same
@@ -27,7 +28,7 @@ func TestEqualTokensInTwoQueuesRunApart(t *testing.T) {
 		queues := []string{"qa", "qb"}
 		last := strconv.FormatInt(testkit.RedisNow(t, rdb)*1000+1_000_000_000_000, 10) // 11 days ahead, in µs
 		for _, q := range queues {
-			testkit.Do(t, rdb, rdb.B().Hset().Key(worker.QueueKeys(prefix, q)[4]).FieldValue().FieldValue("", last).Build())
+			testkit.Do(t, rdb, rdb.B().Hset().Key(rediskeys.QueueKeys(prefix, q).Claims).FieldValue().FieldValue("", last).Build())
 		}
 
 		var mu sync.Mutex
@@ -69,7 +70,7 @@ func TestEqualTokensInTwoQueuesRunApart(t *testing.T) {
 		receive(t, both, 10*time.Second, "both jobs to start")
 		claims := make([]string, len(queues))
 		for i, q := range queues {
-			v, _ := testkit.HGet(t, rdb, worker.QueueKeys(prefix, q)[4], "j")
+			v, _ := testkit.HGet(t, rdb, rediskeys.QueueKeys(prefix, q).Claims, "j")
 			claims[i], _, _ = strings.Cut(v, "@")
 		}
 		if claims[0] == "" || claims[0] != claims[1] {

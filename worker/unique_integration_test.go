@@ -12,12 +12,14 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // refused fails unless enqueueing spec is refused as a duplicate naming
 // holder, the id returned: for its unique key (ErrUniqueKeyHeld, an
 // ErrDuplicate) when it has one, else for its id.
-func refused(t *testing.T, c *worker.Client, spec worker.JobSpec, holder string) {
+func refused(t *testing.T, c *client, spec worker.JobSpec, holder string) {
 	t.Helper()
 	id, err := c.Enqueue(t.Context(), spec)
 	if !errors.Is(err, worker.ErrDuplicate) || errors.Is(err, worker.ErrUniqueKeyHeld) != (spec.UniqueKey != "") {
@@ -30,7 +32,7 @@ func refused(t *testing.T, c *worker.Client, spec worker.JobSpec, holder string)
 
 // acceptedAgain enqueues spec until it is accepted, each refusal naming
 // holder, and returns the new job's id and when it was accepted.
-func acceptedAgain(t *testing.T, c *worker.Client, spec worker.JobSpec, holder string, within time.Duration) (string, time.Time) {
+func acceptedAgain(t *testing.T, c *client, spec worker.JobSpec, holder string, within time.Duration) (string, time.Time) {
 	t.Helper()
 	var id string
 	testkit.Poll{Every: 10 * time.Millisecond}.Eventually(t, within, "the enqueue to be accepted again", func() bool {
@@ -342,11 +344,11 @@ func TestEnqueueManyRefusesBadPriorityAndUnique(t *testing.T) {
 			})
 		}
 		for _, q := range []string{"q", "other"} {
-			if s := stats(t, c, q); s != (worker.QueueStats{}) {
+			if s := stats(t, c, q); s != (admin.QueueStats{}) {
 				t.Errorf("Stats(%s) = %+v after refused enqueues; want all zero", q, s)
 			}
 		}
-		if qs, err := c.Queues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Errorf("Queues = %v, %v; want none recorded", qs, err)
 		}
 		// No key was taken by the refused batches.
@@ -371,7 +373,7 @@ func TestIDRetention(t *testing.T) {
 		d := startDaemon(t, rdb, reg, cfg)
 		// The retention takes effect once the daemon stored it, in the
 		// queue's settings (the last of QueueKeys), with its first report.
-		settings := worker.QueueKeys(prefix, "retained")[13]
+		settings := rediskeys.QueueKeys(prefix, "retained").Settings
 		testkit.Eventually(t, 10*time.Second, "the daemon to report and store the queue's id retention", func() bool {
 			f, err := c.Fleet(t.Context(), "retained")
 			v, ok := testkit.HGet(t, rdb, settings, "id_retention")
@@ -412,7 +414,7 @@ func TestIDRetention(t *testing.T) {
 		rec.waitCalls(t, "order-1", 3, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the plain job to be acked", func() bool { return isGone(t, c, "plain", "order-1") })
 		enqueue(t, c, worker.JobSpec{Queue: "plain", ID: "order-1"})
-		if _, ok := testkit.HGet(t, rdb, worker.QueueKeys(prefix, "plain")[13], "id_retention"); ok {
+		if _, ok := testkit.HGet(t, rdb, rediskeys.QueueKeys(prefix, "plain").Settings, "id_retention"); ok {
 			t.Error("a queue served without IDRetention has one stored")
 		}
 	})

@@ -57,17 +57,17 @@ func QueueKeys(prefix, queue string) Queue {
 }
 
 // PartitionKeys returns the keys of partition i (0-based) of queue split
-// into partitions, and false when i is not one of them. Partition 0's are
+// into partitions; the zero Queue when i is not one of them. Partition 0's are
 // QueueKeys(prefix, queue): a queue of one partition is laid out as before
 // partitions existed. Partition i ≥ 1 has the hash tag "<queue>#<i>[.<k>]",
 // k chosen so that the partitions are spaced evenly over the Cluster's
 // 16,384 slots.
-func PartitionKeys(prefix, queue string, partitions, i int) (Queue, bool) {
+func PartitionKeys(prefix, queue string, partitions, i int) Queue {
 	names := store.PartitionNames(queue, partitions)
 	if i < 0 || i >= len(names) {
-		return Queue{}, false
+		return Queue{}
 	}
-	return QueueKeys(prefix, names[i]), true
+	return QueueKeys(prefix, names[i])
 }
 
 // PartitionOf returns the partition, of partitions, that holds a job whose

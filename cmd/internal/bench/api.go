@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // api enqueues n jobs through the HTTP API's batch endpoint: an API server
@@ -24,13 +25,13 @@ import (
 // validation and the Redis call).
 func (b *bench) api(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
+	producer, err := admin.NewClient(b.counted, b.config())
 	if err != nil {
 		return "", err
 	}
 	secret := randomHex(16)
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return producer },
+		Backend: func() admin.Operator { return producer },
 		Tokens:  []api.Token{{Name: "bench", Secret: secret, Role: api.RoleProducer}},
 		Logger:  slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -58,12 +59,12 @@ func (b *bench) api(ctx context.Context) (string, error) {
 	for done := 0; done < o.n; done += o.batch {
 		specs := make([]worker.JobSpec, min(o.batch, o.n-done))
 		for i := range specs {
-			specs[i] = worker.JobSpec{Payload: payload}
+			specs[i] = worker.JobSpec{Queue: queue, Payload: payload}
 		}
 		requests = append(requests, specs)
 	}
 	// One small request first, so that connections and the script are warm.
-	if _, err := client.EnqueueBatch(ctx, queue, []worker.JobSpec{{Payload: payload}}); err != nil {
+	if _, err := client.Enqueue(ctx, []worker.JobSpec{{Queue: queue, Payload: payload}}); err != nil {
 		return "", fmt.Errorf("enqueue through the API: %w", err)
 	}
 
@@ -81,7 +82,7 @@ func (b *bench) api(ctx context.Context) (string, error) {
 		wg.Go(func() {
 			for specs := range next {
 				t0 := time.Now()
-				res, err := client.EnqueueBatch(ctx, queue, specs)
+				res, err := client.Enqueue(ctx, specs)
 				d := time.Since(t0)
 				mu.Lock()
 				latencies = append(latencies, d)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The modes of the queue controls: how fast a pause stops a fleet, how
@@ -30,6 +31,10 @@ const pauseFleet = 3
 func (b *bench) pause(ctx context.Context) (string, error) {
 	o := b.opts
 	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return "", err
+	}
+	op, err := admin.NewClient(b.counted, b.config())
 	if err != nil {
 		return "", err
 	}
@@ -64,7 +69,7 @@ func (b *bench) pause(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("no job started since the last resume: the queue ran dry or the daemons stopped")
 		}
 		t0 := time.Now()
-		if err := producer.Pause(ctx, queue); err != nil {
+		if err := op.Pause(ctx, queue); err != nil {
 			return "", err
 		}
 		// A claim answered before the pause may start a job just after it;
@@ -75,7 +80,7 @@ func (b *bench) pause(ctx context.Context) (string, error) {
 		d := max(time.Duration(last.Load()-t0.UnixNano()), 0)
 		delays = append(delays, d)
 		before = started.Load()
-		if err := producer.Resume(ctx, queue); err != nil {
+		if err := op.Resume(ctx, queue); err != nil {
 			return "", err
 		}
 		if !sleep(ctx, 200*time.Millisecond) {
@@ -94,6 +99,10 @@ func (b *bench) pause(ctx context.Context) (string, error) {
 func (b *bench) priority(ctx context.Context) (string, error) {
 	o := b.opts
 	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return "", err
+	}
+	op, err := admin.NewClient(b.counted, b.config())
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +148,7 @@ func (b *bench) priority(ctx context.Context) (string, error) {
 	if len(lags) < o.n {
 		return "", fmt.Errorf("%w: %d of %d", errIncomplete, len(lags), o.n)
 	}
-	s, err := producer.Stats(ctx, queue)
+	s, err := op.Stats(ctx, queue)
 	if err != nil {
 		return "", err
 	}
@@ -156,6 +165,10 @@ func (b *bench) priority(ctx context.Context) (string, error) {
 func (b *bench) cancelRunning(ctx context.Context) (string, error) {
 	o := b.opts
 	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return "", err
+	}
+	op, err := admin.NewClient(b.counted, b.config())
 	if err != nil {
 		return "", err
 	}
@@ -189,7 +202,7 @@ func (b *bench) cancelRunning(ctx context.Context) (string, error) {
 			return "", ctx.Err()
 		}
 		t0 := time.Now()
-		if err := producer.Cancel(ctx, queue, id); err != nil {
+		if err := op.Cancel(ctx, queue, id); err != nil {
 			return "", err
 		}
 		select {

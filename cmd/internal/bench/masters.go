@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // master is one master of the Redis a run measures; a single Redis is its
@@ -101,7 +101,7 @@ func placePartitions(ctx context.Context, rdb rueidis.Client, ms []*master, pref
 		return nil
 	}
 	for i := range partitions {
-		key := worker.PartitionKeys(prefix, queue, partitions, i)[0]
+		key := rediskeys.PartitionKeys(prefix, queue, partitions, i).Jobs
 		slot, err := rdb.Do(ctx, rdb.B().ClusterKeyslot().Key(key).Build()).AsInt64()
 		if err != nil {
 			return fmt.Errorf("CLUSTER KEYSLOT %s: %w", key, err)
@@ -120,7 +120,7 @@ func placePartitions(ctx context.Context, rdb rueidis.Client, ms []*master, pref
 func partitionJobs(ctx context.Context, rdb rueidis.Client, prefix string, partitions int) ([]int64, error) {
 	cmds := make(rueidis.Commands, partitions)
 	for i := range partitions {
-		cmds[i] = rdb.B().Hlen().Key(worker.PartitionKeys(prefix, queue, partitions, i)[0]).Build()
+		cmds[i] = rdb.B().Hlen().Key(rediskeys.PartitionKeys(prefix, queue, partitions, i).Jobs).Build()
 	}
 	out := make([]int64, partitions)
 	for i, r := range rdb.DoMulti(ctx, cmds...) {

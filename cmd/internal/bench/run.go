@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // queue is the one queue every mode uses.
@@ -187,8 +187,7 @@ func (b *bench) recordLayout(ctx context.Context) error {
 	if err := <-done; err != nil {
 		return fmt.Errorf("record the bench queue's partitions: %w", err)
 	}
-	keys := worker.QueueKeys(b.prefix, queue)
-	key := keys[slices.IndexFunc(keys, func(k string) bool { return strings.HasSuffix(k, ":settings") })]
+	key := rediskeys.QueueKeys(b.prefix, queue).Settings
 	got, err := b.rdb.Do(ctx, b.rdb.B().Hget().Key(key).Field("partitions").Build()).ToString()
 	if err != nil || got != strconv.Itoa(b.opts.partitions) {
 		return fmt.Errorf("the daemon recorded partitions %q in %s (%v); want %d", got, key, err, b.opts.partitions)
@@ -204,7 +203,7 @@ func (b *bench) recordLayout(ctx context.Context) error {
 func (b *bench) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	keys := []string{worker.QueuesKey(b.prefix)}
+	keys := []string{rediskeys.QueuesKey(b.prefix)}
 	for addr, node := range b.rdb.Nodes() {
 		for cursor := uint64(0); ; {
 			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(b.prefix+":*").Count(1000).Build()).AsScanEntry()

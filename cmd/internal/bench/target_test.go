@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/cmd/internal/server"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // serveAPI serves the HTTP API through cmd/internal/server, as the daemon
@@ -19,7 +20,7 @@ func serveAPI(t *testing.T, l server.Listener) (url, token string) {
 	t.Helper()
 	token = "bench-test-token-" + randomHex(8)
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return nil },
+		Backend: func() admin.Operator { return nil },
 		Tokens:  []api.Token{{Name: "bench", Secret: token, Role: api.RoleProducer}},
 	})
 	if err != nil {

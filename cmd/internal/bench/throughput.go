@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // throughput enqueues n jobs in batches, then starts the pool and times it
@@ -28,7 +29,7 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	observer, err := worker.NewClient(b.rdb, b.config())
+	observer, err := admin.NewClient(b.rdb, b.config())
 	if err != nil {
 		return "", err
 	}
@@ -192,7 +193,7 @@ func (b *bench) handlerExtras(j *worker.Job, result []byte) error {
 }
 
 // waitDrained waits until the bench queue has no ready or active jobs.
-func (b *bench) waitDrained(ctx context.Context, c *worker.Client) error {
+func (b *bench) waitDrained(ctx context.Context, c *admin.Client) error {
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // rejoinAfter is how long after its replica's promotion a killed master
@@ -69,7 +70,7 @@ func (w *world) seed(ctx context.Context, episode int, partitions []int) (int, e
 	for _, p := range partitions {
 		for n, k := 0, 0; k < seedPerPartition; n++ {
 			id := fmt.Sprintf("e%d-%d", episode+1, n)
-			if worker.PartitionOf(id, w.parts) != p {
+			if rediskeys.PartitionOf(id, w.parts) != p {
 				continue
 			}
 			specs = append(specs, worker.JobSpec{Queue: queueName, ID: id, Payload: []byte(`{"ms":20}`),

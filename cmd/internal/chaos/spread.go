@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The spread check: a partitioned queue's partitions live on hash slots
@@ -291,7 +291,7 @@ func (m *workMeter) shares(shards []shard, slots []int, delivered []string) []Sh
 	}
 	m.mu.Unlock()
 	for _, id := range delivered {
-		p := worker.PartitionOf(id, len(slots))
+		p := rediskeys.PartitionOf(id, len(slots))
 		for i := range out {
 			if slices.Contains(out[i].Partitions, p) {
 				out[i].Delivered++

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // clusterNodes is CLUSTER NODES of a Cluster of three masters with a
@@ -90,7 +90,7 @@ func TestSharesSplitTheJobsByTheMasterOfTheirPartition(t *testing.T) {
 		}
 		want := 0
 		for _, id := range ids {
-			if slices.Contains(wantParts[i], worker.PartitionOf(id, 6)) {
+			if slices.Contains(wantParts[i], rediskeys.PartitionOf(id, 6)) {
 				want++
 			}
 		}

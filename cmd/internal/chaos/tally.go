@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // sampleMax is how many duplicate or lost ids a report lists.
@@ -280,7 +280,7 @@ func (l *Ledger) faultReports() []FaultReport {
 func (l *Ledger) firstDeliveryOf(partitions []int, from time.Time) (time.Time, bool) {
 	var first time.Time
 	for id, ds := range l.deliveries {
-		if !slices.Contains(partitions, worker.PartitionOf(id, max(l.partitions, 1))) {
+		if !slices.Contains(partitions, rediskeys.PartitionOf(id, max(l.partitions, 1))) {
 			continue
 		}
 		for _, d := range ds {

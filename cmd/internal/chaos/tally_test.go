@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // t0 is the start of every ledger in these tests; at(s) is s seconds later.
@@ -244,7 +244,7 @@ func TestTallySplitsConfirmedEnqueues(t *testing.T) {
 func idsIn(p, n, k int) []string {
 	var ids []string
 	for i := 0; len(ids) < k; i++ {
-		if id := fmt.Sprintf("p%d-%d", n, i); worker.PartitionOf(id, n) == p {
+		if id := fmt.Sprintf("p%d-%d", n, i); rediskeys.PartitionOf(id, n) == p {
 			ids = append(ids, id)
 		}
 	}

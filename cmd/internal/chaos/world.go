@@ -13,6 +13,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/tcpproxy"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The suite's queue; each scenario has a key prefix of its own.
@@ -55,6 +57,7 @@ type world struct {
 	receiver   *Receiver
 	rdb        rueidis.Client
 	client     *worker.Client
+	op         *admin.Client // the tally's reads: stats, the dead set
 }
 
 // newWorld starts sc's Redis, the receiver and three daemons, and connects
@@ -85,7 +88,7 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 		}
 		addrs = w.cluster.Addrs()
 		for i := range w.parts {
-			slot, err := w.cluster.Slot(ctx, worker.PartitionKeys(w.prefix, queueName, w.parts, i)[0])
+			slot, err := w.cluster.Slot(ctx, rediskeys.PartitionKeys(w.prefix, queueName, w.parts, i).Jobs)
 			if err != nil {
 				return w, err
 			}
@@ -129,6 +132,9 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 		return w, fmt.Errorf("connect the producer to %v: %w", addrs, err)
 	}
 	if w.client, err = worker.NewClient(w.rdb, worker.Config{Prefix: w.prefix}); err != nil {
+		return w, err
+	}
+	if w.op, err = admin.NewClient(w.rdb, worker.Config{Prefix: w.prefix}); err != nil {
 		return w, err
 	}
 	for _, d := range w.daemons {
@@ -178,7 +184,7 @@ func (w *world) drain(ctx context.Context, timeout time.Duration) {
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		st, err := w.client.Stats(cctx, queueName)
+		st, err := w.op.Stats(cctx, queueName)
 		if err != nil {
 			idle = 0
 			return false, err
@@ -199,7 +205,7 @@ func (w *world) lookUpLost(ctx context.Context) (dead map[string]bool, states ma
 	cursor := ""
 	for {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		page, err := w.client.Dead(cctx, queueName, worker.DeadQuery{Cursor: cursor, Limit: 1000})
+		page, err := w.op.Jobs(cctx, admin.JobListParams{Queue: queueName, State: worker.StateDead, Cursor: cursor, Limit: 1000})
 		cancel()
 		if err != nil {
 			return nil, nil, fmt.Errorf("read the dead set: %w", err)

@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestPeriodicStatus: Client.Periodic shows a queue's schedules as the
@@ -32,7 +33,7 @@ func TestPeriodicStatus(t *testing.T) {
 		testkit.Do(t, rdb, rdb.B().Hset().Key(queueKey(prefix, "timed", "periodic")).FieldValue().FieldValue("gone", strconv.FormatInt(gone.UnixMilli(), 10)).Build())
 		d := startDaemon(t, rdb, reg, cfg)
 
-		var st []worker.PeriodicStatus
+		var st []admin.PeriodicStatus
 		var asked time.Time
 		testkit.Eventually(t, 10*time.Second, "tick to fire", func() bool {
 			var err error
@@ -41,7 +42,7 @@ func TestPeriodicStatus(t *testing.T) {
 			return err == nil && len(st) == 3 && st[2].Name == "tick" && !st[2].LastFire.IsZero()
 		})
 		gotGone, nightly, tick := st[0], st[1], st[2]
-		if gotGone != (worker.PeriodicStatus{Name: "gone", LastFire: gone}) {
+		if gotGone != (admin.PeriodicStatus{Name: "gone", LastFire: gone}) {
 			t.Errorf("a schedule only remembered: %+v, want its last fire alone", gotGone)
 		}
 		if nightly.Name != "nightly" || nightly.Schedule != "0 3 * * *" || !nightly.LastFire.IsZero() {

@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // TestForgetQueue: a retired queue is refused while a Daemon serves it,
@@ -24,32 +26,40 @@ func TestForgetQueue(t *testing.T) {
 		c := newClient(t, rdb, testConfig(t, prefix))
 		reg := register(t, nil, "retired", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
 		d := startDaemon(t, rdb, reg, testConfig(t, prefix))
-		id := enqueue(t, c, worker.JobSpec{Queue: "retired"})
+		// Enqueued through the operator's Client, which then forgets the
+		// queue: its next enqueue records the name again at once.
+		res, err := c.op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}})
+		if err != nil || res[0].Err != nil {
+			t.Fatalf("Enqueue = %+v, %v", res, err)
+		}
+		id := res[0].ID
 		testkit.Eventually(t, 10*time.Second, "the job to run", func() bool { return isGone(t, c, "retired", id) })
 
-		err := c.ForgetQueue(ctx, "retired")
-		if !errors.Is(err, worker.ErrQueueInUse) || !strings.Contains(err.Error(), "served by 1 process ("+d.ID()+")") {
+		err = c.Forget(ctx, "retired")
+		if !errors.Is(err, admin.ErrQueueInUse) || !strings.Contains(err.Error(), "served by 1 process ("+d.ID()+")") {
 			t.Fatalf("ForgetQueue of a served queue = %v; want ErrQueueInUse naming the process", err)
 		}
 		if err := d.stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.ForgetQueue(ctx, "retired"); err != nil {
+		if err := c.Forget(ctx, "retired"); err != nil {
 			t.Fatalf("ForgetQueue after the daemon stopped: %v", err)
 		}
-		if names, err := c.Queues(ctx); err != nil || slices.Contains(names, "retired") {
+		if names, err := c.allQueues(ctx); err != nil || slices.Contains(names, "retired") {
 			t.Errorf("Queues = %v, %v; want retired gone", names, err)
 		}
-		for _, key := range worker.QueueKeys(prefix, "retired") {
+		for _, key := range rediskeys.QueueKeys(prefix, "retired").All() {
 			if testkit.Exists(t, rdb, key) {
 				t.Errorf("%s is left after ForgetQueue", key)
 			}
 		}
-		if err := c.ForgetQueue(ctx, "retired"); err != nil {
+		if err := c.Forget(ctx, "retired"); err != nil {
 			t.Errorf("ForgetQueue again: %v; want nil", err)
 		}
-		enqueue(t, c, worker.JobSpec{Queue: "retired"})
-		if names, err := c.Queues(ctx); err != nil || !slices.Contains(names, "retired") {
+		if res, err := c.op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}}); err != nil || res[0].Err != nil {
+			t.Fatalf("Enqueue after the forget = %+v, %v", res, err)
+		}
+		if names, err := c.allQueues(ctx); err != nil || !slices.Contains(names, "retired") {
 			t.Errorf("Queues after a new enqueue = %v, %v; want retired listed again", names, err)
 		}
 	})
@@ -67,16 +77,16 @@ func TestForgetQueueInUse(t *testing.T) {
 		if err := c.Pause(ctx, "kept"); err != nil {
 			t.Fatal(err)
 		}
-		err := c.ForgetQueue(ctx, "kept")
+		err := c.Forget(ctx, "kept")
 		want := `forget queue "kept": queue in use: 1 scheduled job, 1 ready job, paused (resume it first), 1 unique key or retained id remembered`
-		if !errors.Is(err, worker.ErrQueueInUse) || err.Error() != want {
+		if !errors.Is(err, admin.ErrQueueInUse) || err.Error() != want {
 			t.Fatalf("ForgetQueue = %v\nwant %s", err, want)
 		}
 		if s := stats(t, c, "kept"); s.Scheduled != 1 || s.Ready != 1 || !s.Paused {
 			t.Errorf("stats after the refusal: %+v; want both jobs, paused", s)
 		}
 		var ve *worker.ValidationError
-		if err := c.ForgetQueue(ctx, "bad{name}"); !errors.As(err, &ve) {
+		if err := c.Forget(ctx, "bad{name}"); !errors.As(err, &ve) {
 			t.Errorf("ForgetQueue with a bad name: %v; want a *ValidationError", err)
 		}
 	})

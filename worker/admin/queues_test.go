@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // addQueues records n queue names q-0000… in the set under prefix, as
@@ -23,7 +25,7 @@ func addQueues(t *testing.T, rdb rueidis.Client, prefix string, n int) []string 
 	for i := range names {
 		names[i] = fmt.Sprintf("q-%04d", i)
 	}
-	testkit.Do(t, rdb, rdb.B().Sadd().Key(worker.QueuesKey(prefix)).Member(names...).Build())
+	testkit.Do(t, rdb, rdb.B().Sadd().Key(rediskeys.QueuesKey(prefix)).Member(names...).Build())
 	return names
 }
 
@@ -61,7 +63,7 @@ func TestQueuesPage(t *testing.T) {
 				cursor, pages := "", 0
 				for {
 					before := calls.n.Load()
-					page, err := set.QueuesPage(t.Context(), nil, cursor, limit)
+					page, err := set.Queues(t.Context(), admin.QueueListParams{Only: nil, Cursor: cursor, Limit: limit})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -84,16 +86,16 @@ func TestQueuesPage(t *testing.T) {
 			}
 
 			own := []string{"q-0001", "q-0002", "q-0003", "zz-none"}
-			page, err := set.QueuesPage(t.Context(), own, "", 2)
+			page, err := set.Queues(t.Context(), admin.QueueListParams{Only: own, Cursor: "", Limit: 2})
 			if err != nil || !slices.Equal(page.Names, []string{"q-0001", "q-0002"}) || page.Next == "" {
 				t.Fatalf("own list, first page: %+v, %v", page, err)
 			}
-			page, err = set.QueuesPage(t.Context(), own, page.Next, 2)
+			page, err = set.Queues(t.Context(), admin.QueueListParams{Only: own, Cursor: page.Next, Limit: 2})
 			if err != nil || !slices.Equal(page.Names, []string{"q-0003"}) || page.Next != "" {
 				t.Fatalf("own list, second page (zz-none does not exist): %+v, %v", page, err)
 			}
 
-			first, _ := set.QueuesPage(t.Context(), nil, "", 5)
+			first, _ := set.Queues(t.Context(), admin.QueueListParams{Only: nil, Cursor: "", Limit: 5})
 			for _, tc := range []struct {
 				only   []string
 				cursor string
@@ -104,7 +106,7 @@ func TestQueuesPage(t *testing.T) {
 				{nil, base64.RawURLEncoding.EncodeToString([]byte("o:q-0001"))},
 			} {
 				var ve *worker.ValidationError
-				if _, err := set.QueuesPage(t.Context(), tc.only, tc.cursor, 5); !errors.As(err, &ve) || ve.Field != "Cursor" {
+				if _, err := set.Queues(t.Context(), admin.QueueListParams{Only: tc.only, Cursor: tc.cursor, Limit: 5}); !errors.As(err, &ve) || ve.Field != "Cursor" {
 					t.Errorf("cursor %q (own list %v): %v, want a bad Cursor", tc.cursor, tc.only != nil, err)
 				}
 			}

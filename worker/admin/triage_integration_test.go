@@ -1,6 +1,7 @@
-package worker_test
+package admin_test
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,11 +14,12 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // triageSetup is a queue "q" with 30 dead jobs d-0000 … d-0029, one a
 // second, the even ones with a timeout error, and one due job "alive".
-func triageSetup(t *testing.T, rdb rueidis.Client, prefix string) (*worker.Client, []string) {
+func triageSetup(t *testing.T, rdb rueidis.Client, prefix string) (*client, []string) {
 	t.Helper()
 	c := newClient(t, rdb, testConfig(t, prefix))
 	ids := numbered("d", 30)
@@ -43,9 +45,38 @@ func evens(ids []string) []string {
 	return out
 }
 
-func deadIDs(t *testing.T, c *worker.Client) []string {
+// selection and walk are the halves of a TriageParams as these tests
+// compose them: which dead jobs, and how to walk them.
+type selection struct {
+	IDs    []string
+	Filter admin.DeadFilter
+}
+
+type walk struct {
+	DryRun bool
+	Cursor string
+	Max    int
+}
+
+// triage runs a Triage of action on queue with sel and opt.
+func (c *client) triage(ctx context.Context, action admin.TriageAction, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+	return c.Triage(ctx, admin.TriageParams{
+		Queue: queue, Action: action, IDs: sel.IDs, Filter: sel.Filter,
+		DryRun: opt.DryRun, Cursor: opt.Cursor, Max: opt.Max,
+	})
+}
+
+func (c *client) requeueDead(ctx context.Context, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+	return c.triage(ctx, admin.TriageRequeue, queue, sel, opt)
+}
+
+func (c *client) purgeDead(ctx context.Context, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+	return c.triage(ctx, admin.TriagePurge, queue, sel, opt)
+}
+
+func deadIDs(t *testing.T, c *client) []string {
 	t.Helper()
-	jobs, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateDead})
+	jobs, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead})
 	return jobIDs(jobs)
 }
 
@@ -54,8 +85,8 @@ func TestTriageByIDs(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, ids := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
-		sel := worker.DeadSelection{IDs: []string{"d-0003", "alive", "missing", "d-0001", "d-0003", "d-0005"}}
-		dry, err := c.RequeueDead(ctx, "q", sel, worker.TriageOptions{DryRun: true})
+		sel := selection{IDs: []string{"d-0003", "alive", "missing", "d-0001", "d-0003", "d-0005"}}
+		dry, err := c.requeueDead(ctx, "q", sel, walk{DryRun: true})
 		if err != nil || dry.Matched != 3 || dry.Changed != 0 || !slices.Equal(dry.Sample, []string{"d-0003", "d-0001", "d-0005"}) || dry.Next != "" {
 			t.Fatalf("dry run = %+v, %v", dry, err)
 		}
@@ -63,11 +94,11 @@ func TestTriageByIDs(t *testing.T) {
 			t.Fatalf("the dry run changed the dead set: %d jobs", len(got))
 		}
 		// Max and resume: two, then the last.
-		res, err := c.RequeueDead(ctx, "q", sel, worker.TriageOptions{Max: 2})
+		res, err := c.requeueDead(ctx, "q", sel, walk{Max: 2})
 		if err != nil || res.Matched != 2 || res.Changed != 2 || res.Next == "" {
 			t.Fatalf("RequeueDead(Max 2) = %+v, %v", res, err)
 		}
-		res, err = c.RequeueDead(ctx, "q", sel, worker.TriageOptions{Max: 2, Cursor: res.Next})
+		res, err = c.requeueDead(ctx, "q", sel, walk{Max: 2, Cursor: res.Next})
 		if err != nil || res.Matched != 1 || res.Changed != 1 || !slices.Equal(res.Sample, []string{"d-0005"}) || res.Next != "" {
 			t.Fatalf("RequeueDead(resumed) = %+v, %v", res, err)
 		}
@@ -77,7 +108,7 @@ func TestTriageByIDs(t *testing.T) {
 			}
 		}
 		// Purge by ids: a due job is never touched.
-		res, err = c.PurgeDead(ctx, "q", worker.DeadSelection{IDs: []string{"d-0000", "alive", "d-0001"}}, worker.TriageOptions{})
+		res, err = c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, IDs: []string{"d-0000", "alive", "d-0001"}})
 		if err != nil || res.Matched != 1 || res.Changed != 1 || res.Next != "" {
 			t.Fatalf("PurgeDead = %+v, %v", res, err)
 		}
@@ -95,8 +126,8 @@ func TestTriageByFilter(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, ids := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
-		sel := worker.DeadSelection{Filter: worker.DeadFilter{ErrorContains: "timeout"}}
-		dry, err := c.PurgeDead(ctx, "q", sel, worker.TriageOptions{DryRun: true})
+		sel := selection{Filter: admin.DeadFilter{ErrorContains: "timeout"}}
+		dry, err := c.purgeDead(ctx, "q", sel, walk{DryRun: true})
 		if err != nil || dry.Matched != 15 || dry.Changed != 0 || !slices.Equal(dry.Sample, evens(ids)) || dry.Next != "" {
 			t.Fatalf("dry run = %+v, %v", dry, err)
 		}
@@ -105,9 +136,9 @@ func TestTriageByFilter(t *testing.T) {
 		}
 		// Max 4 at a time, resumed until done: every match once.
 		var sample []string
-		opt := worker.TriageOptions{Max: 4}
+		opt := walk{Max: 4}
 		for calls := 1; ; calls++ {
-			res, err := c.RequeueDead(ctx, "q", sel, opt)
+			res, err := c.requeueDead(ctx, "q", sel, opt)
 			if err != nil || res.Matched != res.Changed || res.Matched > 4 {
 				t.Fatalf("call %d: %+v, %v", calls, res, err)
 			}
@@ -128,12 +159,12 @@ func TestTriageByFilter(t *testing.T) {
 		}
 		// By age: the jobs that died before the 11th, still dead.
 		old := getJob(t, c, "q", ids[11]).DiedAt
-		res, err := c.PurgeDead(ctx, "q", worker.DeadSelection{Filter: worker.DeadFilter{DiedBefore: old}}, worker.TriageOptions{})
+		res, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, Filter: admin.DeadFilter{DiedBefore: old}})
 		if err != nil || res.Matched != 5 || res.Changed != 5 {
 			t.Fatalf("PurgeDead(before the 10th) = %+v, %v", res, err)
 		}
 		// Everything.
-		res, err = c.PurgeDead(ctx, "q", worker.DeadSelection{}, worker.TriageOptions{})
+		res, err = c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge})
 		if err != nil || res.Matched != 10 || res.Changed != 10 || res.Next != "" {
 			t.Fatalf("PurgeDead(all) = %+v, %v", res, err)
 		}
@@ -150,14 +181,14 @@ func TestTriageWalkBound(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, _ := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
-		res, err := c.PurgeDead(ctx, "q", worker.DeadSelection{}, worker.TriageOptions{Max: 20})
+		res, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, Max: 20})
 		if err != nil || res.Changed != 20 || res.Next == "" {
 			t.Fatalf("PurgeDead(Max 20) = %+v, %v", res, err)
 		}
 		later := numbered("later", 3)
 		now := testkit.RedisNow(t, rdb) + 5
 		writeDead(t, rdb, prefix, "q", later, func(int) int64 { return now })
-		res, err = c.PurgeDead(ctx, "q", worker.DeadSelection{}, worker.TriageOptions{Cursor: res.Next})
+		res, err = c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, Cursor: res.Next})
 		if err != nil || res.Changed != 10 || res.Next != "" {
 			t.Fatalf("PurgeDead(resumed) = %+v, %v", res, err)
 		}
@@ -172,11 +203,11 @@ func TestTriageInvalid(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, _ := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
-		idsNext, err := c.RequeueDead(ctx, "q", worker.DeadSelection{IDs: []string{"d-0000", "d-0001"}}, worker.TriageOptions{Max: 1, DryRun: true})
+		idsNext, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriageRequeue, IDs: []string{"d-0000", "d-0001"}, Max: 1, DryRun: true})
 		if err != nil || idsNext.Next == "" {
 			t.Fatalf("RequeueDead = %+v, %v", idsNext, err)
 		}
-		walkNext, err := c.RequeueDead(ctx, "q", worker.DeadSelection{}, worker.TriageOptions{Max: 1, DryRun: true})
+		walkNext, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriageRequeue, Max: 1, DryRun: true})
 		if err != nil || walkNext.Next == "" {
 			t.Fatalf("RequeueDead = %+v, %v", walkNext, err)
 		}
@@ -186,25 +217,25 @@ func TestTriageInvalid(t *testing.T) {
 		}
 		tests := []struct {
 			name  string
-			sel   worker.DeadSelection
-			opt   worker.TriageOptions
+			sel   selection
+			opt   walk
 			field string
 		}{
-			{"1001 ids", worker.DeadSelection{IDs: many}, worker.TriageOptions{}, "IDs"},
-			{"a bad id", worker.DeadSelection{IDs: []string{"ok", "not ok"}}, worker.TriageOptions{}, "IDs[1]"},
-			{"ids and a filter", worker.DeadSelection{IDs: []string{"ok"}, Filter: worker.DeadFilter{ErrorContains: "x"}}, worker.TriageOptions{}, "Filter"},
-			{"error filter too long", worker.DeadSelection{Filter: worker.DeadFilter{ErrorContains: strings.Repeat("x", 257)}}, worker.TriageOptions{}, "Filter.ErrorContains"},
-			{"max -1", worker.DeadSelection{}, worker.TriageOptions{Max: -1}, "Max"},
-			{"cursor garbage", worker.DeadSelection{}, worker.TriageOptions{Cursor: "!!"}, "Cursor"},
-			{"ids cursor for a filter", worker.DeadSelection{}, worker.TriageOptions{Cursor: idsNext.Next}, "Cursor"},
-			{"walk cursor for ids", worker.DeadSelection{IDs: []string{"d-0000"}}, worker.TriageOptions{Cursor: walkNext.Next}, "Cursor"},
-			{"ids cursor past the ids", worker.DeadSelection{IDs: []string{"d-0000"}}, worker.TriageOptions{Cursor: encode("i:2")}, "Cursor"},
-			{"list cursor", worker.DeadSelection{}, worker.TriageOptions{Cursor: encode("d:12:a")}, "Cursor"},
+			{"1001 ids", selection{IDs: many}, walk{}, "IDs"},
+			{"a bad id", selection{IDs: []string{"ok", "not ok"}}, walk{}, "IDs[1]"},
+			{"ids and a filter", selection{IDs: []string{"ok"}, Filter: admin.DeadFilter{ErrorContains: "x"}}, walk{}, "Filter"},
+			{"error filter too long", selection{Filter: admin.DeadFilter{ErrorContains: strings.Repeat("x", 257)}}, walk{}, "Filter.ErrorContains"},
+			{"max -1", selection{}, walk{Max: -1}, "Max"},
+			{"cursor garbage", selection{}, walk{Cursor: "!!"}, "Cursor"},
+			{"ids cursor for a filter", selection{}, walk{Cursor: idsNext.Next}, "Cursor"},
+			{"walk cursor for ids", selection{IDs: []string{"d-0000"}}, walk{Cursor: walkNext.Next}, "Cursor"},
+			{"ids cursor past the ids", selection{IDs: []string{"d-0000"}}, walk{Cursor: encode("i:2")}, "Cursor"},
+			{"list cursor", selection{}, walk{Cursor: encode("d:12:a")}, "Cursor"},
 		}
 		for _, tt := range tests {
-			for name, f := range map[string]func() (worker.TriageResult, error){
-				"requeue": func() (worker.TriageResult, error) { return c.RequeueDead(ctx, "q", tt.sel, tt.opt) },
-				"purge":   func() (worker.TriageResult, error) { return c.PurgeDead(ctx, "q", tt.sel, tt.opt) },
+			for name, f := range map[string]func() (admin.TriageResult, error){
+				"requeue": func() (admin.TriageResult, error) { return c.requeueDead(ctx, "q", tt.sel, tt.opt) },
+				"purge":   func() (admin.TriageResult, error) { return c.purgeDead(ctx, "q", tt.sel, tt.opt) },
 			} {
 				_, err := f()
 				var ve *worker.ValidationError

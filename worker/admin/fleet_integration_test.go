@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"slices"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 func TestFleetReportsEveryDaemon(t *testing.T) {
@@ -23,7 +24,7 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 			t.Fatalf("two daemons share the id %q", a.ID())
 		}
 
-		var f worker.Fleet
+		var f admin.Fleet
 		testkit.Eventually(t, 5*time.Second, "both daemons and a leader in the fleet", func() bool {
 			var err error
 			f, err = c.Fleet(t.Context(), "f")
@@ -88,7 +89,7 @@ func TestFleetShowsVersionStartScheduleAndLeaderTTL(t *testing.T) {
 		before := time.Now()
 		d := startDaemon(t, rdb, reg, cfg)
 
-		fleets := map[string]worker.Fleet{}
+		fleets := map[string]admin.Fleet{}
 		testkit.Eventually(t, 5*time.Second, "the daemon to report to and lead both queues", func() bool {
 			for _, q := range []string{"plain", "timed"} {
 				f, err := c.Fleet(t.Context(), q)

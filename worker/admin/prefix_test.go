@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"context"
@@ -13,14 +13,16 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // TestPrefixesKey: the public name is the key the store writes.
 func TestPrefixesKey(t *testing.T) {
 	t.Parallel()
-	if worker.PrefixesKey != store.PrefixesKey {
-		t.Errorf("worker.PrefixesKey = %q; the store writes %q", worker.PrefixesKey, store.PrefixesKey)
+	if rediskeys.PrefixesKey != store.PrefixesKey {
+		t.Errorf("rediskeys.PrefixesKey = %q; the store writes %q", rediskeys.PrefixesKey, store.PrefixesKey)
 	}
 }
 
@@ -40,11 +42,11 @@ func TestCheckPrefix(t *testing.T) {
 
 		other := newClient(t, rdb, testConfig(t, prefix+"-other"))
 		err := other.CheckPrefix(t.Context())
-		var pe *worker.PrefixError
+		var pe *admin.PrefixError
 		if !errors.As(err, &pe) || pe.Prefix != prefix+"-other" || !slices.Contains(pe.Live, prefix) {
 			t.Fatalf("CheckPrefix on another prefix = %v; want a *PrefixError listing %q", err, prefix)
 		}
-		if errors.Is(err, worker.ErrNoDaemon) {
+		if errors.Is(err, admin.ErrNoDaemon) {
 			t.Errorf("a *PrefixError matches ErrNoDaemon: %v", err)
 		}
 	})
@@ -57,13 +59,13 @@ func TestCheckPrefixExact(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.StartPrivate(t).Client(t)
 	c := newClient(t, rdb, testConfig(t, "app"))
-	if err := c.CheckPrefix(t.Context()); !errors.Is(err, worker.ErrNoDaemon) {
+	if err := c.CheckPrefix(t.Context()); !errors.Is(err, admin.ErrNoDaemon) {
 		t.Fatalf("CheckPrefix with no daemon = %v; want ErrNoDaemon", err)
 	}
 
 	reg := register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
 	startDaemon(t, rdb, reg, testConfig(t, "courier"))
-	var pe *worker.PrefixError
+	var pe *admin.PrefixError
 	testkit.Eventually(t, 10*time.Second, "the daemon's prefix to be recorded", func() bool {
 		return errors.As(c.CheckPrefix(t.Context()), &pe)
 	})
@@ -76,7 +78,7 @@ func TestCheckPrefixExact(t *testing.T) {
 // the rest.
 func TestPrefixErrorMessage(t *testing.T) {
 	t.Parallel()
-	e := &worker.PrefixError{Prefix: "x", Live: []string{"a", "b", "c", "d", "e", "f", "g"}}
+	e := &admin.PrefixError{Prefix: "x", Live: []string{"a", "b", "c", "d", "e", "f", "g"}}
 	want := `no courier daemon uses key prefix "x"; daemons run on "a", "b", "c", "d", "e" and 2 more`
 	if e.Error() != want {
 		t.Errorf("Error() = %q; want %q", e.Error(), want)
@@ -95,8 +97,8 @@ func TestCheckPrefixUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	err := c.CheckPrefix(ctx)
-	var pe *worker.PrefixError
-	if err == nil || errors.Is(err, worker.ErrNoDaemon) || errors.As(err, &pe) {
+	var pe *admin.PrefixError
+	if err == nil || errors.Is(err, admin.ErrNoDaemon) || errors.As(err, &pe) {
 		t.Errorf("CheckPrefix with Redis unreachable = %v; want the Redis error", err)
 	}
 	proxy.Resume()
@@ -153,7 +155,7 @@ func TestPrefixUnderACL(t *testing.T) {
 		t.Errorf("%d warnings; want 1:\n%s", n, logs.String())
 	}
 	err = c.CheckPrefix(t.Context())
-	if err == nil || errors.Is(err, worker.ErrNoDaemon) || !strings.Contains(err.Error(), "NOPERM") {
+	if err == nil || errors.Is(err, admin.ErrNoDaemon) || !strings.Contains(err.Error(), "NOPERM") {
 		t.Errorf("CheckPrefix under the ACL = %v; want Redis' NOPERM", err)
 	}
 }

@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // historySum adds up minutes.
-func historySum(minutes []worker.HistoryMinute) worker.HistoryMinute {
-	var s worker.HistoryMinute
+func historySum(minutes []admin.HistoryMinute) admin.HistoryMinute {
+	var s admin.HistoryMinute
 	for _, m := range minutes {
 		s.Succeeded += m.Succeeded
 		s.Retried += m.Retried
@@ -70,9 +71,9 @@ func TestHistoryThroughADaemon(t *testing.T) {
 		for range 7 { // ok1, ok2, perm once; flaky and doomed twice
 			receive(t, started, 10*time.Second, "the jobs to start")
 		}
-		want := worker.HistoryMinute{Succeeded: 3, Retried: 2, Died: 2} // succeeded: ok1, ok2, flaky; died: doomed, perm
-		var got worker.HistoryMinute
-		var minutes []worker.HistoryMinute
+		want := admin.HistoryMinute{Succeeded: 3, Retried: 2, Died: 2} // succeeded: ok1, ok2, flaky; died: doomed, perm
+		var got admin.HistoryMinute
+		var minutes []admin.HistoryMinute
 		testkit.Eventually(t, 10*time.Second, "the history to count every outcome", func() bool {
 			var err error
 			minutes, err = c.History(ctx, "h", from, from.Add(10*time.Minute))
@@ -93,7 +94,7 @@ func TestHistoryThroughADaemon(t *testing.T) {
 		if got.Started() != 8 || got.Failed() != 4 {
 			t.Errorf("history %+v: started %d, failed %d; want 8 (the cancelled job too) and 4", got, got.Started(), got.Failed())
 		}
-		if lag, ok := worker.LagQuantile(minutes, 0.5); !ok || lag <= 0 || lag >= 5*time.Minute {
+		if lag, ok := admin.LagQuantile(minutes, 0.5); !ok || lag <= 0 || lag >= 5*time.Minute {
 			t.Errorf("LagQuantile(0.5) = %v, %v; want a lag under 5m", lag, ok)
 		}
 		if !inState(t, c, "h", "cancelled", worker.StateDead) {
@@ -115,15 +116,15 @@ func TestHistoryMinutes(t *testing.T) {
 		t.Fatalf("History over 2m40s = %d minutes, %v; want 3", len(got), err)
 	}
 	for i, m := range got {
-		if want := (worker.HistoryMinute{Start: base.Add(time.Duration(i) * time.Minute)}); !m.Start.Equal(want.Start) || m.Started() != 0 || m.Failed() != 0 || m.Succeeded != 0 {
+		if want := (admin.HistoryMinute{Start: base.Add(time.Duration(i) * time.Minute)}); !m.Start.Equal(want.Start) || m.Started() != 0 || m.Failed() != 0 || m.Succeeded != 0 {
 			t.Errorf("minute %d = %+v, want an empty minute at %v", i, m, want.Start)
 		}
 	}
 	if got, err := c.History(ctx, "quiet", base.Add(10*time.Second), base.Add(50*time.Second)); err != nil || len(got) != 0 {
 		t.Errorf("History within one minute = %v, %v; want none", got, err)
 	}
-	if got, err := c.History(ctx, "quiet", base, base.Add(24*time.Hour)); err != nil || len(got) != worker.HistoryMaxMinutes {
-		t.Errorf("History over a day = %d minutes, %v; want %d", len(got), err, worker.HistoryMaxMinutes)
+	if got, err := c.History(ctx, "quiet", base, base.Add(24*time.Hour)); err != nil || len(got) != admin.HistoryMaxMinutes {
+		t.Errorf("History over a day = %d minutes, %v; want %d", len(got), err, admin.HistoryMaxMinutes)
 	}
 	for _, tc := range []struct {
 		name, queue string
@@ -144,14 +145,14 @@ func TestHistoryMinutes(t *testing.T) {
 
 func TestLagBounds(t *testing.T) {
 	t.Parallel()
-	b := worker.LagBounds()
+	b := admin.LagBounds()
 	want := []time.Duration{time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond,
 		100 * time.Millisecond, 500 * time.Millisecond, time.Second, 5 * time.Second, 10 * time.Second, time.Minute, 5 * time.Minute}
-	if !slices.Equal(b, want) || len(b)+1 != worker.LagBuckets {
-		t.Fatalf("LagBounds() = %v (%d buckets), want %v", b, worker.LagBuckets, want)
+	if !slices.Equal(b, want) || len(b)+1 != admin.LagBuckets {
+		t.Fatalf("LagBounds() = %v (%d buckets), want %v", b, admin.LagBuckets, want)
 	}
 	b[0] = time.Hour
-	if worker.LagBounds()[0] != time.Millisecond {
+	if admin.LagBounds()[0] != time.Millisecond {
 		t.Error("LagBounds returned a shared slice")
 	}
 }
@@ -159,8 +160,8 @@ func TestLagBounds(t *testing.T) {
 func TestLagQuantile(t *testing.T) {
 	t.Parallel()
 	// lags returns a minute with the given counts by bucket.
-	lags := func(counts map[int]int64) worker.HistoryMinute {
-		var m worker.HistoryMinute
+	lags := func(counts map[int]int64) admin.HistoryMinute {
+		var m admin.HistoryMinute
 		for b, n := range counts {
 			m.Lag[b] = n
 		}
@@ -169,27 +170,27 @@ func TestLagQuantile(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
 		name    string
-		minutes []worker.HistoryMinute
+		minutes []admin.HistoryMinute
 		q       float64
 		want    time.Duration
 		ok      bool
 	}{
 		{"no minutes", nil, 0.5, 0, false},
-		{"no job started", []worker.HistoryMinute{{Succeeded: 3}, {}}, 0.5, 0, false},
-		{"q 0", []worker.HistoryMinute{lags(map[int]int64{0: 1})}, 0, 0, false},
-		{"q 1", []worker.HistoryMinute{lags(map[int]int64{0: 1})}, 1, 0, false},
-		{"first bucket from 0", []worker.HistoryMinute{lags(map[int]int64{0: 1})}, 0.5, ms / 2, true},
-		{"median within 10ms to 50ms", []worker.HistoryMinute{lags(map[int]int64{3: 10})}, 0.5, 30 * ms, true},
-		{"p90 within 10ms to 50ms", []worker.HistoryMinute{lags(map[int]int64{3: 10})}, 0.9, 46 * ms, true},
-		{"rank at a bucket's top", []worker.HistoryMinute{lags(map[int]int64{0: 50}), lags(map[int]int64{6: 50})}, 0.5, ms, true},
-		{"across minutes", []worker.HistoryMinute{lags(map[int]int64{0: 50}), lags(map[int]int64{6: 50})}, 0.75, 750 * ms, true},
-		{"empty buckets skipped", []worker.HistoryMinute{lags(map[int]int64{1: 99, 11: 1})}, 0.99, 5 * ms, true},
-		{"in the open bucket", []worker.HistoryMinute{lags(map[int]int64{1: 99, 11: 1})}, 0.995, 5 * time.Minute, true},
-		{"all above 5m", []worker.HistoryMinute{lags(map[int]int64{11: 7})}, 0.5, 5 * time.Minute, true},
-		{"within 1m to 5m", []worker.HistoryMinute{lags(map[int]int64{10: 4})}, 0.25, 2 * time.Minute, true},
+		{"no job started", []admin.HistoryMinute{{Succeeded: 3}, {}}, 0.5, 0, false},
+		{"q 0", []admin.HistoryMinute{lags(map[int]int64{0: 1})}, 0, 0, false},
+		{"q 1", []admin.HistoryMinute{lags(map[int]int64{0: 1})}, 1, 0, false},
+		{"first bucket from 0", []admin.HistoryMinute{lags(map[int]int64{0: 1})}, 0.5, ms / 2, true},
+		{"median within 10ms to 50ms", []admin.HistoryMinute{lags(map[int]int64{3: 10})}, 0.5, 30 * ms, true},
+		{"p90 within 10ms to 50ms", []admin.HistoryMinute{lags(map[int]int64{3: 10})}, 0.9, 46 * ms, true},
+		{"rank at a bucket's top", []admin.HistoryMinute{lags(map[int]int64{0: 50}), lags(map[int]int64{6: 50})}, 0.5, ms, true},
+		{"across minutes", []admin.HistoryMinute{lags(map[int]int64{0: 50}), lags(map[int]int64{6: 50})}, 0.75, 750 * ms, true},
+		{"empty buckets skipped", []admin.HistoryMinute{lags(map[int]int64{1: 99, 11: 1})}, 0.99, 5 * ms, true},
+		{"in the open bucket", []admin.HistoryMinute{lags(map[int]int64{1: 99, 11: 1})}, 0.995, 5 * time.Minute, true},
+		{"all above 5m", []admin.HistoryMinute{lags(map[int]int64{11: 7})}, 0.5, 5 * time.Minute, true},
+		{"within 1m to 5m", []admin.HistoryMinute{lags(map[int]int64{10: 4})}, 0.25, 2 * time.Minute, true},
 	}
 	for _, tt := range tests {
-		got, ok := worker.LagQuantile(tt.minutes, tt.q)
+		got, ok := admin.LagQuantile(tt.minutes, tt.q)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%s: LagQuantile(q %v) = %v, %v; want %v, %v", tt.name, tt.q, got, ok, tt.want, tt.ok)
 		}
@@ -198,7 +199,7 @@ func TestLagQuantile(t *testing.T) {
 
 func TestHistoryMinuteSums(t *testing.T) {
 	t.Parallel()
-	m := worker.HistoryMinute{Succeeded: 5, Retried: 2, Died: 1}
+	m := admin.HistoryMinute{Succeeded: 5, Retried: 2, Died: 1}
 	m.Lag[0], m.Lag[11] = 3, 4
 	if m.Failed() != 3 || m.Started() != 7 {
 		t.Errorf("Failed %d, Started %d; want 3, 7", m.Failed(), m.Started())

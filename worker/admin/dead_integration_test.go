@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
@@ -52,20 +53,21 @@ func numbered(name string, n int) []string {
 }
 
 // deadPage reads a page of dead jobs and fails the test on an error.
-func deadPage(t testing.TB, c *worker.Client, queue string, q worker.DeadQuery) worker.DeadPage {
+func deadPage(t testing.TB, c *client, queue string, q admin.JobListParams) admin.JobPage {
 	t.Helper()
-	page, err := c.Dead(t.Context(), queue, q)
+	q.Queue, q.State = queue, worker.StateDead
+	page, err := c.Jobs(t.Context(), q)
 	if err != nil {
-		t.Fatalf("Dead(%q, %+v): %v", queue, q, err)
+		t.Fatalf("Jobs(%+v): %v", q, err)
 	}
 	return page
 }
 
 // walkDead reads the dead set of queue page by page and returns the ids and
 // the size of each page.
-func walkDead(t testing.TB, c *worker.Client, queue string, limit int) (ids []string, sizes []int) {
+func walkDead(t testing.TB, c *client, queue string, limit int) (ids []string, sizes []int) {
 	t.Helper()
-	q := worker.DeadQuery{Limit: limit}
+	q := admin.JobListParams{Limit: limit}
 	for {
 		page := deadPage(t, c, queue, q)
 		sizes = append(sizes, len(page.Jobs))
@@ -122,7 +124,7 @@ func TestClientDead(t *testing.T) {
 		if want := append(slices.Clone(earlier), "killed"); !slices.Equal(ids, want) || !slices.Equal(sizes, []int{7, 7, 7, 4}) {
 			t.Errorf("pages of %v listed %v, want %v", sizes, ids, want)
 		}
-		page := deadPage(t, c, "q", worker.DeadQuery{Limit: 1, Cursor: deadPage(t, c, "q", worker.DeadQuery{Limit: 24}).Next})
+		page := deadPage(t, c, "q", admin.JobListParams{Limit: 1, Cursor: deadPage(t, c, "q", admin.JobListParams{Limit: 24}).Next})
 		if len(page.Jobs) != 1 || page.Next != "" {
 			t.Fatalf("the last page: %d jobs, next %q", len(page.Jobs), page.Next)
 		}
@@ -143,10 +145,10 @@ func TestClientDead(t *testing.T) {
 		}
 		// A cursor names a position, not a job: one that was never listed works.
 		cursor := base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms, 10) + ":m-0099"))
-		if page := deadPage(t, c, "many", worker.DeadQuery{Cursor: cursor}); len(page.Jobs) != 50 || page.Jobs[0].ID != "m-0100" {
+		if page := deadPage(t, c, "many", admin.JobListParams{Cursor: cursor}); len(page.Jobs) != 50 || page.Jobs[0].ID != "m-0100" {
 			t.Errorf("after %q: %d jobs, want 50 from m-0100", cursor, len(page.Jobs))
 		}
-		if page := deadPage(t, c, "empty", worker.DeadQuery{}); len(page.Jobs) != 0 || page.Next != "" {
+		if page := deadPage(t, c, "empty", admin.JobListParams{}); len(page.Jobs) != 0 || page.Next != "" {
 			t.Errorf("empty queue: %+v", page)
 		}
 	})
@@ -164,34 +166,34 @@ func TestClientDeadInvalid(t *testing.T) {
 			err   error
 			field string
 		}{
-			{"bad queue", second(c.Dead(ctx, "a b", worker.DeadQuery{})), "Queue"},
-			{"limit -1", second(c.Dead(ctx, "q", worker.DeadQuery{Limit: -1})), "Limit"},
-			{"limit 1001", second(c.Dead(ctx, "q", worker.DeadQuery{Limit: 1001})), "Limit"},
-			{"cursor not base64", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: "!!!"})), "Cursor"},
-			{"cursor padded", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: base64.URLEncoding.EncodeToString([]byte("12:a"))})), "Cursor"},
-			{"cursor without a colon", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("12")})), "Cursor"},
-			{"cursor without a time", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw(":a")})), "Cursor"},
-			{"cursor without an id", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("12:")})), "Cursor"},
-			{"cursor time not a number", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("1x:a")})), "Cursor"},
-			{"cursor time negative", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("-1:a")})), "Cursor"},
-			{"cursor time of 16 digits", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("1234567890123456:a")})), "Cursor"},
-			{"cursor id with a space", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("12:a b")})), "Cursor"},
-			{"cursor id too long", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: raw("12:" + strings.Repeat("x", 257))})), "Cursor"},
-			{"cursor too long", second(c.Dead(ctx, "q", worker.DeadQuery{Cursor: strings.Repeat("A", 400)})), "Cursor"},
-			{"Purge bad queue", second(c.Purge(ctx, "q{x}", "d-0000")), "Queue"},
-			{"Purge bad id", second(c.Purge(ctx, "q", "d-0000", "")), "ID"},
-			{"PurgeAll bad queue", second(c.PurgeAll(ctx, "")), "Queue"},
-			{"RequeueAll bad queue", second(c.RequeueAll(ctx, "a:b")), "Queue"},
+			{"bad queue", second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateDead})), "Queue"},
+			{"limit -1", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: -1})), "Limit"},
+			{"limit 1001", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 1001})), "Limit"},
+			{"cursor not base64", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: "!!!"})), "Cursor"},
+			{"cursor padded", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: base64.URLEncoding.EncodeToString([]byte("12:a"))})), "Cursor"},
+			{"cursor without a colon", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12")})), "Cursor"},
+			{"cursor without a time", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw(":a")})), "Cursor"},
+			{"cursor without an id", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:")})), "Cursor"},
+			{"cursor time not a number", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1x:a")})), "Cursor"},
+			{"cursor time negative", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("-1:a")})), "Cursor"},
+			{"cursor time of 16 digits", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1234567890123456:a")})), "Cursor"},
+			{"cursor id with a space", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:a b")})), "Cursor"},
+			{"cursor id too long", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:" + strings.Repeat("x", 257))})), "Cursor"},
+			{"cursor too long", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: strings.Repeat("A", 400)})), "Cursor"},
+			{"Purge bad queue", second(c.purge(ctx, "q{x}", "d-0000")), "Queue"},
+			{"Purge bad id", second(c.purge(ctx, "q", "d-0000", "")), "IDs[1]"},
+			{"PurgeAll bad queue", second(c.purgeAll(ctx, "")), "Queue"},
+			{"RequeueAll bad queue", second(c.requeueAll(ctx, "a:b")), "Queue"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) { checkInvalid(t, tt.err, tt.field, "") })
 		}
-		if s := stats(t, c, "q"); s != (worker.QueueStats{Dead: 3}) {
+		if s := stats(t, c, "q"); s != (admin.QueueStats{Dead: 3}) {
 			t.Errorf("Stats = %+v after refused calls, want the 3 dead jobs", s)
 		}
 		// The limits themselves are allowed.
-		for _, limit := range []int{1, worker.DeadLimitMax} {
-			if _, err := c.Dead(ctx, "q", worker.DeadQuery{Limit: limit}); err != nil {
+		for _, limit := range []int{1, admin.ListLimitMax} {
+			if _, err := c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: limit}); err != nil {
 				t.Errorf("limit %d: %v", limit, err)
 			}
 		}
@@ -212,7 +214,7 @@ func TestClientPurge(t *testing.T) {
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "due"})
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "later", Delay: time.Hour})
 
-		n, err := c.Purge(ctx, "q", "d1", "due", "active", "later", "missing", "d1")
+		n, err := c.purge(ctx, "q", "d1", "due", "active", "later", "missing", "d1")
 		if err != nil || n != 1 {
 			t.Fatalf("Purge = %d, %v; want 1", n, err)
 		}
@@ -224,10 +226,7 @@ func TestClientPurge(t *testing.T) {
 				t.Errorf("%s is no longer %s", id, state)
 			}
 		}
-		if n, err := c.Purge(ctx, "q"); err != nil || n != 0 {
-			t.Errorf("Purge of no ids = %d, %v", n, err)
-		}
-		if n, err := c.Purge(ctx, "q", "d1"); err != nil || n != 0 {
+		if n, err := c.purge(ctx, "q", "d1"); err != nil || n != 0 {
 			t.Errorf("second Purge = %d, %v; want 0", n, err)
 		}
 	})
@@ -249,11 +248,11 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 		}
 
 		before := time.Now()
-		if got, err := c.RequeueAll(ctx, "requeue"); err != nil || got != n {
+		if got, err := c.requeueAll(ctx, "requeue"); err != nil || got != n {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}
 		after := time.Now()
-		if s := stats(t, c, "requeue"); s != (worker.QueueStats{Ready: n, Dead: 3}) {
+		if s := stats(t, c, "requeue"); s != (admin.QueueStats{Ready: n, Dead: 3}) {
 			t.Errorf("after RequeueAll: %+v, want %d ready and the 3 later jobs dead", s, n)
 		}
 		job := getJob(t, c, "requeue", "d-2499")
@@ -262,10 +261,10 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 		}
 		within(t, "RunAt of a requeued job", job.RunAt, before, after)
 
-		if got, err := c.PurgeAll(ctx, "purge"); err != nil || got != n {
+		if got, err := c.purgeAll(ctx, "purge"); err != nil || got != n {
 			t.Fatalf("PurgeAll = %d, %v; want %d", got, err, n)
 		}
-		if s := stats(t, c, "purge"); s != (worker.QueueStats{Dead: 3}) {
+		if s := stats(t, c, "purge"); s != (admin.QueueStats{Dead: 3}) {
 			t.Errorf("after PurgeAll: %+v, want the 3 later jobs dead", s)
 		}
 		k := store.QueueKeys(prefix, "purge")
@@ -275,10 +274,10 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 
 		// Nothing is left to do; the later jobs are still dead.
 		for _, q := range []string{"requeue", "purge", "empty"} {
-			if got, err := c.RequeueAll(ctx, q); err != nil || got != 0 {
+			if got, err := c.requeueAll(ctx, q); err != nil || got != 0 {
 				t.Errorf("RequeueAll(%s) again = %d, %v", q, got, err)
 			}
-			if got, err := c.PurgeAll(ctx, q); err != nil || got != 0 {
+			if got, err := c.purgeAll(ctx, q); err != nil || got != 0 {
 				t.Errorf("PurgeAll(%s) again = %d, %v", q, got, err)
 			}
 		}
@@ -305,7 +304,7 @@ func TestClientRequeueAllWhileJobsDie(t *testing.T) {
 		failing := rec.handler(func(context.Context, *worker.Job) error { return worker.Permanent(errors.New("again")) })
 		startDaemon(t, rdb, register(t, nil, "q", failing, worker.QueueOptions{Concurrency: 50}), cfg)
 
-		got, err := c.RequeueAll(t.Context(), "q")
+		got, err := c.requeueAll(t.Context(), "q")
 		if err != nil || got != n {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}

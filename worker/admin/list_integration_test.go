@@ -1,4 +1,4 @@
-package worker_test
+package admin_test
 
 import (
 	"cmp"
@@ -15,36 +15,11 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // listAll reads every page of q and returns the jobs and the page sizes.
-func listAll(t testing.TB, c *worker.Client, queue string, q worker.ListQuery) (jobs []*worker.Job, sizes []int) {
-	t.Helper()
-	for range 1000 {
-		page, err := c.List(t.Context(), queue, q)
-		if err != nil {
-			t.Fatalf("List(%q, %+v): %v", queue, q, err)
-		}
-		jobs = append(jobs, page.Jobs...)
-		sizes = append(sizes, len(page.Jobs))
-		if page.Next == "" {
-			return jobs, sizes
-		}
-		q.Cursor = page.Next
-	}
-	t.Fatalf("List(%q, %+v) did not end", queue, q)
-	return nil, nil
-}
-
-func jobIDs(jobs []*worker.Job) []string {
-	out := make([]string, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
 // priorityRank orders levels as a strict-priority claim takes them.
 func priorityRank(p worker.Priority) int {
 	switch p {
@@ -82,7 +57,7 @@ func TestListReadyAndScheduled(t *testing.T) {
 			want  []*worker.Job
 		}{{worker.StateReady, ready}, {worker.StateScheduled, scheduled}} {
 			for _, limit := range []int{1, 5, 0} {
-				got, sizes := listAll(t, c, "q", worker.ListQuery{State: tc.state, Limit: limit})
+				got, sizes := listAll(t, c, admin.JobListParams{Queue: "q", State: tc.state, Limit: limit})
 				if !slices.Equal(jobIDs(got), jobIDs(tc.want)) {
 					t.Fatalf("%s, limit %d: %v, want %v", tc.state, limit, jobIDs(got), jobIDs(tc.want))
 				}
@@ -99,14 +74,14 @@ func TestListReadyAndScheduled(t *testing.T) {
 
 		// A job due soon is scheduled, then ready, in its level's place.
 		soon := enqueue(t, c, worker.JobSpec{Queue: "q", Priority: worker.PriorityLow, Delay: 200 * time.Millisecond})
-		if got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateScheduled}); got[0].ID != soon {
+		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); got[0].ID != soon {
 			t.Errorf("scheduled starts with %s, want the job due soon %s", got[0].ID, soon)
 		}
 		testkit.Eventually(t, 5*time.Second, "the job to be due", func() bool {
-			got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateReady})
+			got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateReady})
 			return len(got) == 13 && got[12].ID == soon
 		})
-		if got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateScheduled}); len(got) != 12 || slices.Contains(jobIDs(got), soon) {
+		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); len(got) != 12 || slices.Contains(jobIDs(got), soon) {
 			t.Errorf("scheduled after it was due: %v", jobIDs(got))
 		}
 	})
@@ -141,7 +116,7 @@ func TestListActive(t *testing.T) {
 			}
 		}
 		after := time.UnixMilli(testkit.RedisNow(t, rdb) + 1)
-		got, sizes := listAll(t, c, "q", worker.ListQuery{State: worker.StateActive, Limit: 3})
+		got, sizes := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateActive, Limit: 3})
 		if ids := jobIDs(got); len(ids) != 7 || !slices.Equal(sizes, []int{3, 3, 1}) {
 			t.Fatalf("active: %v in pages of %v", ids, sizes)
 		}
@@ -211,8 +186,8 @@ func TestListDeadFilter(t *testing.T) {
 				timeouts = append(timeouts, id)
 			}
 		}
-		f := worker.DeadFilter{ErrorContains: "TimeOut"}
-		got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateDead, Limit: 3, Dead: f})
+		f := admin.DeadFilter{ErrorContains: "TimeOut"}
+		got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 3, Dead: f})
 		if want := append(slices.Clone(timeouts), real); !slices.Equal(jobIDs(got), want) {
 			t.Errorf("by error: %v, want %v", jobIDs(got), want)
 		}
@@ -220,12 +195,12 @@ func TestListDeadFilter(t *testing.T) {
 			t.Errorf("the real dead job: %+v", last)
 		}
 		// By age: DiedAfter and DiedBefore are exclusive.
-		age := worker.DeadFilter{DiedAfter: time.UnixMilli(ms + 10_000), DiedBefore: time.UnixMilli(ms + 20_000)}
-		if got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), ids[11:20]) {
+		age := admin.DeadFilter{DiedAfter: time.UnixMilli(ms + 10_000), DiedBefore: time.UnixMilli(ms + 20_000)}
+		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), ids[11:20]) {
 			t.Errorf("by age: %v, want %v", jobIDs(got), ids[11:20])
 		}
 		age.ErrorContains = "boom"
-		if got, _ := listAll(t, c, "q", worker.ListQuery{State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), []string{"d-0013", "d-0017"}) {
+		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), []string{"d-0013", "d-0017"}) {
 			t.Errorf("by age and error: %v", jobIDs(got))
 		}
 	})
@@ -247,10 +222,10 @@ func TestListDeadShortPages(t *testing.T) {
 			}
 			return "hay"
 		})
-		q := worker.ListQuery{State: worker.StateDead, Limit: 2, Dead: worker.DeadFilter{ErrorContains: "needle"}}
+		q := admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 2, Dead: admin.DeadFilter{ErrorContains: "needle"}}
 		var pages [][]string
 		for {
-			page, err := c.List(t.Context(), "q", q)
+			page, err := c.Jobs(t.Context(), q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +252,7 @@ func TestListInvalid(t *testing.T) {
 		writeDead(t, rdb, prefix, "q", numbered("d", 3), func(int) int64 { return testkit.RedisNow(t, rdb) })
 		ctx := t.Context()
 		next := func(state worker.State) string {
-			page, err := c.List(ctx, "q", worker.ListQuery{State: state, Limit: 1})
+			page, err := c.Jobs(ctx, admin.JobListParams{Queue: "q", State: state, Limit: 1})
 			if err != nil || page.Next == "" {
 				t.Fatalf("List(%s) = %+v, %v", state, page, err)
 			}
@@ -285,41 +260,42 @@ func TestListInvalid(t *testing.T) {
 		}
 		scheduled, dead := next(worker.StateScheduled), next(worker.StateDead)
 		raw := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-		second := func(_ worker.JobPage, err error) error { return err }
+		second := func(_ admin.JobPage, err error) error { return err }
 		tests := []struct {
 			name  string
-			q     worker.ListQuery
+			q     admin.JobListParams
 			field string
 		}{
-			{"no state", worker.ListQuery{}, "State"},
-			{"unknown state", worker.ListQuery{State: "done"}, "State"},
-			{"limit 1001", worker.ListQuery{State: worker.StateReady, Limit: 1001}, "Limit"},
-			{"limit -1", worker.ListQuery{State: worker.StateReady, Limit: -1}, "Limit"},
-			{"dead filter on ready", worker.ListQuery{State: worker.StateReady, Dead: worker.DeadFilter{ErrorContains: "x"}}, "Dead"},
-			{"error filter too long", worker.ListQuery{State: worker.StateDead, Dead: worker.DeadFilter{ErrorContains: strings.Repeat("x", 257)}}, "Dead.ErrorContains"},
-			{"died before after", worker.ListQuery{State: worker.StateDead, Dead: worker.DeadFilter{DiedAfter: time.Now(), DiedBefore: time.Now().Add(-time.Hour)}}, "Dead.DiedBefore"},
-			{"cursor garbage", worker.ListQuery{State: worker.StateReady, Cursor: "!!!"}, "Cursor"},
-			{"cursor too long", worker.ListQuery{State: worker.StateDead, Cursor: strings.Repeat("A", 600)}, "Cursor"},
-			{"scheduled cursor for ready", worker.ListQuery{State: worker.StateReady, Cursor: scheduled}, "Cursor"},
-			{"scheduled cursor for active", worker.ListQuery{State: worker.StateActive, Cursor: scheduled}, "Cursor"},
-			{"dead cursor for scheduled", worker.ListQuery{State: worker.StateScheduled, Cursor: dead}, "Cursor"},
-			{"old dead cursor for scheduled", worker.ListQuery{State: worker.StateScheduled, Cursor: raw("12:a")}, "Cursor"},
-			{"ready cursor without a level", worker.ListQuery{State: worker.StateReady, Cursor: raw("r:12:a")}, "Cursor"},
-			{"ready cursor with a bad level", worker.ListQuery{State: worker.StateReady, Cursor: raw("r:x:12:a")}, "Cursor"},
-			{"cursor id with a space", worker.ListQuery{State: worker.StateActive, Cursor: raw("a:12:a b")}, "Cursor"},
+			{"no state", admin.JobListParams{}, "State"},
+			{"unknown state", admin.JobListParams{State: "done"}, "State"},
+			{"limit 1001", admin.JobListParams{State: worker.StateReady, Limit: 1001}, "Limit"},
+			{"limit -1", admin.JobListParams{State: worker.StateReady, Limit: -1}, "Limit"},
+			{"dead filter on ready", admin.JobListParams{State: worker.StateReady, Dead: admin.DeadFilter{ErrorContains: "x"}}, "Dead"},
+			{"error filter too long", admin.JobListParams{State: worker.StateDead, Dead: admin.DeadFilter{ErrorContains: strings.Repeat("x", 257)}}, "Dead.ErrorContains"},
+			{"died before after", admin.JobListParams{State: worker.StateDead, Dead: admin.DeadFilter{DiedAfter: time.Now(), DiedBefore: time.Now().Add(-time.Hour)}}, "Dead.DiedBefore"},
+			{"cursor garbage", admin.JobListParams{State: worker.StateReady, Cursor: "!!!"}, "Cursor"},
+			{"cursor too long", admin.JobListParams{State: worker.StateDead, Cursor: strings.Repeat("A", 600)}, "Cursor"},
+			{"scheduled cursor for ready", admin.JobListParams{State: worker.StateReady, Cursor: scheduled}, "Cursor"},
+			{"scheduled cursor for active", admin.JobListParams{State: worker.StateActive, Cursor: scheduled}, "Cursor"},
+			{"dead cursor for scheduled", admin.JobListParams{State: worker.StateScheduled, Cursor: dead}, "Cursor"},
+			{"old dead cursor for scheduled", admin.JobListParams{State: worker.StateScheduled, Cursor: raw("12:a")}, "Cursor"},
+			{"ready cursor without a level", admin.JobListParams{State: worker.StateReady, Cursor: raw("r:12:a")}, "Cursor"},
+			{"ready cursor with a bad level", admin.JobListParams{State: worker.StateReady, Cursor: raw("r:x:12:a")}, "Cursor"},
+			{"cursor id with a space", admin.JobListParams{State: worker.StateActive, Cursor: raw("a:12:a b")}, "Cursor"},
 		}
 		for _, tt := range tests {
-			err := second(c.List(ctx, "q", tt.q))
+			tt.q.Queue = "q"
+			err := second(c.Jobs(ctx, tt.q))
 			var ve *worker.ValidationError
 			if !errors.As(err, &ve) || ve.Field != tt.field {
 				t.Errorf("%s: err = %v, want a *ValidationError on %s", tt.name, err, tt.field)
 			}
 		}
-		if err := second(c.List(ctx, "a b", worker.ListQuery{State: worker.StateReady})); err == nil {
+		if err := second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateReady})); err == nil {
 			t.Error("bad queue: no error")
 		}
 		// A cursor of before List, from DeadPage.Next, still reads on.
-		page, err := c.List(ctx, "q", worker.ListQuery{State: worker.StateDead, Cursor: raw(strings.TrimPrefix(string(mustDecode(t, dead)), "d:"))})
+		page, err := c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw(strings.TrimPrefix(string(mustDecode(t, dead)), "d:"))})
 		if err != nil || len(page.Jobs) != 2 || page.Jobs[0].ID != "d-0001" {
 			t.Errorf("an old dead cursor: %v, %v", jobIDs(page.Jobs), err)
 		}
