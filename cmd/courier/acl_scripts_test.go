@@ -20,6 +20,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/redisproc"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // aclScriptCases names, for every script of the catalog
@@ -137,6 +138,10 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	op, err := admin.NewClient(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, err := worker.NewDaemon(rdb, everyScriptRegistry(t), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -181,24 +186,24 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 		s := fmt.Sprintf("block %q, dies %q", state("work", "block"), state("work", "dies"))
 		return state("work", "block") == worker.StateActive && state("work", "dies") == worker.StateDead, s
 	})
-	must("cancel a running job", c.Cancel(t.Context(), "work", "block"))
-	_, err = c.Dead(t.Context(), "work", worker.DeadQuery{})
+	must("cancel a running job", op.Cancel(t.Context(), "work", "block"))
+	_, err = op.Jobs(t.Context(), admin.JobListParams{Queue: "work", State: worker.StateDead})
 	must("dead list", err)
-	_, err = c.Requeue(t.Context(), "work", "dies")
+	_, err = op.Triage(t.Context(), admin.TriageParams{Queue: "work", Action: admin.TriageRequeue, IDs: []string{"dies"}})
 	must("requeue", err)
 	testkit.Eventually(t, 10*time.Second, "the requeued job to die again", func() bool {
 		return state("work", "dies") == worker.StateDead && ran("requeue") > 0
 	})
-	_, err = c.Purge(t.Context(), "work", "dies", "block")
+	_, err = op.Triage(t.Context(), admin.TriageParams{Queue: "work", Action: admin.TriagePurge, IDs: []string{"dies", "block"}})
 	must("purge", err)
-	_, err = c.List(t.Context(), "work", worker.ListQuery{State: worker.StateActive})
+	_, err = op.Jobs(t.Context(), admin.JobListParams{Queue: "work", State: worker.StateActive})
 	must("list", err)
-	_, err = c.Stats(t.Context(), "work")
+	_, err = op.Stats(t.Context(), "work")
 	must("stats", err)
-	must("pause", c.Pause(t.Context(), "parts"))
-	must("resume", c.Resume(t.Context(), "parts"))
-	must("cancel a due job", c.Cancel(t.Context(), "gone", "g"))
-	must("forget a queue no longer used", c.ForgetQueue(t.Context(), "gone"))
+	must("pause", op.Pause(t.Context(), "parts"))
+	must("resume", op.Resume(t.Context(), "parts"))
+	must("cancel a due job", op.Cancel(t.Context(), "gone", "g"))
+	must("forget a queue no longer used", op.Forget(t.Context(), "gone"))
 
 	testkit.EventuallyState(t, 20*time.Second, func() (bool, string) {
 		var missing []string

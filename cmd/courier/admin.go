@@ -13,6 +13,7 @@ import (
 	"github.com/seed-53d105c9/courier/cmd/internal/server"
 	"github.com/seed-53d105c9/courier/cmd/internal/ui"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // adminAPI is the daemon's HTTP API under /v1 and its web UI under /ui/:
@@ -26,9 +27,9 @@ type adminAPI struct {
 	ui http.Handler
 	// uiServed is set when ui is the UI itself.
 	uiServed bool
-	// client is the API's and the UI's backend, the producer client, once
-	// Redis is reached.
-	client atomic.Pointer[worker.Client]
+	// client is the API's and the UI's backend, the operator's client,
+	// once Redis is reached.
+	client atomic.Pointer[admin.Client]
 	// rdb is the Redis client, once reached: the UI keeps log-outs there.
 	rdb atomic.Pointer[rueidis.Client]
 	// open is set when the API serves without authentication.
@@ -59,7 +60,7 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 		tokens[i] = api.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: api.Role(t.Role), Queues: t.Queues}
 	}
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend {
+		Backend: func() admin.Operator {
 			if c := a.client.Load(); c != nil {
 				return c
 			}
@@ -134,11 +135,11 @@ func (d *daemon) warnOpen(a *adminAPI, addr string) {
 		"addr", addr, "loopback_only", loopback(addr))
 }
 
-// connected gives the API its producer client on rdb; with the daemon's
-// configuration, so that the jobs it enqueues count in
+// connected gives the API and the UI their operator's client on rdb;
+// with the daemon's configuration, so that the jobs it enqueues count in
 // courier_jobs_enqueued_total.
 func (a *adminAPI) connected(rdb rueidis.Client, cfg worker.Config) error {
-	c, err := worker.NewClient(rdb, cfg)
+	c, err := admin.NewClient(rdb, cfg)
 	if err != nil {
 		return fmt.Errorf("admin API client: %w", err)
 	}

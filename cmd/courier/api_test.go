@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The tests in this file cover the HTTP API as courier serves it (run and
@@ -33,7 +34,7 @@ const (
 func (b *cliBundle) apiServer(t *testing.T) string {
 	t.Helper()
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return b.client },
+		Backend: func() admin.Operator { return b.client },
 		Tokens:  []api.Token{{Name: "ops", Secret: testAdminToken, Role: api.RoleAdmin}},
 		Logger:  slog.New(slog.DiscardHandler),
 	})

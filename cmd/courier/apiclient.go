@@ -6,36 +6,7 @@ import (
 	"os"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
-	"github.com/seed-53d105c9/courier/worker"
-)
-
-// jobClient is what the client commands do with jobs and queues: directly
-// on Redis (*worker.Client) or through the HTTP API (*api.Client), with
-// the same results and errors.
-type jobClient interface {
-	Enqueue(ctx context.Context, spec worker.JobSpec) (string, error)
-	Get(ctx context.Context, queue, id string) (*worker.Job, error)
-	Cancel(ctx context.Context, queue, id string) error
-	Queues(ctx context.Context) ([]string, error)
-	Stats(ctx context.Context, queue string) (worker.QueueStats, error)
-	Dead(ctx context.Context, queue string, q worker.DeadQuery) (worker.DeadPage, error)
-	Requeue(ctx context.Context, queue string, ids ...string) (int, error)
-	RequeueAll(ctx context.Context, queue string) (int, error)
-	Purge(ctx context.Context, queue string, ids ...string) (int, error)
-	PurgeAll(ctx context.Context, queue string) (int, error)
-	Pause(ctx context.Context, queue string) error
-	Resume(ctx context.Context, queue string) error
-	// Fleet returns the processes serving queue and its leader.
-	Fleet(ctx context.Context, queue string) (worker.Fleet, error)
-	List(ctx context.Context, queue string, q worker.ListQuery) (worker.JobPage, error)
-	RequeueDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-	PurgeDead(ctx context.Context, queue string, sel worker.DeadSelection, opt worker.TriageOptions) (worker.TriageResult, error)
-	ForgetQueue(ctx context.Context, queue string) error
-}
-
-var (
-	_ jobClient = (*worker.Client)(nil)
-	_ jobClient = (*api.Client)(nil)
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // Environment variables of the --api mode. They have no double underscore,
@@ -84,7 +55,7 @@ func (a *apiFlags) remote(fs *flag.FlagSet) (bool, error) {
 
 // dial returns the client the flags of fs ask for (remote, then open)
 // and a function that releases it.
-func (a *apiFlags) dial(ctx context.Context, fs *flag.FlagSet, cf *configFlags) (jobClient, func(), error) {
+func (a *apiFlags) dial(ctx context.Context, fs *flag.FlagSet, cf *configFlags) (admin.Operator, func(), error) {
 	remote, err := a.remote(fs)
 	if err != nil {
 		return nil, nil, err
@@ -92,9 +63,11 @@ func (a *apiFlags) dial(ctx context.Context, fs *flag.FlagSet, cf *configFlags) 
 	return a.open(ctx, remote, cf)
 }
 
-// open returns the client the flags ask for and a function that releases
-// it: the API's when remote, else one on Redis.
-func (a *apiFlags) open(ctx context.Context, remote bool, cf *configFlags) (jobClient, func(), error) {
+// open returns the operator the flags ask for and a function that
+// releases it: the API's client when remote, else one on Redis; the
+// client commands do the same through either, with the same results and
+// errors.
+func (a *apiFlags) open(ctx context.Context, remote bool, cf *configFlags) (admin.Operator, func(), error) {
 	if remote {
 		c, err := api.NewClient(a.url, a.token, nil)
 		if err != nil {
@@ -102,7 +75,7 @@ func (a *apiFlags) open(ctx context.Context, remote bool, cf *configFlags) (jobC
 		}
 		return c, func() {}, nil
 	}
-	c, _, closeClient, err := cf.openClient(ctx)
+	c, closeClient, err := cf.openClient(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

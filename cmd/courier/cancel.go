@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // defineCancel is courier cancel: cancel one job, running or not.
@@ -70,7 +71,7 @@ type cancelJSON struct {
 // id) or cannot be read, the message says no more than that the job was
 // cancelled, which is true either way. (A running job whose record was
 // deleted by hand is gone too, and reads as one that had not started.)
-func cancelledHow(ctx context.Context, client jobClient, queue, id string) string {
+func cancelledHow(ctx context.Context, client admin.Operator, queue, id string) string {
 	j, err := client.Get(ctx, queue, id)
 	switch {
 	case errors.Is(err, worker.ErrNotFound):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // producerAPIServer serves the API on the bundle's prefix, in-process,
@@ -18,7 +19,7 @@ import (
 func (b *cliBundle) producerAPIServer(t *testing.T) string {
 	t.Helper()
 	h, err := api.New(api.Options{
-		Backend: func() api.Backend { return b.client },
+		Backend: func() admin.Operator { return b.client },
 		Tokens:  []api.Token{{Name: "shop", Secret: testProducerToken, Role: api.RoleProducer}},
 		Logger:  slog.New(slog.DiscardHandler),
 	})
@@ -89,7 +90,7 @@ func TestCancelCommand(t *testing.T) {
 			if c != 0 || errOut != "" || decodeJSON[cancelJSON](t, out) != (cancelJSON{Queue: q, ID: "later-json", Cancelled: true}) {
 				t.Errorf("--json: exit %d, %s %q", c, out, errOut)
 			}
-			if s := b.stats(t, q); s != (worker.QueueStats{}) {
+			if s := b.stats(t, q); s != (admin.QueueStats{}) {
 				t.Errorf("after cancelling the jobs that had not started: %+v, want nothing left", s)
 			}
 
@@ -116,7 +117,7 @@ func TestCancelCommand(t *testing.T) {
 				"--job", "running")
 			want("dead", exitConflict, "", "courier dead requeue", "--job", "running")
 			want("unknown", exitNotFound, "", `job "nope": job not found`, "--job", "nope")
-			if s := b.stats(t, q); s != (worker.QueueStats{Dead: 1}) {
+			if s := b.stats(t, q); s != (admin.QueueStats{Dead: 1}) {
 				t.Errorf("after the refused cancels: %+v, want the dead job alone", s)
 			}
 		})
@@ -150,7 +151,7 @@ func TestCancelUsage(t *testing.T) {
 			b.enqueue(t, worker.JobSpec{Queue: "q", ID: "x", Delay: time.Hour})
 			code, stdout, stderr := b.run(t, "", "cancel", tt.flags...)
 			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
-			if s := b.stats(t, "q"); s != (worker.QueueStats{Scheduled: 1}) {
+			if s := b.stats(t, "q"); s != (admin.QueueStats{Scheduled: 1}) {
 				t.Errorf("queue q afterwards: %+v, want job x alone, untouched", s)
 			}
 		})

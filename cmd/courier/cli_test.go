@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // The tests in this file run the client commands (enqueue, inspect, dead)
@@ -29,7 +30,7 @@ import (
 // prefix, and a Go client on both to set up and check the store.
 type cliBundle struct {
 	addr, prefix string
-	client       *worker.Client
+	client       *admin.Client
 }
 
 func setupCLI(t *testing.T) *cliBundle {
@@ -58,7 +59,7 @@ func runCLIStdin(t *testing.T, ctx context.Context, stdin string, args ...string
 // enqueue puts jobs on queue through the Go client.
 func (b *cliBundle) enqueue(t *testing.T, specs ...worker.JobSpec) {
 	t.Helper()
-	res, err := b.client.EnqueueMany(t.Context(), specs)
+	res, err := b.client.Enqueue(t.Context(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func (b *cliBundle) killWithErrors(t *testing.T, queue string, jobs ...doomedJob
 }
 
 // stats returns the counts of queue.
-func (b *cliBundle) stats(t *testing.T, queue string) worker.QueueStats {
+func (b *cliBundle) stats(t *testing.T, queue string) admin.QueueStats {
 	t.Helper()
 	s, err := b.client.Stats(t.Context(), queue)
 	if err != nil {
@@ -424,7 +425,7 @@ func TestEnqueueDuplicateID(t *testing.T) { //nolint:tparallel // "again" waits 
 	if string(j.Payload) != "first" || j.State != worker.StateReady || j.MaxAttempts != 0 {
 		t.Errorf("stored job: payload %q, state %s, max attempts %d; want the first job's", j.Payload, j.State, j.MaxAttempts)
 	}
-	if s := b.stats(t, "q"); s != (worker.QueueStats{Ready: 1}) {
+	if s := b.stats(t, "q"); s != (admin.QueueStats{Ready: 1}) {
 		t.Errorf("queue q: %+v, want the one job", s)
 	}
 }
@@ -468,7 +469,7 @@ func TestEnqueueUniqueKey(t *testing.T) { //nolint:tparallel // "again" waits fo
 	if j := b.get(t, "q", holder); string(j.Payload) != "first" || j.UniqueKey != "order:42" {
 		t.Errorf("the holder: payload %q, unique key %q; want the first job's", j.Payload, j.UniqueKey)
 	}
-	if s := b.stats(t, "q"); s != (worker.QueueStats{Ready: 1}) {
+	if s := b.stats(t, "q"); s != (admin.QueueStats{Ready: 1}) {
 		t.Errorf("queue q: %+v, want the one job", s)
 	}
 }
@@ -590,11 +591,11 @@ func TestEnqueueRefuses(t *testing.T) {
 					t.Errorf("stderr does not say %q:\n%s", want, stderr)
 				}
 			}
-			queues, err := b.client.Queues(t.Context())
+			queues, err := allQueues(t.Context(), b.client)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := b.stats(t, "q"); len(queues) > 0 || s != (worker.QueueStats{}) {
+			if s := b.stats(t, "q"); len(queues) > 0 || s != (admin.QueueStats{}) {
 				t.Errorf("queues %v, queue q %+v; want nothing stored", queues, s)
 			}
 		})
@@ -1009,12 +1010,12 @@ func TestDeadRequeuePurge(t *testing.T) {
 		code   int
 		stdout string // the whole line, or "" on failure
 		stderr string
-		after  worker.QueueStats // of queue q; a ready job "alive" is there too
+		after  admin.QueueStats // of queue q; a ready job "alive" is there too
 		check  func(t *testing.T, b *cliBundle)
 	}{
 		{
 			name: "requeue one", flags: []string{"requeue", "--job", "d-1"}, stdout: "requeued 1 dead job(s) of queue q\n",
-			after: worker.QueueStats{Ready: 2, Dead: 2},
+			after: admin.QueueStats{Ready: 2, Dead: 2},
 			check: func(t *testing.T, b *cliBundle) {
 				j := b.get(t, "q", "d-1")
 				if j.State != worker.StateReady || j.Attempt != 0 || !strings.Contains(j.LastError, "boom d-1") {
@@ -1024,7 +1025,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 		},
 		{
 			name: "requeue all", flags: []string{"requeue", "--all"}, stdout: "requeued 3 dead job(s) of queue q\n",
-			after: worker.QueueStats{Ready: 4},
+			after: admin.QueueStats{Ready: 4},
 			check: func(t *testing.T, b *cliBundle) {
 				for _, id := range ids {
 					if j := b.get(t, "q", id); j.State != worker.StateReady || j.Attempt != 0 {
@@ -1035,7 +1036,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 		},
 		{
 			name: "purge one", flags: []string{"purge", "--job", "d-1"}, stdout: "purged 1 dead job(s) of queue q\n",
-			after: worker.QueueStats{Ready: 1, Dead: 2},
+			after: admin.QueueStats{Ready: 1, Dead: 2},
 			check: func(t *testing.T, b *cliBundle) {
 				if _, err := b.client.Get(t.Context(), "q", "d-1"); !errors.Is(err, worker.ErrNotFound) {
 					t.Errorf("purged job: Get returned %v, want ErrNotFound", err)
@@ -1044,31 +1045,31 @@ func TestDeadRequeuePurge(t *testing.T) {
 		},
 		{
 			name: "purge all", flags: []string{"purge", "--all", "--yes"}, stdout: "purged 3 dead job(s) of queue q\n",
-			after: worker.QueueStats{Ready: 1},
+			after: admin.QueueStats{Ready: 1},
 		},
 		{
 			name: "requeue all of an empty queue", flags: []string{"requeue", "--all", "--queue", "empty"},
-			stdout: "requeued 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
+			stdout: "requeued 0 dead job(s) of queue empty\n", after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
 			name: "purge all of an empty queue", flags: []string{"purge", "--all", "--yes", "--queue", "empty"},
-			stdout: "purged 0 dead job(s) of queue empty\n", after: worker.QueueStats{Ready: 1, Dead: 3},
+			stdout: "purged 0 dead job(s) of queue empty\n", after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
 			name: "requeue a missing job", flags: []string{"requeue", "--job", "nope"}, code: exitNotFound,
-			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
 			name: "purge a missing job", flags: []string{"purge", "--job", "nope"}, code: exitNotFound,
-			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: `queue "q" has no dead job "nope"; nothing was changed`, after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
 			name: "requeue a job that is not dead", flags: []string{"requeue", "--job", "alive"}, code: exitNotFound,
-			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: `no dead job "alive"`, after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 		{
 			name: "purge a job that is not dead", flags: []string{"purge", "--job", "alive"}, code: exitNotFound,
-			stderr: `no dead job "alive"`, after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: `no dead job "alive"`, after: admin.QueueStats{Ready: 1, Dead: 3},
 			check: func(t *testing.T, b *cliBundle) {
 				if j := b.get(t, "q", "alive"); j.State != worker.StateReady {
 					t.Errorf("job alive is %s, want ready", j.State)
@@ -1077,7 +1078,7 @@ func TestDeadRequeuePurge(t *testing.T) {
 		},
 		{
 			name: "bad id", flags: []string{"purge", "--job", "two words"}, code: exitUsage,
-			stderr: "invalid --job", after: worker.QueueStats{Ready: 1, Dead: 3},
+			stderr: "invalid --job", after: admin.QueueStats{Ready: 1, Dead: 3},
 		},
 	}
 	for _, tt := range tests {
@@ -1143,7 +1144,7 @@ func TestDeadUsage(t *testing.T) {
 			b.killJobs(t, "q", "x")
 			code, stdout, stderr := b.run(t, "", tt.cmd, tt.flags...)
 			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
-			if s := b.stats(t, "q"); s != (worker.QueueStats{Dead: 1}) {
+			if s := b.stats(t, "q"); s != (admin.QueueStats{Dead: 1}) {
 				t.Errorf("queue q afterwards: %+v, want the dead job alone", s)
 			}
 		})

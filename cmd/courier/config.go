@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // configFlags are the flags every command that reads the configuration
@@ -79,19 +80,39 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 	return rdb, nil
 }
 
-// openClient loads the configuration and connects a producer client, for the
-// client commands. close releases the connection.
-func (f *configFlags) openClient(ctx context.Context) (client *worker.Client, cfg *config.Config, close func(), err error) {
-	if cfg, err = f.load(); err != nil {
-		return nil, nil, nil, err
+// openClient loads the configuration and connects an operator's client,
+// for the client commands. close releases the connection.
+func (f *configFlags) openClient(ctx context.Context) (client *admin.Client, close func(), err error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, nil, err
 	}
 	rdb, err := dialRedis(ctx, cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
+	}
+	if client, err = admin.NewClient(rdb, cfg.Worker(nil)); err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	return client, rdb.Close, nil
+}
+
+// openProducer loads the configuration and connects an application's
+// client, for queue wait (WaitEmpty is the application's, not an
+// operator's verb). close releases the connection.
+func (f *configFlags) openProducer(ctx context.Context) (client *worker.Client, close func(), err error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb, err := dialRedis(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	if client, err = worker.NewClient(rdb, cfg.Worker(nil)); err != nil {
 		rdb.Close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return client, cfg, rdb.Close, nil
+	return client, rdb.Close, nil
 }

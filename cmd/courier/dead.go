@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // triageFlags maps the library's fields to the flags of dead requeue and
@@ -38,7 +39,7 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 	all := fs.Bool("all", false, action+" every dead job of the queue")
 	dryRun := fs.Bool("dry-run", false, "count and show what would be "+past(action)+"; change nothing")
 	yes := new(bool)
-	if action == wire.ActionPurge {
+	if action == string(admin.TriagePurge) {
 		yes = fs.Bool("yes", false, "purge --all without asking (it asks on a terminal, and needs --yes elsewhere)")
 	}
 	cursor := fs.String("cursor", "", "resume a walk that stopped (printed when it does)")
@@ -80,18 +81,13 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 			return err
 		}
 		defer closeClient()
-		if action == wire.ActionPurge && *all && !*dryRun && !*yes {
+		if action == string(admin.TriagePurge) && *all && !*dryRun && !*yes {
 			if err := confirmPurgeAll(ctx, client, *queue, std); err != nil {
 				return err
 			}
 		}
-		sel := worker.DeadSelection{IDs: ids, Filter: f}
-		opt := worker.TriageOptions{DryRun: *dryRun, Cursor: *cursor}
-		triage := client.RequeueDead
-		if action == wire.ActionPurge {
-			triage = client.PurgeDead
-		}
-		res, err := triage(ctx, *queue, sel, opt)
+		res, err := client.Triage(ctx, admin.TriageParams{Queue: *queue, Action: admin.TriageAction(action),
+			IDs: ids, Filter: f, DryRun: *dryRun, Cursor: *cursor})
 		if err != nil {
 			if res.Next != "" {
 				fmt.Fprintf(std.err, "courier dead %s: stopped after %d job(s); resume with --cursor %s\n", action, res.Matched, printable(res.Next))
@@ -105,7 +101,7 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has none of these %d jobs in its dead set; nothing was changed", *queue, len(ids))}
 		}
 		if *asJSON {
-			return writeJSON(std.out, wire.TriageOf(action, *dryRun, res))
+			return writeJSON(std.out, wire.TriageOf(admin.TriageAction(action), *dryRun, res))
 		}
 		printTriage(std.out, action, *queue, *dryRun, len(ids), res)
 		return nil
@@ -136,14 +132,14 @@ func defineDeadList(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		defer closeClient()
-		q := worker.ListQuery{State: worker.StateDead, Cursor: page.cursor, Limit: page.limit, Dead: f}
-		return listJobs(ctx, client, *queue, q, *asJSON, std)
+		q := admin.JobListParams{Queue: *queue, State: worker.StateDead, Cursor: page.cursor, Limit: page.limit, Dead: f}
+		return listJobs(ctx, client, q, *asJSON, std)
 	}
 }
 
 // confirmPurgeAll asks, on a terminal, before every dead job of queue is
 // deleted; elsewhere it asks for --yes.
-func confirmPurgeAll(ctx context.Context, client jobClient, queue string, std streams) error {
+func confirmPurgeAll(ctx context.Context, client admin.Operator, queue string, std streams) error {
 	in, ok := std.in.(*os.File)
 	if !ok || !isTerminal(in) {
 		return &usageError{field: "--yes", msg: "purge --all deletes every dead job: give --yes to confirm (stdin is not a terminal to ask on), or --dry-run to count them"}
@@ -161,7 +157,7 @@ func confirmPurgeAll(ctx context.Context, client jobClient, queue string, std st
 }
 
 // printTriage says what a requeue or purge did, or would do.
-func printTriage(w io.Writer, action, queue string, dryRun bool, asked int, r worker.TriageResult) {
+func printTriage(w io.Writer, action, queue string, dryRun bool, asked int, r admin.TriageResult) {
 	verb, n := past(action), r.Changed
 	if dryRun {
 		verb, n = "would "+action, r.Matched
@@ -181,7 +177,7 @@ func printTriage(w io.Writer, action, queue string, dryRun bool, asked int, r wo
 }
 
 func past(action string) string {
-	return map[string]string{wire.ActionRequeue: "requeued", wire.ActionPurge: "purged"}[action]
+	return map[admin.TriageAction]string{admin.TriageRequeue: "requeued", admin.TriagePurge: "purged"}[admin.TriageAction(action)]
 }
 
 // idList is a flag that may be repeated: --job a --job b.
@@ -210,7 +206,7 @@ func readIDs(path string, in io.Reader) ([]string, error) {
 		return nil, fmt.Errorf("--ids-file %s: %w", path, err)
 	}
 	if len(data) > maxIDsFile {
-		return nil, &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s is over %d bytes: give at most %d ids a call", path, maxIDsFile, worker.ListLimitMax)}
+		return nil, &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s is over %d bytes: give at most %d ids a call", path, maxIDsFile, admin.ListLimitMax)}
 	}
 	var ids []string
 	for line := range strings.Lines(string(data)) {

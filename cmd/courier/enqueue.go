@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // defineEnqueue is courier enqueue: put one job on a queue and print its
@@ -118,7 +119,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		defer closeClient()
-		jobID, err := client.Enqueue(ctx, spec)
+		jobID, err := enqueueOne(ctx, client, spec)
 		if errors.Is(err, worker.ErrNotReplicated) {
 			warnPrefix(ctx, client, std)
 			return notReplicated(jobID, err, *asJSON, std)
@@ -219,18 +220,33 @@ func isTerminal(f *os.File) bool {
 	return err != nil || !os.SameFile(st, null)
 }
 
+// enqueueOne adds spec through client and returns its id and error as
+// worker.Client.Enqueue does: the id of the job, or of the one that holds
+// its id or unique key (with an error wrapping worker.ErrDuplicate), or of
+// a job stored but not confirmed on replicas (worker.ErrNotReplicated).
+func enqueueOne(ctx context.Context, client admin.Operator, spec worker.JobSpec) (string, error) {
+	res, err := client.Enqueue(ctx, []worker.JobSpec{spec})
+	if err != nil {
+		if len(res) == 1 {
+			return res[0].ID, err
+		}
+		return "", err
+	}
+	return res[0].ID, res[0].Err
+}
+
 // warnPrefix warns, on stderr, when daemons run on Redis but none on the
 // client's key prefix: the job was stored where no daemon looks. Through
 // the API the daemon's own prefix was used, and without a live daemon at
 // all (not started yet) there is nothing to compare.
-func warnPrefix(ctx context.Context, client jobClient, std streams) {
-	c, ok := client.(*worker.Client)
+func warnPrefix(ctx context.Context, client admin.Operator, std streams) {
+	c, ok := client.(*admin.Client)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var pe *worker.PrefixError
+	var pe *admin.PrefixError
 	if err := c.CheckPrefix(ctx); errors.As(err, &pe) {
 		fmt.Fprintf(std.err, "courier enqueue: warning: %s: set --prefix or redis.prefix to the daemons' prefix\n", printableError(pe.Error()))
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 )
 

@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/seed-53d105c9/courier/cmd/internal/api"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // defineInspect is courier inspect: every queue, one queue, or one job.
@@ -46,7 +46,7 @@ func defineInspect(fs *flag.FlagSet, _ string) runFunc {
 		}
 		queues := []string{*queue}
 		if *queue == "" {
-			if queues, err = client.Queues(ctx); err != nil {
+			if queues, err = allQueues(ctx, client); err != nil {
 				return err
 			}
 			slices.Sort(queues)
@@ -91,11 +91,25 @@ func printQueues(w io.Writer, views []wire.Queue) error {
 	return tw.Flush()
 }
 
-// readQueue reads a queue as the API shows it: state, sizes and fleet.
-func readQueue(ctx context.Context, client jobClient, queue string) (wire.Queue, error) {
-	if r, ok := client.(queueReader); ok {
-		return r.Queue(ctx, queue) // the API's client: one request
+// allQueues reads the names of every known queue, a page at a time.
+func allQueues(ctx context.Context, client admin.Operator) ([]string, error) {
+	var names []string
+	p := admin.QueueListParams{Limit: admin.QueuesPerPageMax}
+	for {
+		page, err := client.Queues(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, page.Names...)
+		if page.Next == "" {
+			return names, nil
+		}
+		p.Cursor = page.Next
 	}
+}
+
+// readQueue reads a queue as the API shows it: state, sizes and fleet.
+func readQueue(ctx context.Context, client admin.Operator, queue string) (wire.Queue, error) {
 	s, err := client.Stats(ctx, queue)
 	if err != nil {
 		return wire.Queue{}, err
@@ -106,13 +120,6 @@ func readQueue(ctx context.Context, client jobClient, queue string) (wire.Queue,
 	}
 	return wire.QueueOf(queue, s, f), nil
 }
-
-// queueReader reads a queue whole in one call, as the API's client does.
-type queueReader interface {
-	Queue(ctx context.Context, queue string) (wire.Queue, error)
-}
-
-var _ queueReader = (*api.Client)(nil)
 
 func queueState(v wire.Queue) string {
 	if v.Paused {

@@ -11,9 +11,10 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
-// listFlags maps the library's ListQuery fields to the flags of the
+// listFlags maps the library's JobListParams fields to the flags of the
 // commands that list jobs.
 var listFlags = map[string]string{
 	"Queue": "--queue", "State": "--state", "Limit": "--limit", "Cursor": "--cursor",
@@ -43,7 +44,7 @@ func defineJobs(fs *flag.FlagSet, _ string) runFunc {
 		if err := page.check(); err != nil {
 			return err
 		}
-		q := worker.ListQuery{State: worker.State(*state), Cursor: page.cursor, Limit: page.limit}
+		q := admin.JobListParams{Queue: *queue, State: worker.State(*state), Cursor: page.cursor, Limit: page.limit}
 		f, err := filter.filter(time.Now())
 		if err != nil {
 			return err
@@ -57,7 +58,7 @@ func defineJobs(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		defer closeClient()
-		return listJobs(ctx, client, *queue, q, *asJSON, std)
+		return listJobs(ctx, client, q, *asJSON, std)
 	}
 }
 
@@ -69,7 +70,7 @@ type pageFlags struct {
 
 func addPageFlags(fs *flag.FlagSet) *pageFlags {
 	p := &pageFlags{}
-	fs.IntVar(&p.limit, "limit", worker.ListLimitDefault, fmt.Sprintf("jobs per page, 1 to %d", worker.ListLimitMax))
+	fs.IntVar(&p.limit, "limit", admin.ListLimitDefault, fmt.Sprintf("jobs per page, 1 to %d", admin.ListLimitMax))
 	fs.StringVar(&p.cursor, "cursor", "", "continue after a previous page (printed at its end)")
 	return p
 }
@@ -77,8 +78,8 @@ func addPageFlags(fs *flag.FlagSet) *pageFlags {
 // check refuses a --limit out of its bounds (the library would take 0
 // for its default).
 func (p *pageFlags) check() error {
-	if p.limit < 1 || p.limit > worker.ListLimitMax {
-		return &usageError{field: "--limit", msg: fmt.Sprintf("--limit must be 1 to %d (got %d)", worker.ListLimitMax, p.limit)}
+	if p.limit < 1 || p.limit > admin.ListLimitMax {
+		return &usageError{field: "--limit", msg: fmt.Sprintf("--limit must be 1 to %d (got %d)", admin.ListLimitMax, p.limit)}
 	}
 	return nil
 }
@@ -100,13 +101,13 @@ func addDeadFilterFlags(fs *flag.FlagSet, verb string) *deadFilterFlags {
 }
 
 // filter is the library's filter of the flags, ages counted back from now.
-func (f *deadFilterFlags) filter(now time.Time) (worker.DeadFilter, error) {
+func (f *deadFilterFlags) filter(now time.Time) (admin.DeadFilter, error) {
 	for name, d := range map[string]time.Duration{"--older-than": f.olderThan, "--newer-than": f.newerThan} {
 		if d < 0 {
-			return worker.DeadFilter{}, &usageError{field: name, msg: fmt.Sprintf("%s must not be negative (got %s)", name, d)}
+			return admin.DeadFilter{}, &usageError{field: name, msg: fmt.Sprintf("%s must not be negative (got %s)", name, d)}
 		}
 	}
-	out := worker.DeadFilter{ErrorContains: f.errorText}
+	out := admin.DeadFilter{ErrorContains: f.errorText}
 	if f.olderThan > 0 {
 		out.DiedBefore = now.Add(-f.olderThan)
 	}
@@ -120,8 +121,8 @@ func (f *deadFilterFlags) filter(now time.Time) (worker.DeadFilter, error) {
 // state, or with asJSON the API's page.
 // A filtered page may hold fewer jobs than --limit, none even, and still
 // end with a cursor: the filter looked at a bounded number of dead jobs.
-func listJobs(ctx context.Context, client jobClient, queue string, q worker.ListQuery, asJSON bool, std streams) error {
-	page, err := client.List(ctx, queue, q)
+func listJobs(ctx context.Context, client admin.Operator, q admin.JobListParams, asJSON bool, std streams) error {
+	page, err := client.Jobs(ctx, q)
 	if err != nil {
 		return err
 	}

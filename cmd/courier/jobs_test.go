@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // jobsPages follows courier jobs list --json from page to page and returns
@@ -167,7 +168,7 @@ func TestDeadTriage(t *testing.T) {
 	if code != 0 || stdout != "purged 2 dead job(s) of queue q (1 of the ids given were not dead)\n" {
 		t.Errorf("purge by ids: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if s := b.stats(t, "q"); s != (worker.QueueStats{Ready: 2}) {
+	if s := b.stats(t, "q"); s != (admin.QueueStats{Ready: 2}) {
 		t.Errorf("queue q at the end: %+v; want the two requeued jobs ready and nothing dead", s)
 	}
 	code, stdout, stderr = b.run(t, "", "dead purge", "--queue", "q", "--job", "b-1", "--job", "b-2")
@@ -200,7 +201,7 @@ func TestQueueWaitAndForget(t *testing.T) {
 	if code != 0 || stdout != "forgot queue busy\n" {
 		t.Errorf("forget: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	queues, err := b.client.Queues(t.Context())
+	queues, err := allQueues(t.Context(), b.client)
 	if err != nil || slices.Contains(queues, "busy") {
 		t.Errorf("queues after forget: %v (%v); want busy gone", queues, err)
 	}

@@ -340,7 +340,7 @@ func startHeldFleet(t *testing.T, recv *holdReceiver) *fleet {
 	for i := range specs {
 		specs[i] = worker.JobSpec{Queue: "a", ID: fmt.Sprintf("held-%d", i)}
 	}
-	if _, err := testClient(t, prefix).EnqueueMany(t.Context(), specs); err != nil {
+	if _, err := testClient(t, prefix).Enqueue(t.Context(), specs); err != nil {
 		t.Fatal(err)
 	}
 	recv.waitSpread(f.names(), heldPerProcess, 20*time.Second)

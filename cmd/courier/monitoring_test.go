@@ -276,7 +276,7 @@ func startLoad(t *testing.T, prefix string) (stop func() error) {
 					specs = append(specs, spec)
 				}
 			}
-			if _, err := client.EnqueueMany(t.Context(), specs); err != nil && first == nil {
+			if _, err := client.Enqueue(t.Context(), specs); err != nil && first == nil {
 				first = err
 			}
 		}

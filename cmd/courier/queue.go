@@ -49,7 +49,7 @@ func defineQueue(fs *flag.FlagSet, action string) runFunc {
 		case "resume":
 			err = client.Resume(ctx, *queue)
 		case "forget":
-			if err := client.ForgetQueue(ctx, *queue); err != nil {
+			if err := client.Forget(ctx, *queue); err != nil {
 				return err
 			}
 			if *asJSON {
@@ -97,7 +97,7 @@ func waitEmpty(ctx context.Context, cf *configFlags, queue string, timeout time.
 	if timeout < 0 {
 		return &usageError{field: "--timeout", msg: fmt.Sprintf("--timeout must not be negative (got %s)", timeout)}
 	}
-	client, _, closeClient, err := cf.openClient(ctx)
+	client, closeClient, err := cf.openProducer(ctx)
 	if err != nil {
 		return err
 	}

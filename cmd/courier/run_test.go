@@ -19,6 +19,7 @@ import (
 	"github.com/seed-53d105c9/courier/handlers/webhook"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // receiver is a webhook endpoint that records what it receives.
@@ -118,9 +119,10 @@ queues:
 `, addr, prefix, shutdown, concurrency, url, secret)
 }
 
-func testClient(t *testing.T, prefix string) *worker.Client {
+// testClient is an operator's client on single Redis under prefix.
+func testClient(t *testing.T, prefix string) *admin.Client {
 	t.Helper()
-	c, err := worker.NewClient(testkit.Single(t), worker.Config{Prefix: prefix})
+	c, err := admin.NewClient(testkit.Single(t), worker.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,7 @@ func TestRunDeliversEveryJob(t *testing.T) {
 	for i := range specs {
 		specs[i] = worker.JobSpec{Queue: "hooks", Payload: fmt.Appendf(nil, `{"n":%d}`, viaCLI+i)}
 	}
-	if _, err := testClient(t, prefix).EnqueueMany(t.Context(), specs); err != nil {
+	if _, err := testClient(t, prefix).Enqueue(t.Context(), specs); err != nil {
 		t.Fatal(err)
 	}
 
@@ -209,7 +211,7 @@ func TestDrainFinishesRunningJobs(t *testing.T) {
 	for i := range specs {
 		specs[i] = worker.JobSpec{Queue: "hooks", Payload: []byte("slow")}
 	}
-	if _, err := client.EnqueueMany(t.Context(), specs); err != nil {
+	if _, err := client.Enqueue(t.Context(), specs); err != nil {
 		t.Fatal(err)
 	}
 	recv.waitInFlight(jobs, 10*time.Second)
@@ -232,7 +234,7 @@ func TestDrainFinishesRunningJobs(t *testing.T) {
 	if m == nil || m[1] != strconv.Itoa(jobs) || m[2] != "0" {
 		t.Errorf("drain log %v, want finished=%d returned=0", m, jobs)
 	}
-	if distinct != jobs || total != jobs || stats != (worker.QueueStats{}) {
+	if distinct != jobs || total != jobs || stats != (admin.QueueStats{}) {
 		t.Errorf("receiver saw %d distinct / %d deliveries, queue left %+v; want %d, %d, empty", distinct, total, stats, jobs, jobs)
 	}
 }
@@ -255,7 +257,7 @@ func TestDrainReturnsUnfinishedJobs(t *testing.T) {
 	client := testClient(t, prefix)
 	var ids []string
 	for i := range jobs {
-		id, err := client.Enqueue(t.Context(), worker.JobSpec{Queue: "hooks", ID: fmt.Sprintf("slow-%d", i)})
+		id, err := enqueueOne(t.Context(), client, worker.JobSpec{Queue: "hooks", ID: fmt.Sprintf("slow-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +316,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	daemon := startCourier(t, nil, "run", "--config", writeConfig(t, webhookConfig(addr, prefix, slow.srv.URL, "k", 2, 20*time.Second)))
 	daemon.waitOutput(httpAddrRE, 20*time.Second)
 	client := testClient(t, prefix)
-	if _, err := client.Enqueue(t.Context(), worker.JobSpec{Queue: "hooks", ID: "held"}); err != nil {
+	if _, err := enqueueOne(t.Context(), client, worker.JobSpec{Queue: "hooks", ID: "held"}); err != nil {
 		t.Fatal(err)
 	}
 	slow.waitInFlight(1, 10*time.Second)

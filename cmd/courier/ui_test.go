@@ -131,7 +131,7 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 
 	enqueue := func(specs ...worker.JobSpec) {
 		t.Helper()
-		if _, err := client.EnqueueMany(ctx, specs); err != nil {
+		if _, err := client.Enqueue(ctx, specs); err != nil {
 			t.Fatal(err)
 		}
 	}
