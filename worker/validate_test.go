@@ -433,13 +433,13 @@ func TestClientNewJobInvalidPriorityAndUnique(t *testing.T) {
 		{"unique key with a newline", JobSpec{Queue: "q", UniqueKey: "k\n"}, "UniqueKey", []string{`'\n'`}},
 		{"unique key over 256 bytes", JobSpec{Queue: "q", UniqueKey: strings.Repeat("k", MaxIDLen+1)}, "UniqueKey", []string{"257", "256"}},
 		{"unique key not UTF-8", JobSpec{Queue: "q", UniqueKey: "\xff"}, "UniqueKey", []string{"UTF-8"}},
-		{"window without a key", JobSpec{Queue: "q", UniqueFor: time.Minute}, "UniqueFor", []string{"needs a UniqueKey"}},
+		{"window without a key", JobSpec{Queue: "q", UniqueFor: time.Minute}, "UniqueFor", []string{"needs a unique key"}},
 		{"negative window", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: -time.Second}, "UniqueFor", []string{"negative", "-1s"}},
 		{"negative window without a key", JobSpec{Queue: "q", UniqueFor: -time.Second}, "UniqueFor", []string{"negative"}},
 		{"window over a year", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: MaxUniqueFor + time.Millisecond}, "UniqueFor", []string{"over the limit", "8760h0m0s"}},
 		{"window under 1ms", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: 999 * time.Microsecond}, "UniqueFor", []string{"at least 1ms", "999µs"}},
 		{"window of 1ns", JobSpec{Queue: "q", UniqueKey: "k", UniqueFor: 1}, "UniqueFor", []string{"at least 1ms"}},
-		{"after finish without a window", JobSpec{Queue: "q", UniqueKey: "k", UniqueAfterFinish: true}, "UniqueAfterFinish", []string{"UniqueFor"}},
+		{"after finish without a window", JobSpec{Queue: "q", UniqueKey: "k", UniqueAfterFinish: true}, "UniqueAfterFinish", []string{"needs a window"}},
 		{"after finish without a key or window", JobSpec{Queue: "q", UniqueAfterFinish: true}, "UniqueAfterFinish", nil},
 		// The queue and the id are checked first, the priority before the
 		// unique fields.

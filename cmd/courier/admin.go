@@ -74,10 +74,9 @@ func (d *daemon) newAdminAPI(reg prometheus.Registerer) (*adminAPI, error) {
 		MaxQueues:       c.MaxQueues,
 		Registerer:      reg,
 		Limits: api.Limits{
-			MaxPayloadBytes:  d.cfg.Jobs.MaxPayloadBytes,
-			MaxScheduleAhead: d.cfg.Jobs.MaxScheduleAhead,
-			MaxBatch:         c.MaxBatch,
-			MaxBodyBytes:     c.MaxBodyBytes,
+			MaxPayloadBytes: d.cfg.Jobs.MaxPayloadBytes,
+			MaxBatch:        c.MaxBatch,
+			MaxBodyBytes:    c.MaxBodyBytes,
 		},
 		WriteTimeout: work,
 		Logger:       d.log,

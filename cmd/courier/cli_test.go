@@ -502,16 +502,16 @@ func TestEnqueueRefuses(t *testing.T) {
 		}, 2, []string{"invalid --at", "horizon"}},
 		{"max attempts 0", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--max-attempts", "0", "--payload", "x"}
-		}, 2, []string{"--max-attempts must be at least 1 (got 0)"}},
+		}, 2, []string{`invalid --max-attempts: "0" is no value`}},
 		{"max attempts -1", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--max-attempts", "-1", "--payload", "x"}
-		}, 2, []string{"--max-attempts must be at least 1 (got -1)"}},
+		}, 2, []string{"invalid --max-attempts: must be 1 to 1000", "(got -1)"}},
 		{"negative delay", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--delay", "-1s", "--payload", "x"}
-		}, 2, []string{"--delay must not be negative"}},
+		}, 2, []string{"invalid --delay: must not be negative"}},
 		{"zero timeout", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--timeout", "0s", "--payload", "x"}
-		}, 2, []string{"--timeout must be positive"}},
+		}, 2, []string{`invalid --timeout: "0s" is no value`}},
 		{"payload and payload file", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--payload", "x", "--payload-file", writeFile(t, "p", []byte("y"))}
 		}, 2, []string{"--payload or --payload-file, not both"}},
@@ -519,25 +519,25 @@ func TestEnqueueRefuses(t *testing.T) {
 			2, []string{"flag provided but not defined: --urgency"}},
 		{"priority not a level", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--priority", "urgent", "--payload", "x"}
-		}, 2, []string{`--priority must be low, normal or high (got "urgent")`}},
+		}, 2, []string{`invalid --priority: "urgent" is not a priority; use low, normal or high`}},
 		{"priority as a number", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--priority", "1", "--payload", "x"}
-		}, 2, []string{`--priority must be low, normal or high (got "1")`}},
+		}, 2, []string{`invalid --priority: "1" is not a priority`}},
 		{"empty unique key", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "", "--payload", "x"}
-		}, 2, []string{"--unique-key must not be empty"}},
+		}, 2, []string{`invalid --unique-key: "" is no value`}},
 		{"zero unique window", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "0s", "--payload", "x"}
-		}, 2, []string{"--unique-for must be positive (got 0s)"}},
+		}, 2, []string{`invalid --unique-for: "0s" is no value`}},
 		{"negative unique window", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "-1h", "--payload", "x"}
-		}, 2, []string{"--unique-for must be positive (got -1h0m0s)"}},
+		}, 2, []string{"invalid --unique-for: must not be negative (got -1h0m0s)"}},
 		{"unique window without a key", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-for", "1h", "--payload", "x"}
-		}, 2, []string{"--unique-for needs --unique-key"}},
+		}, 2, []string{"invalid --unique-for: needs a unique key"}},
 		{"after finish without a window", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "k", "--unique-after-finish", "--payload", "x"}
-		}, 2, []string{"--unique-after-finish needs --unique-for"}},
+		}, 2, []string{"invalid --unique-after-finish: needs a window"}},
 		{"unique window over a year", "", func(*testing.T) []string {
 			return []string{"--queue", "q", "--unique-key", "k", "--unique-for", "8761h", "--payload", "x"}
 		}, 2, []string{"invalid --unique-for", "over the limit of 8760h0m0s"}},
@@ -552,13 +552,13 @@ func TestEnqueueRefuses(t *testing.T) {
 			2, []string{"invalid --id", `"two words"`}},
 		{"payload over the limit from stdin", "0123456789A", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--config", writeConfig(t, limit)}
-		}, 1, []string{"jobs.max_payload_bytes", "10"}},
+		}, 2, []string{"invalid --payload: is 11 bytes; the limit is 10"}},
 		{"payload over the limit from a file", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--config", writeConfig(t, limit), "--payload-file", writeFile(t, "p", []byte("0123456789A"))}
-		}, 1, []string{"max_payload_bytes", "10"}},
+		}, 2, []string{"invalid --payload: is 11 bytes; the limit is 10"}},
 		{"payload over the limit from --payload", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--config", writeConfig(t, limit), "--payload", "0123456789A"}
-		}, 1, []string{"max_payload_bytes", "10"}},
+		}, 2, []string{"invalid --payload: is 11 bytes; the limit is 10"}},
 		{"missing payload file", "", func(t *testing.T) []string {
 			return []string{"--queue", "q", "--payload-file", filepath.Join(t.TempDir(), "nope.json")}
 		}, 1, []string{"--payload-file", "nope.json"}},

@@ -62,7 +62,7 @@ func TestEnqueueDurabilityFlags(t *testing.T) {
 		flags []string
 		says  string
 	}{
-		{[]string{"--replicas-timeout", "1s"}, "--replicas-timeout needs --replicas or --aof"},
+		{[]string{"--replicas-timeout", "1s"}, "invalid --replicas-timeout: is set, but nothing waits"},
 		{[]string{"--replicas", "17"}, "invalid --replicas: must be 0 to 16 (got 17)"},
 		{[]string{"--replicas", "-1"}, "invalid --replicas: must be 0 to 16 (got -1)"},
 		{[]string{"--replicas", "1", "--replicas-timeout", "2m"}, "invalid --replicas-timeout: must be at most 1m0s"},

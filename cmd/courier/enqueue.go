@@ -39,49 +39,27 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	fs.Var(&headers, "header", "a header the job carries, `NAME=VALUE` (name: a-z 0-9 . _ -); repeat for more")
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
-		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, Timeout: *timeout,
-			UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
+		// The flags are mapped to a JobSpec and nothing more: every rule of
+		// a job is the library's (worker.Client.EnqueueMany, or the API's
+		// server, which hands it on), and its errors name the flag
+		// (enqueueFlags in main.go).
 		given := setFlags(fs)
-		level, levelErr := worker.ParsePriority(*priority)
-		switch {
-		case *queue == "":
-			return usagef("--queue is required")
-		case given["delay"] && given["at"]:
-			return usagef("give --delay or --at, not both")
-		case given["payload"] && given["payload-file"]:
-			return usagef("give --payload or --payload-file, not both")
-		case given["max-attempts"] && *maxAttempts < 1:
-			return usagef("--max-attempts must be at least 1 (got %d)", *maxAttempts)
-		case given["timeout"] && *timeout <= 0:
-			return usagef("--timeout must be positive (got %s)", *timeout)
-		case *delay < 0:
-			return usagef("--delay must not be negative (got %s)", *delay)
-		case levelErr != nil:
-			return usagef("--priority must be low, normal or high (got %q)", *priority)
-		case given["unique-key"] && *uniqueKey == "":
-			// An empty key would mean no uniqueness: surely not what was meant.
-			return usagef("--unique-key must not be empty")
-		case given["unique-for"] && *uniqueFor <= 0:
-			return usagef("--unique-for must be positive (got %s)", *uniqueFor)
-		case given["unique-for"] && *uniqueKey == "":
-			return usagef("--unique-for needs --unique-key")
-		case *uniqueAfterFinish && !given["unique-for"]:
-			return usagef("--unique-after-finish needs --unique-for")
-		case given["replicas-timeout"] && *replicas == 0 && !*aof:
-			return usagef("--replicas-timeout needs --replicas or --aof")
+		if err := enqueueShape(fs, given, *queue); err != nil {
+			return err
 		}
-		if *replicas != 0 || *aof {
+		level, err := worker.ParsePriority(*priority)
+		if err != nil {
+			return err
+		}
+		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
+			Priority: level, UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
+		if given["replicas"] || given["replicas-timeout"] || given["aof"] {
 			spec.Durability = worker.Durability{Replicas: *replicas, Timeout: *replicasTimeout, AOF: *aof}
-			if err := durabilityFlags(spec.Durability); err != nil {
-				return err
-			}
 		}
-		spec.MaxAttempts = *maxAttempts
-		spec.Priority = level
 		if given["at"] {
 			t, err := time.Parse(time.RFC3339Nano, *at)
 			if err != nil {
-				return usagef("--at %q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", *at)
+				return &usageError{field: "--at", msg: fmt.Sprintf("--at %q is not an RFC 3339 time such as 2026-11-21T18:00:00Z", *at)}
 			}
 			spec.RunAt = t
 		}
@@ -90,15 +68,9 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		// The payload is read first, so that a bad one never waits on Redis.
-		// Through the API, the server holds the limit and says so.
+		// The library (or the API's server) holds it to the limit;
+		// reading stops past the largest limit there is.
 		limit := worker.MaxPayloadBytesLimit
-		if !remote {
-			cfg, err := cf.load()
-			if err != nil {
-				return err
-			}
-			limit = cfg.Jobs.MaxPayloadBytes
-		}
 		switch {
 		case given["payload"]:
 			spec.Payload, err = readPayload("--payload", strings.NewReader(*payload), limit)
@@ -148,13 +120,35 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	}
 }
 
-// durabilityFlags checks the durability the flags ask for, as the library
-// will, naming the flags.
-func durabilityFlags(d worker.Durability) error {
-	var ve *worker.ValidationError
-	if errors.As(d.Validate(), &ve) {
-		flag := map[string]string{"Replicas": "--replicas", "Timeout": "--replicas-timeout", "AOF": "--aof"}[ve.Field]
-		return usagef("invalid %s: %s", flag, ve.Reason)
+// zeroFlags are the flags whose zero value the library reads as the
+// flag left out, with what that means: given, the zero is refused, as the
+// HTTP API refuses the member (member in cmd/internal/api/jobfields.go):
+// whoever wrote --max-attempts 0 or --id "" meant something else.
+var zeroFlags = []struct{ name, means string }{
+	{"id", "a generated id"},
+	{"max-attempts", "the queue's default"},
+	{"timeout", "the queue's default"},
+	{"unique-key", "no unique key"},
+	{"unique-for", "a key held until the job finishes"},
+}
+
+// enqueueShape checks the shape of courier enqueue's command line, given
+// the flags set: the queue is required, flags that exclude each other are
+// not both given, a flag given is not the zero that means leaving it out
+// (each one's default). The job's rules are the library's.
+func enqueueShape(fs *flag.FlagSet, given map[string]bool, queue string) error {
+	switch {
+	case queue == "":
+		return &usageError{field: "--queue", msg: "--queue is required"}
+	case given["delay"] && given["at"]:
+		return &usageError{field: "--at", msg: "give --delay or --at, not both"}
+	case given["payload"] && given["payload-file"]:
+		return &usageError{field: "--payload-file", msg: "give --payload or --payload-file, not both"}
+	}
+	for _, z := range zeroFlags {
+		if f := fs.Lookup(z.name); given[z.name] && f.Value.String() == f.DefValue {
+			return &usageError{field: "--" + z.name, msg: fmt.Sprintf("invalid --%s: %q is no value; leave --%s out for %s", z.name, f.DefValue, z.name, z.means)}
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
@@ -17,9 +16,10 @@ import (
 const durabilityFields = "replicas, timeout, aof"
 
 // readDurability decodes the durability object raw at field ("durability",
-// "jobs[3].durability"): {"replicas": 1, "timeout": "250ms", "aof": false},
-// checked as the library checks a worker.Durability, and its timeout
-// against the time the API gives a request (l.maxWait).
+// "jobs[3].durability"): {"replicas": 1, "timeout": "250ms", "aof": false}.
+// The library checks it as it checks every worker.Durability; here only
+// its timeout against the time this server gives a request (l.maxWait),
+// a bound of the server, not of the job.
 func readDurability(field string, raw json.RawMessage, l Limits) (worker.Durability, *Error) {
 	var d worker.Durability
 	prefix := field + "."
@@ -46,11 +46,6 @@ func readDurability(field string, raw json.RawMessage, l Limits) (worker.Durabil
 	}))
 	if err != nil {
 		return worker.Durability{}, err
-	}
-	var ve *worker.ValidationError
-	if errors.As(d.Validate(), &ve) {
-		name := strings.TrimPrefix(jsonFields["Durability."+ve.Field], "durability.")
-		return worker.Durability{}, invalidField(prefix+name, ve.Reason)
 	}
 	if l.maxWait > 0 && d.Timeout > l.maxWait {
 		return worker.Durability{}, invalidField(prefix+"timeout", fmt.Sprintf(

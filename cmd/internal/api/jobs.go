@@ -35,7 +35,7 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	spec, apiErr := decodeJob(body, h.limits, c.now)
+	spec, apiErr := decodeJob(body, h.limits)
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
@@ -98,7 +98,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	specs, apiErr := decodeBatch(body, h.limits, c.now)
+	specs, apiErr := decodeBatch(body, h.limits)
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}

@@ -3,7 +3,6 @@ package api
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDecodePayload: a JSON payload is stored compact, with the white
@@ -21,7 +20,7 @@ func TestDecodePayload(t *testing.T) {
 		`{"payload": 1e3}`:                       `1e3`,
 		`{"payload": "<&>"}`:                     `"<&>"`,
 	} {
-		spec, e := decodeJob([]byte(body), l, time.Now())
+		spec, e := decodeJob([]byte(body), l)
 		if e != nil || string(spec.Payload) != want {
 			t.Errorf("%s: payload %q (%v), want %q", body, spec.Payload, e, want)
 		}
@@ -37,10 +36,9 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := time.Now()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := decodeBatch(body, l, now); err != nil {
+		if _, err := decodeBatch(body, l); err != nil {
 			b.Fatal(err)
 		}
 	}

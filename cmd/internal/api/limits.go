@@ -12,13 +12,10 @@ import (
 
 // Limits bound what one request may carry. Zero fields take defaults.
 type Limits struct {
-	// MaxPayloadBytes is the largest payload, after decoding (base64) or
-	// compacting (JSON). Default worker.MaxPayloadBytesDefault; keep it
-	// equal to the backend's worker.Config.MaxPayloadBytes.
+	// MaxPayloadBytes sizes the body of a single enqueue (SingleBodyBytes):
+	// the backend's worker.Config.MaxPayloadBytes, which the library
+	// holds every payload to. Default worker.MaxPayloadBytesDefault.
 	MaxPayloadBytes int
-	// MaxScheduleAhead bounds delay and run_at. Default
-	// worker.MaxScheduleAheadDefault; keep it equal to the backend's.
-	MaxScheduleAhead time.Duration
 	// MaxBatch is the most jobs of a batch request, 1 to MaxBatchLimit.
 	// Default MaxBatchLimit.
 	MaxBatch int
@@ -36,10 +33,6 @@ const (
 	// MaxBatchLimit is the largest Limits.MaxBatch: a batch is one script
 	// call, and a script call holds at most 1,000 jobs.
 	MaxBatchLimit = 1000
-	// MaxAttemptsLimit is the largest max_attempts a job may ask for.
-	MaxAttemptsLimit = 1000
-	// MaxTimeout is the longest timeout a job may ask for.
-	MaxTimeout = 7 * 24 * time.Hour
 	// MaxBodyBytesDefault is the default of Limits.MaxBodyBytes.
 	MaxBodyBytesDefault = 16 << 20
 	// envelopeBytes is what a single job's body may hold beyond its
@@ -49,14 +42,11 @@ const (
 
 func (l Limits) withDefaults() (Limits, error) {
 	l.MaxPayloadBytes = cmp.Or(l.MaxPayloadBytes, worker.MaxPayloadBytesDefault)
-	l.MaxScheduleAhead = cmp.Or(l.MaxScheduleAhead, worker.MaxScheduleAheadDefault)
 	l.MaxBatch = cmp.Or(l.MaxBatch, MaxBatchLimit)
 	l.MaxBodyBytes = cmp.Or(l.MaxBodyBytes, MaxBodyBytesDefault)
 	switch {
 	case l.MaxPayloadBytes < 0 || l.MaxPayloadBytes > worker.MaxPayloadBytesLimit:
 		return l, fmt.Errorf("api: MaxPayloadBytes %d out of range", l.MaxPayloadBytes)
-	case l.MaxScheduleAhead < 0:
-		return l, errors.New("api: negative MaxScheduleAhead")
 	case l.MaxBatch < 1 || l.MaxBatch > MaxBatchLimit:
 		return l, fmt.Errorf("api: MaxBatch must be 1 to %d (got %d)", MaxBatchLimit, l.MaxBatch)
 	case l.MaxBodyBytes < 0:
