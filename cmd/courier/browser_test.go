@@ -16,8 +16,8 @@ import (
 )
 
 // The web UI's tests drive a real, headless Chromium through the Chrome
-// DevTools protocol (chromedp): Debian's chromium package, which .ci/run
-// installs. Without it they fail, they do not skip: CI must run them.
+// DevTools protocol (chromedp): Debian's chromium package, which make test
+// installs (.ci/setup). Without it they fail, they do not skip: CI must run them.
 
 // chromiumPath finds the browser: $COURIER_TEST_CHROMIUM, else the first
 // of Debian's and Google's names on PATH.
@@ -32,7 +32,7 @@ func chromiumPath(t *testing.T) string {
 		}
 	}
 	t.Fatal("the web UI's tests need Chromium: install Debian's chromium package (apt-get install chromium), " +
-		"as .ci/run does, or set COURIER_TEST_CHROMIUM to a Chromium or Chrome binary")
+		"as make test does, or set COURIER_TEST_CHROMIUM to a Chromium or Chrome binary")
 	return ""
 }
 
