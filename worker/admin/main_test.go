@@ -1,12 +1,9 @@
 package admin_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,12 +118,6 @@ func (c *client) Queues(ctx context.Context, p admin.QueueListParams) (admin.Que
 func (c *client) History(ctx context.Context, queue string, from, to time.Time) ([]admin.HistoryMinute, error) {
 	return c.op.History(ctx, queue, from, to)
 }
-func (c *client) Partitions(ctx context.Context, queue string) (int, error) {
-	return c.op.Partitions(ctx, queue)
-}
-func (c *client) PartitionLeaders(ctx context.Context, queue string) ([]string, error) {
-	return c.op.PartitionLeaders(ctx, queue)
-}
 
 func (c *client) Periodic(ctx context.Context, queue string) ([]admin.PeriodicStatus, error) {
 	return c.op.Periodic(ctx, queue)
@@ -159,12 +150,6 @@ func (c *client) requeueAll(ctx context.Context, queue string) (int, error) {
 // purgeAll deletes every dead job of queue and returns how many went.
 func (c *client) purgeAll(ctx context.Context, queue string) (int, error) {
 	res, err := c.op.Triage(ctx, admin.TriageParams{Queue: queue, Action: admin.TriagePurge})
-	return res.Changed, err
-}
-
-// requeue requeues the dead jobs ids of queue and returns how many moved.
-func (c *client) requeue(ctx context.Context, queue string, ids ...string) (int, error) {
-	res, err := c.op.Triage(ctx, admin.TriageParams{Queue: queue, Action: admin.TriageRequeue, IDs: ids})
 	return res.Changed, err
 }
 
@@ -335,35 +320,6 @@ func (r *recorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.total
-}
-
-// waitCalls waits until id has run n attempts and returns them.
-func (r *recorder) waitCalls(t testing.TB, id string, n int, within time.Duration) []call {
-	t.Helper()
-	testkit.Eventually(t, within, "job "+id+" to run "+strconv.Itoa(n)+" attempt(s)", func() bool { return len(r.of(id)) >= n })
-	return r.of(id)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes, for log output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	tee io.Writer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tee != nil {
-		_, _ = b.tee.Write(p)
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // listAll reads every page of q, and the size of each.
