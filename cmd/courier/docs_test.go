@@ -27,7 +27,8 @@ import (
 // docs/*.md) to the code: every Go block compiles, every YAML block loads
 // as a configuration, every courier command line parses with the real
 // command table (some run against courier dev),
-// every relative link and #anchor resolves, every page opens with a table
+// every relative link and #anchor resolves, every name of a public package
+// the prose writes exists, every page opens with a table
 // of contents of its sections, and the configuration page lists every field
 // of worker.Config. A block that cannot be checked says why in a
 // <!-- not checked: reason --> comment right above it.
@@ -959,3 +960,127 @@ var forgivenProblem = regexp.MustCompile(`no such file or directory|is not set|i
 // partialQueue matches the keys a snippet of one queue's settings may
 // leave out.
 var partialQueue = regexp.MustCompile(`^queues\.[^.]+\.(handler|webhook\.url)$`)
+
+// docPackages are the public packages the documentation names, by the
+// name it writes them with.
+var docPackages = map[string]string{
+	"worker":    "worker",
+	"admin":     "worker/admin",
+	"lock":      "worker/lock",
+	"rediskeys": "worker/rediskeys",
+	"webhook":   "handlers/webhook",
+	"logjob":    "handlers/logjob",
+}
+
+var docName = regexp.MustCompile(`\b(worker|admin|lock|rediskeys|webhook|logjob)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
+
+// TestDocsNamesExist: every name of a public package the documentation
+// writes (worker.ErrDuplicate, admin.Client.Cancel, JobSpec fields...)
+// exists, so that prose cannot go on naming what was renamed or moved.
+func TestDocsNamesExist(t *testing.T) {
+	t.Parallel()
+	names := map[string]map[string]bool{} // package -> Name and Type.Member
+	for short, dir := range docPackages {
+		names[short] = exportedNames(t, filepath.Join(docsRoot, dir))
+	}
+	n := 0
+	for _, f := range docFiles(t) {
+		for i, l := range strings.Split(f.text, "\n") {
+			for _, m := range docName.FindAllStringSubmatch(l, -1) {
+				n++
+				pkg, name, member := m[1], m[2], m[3]
+				if !names[pkg][name] {
+					t.Errorf("%s:%d: %s.%s does not exist", f.path, i+1, pkg, name)
+					continue
+				}
+				if member != "" && names[pkg]["type "+name] && !names[pkg][name+"."+member] {
+					t.Errorf("%s:%d: %s.%s has no field or method %s", f.path, i+1, pkg, name, member)
+				}
+			}
+		}
+	}
+	t.Logf("%d name(s) of the public packages checked", n)
+}
+
+// exportedNames returns the exported names of the package in dir (test
+// files left out): each top-level name, "type T" for each type, and
+// "T.M" for each method and struct field of T.
+func exportedNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					out[d.Name.Name] = true
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if s, ok := recv.(*ast.StarExpr); ok {
+					recv = s.X
+				}
+				if ix, ok := recv.(*ast.IndexExpr); ok {
+					recv = ix.X
+				}
+				if id, ok := recv.(*ast.Ident); ok {
+					out[id.Name+"."+d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.ValueSpec:
+						for _, id := range sp.Names {
+							out[id.Name] = true
+						}
+					case *ast.TypeSpec:
+						out[sp.Name.Name] = true
+						out["type "+sp.Name.Name] = true
+						addMembers(out, sp)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// addMembers records the fields of a struct type and the methods of an
+// interface type; an alias's members are not known here, so any is taken.
+func addMembers(out map[string]bool, sp *ast.TypeSpec) {
+	switch typ := sp.Type.(type) {
+	case *ast.StructType:
+		for _, fl := range typ.Fields.List {
+			for _, id := range fl.Names {
+				out[sp.Name.Name+"."+id.Name] = true
+			}
+			if len(fl.Names) == 0 { // embedded
+				if id, ok := fl.Type.(*ast.Ident); ok {
+					out[sp.Name.Name+"."+id.Name] = true
+				}
+			}
+		}
+	case *ast.InterfaceType:
+		for _, m := range typ.Methods.List {
+			for _, id := range m.Names {
+				out[sp.Name.Name+"."+id.Name] = true
+			}
+		}
+	default:
+		if sp.Assign.IsValid() {
+			delete(out, "type "+sp.Name.Name) // an alias: members unknown
+		}
+	}
+}
