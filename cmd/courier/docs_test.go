@@ -413,6 +413,7 @@ func resizeOne(ctx context.Context, img string) error              { return nil 
 func renderPDF(ctx context.Context, r Report) (string, error)      { return "", nil }
 func doWork(ctx context.Context)                                   {}
 func renderFor(ctx context.Context, tenant string, payload []byte) error { return nil }
+func audit(ctx context.Context, job *worker.Job) error { return nil }
 func handle(id string, body []byte) error                          { return nil }
 `
 
