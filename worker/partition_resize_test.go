@@ -12,7 +12,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
-// TestPartitionsChangeOnALiveQueue follows the README's procedure: the
+// TestPartitionsChangeOnALiveQueue follows the procedure of docs/scaling.md: the
 // daemons restart with the new number. Growing keeps every job where it
 // is (partition 0 stays); shrinking retires partitions, which refuse new
 // jobs (a producer that read the old layout is sent to the new one) and
