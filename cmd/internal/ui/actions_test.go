@@ -224,7 +224,7 @@ func TestEnqueueForm(t *testing.T) {
 		{url.Values{"priority": {"urgent"}, "payload": {"keep me"}}, http.StatusBadRequest, "priority"},
 		{url.Values{"max_attempts": {"many"}}, http.StatusBadRequest, "max_attempts"},
 		{url.Values{"delay": {"5"}}, http.StatusBadRequest, "delay"},
-		{url.Values{"payload": {strings.Repeat("x", 2000)}}, http.StatusRequestEntityTooLarge, "more than 1024 bytes"},
+		{url.Values{"payload": {strings.Repeat("x", 2000)}}, http.StatusBadRequest, "is 2000 bytes; the limit is 1024"},
 		{url.Values{"id": {"first"}}, http.StatusConflict, `already has a job with id "first"`},
 	} {
 		p := br.submit("/ui/queues/q/enqueue", tc.form)

@@ -68,11 +68,7 @@ func setup(t *testing.T, c config) *bundle {
 	if b.rdb == nil {
 		b.rdb = testkit.Single(t)
 	}
-	client, err := admin.NewClient(b.rdb, worker.Config{Prefix: b.prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.client = client
+	var client *admin.Client
 	apiOpts := api.Options{
 		Backend: func() admin.Operator { return client },
 		Tokens: []api.Token{
@@ -85,6 +81,13 @@ func setup(t *testing.T, c config) *bundle {
 	if c.apiOpts != nil {
 		c.apiOpts(&apiOpts)
 	}
+	// The payload limit is the library's, set from the same key as the
+	// API's body size (jobs.max_payload_bytes), as the daemon does.
+	client, err := admin.NewClient(b.rdb, worker.Config{Prefix: b.prefix, MaxPayloadBytes: apiOpts.Limits.MaxPayloadBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.client = client
 	if b.api, err = api.New(apiOpts); err != nil {
 		t.Fatal(err)
 	}
