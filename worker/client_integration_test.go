@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,27 +17,6 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
-
-// clockSlack allows for the Redis clock being read a little before or after
-// the local one, and for millisecond rounding.
-const clockSlack = 25 * time.Millisecond
-
-// within fails unless lo-clockSlack <= got <= hi+clockSlack.
-func within(t *testing.T, what string, got, lo, hi time.Time) {
-	t.Helper()
-	if got.Before(lo.Add(-clockSlack)) || got.After(hi.Add(clockSlack)) {
-		t.Errorf("%s = %s, want within [%s, %s] (±%s)", what,
-			got.Format(time.StampMilli), lo.Format(time.StampMilli), hi.Format(time.StampMilli), clockSlack)
-	}
-}
-
-func allBytes() []byte {
-	b := make([]byte, 256)
-	for i := range b {
-		b[i] = byte(i)
-	}
-	return b
-}
 
 func TestClientEnqueueGet(t *testing.T) {
 	t.Parallel()
@@ -316,8 +294,8 @@ func TestClientInvalid(t *testing.T) {
 			{"Get bad id", second(c.Get(ctx, "q", "bad id")), "ID"},
 			{"Cancel bad queue", c.Cancel(ctx, "", "x"), "Queue"},
 			{"Cancel bad id", c.Cancel(ctx, "q", "x\ty"), "ID"},
-			{"Requeue bad queue", second(c.requeue(ctx, "q{1}", "x")), "Queue"},
-			{"Requeue bad id", second(c.requeue(ctx, "q", "ok", "")), "IDs[1]"},
+			{"Requeue bad queue", second(c.Requeue(ctx, "q{1}", "x")), "Queue"},
+			{"Requeue bad id", second(c.Requeue(ctx, "q", "ok", "")), "IDs[1]"},
 			{"Stats bad queue", second(c.Stats(ctx, "a:b")), "Queue"},
 		}
 		for _, r := range refs {
@@ -328,7 +306,7 @@ func TestClientInvalid(t *testing.T) {
 				t.Errorf("Stats(%s) = %+v after refused enqueues, want all zero", q, s)
 			}
 		}
-		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.AllQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Errorf("Queues = %v, %v; want none recorded", qs, err)
 		}
 		// The limit itself is allowed.
@@ -337,31 +315,6 @@ func TestClientInvalid(t *testing.T) {
 			t.Errorf("payload of %d bytes stored, want 1024", len(job.Payload))
 		}
 	})
-}
-
-// second returns the error of a two-value call.
-func second[T any](_ T, err error) error { return err }
-
-// checkInvalid fails unless err is a validation error of field whose message
-// contains where.
-func checkInvalid(t *testing.T, err error, field, where string) {
-	t.Helper()
-	if !errors.Is(err, worker.ErrInvalid) {
-		t.Fatalf("err = %v, want one wrapping ErrInvalid", err)
-	}
-	var ve *worker.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v (%T), want a *ValidationError", err, err)
-	}
-	if where != "" {
-		field = where + "." + field // a batch names the spec: specs[2].Delay
-	}
-	if ve.Field != field {
-		t.Errorf("ValidationError.Field = %q, want %q (err: %v)", ve.Field, field, err)
-	}
-	if !strings.Contains(err.Error(), where) {
-		t.Errorf("err = %q, want it to name %q", err, where)
-	}
 }
 
 func TestClientCancel(t *testing.T) {
@@ -476,13 +429,13 @@ func TestClientRequeue(t *testing.T) {
 		testkit.Eventually(t, 10*time.Second, "both jobs to die", func() bool {
 			return inState(t, c, "q", "d1", worker.StateDead) && inState(t, c, "q", "d2", worker.StateDead)
 		})
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		scheduled := enqueue(t, c, worker.JobSpec{Queue: "q", Delay: time.Hour})
 
 		before := time.Now()
-		n, err := c.requeue(t.Context(), "q", "d1", "no-such-job", scheduled)
+		n, err := c.Requeue(t.Context(), "q", "d1", "no-such-job", scheduled)
 		after := time.Now()
 		if err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v; want 1, nil", n, err)
@@ -495,7 +448,7 @@ func TestClientRequeue(t *testing.T) {
 		if job := getJob(t, c, "q", scheduled); job.State != worker.StateScheduled {
 			t.Errorf("Requeue moved a scheduled job: state %s", job.State)
 		}
-		if n, err := c.requeue(t.Context(), "q", "d1"); err != nil || n != 0 {
+		if n, err := c.Requeue(t.Context(), "q", "d1"); err != nil || n != 0 {
 			t.Errorf("Requeue of a job no longer dead = %d, %v; want 0, nil", n, err)
 		}
 		if s := stats(t, c, "q"); s != (admin.QueueStats{Scheduled: 1, Ready: 1, Dead: 1}) {
@@ -504,9 +457,9 @@ func TestClientRequeue(t *testing.T) {
 
 		// A new daemon runs the requeued job with a fresh set of attempts.
 		rec := newRecorder()
-		ok := rec.handler(func(context.Context, *worker.Job) error { return nil })
+		ok := rec.Handler(func(context.Context, *worker.Job) error { return nil })
 		startDaemon(t, rdb, register(t, nil, "q", ok, opts), cfg)
-		calls := rec.waitCalls(t, "d1", 1, 10*time.Second)
+		calls := rec.WaitCalls(t, "d1", 1, 10*time.Second)
 		if calls[0].Attempt != 1 || calls[0].LastError != "permanent: nope" {
 			t.Errorf("handler saw attempt %d last error %q; want 1, %q", calls[0].Attempt, calls[0].LastError, "permanent: nope")
 		}
@@ -574,7 +527,7 @@ func TestClientQueues(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
-		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.AllQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Fatalf("Queues before any enqueue = %v, %v; want none", qs, err)
 		}
 		enqueue(t, c, worker.JobSpec{Queue: "alpha"})
@@ -586,7 +539,7 @@ func TestClientQueues(t *testing.T) {
 		want := []string{"alpha", "beta", "gamma"}
 		// A second client, with nothing cached, reads the same set.
 		for _, cl := range []*client{c, newClient(t, rdb, cfg)} {
-			qs, err := cl.allQueues(t.Context())
+			qs, err := cl.AllQueues(t.Context())
 			slices.Sort(qs)
 			if err != nil || !slices.Equal(qs, want) {
 				t.Errorf("Queues = %v, %v; want %v", qs, err, want)

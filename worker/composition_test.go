@@ -51,7 +51,7 @@ func waitFinished(t *testing.T, c *client, queue string, rec *recorder, n int) {
 	t.Helper()
 	testkit.Eventually(t, 10*time.Second, "every job to finish", func() bool {
 		s := stats(t, c, queue)
-		return rec.count() == n && s.Ready+s.Scheduled+s.Active == 0
+		return rec.Count() == n && s.Ready+s.Scheduled+s.Active == 0
 	})
 }
 
@@ -81,7 +81,7 @@ func TestIDRetentionHoldsInEveryPartition(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Partitions: parts, IDRetention: time.Hour}), cfg)
+		startDaemon(t, rdb, register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Partitions: parts, IDRetention: time.Hour}), cfg)
 		waitPartitions(t, c, q, parts)
 		testkit.Eventually(t, 5*time.Second, "the retention to be stored", func() bool {
 			v, _ := testkit.HGet(t, rdb, settingsKey(prefix, q, parts, 0), "id_retention")
@@ -126,7 +126,7 @@ func TestIDRetentionBackToZeroFreesEveryID(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
 		run := func(retain time.Duration) *daemon {
-			return startDaemon(t, rdb, register(t, nil, q, rec.handler(succeed), worker.QueueOptions{IDRetention: retain}), cfg)
+			return startDaemon(t, rdb, register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{IDRetention: retain}), cfg)
 		}
 		retained := func() string {
 			v, _ := testkit.HGet(t, rdb, settingsKey(prefix, q, 1, 0), "id_retention")
@@ -144,7 +144,7 @@ func TestIDRetentionBackToZeroFreesEveryID(t *testing.T) {
 		if res, err := c.EnqueueMany(t.Context(), specs); err != nil || !errors.Is(res[1].Err, worker.ErrDuplicate) {
 			t.Fatalf("within the retention: %+v, %v; want the ids refused", res, err)
 		}
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		run(0)
@@ -171,25 +171,25 @@ func TestPauseReachesPartitionsALayoutChangeAdds(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		d := startDaemon(t, rdb, register(t, nil, q, rec.handler(succeed), worker.QueueOptions{}), cfg)
+		d := startDaemon(t, rdb, register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{}), cfg)
 		testkit.Eventually(t, 5*time.Second, "the daemon to run", d.Running)
 		if err := c.Pause(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		startDaemon(t, rdb, register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Partitions: parts}), cfg)
+		startDaemon(t, rdb, register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Partitions: parts}), cfg)
 		waitPartitions(t, c, q, parts)
 		enqueueAll(t, c, specs(q, "p", 40))
-		never(t, time.Second, "a job of the paused queue ran", func() bool { return rec.count() > 0 })
+		never(t, time.Second, "a job of the paused queue ran", func() bool { return rec.Count() > 0 })
 		if !stats(t, c, q).Paused {
 			t.Error("Stats says running while no partition runs")
 		}
 		if err := c.Resume(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 10*time.Second, "every job to run after the resume", func() bool { return rec.count() == 40 })
+		testkit.Eventually(t, 10*time.Second, "every job to run after the resume", func() bool { return rec.Count() == 40 })
 	})
 }
 
@@ -210,7 +210,7 @@ func TestOperatorsSeeAPartitionAddedElsewhere(t *testing.T) {
 		}
 		fail := func(_ *worker.Job) error { return worker.Permanent(errors.New("boom")) }
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, q, rec.handler(func(_ context.Context, j *worker.Job) error { return fail(j) }),
+		startDaemon(t, rdb, register(t, nil, q, rec.Handler(func(_ context.Context, j *worker.Job) error { return fail(j) }),
 			worker.QueueOptions{Partitions: parts}), cfg)
 		producer := newClient(t, rdb, cfg)
 		waitPartitions(t, producer, q, parts)
@@ -236,7 +236,7 @@ func TestOperatorsSeeAPartitionAddedElsewhere(t *testing.T) {
 		testkit.Eventually(t, 10*time.Second, "the jobs to die", func() bool {
 			return inState(t, producer, q, dead[0], worker.StateDead) && inState(t, producer, q, dead[1], worker.StateDead)
 		})
-		if n, err := operator.purge(t.Context(), q, dead[0]); err != nil || n != 1 {
+		if n, err := operator.Purge(t.Context(), q, dead[0]); err != nil || n != 1 {
 			t.Errorf("Purge of a dead job in an added partition = %d, %v; want 1", n, err)
 		}
 		if err := operator.Pause(t.Context(), q); err != nil {
@@ -245,10 +245,10 @@ func TestOperatorsSeeAPartitionAddedElsewhere(t *testing.T) {
 		if !stats(t, producer, q).Paused {
 			t.Error("Pause left an added partition running")
 		}
-		if n, err := operator.requeue(t.Context(), q, dead[1]); err != nil || n != 1 {
+		if n, err := operator.Requeue(t.Context(), q, dead[1]); err != nil || n != 1 {
 			t.Errorf("Requeue of a dead job in an added partition = %d, %v; want 1", n, err)
 		}
-		never(t, 500*time.Millisecond, "the requeued job ran while the queue was paused", func() bool { return len(rec.of(dead[1])) > 1 })
+		never(t, 500*time.Millisecond, "the requeued job ran while the queue was paused", func() bool { return len(rec.Of(dead[1])) > 1 })
 	})
 }
 
@@ -309,7 +309,7 @@ func TestEnqueueDuringALayoutChangeIsNotRefused(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Partitions: parts}), cfg)
+		startDaemon(t, rdb, register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Partitions: parts}), cfg)
 		waitPartitions(t, c, q, parts)
 		enqueue(t, c, worker.JobSpec{Queue: q, ID: "first"}) // the producer learns the layout
 		// A change to fewer partitions between its first step (partition 2
@@ -322,7 +322,7 @@ func TestEnqueueDuringALayoutChangeIsNotRefused(t *testing.T) {
 			}
 		}
 		for _, id := range ids {
-			rec.waitCalls(t, id, 1, 10*time.Second)
+			rec.WaitCalls(t, id, 1, 10*time.Second)
 		}
 	})
 }

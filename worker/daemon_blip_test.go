@@ -56,7 +56,7 @@ func TestDaemonBlipDoesNotRerunFinishedJobs(t *testing.T) {
 	c := newClient(t, rdb, cfg)
 	rec := newRecorder()
 	started := make(chan struct{}, 20)
-	h := rec.handler(func(context.Context, *worker.Job) error {
+	h := rec.Handler(func(context.Context, *worker.Job) error {
 		started <- struct{}{}
 		time.Sleep(300 * time.Millisecond) //nolint:forbidigo // the job's work, on the real clock the blip uses
 		return nil
@@ -84,7 +84,7 @@ func TestDaemonBlipDoesNotRerunFinishedJobs(t *testing.T) {
 	// Three leases more: a job whose ack was lost would be recovered and run again.
 	time.Sleep(3 * cfg.Lease) //nolint:forbidigo // nothing to wait for: a rerun would happen by then
 	for _, s := range specs {
-		if n := len(rec.of(s.ID)); n != 1 {
+		if n := len(rec.Of(s.ID)); n != 1 {
 			t.Errorf("job %s ran %d times, want once", s.ID, n)
 		}
 	}

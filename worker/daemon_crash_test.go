@@ -122,9 +122,9 @@ func TestDaemonProcessKilled(t *testing.T) {
 			_ = child.Wait()
 
 			rec := newRecorder()
-			startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{Concurrency: 8}), cfg)
+			startDaemon(t, rdb, register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{Concurrency: 8}), cfg)
 			for _, id := range ids {
-				calls := rec.waitCalls(t, id, 1, 15*time.Second)
+				calls := rec.WaitCalls(t, id, 1, 15*time.Second)
 				wantAttempt := 1
 				if held[id] {
 					wantAttempt = 2
@@ -141,7 +141,7 @@ func TestDaemonProcessKilled(t *testing.T) {
 				return err == nil && st == (admin.QueueStats{})
 			})
 			for _, id := range ids {
-				if n := len(rec.of(id)); n != 1 {
+				if n := len(rec.Of(id)); n != 1 {
 					t.Errorf("job %s ran %d times after the crash, want once", id, n)
 				}
 			}

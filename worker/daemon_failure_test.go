@@ -24,7 +24,7 @@ func TestDaemonRetry(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		h := rec.handler(func(_ context.Context, job *worker.Job) error {
+		h := rec.Handler(func(_ context.Context, job *worker.Job) error {
 			if job.Attempt < 3 {
 				return fmt.Errorf("boom %d", job.Attempt)
 			}
@@ -34,10 +34,10 @@ func TestDaemonRetry(t *testing.T) {
 		startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{Backoff: worker.FixedSteps{step}}), cfg)
 
 		id := enqueue(t, c, worker.JobSpec{Queue: "q"})
-		calls := rec.waitCalls(t, id, 3, 10*time.Second)
+		calls := rec.WaitCalls(t, id, 3, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
-		if len(rec.of(id)) != 3 {
-			t.Fatalf("the job ran %d times, want 3", len(rec.of(id)))
+		if len(rec.Of(id)) != 3 {
+			t.Fatalf("the job ran %d times, want 3", len(rec.Of(id)))
 		}
 		for i, cl := range calls {
 			wantErr := ""
@@ -66,7 +66,7 @@ func TestDaemonFailures(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		h := rec.handler(func(_ context.Context, job *worker.Job) error {
+		h := rec.Handler(func(_ context.Context, job *worker.Job) error {
 			if string(job.Payload) == "permanent" {
 				return worker.Permanent(errors.New("bad input"))
 			}
@@ -100,7 +100,7 @@ func TestDaemonFailures(t *testing.T) {
 				if job.DiedAt.IsZero() {
 					t.Error("dead job has no DiedAt")
 				}
-				calls := rec.of(id)
+				calls := rec.Of(id)
 				if len(calls) != tt.wantAttempts {
 					t.Fatalf("handler ran %d times, want %d", len(calls), tt.wantAttempts)
 				}
@@ -122,8 +122,8 @@ func TestDaemonSnooze(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
 		const long = 100 * time.Millisecond
-		h := rec.handler(func(_ context.Context, job *worker.Job) error {
-			prev := len(rec.of(job.ID)) // attempts that ran before this one
+		h := rec.Handler(func(_ context.Context, job *worker.Job) error {
+			prev := len(rec.Of(job.ID)) // attempts that ran before this one
 			switch {
 			case string(job.Payload) == "once" && prev == 0:
 				return worker.Snooze(long)
@@ -138,7 +138,7 @@ func TestDaemonSnooze(t *testing.T) {
 		t.Run("once", func(t *testing.T) {
 			t.Parallel()
 			id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("once")})
-			calls := rec.waitCalls(t, id, 2, 10*time.Second)
+			calls := rec.WaitCalls(t, id, 2, 10*time.Second)
 			testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 			first, second := calls[0], calls[1]
 			if first.Attempt != 1 || second.Attempt != 1 {
@@ -162,14 +162,14 @@ func TestDaemonSnooze(t *testing.T) {
 		t.Run("five times", func(t *testing.T) {
 			t.Parallel()
 			id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("five")})
-			calls := rec.waitCalls(t, id, 6, 10*time.Second)
+			calls := rec.WaitCalls(t, id, 6, 10*time.Second)
 			testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
 			for i, cl := range calls {
 				if cl.Attempt != 1 {
 					t.Errorf("run %d: attempt %d, want 1", i+1, cl.Attempt)
 				}
 			}
-			if n := len(rec.of(id)); n != 6 {
+			if n := len(rec.Of(id)); n != 6 {
 				t.Errorf("ran %d times, want 6", n)
 			}
 		})
@@ -184,7 +184,7 @@ func TestDaemonPanic(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		h := rec.handler(func(_ context.Context, job *worker.Job) error {
+		h := rec.Handler(func(_ context.Context, job *worker.Job) error {
 			if string(job.Payload) == "panic" && job.Attempt == 1 {
 				panic("kaboom")
 			}
@@ -196,16 +196,16 @@ func TestDaemonPanic(t *testing.T) {
 		id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("panic")})
 		others := specs("q", "other", 5)
 		enqueueAll(t, c, others)
-		calls := rec.waitCalls(t, id, 2, 10*time.Second)
+		calls := rec.WaitCalls(t, id, 2, 10*time.Second)
 		if calls[1].Attempt != 2 || !strings.Contains(calls[1].LastError, "handler panic") || !strings.Contains(calls[1].LastError, "kaboom") {
 			t.Errorf("retry after the panic: attempt %d last error %q; want 2 and the panic", calls[1].Attempt, calls[1].LastError)
 		}
 		// The daemon keeps working after the panic.
 		after := specs("q", "after", 3)
 		enqueueAll(t, c, after)
-		testkit.Eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == admin.QueueStats{} && rec.count() == 2+len(others)+len(after) })
+		testkit.Eventually(t, 10*time.Second, "every job to run", func() bool { return stats(t, c, "q") == admin.QueueStats{} && rec.Count() == 2+len(others)+len(after) })
 		for _, s := range append(others, after...) {
-			if n := len(rec.of(s.ID)); n != 1 {
+			if n := len(rec.Of(s.ID)); n != 1 {
 				t.Errorf("job %s ran %d times, want once", s.ID, n)
 			}
 		}
@@ -221,7 +221,7 @@ func TestDaemonJobTimeout(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		h := rec.handler(func(ctx context.Context, job *worker.Job) error {
+		h := rec.Handler(func(ctx context.Context, job *worker.Job) error {
 			if job.Attempt == 1 {
 				<-ctx.Done()
 				return ctx.Err()
@@ -241,7 +241,7 @@ func TestDaemonJobTimeout(t *testing.T) {
 			t.Run(spec.Queue, func(t *testing.T) {
 				t.Parallel()
 				id := enqueue(t, c, spec)
-				calls := rec.waitCalls(t, id, 2, 10*time.Second)
+				calls := rec.WaitCalls(t, id, 2, 10*time.Second)
 				testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, spec.Queue, id) })
 				first, second := calls[0], calls[1]
 				if !errors.Is(first.Cause, worker.ErrJobTimeout) {
@@ -271,7 +271,7 @@ func TestDaemonHandlerGoexit(t *testing.T) {
 	cfg := testConfig(t, testkit.Prefix(t))
 	c := newClient(t, rdb, cfg)
 	rec := newRecorder()
-	h := rec.handler(func(_ context.Context, job *worker.Job) error {
+	h := rec.Handler(func(_ context.Context, job *worker.Job) error {
 		if string(job.Payload) == "goexit" && job.Attempt == 1 {
 			runtime.Goexit()
 		}
@@ -281,16 +281,16 @@ func TestDaemonHandlerGoexit(t *testing.T) {
 	startDaemon(t, rdb, register(t, nil, "q", h, opts), cfg)
 
 	id := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("goexit")})
-	rec.waitCalls(t, id, 1, 10*time.Second)
+	rec.WaitCalls(t, id, 1, 10*time.Second)
 	next := enqueue(t, c, worker.JobSpec{Queue: "q"})
 
 	// Wait a few leases: long enough for a retry, a recovery or the next job.
-	testkit.WaitUntil(t, 10*cfg.Lease, func() bool { return len(rec.of(id)) >= 2 && len(rec.of(next)) > 0 })
-	if len(rec.of(next)) == 0 {
+	testkit.WaitUntil(t, 10*cfg.Lease, func() bool { return len(rec.Of(id)) >= 2 && len(rec.Of(next)) > 0 })
+	if len(rec.Of(next)) == 0 {
 		t.Errorf("the next job did not run within %s: the handler's Goexit cost the queue its only slot (next job %s)",
 			10*cfg.Lease, getJob(t, c, "q", next).State)
 	}
-	calls := rec.of(id)
+	calls := rec.Of(id)
 	if len(calls) < 2 {
 		job := getJob(t, c, "q", id)
 		t.Fatalf("the job whose handler called Goexit was not retried: after %s it is %s, attempt %d, lease until %s (renewed forever)",

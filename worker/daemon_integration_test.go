@@ -19,9 +19,6 @@ import (
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
-// succeed is a handler body that does nothing and succeeds.
-func succeed(context.Context, *worker.Job) error { return nil }
-
 // specs returns n jobs for queue with ids "<prefix>-0000", ...
 func specs(queue, idPrefix string, n int) []worker.JobSpec {
 	out := make([]worker.JobSpec, n)
@@ -48,14 +45,14 @@ func enqueueAll(t *testing.T, c *client, specs []worker.JobSpec) {
 func checkRanOnce(t *testing.T, c *client, rec *recorder, specs []worker.JobSpec) {
 	t.Helper()
 	for _, s := range specs {
-		if n := len(rec.of(s.ID)); n != 1 {
+		if n := len(rec.Of(s.ID)); n != 1 {
 			t.Errorf("job %s ran %d times, want once", s.ID, n)
 		}
 		if !isGone(t, c, s.Queue, s.ID) {
 			t.Errorf("job %s still exists after it ran", s.ID)
 		}
 	}
-	if n := rec.count(); n != len(specs) {
+	if n := rec.Count(); n != len(specs) {
 		t.Errorf("%d attempts ran for %d jobs", n, len(specs))
 	}
 }
@@ -66,15 +63,15 @@ func TestDaemonRunsEveryJobOnce(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{Concurrency: 16}), cfg)
+		startDaemon(t, rdb, register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{Concurrency: 16}), cfg)
 
 		jobs := specs("q", "j", 500)
 		enqueueAll(t, c, jobs)
 		testkit.Eventually(t, 20*time.Second, "500 jobs to run and be acked", func() bool {
-			return rec.count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
+			return rec.Count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
 		})
 		checkRanOnce(t, c, rec, jobs)
-		if qs, err := c.allQueues(t.Context()); err != nil || !slices.Contains(qs, "q") {
+		if qs, err := c.AllQueues(t.Context()); err != nil || !slices.Contains(qs, "q") {
 			t.Errorf("Queues = %v, %v; want the served queue listed", qs, err)
 		}
 	})
@@ -168,7 +165,7 @@ func TestDaemonDelayedJob(t *testing.T) {
 		cfg.PollInterval = time.Hour // only the head timer and wake-ups can start a job
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		h := rec.handler(succeed)
+		h := rec.Handler(succeed)
 		reg := register(t, nil, "delayed", h, worker.QueueOptions{})
 		register(t, reg, "now", h, worker.QueueOptions{})
 		register(t, reg, "head", h, worker.QueueOptions{})
@@ -179,7 +176,7 @@ func TestDaemonDelayedJob(t *testing.T) {
 			const delay = 300 * time.Millisecond
 			before := time.Now()
 			id := enqueue(t, c, worker.JobSpec{Queue: "delayed", Delay: delay})
-			cl := rec.waitCalls(t, id, 1, 5*time.Second)[0]
+			cl := rec.WaitCalls(t, id, 1, 5*time.Second)[0]
 			if cl.Start.Before(cl.RunAt) {
 				t.Errorf("started at %s, before its run-at %s", cl.Start.Format(time.StampMicro), cl.RunAt.Format(time.StampMicro))
 			}
@@ -198,7 +195,7 @@ func TestDaemonDelayedJob(t *testing.T) {
 			const delay = 300 * time.Millisecond
 			before := time.Now()
 			id := enqueue(t, c, worker.JobSpec{Queue: "head", Delay: delay})
-			cl := rec.waitCalls(t, id, 1, 5*time.Second)[0]
+			cl := rec.WaitCalls(t, id, 1, 5*time.Second)[0]
 			if cl.Start.Before(cl.RunAt) || cl.Start.Before(before.Add(delay-2*time.Millisecond)) {
 				t.Errorf("started %s after enqueue, before its run-at %s", cl.Start.Sub(before), cl.RunAt)
 			}
@@ -209,12 +206,12 @@ func TestDaemonDelayedJob(t *testing.T) {
 		t.Run("idle", func(t *testing.T) {
 			t.Parallel()
 			warm := enqueue(t, c, worker.JobSpec{Queue: "now"})
-			rec.waitCalls(t, warm, 1, 5*time.Second)
+			rec.WaitCalls(t, warm, 1, 5*time.Second)
 			testkit.Eventually(t, 5*time.Second, "the warm-up job to be acked", func() bool { return isGone(t, c, "now", warm) })
 
 			sent := time.Now()
 			id := enqueue(t, c, worker.JobSpec{Queue: "now"})
-			cl := rec.waitCalls(t, id, 1, 5*time.Second)[0]
+			cl := rec.WaitCalls(t, id, 1, 5*time.Second)[0]
 			if lag := cl.Start.Sub(sent); lag > time.Second {
 				t.Errorf("a job enqueued to an idle queue started after %s, want under 1s (wake-up message)", lag)
 			}
@@ -246,21 +243,21 @@ func TestDaemonCorruptRecord(t *testing.T) {
 		good := enqueue(t, c, worker.JobSpec{Queue: "q", Payload: []byte("good")})
 
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{}), cfg)
-		rec.waitCalls(t, good, 1, 10*time.Second)
+		startDaemon(t, rdb, register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{}), cfg)
+		rec.WaitCalls(t, good, 1, 10*time.Second)
 		for id, raw := range corrupt {
 			testkit.Eventually(t, 10*time.Second, id+" to be dead", func() bool { return inState(t, c, "q", id, worker.StateDead) })
 			job := getJob(t, c, "q", id)
 			if !strings.Contains(job.LastError, "decode") || string(job.Payload) != raw {
 				t.Errorf("%s: last error %q payload %q; want a decode error and payload %q", id, job.LastError, job.Payload, raw)
 			}
-			if n := len(rec.of(id)); n != 0 {
+			if n := len(rec.Of(id)); n != 0 {
 				t.Errorf("%s reached the handler %d times", id, n)
 			}
 		}
 		// The daemon keeps working.
 		after := enqueue(t, c, worker.JobSpec{Queue: "q"})
-		rec.waitCalls(t, after, 1, 10*time.Second)
+		rec.WaitCalls(t, after, 1, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the good jobs to be acked", func() bool {
 			return stats(t, c, "q") == admin.QueueStats{Dead: int64(len(corrupt))}
 		})
@@ -270,28 +267,28 @@ func TestDaemonCorruptRecord(t *testing.T) {
 func TestDaemonTwoDaemonsShareAQueue(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			prefix := testkit.Prefix(t)
 			cfg := testConfig(t, prefix)
-			c := newClient(t, b.connect(t), cfg)
+			c := newClient(t, b.Connect(t), cfg)
 			rec := newRecorder()
 			var mu sync.Mutex
 			byDaemon := map[int]int{}
 			for n := range 2 {
-				h := rec.handler(func(context.Context, *worker.Job) error {
+				h := rec.Handler(func(context.Context, *worker.Job) error {
 					mu.Lock()
 					byDaemon[n]++
 					mu.Unlock()
 					return nil
 				})
 				// Each daemon has its own connection, as separate processes would.
-				startDaemon(t, b.connect(t), register(t, nil, "q", h, worker.QueueOptions{Concurrency: 8}), cfg)
+				startDaemon(t, b.Connect(t), register(t, nil, "q", h, worker.QueueOptions{Concurrency: 8}), cfg)
 			}
 			jobs := specs("q", "j", 1000)
 			enqueueAll(t, c, jobs)
 			testkit.Eventually(t, 20*time.Second, "1,000 jobs to run and be acked", func() bool {
-				return rec.count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
+				return rec.Count() >= len(jobs) && stats(t, c, "q") == admin.QueueStats{}
 			})
 			checkRanOnce(t, c, rec, jobs)
 			mu.Lock()
@@ -335,7 +332,7 @@ func TestDaemonStartErrors(t *testing.T) {
 		t.Parallel()
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		d := startDaemon(t, rdb, register(t, nil, "twice", rec.handler(succeed), worker.QueueOptions{}), cfg)
+		d := startDaemon(t, rdb, register(t, nil, "twice", rec.Handler(succeed), worker.QueueOptions{}), cfg)
 		testkit.Eventually(t, 5*time.Second, "Run to start", d.Running)
 		errc := make(chan error, 1)
 		go func() { errc <- d.Run(t.Context()) }()
@@ -344,11 +341,11 @@ func TestDaemonStartErrors(t *testing.T) {
 		}
 		// The first Run is unaffected.
 		id := enqueue(t, c, worker.JobSpec{Queue: "twice"})
-		rec.waitCalls(t, id, 1, 10*time.Second)
+		rec.WaitCalls(t, id, 1, 10*time.Second)
 		if !d.Running() {
 			t.Error("Running reports false while the first Run works")
 		}
-		if err := d.stop(t, 5*time.Second); err != nil {
+		if err := d.Stop(t, 5*time.Second); err != nil {
 			t.Errorf("Run = %v", err)
 		}
 		if d.Running() {

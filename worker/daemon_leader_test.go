@@ -48,7 +48,7 @@ func TestLeaderHandOverOnStop(t *testing.T) {
 				return testkit.Subscribers(t, rdb, lock.Channel(key)) == 1
 			})
 			start := time.Now()
-			leader.cancel() // as SIGTERM does
+			leader.Cancel() // as SIGTERM does
 			every.Eventually(t, cfg.LeaderLease, "the follower to lead", leading(follower))
 			gap := time.Since(start)
 			gaps = append(gaps, gap)
@@ -58,7 +58,7 @@ func TestLeaderHandOverOnStop(t *testing.T) {
 			if got, want := testkit.HGetAll(t, rdb, key), map[string]string{follower.ID() + ":leader": "1"}; !maps.Equal(got, want) {
 				t.Errorf("leader lock = %v, want %v: the follower's one hold", got, want)
 			}
-			if err := leader.stop(t, 15*time.Second); err != nil {
+			if err := leader.Stop(t, 15*time.Second); err != nil {
 				t.Errorf("Daemon.Run: %v", err)
 			}
 			if leader.Leading("q") {
@@ -109,7 +109,7 @@ func TestLeaderHandOverAfterLocalExpiry(t *testing.T) {
 		return testkit.Subscribers(t, rdb, lock.Channel(key)) == 1
 	})
 	start := time.Now()
-	a.cancel() // as SIGTERM does
+	a.Cancel() // as SIGTERM does
 	every.Eventually(t, 2*cfg.LeaderLease, "b to lead", func() bool { return b.Leading("q") })
 	took := time.Since(start)
 	t.Logf("a stopped: b led %v later (leader lease %v)", took, cfg.LeaderLease)

@@ -25,7 +25,7 @@ func TestDaemonGracefulStop(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
 		started := make(chan struct{}, 1)
-		h := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+		h := rec.Handler(func(ctx context.Context, _ *worker.Job) error {
 			started <- struct{}{}
 			timer := time.NewTimer(200 * time.Millisecond)
 			defer timer.Stop()
@@ -43,10 +43,10 @@ func TestDaemonGracefulStop(t *testing.T) {
 		if _, ok := d.Drained(); ok {
 			t.Error("Drained reports a summary while Run works")
 		}
-		if err := d.stop(t, 5*time.Second); err != nil {
+		if err := d.Stop(t, 5*time.Second); err != nil {
 			t.Fatalf("Run = %v, want nil", err)
 		}
-		if calls := rec.of(id); len(calls) != 1 || calls[0].Err != nil {
+		if calls := rec.Of(id); len(calls) != 1 || calls[0].Err != nil {
 			t.Fatalf("handler calls %+v, want one that completed", calls)
 		}
 		if !isGone(t, c, "q", id) {
@@ -86,7 +86,7 @@ func TestDaemonHardStop(t *testing.T) {
 				rec := newRecorder()
 				started := make(chan struct{}, 1)
 				release := make(chan struct{})
-				stubborn := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+				stubborn := rec.Handler(func(ctx context.Context, _ *worker.Job) error {
 					started <- struct{}{}
 					if tt.obeysCtx {
 						<-ctx.Done()
@@ -100,7 +100,7 @@ func TestDaemonHardStop(t *testing.T) {
 				receive(t, started, 10*time.Second, "the job to start")
 
 				begin := time.Now()
-				if err := d.stop(t, 5*time.Second); err != nil {
+				if err := d.Stop(t, 5*time.Second); err != nil {
 					t.Fatalf("Run = %v, want nil", err)
 				}
 				if took := time.Since(begin); took > tt.maxStop {
@@ -109,9 +109,9 @@ func TestDaemonHardStop(t *testing.T) {
 				if !tt.obeysCtx {
 					// The late success must not ack a job handed back.
 					close(release)
-					rec.waitCalls(t, id, 1, 5*time.Second)
+					rec.WaitCalls(t, id, 1, 5*time.Second)
 				}
-				if calls := rec.of(id); len(calls) != 1 || !errors.Is(calls[0].Cause, worker.ErrShutdown) {
+				if calls := rec.Of(id); len(calls) != 1 || !errors.Is(calls[0].Cause, worker.ErrShutdown) {
 					t.Fatalf("handler calls %+v, want one whose context ended with ErrShutdown", calls)
 				}
 				job := getJob(t, c, "q", id)
@@ -124,8 +124,8 @@ func TestDaemonHardStop(t *testing.T) {
 
 				// Another daemon runs the job with its first attempt.
 				rec2 := newRecorder()
-				startDaemon(t, rdb, register(t, nil, "q", rec2.handler(succeed), worker.QueueOptions{}), cfg)
-				if cl := rec2.waitCalls(t, id, 1, 10*time.Second)[0]; cl.Attempt != 1 {
+				startDaemon(t, rdb, register(t, nil, "q", rec2.Handler(succeed), worker.QueueOptions{}), cfg)
+				if cl := rec2.WaitCalls(t, id, 1, 10*time.Second)[0]; cl.Attempt != 1 {
 					t.Errorf("second daemon saw attempt %d, want 1", cl.Attempt)
 				}
 				testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
@@ -142,7 +142,7 @@ func TestDaemonExtendsLeases(t *testing.T) {
 		rec := newRecorder()
 		started := make(chan struct{}, 1)
 		const runFor = time.Second
-		h := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+		h := rec.Handler(func(ctx context.Context, _ *worker.Job) error {
 			started <- struct{}{}
 			timer := time.NewTimer(runFor)
 			defer timer.Stop()
@@ -165,12 +165,12 @@ func TestDaemonExtendsLeases(t *testing.T) {
 			j, err := c.Get(t.Context(), "q", id)
 			return err == nil && j.LeaseUntil.After(first.LeaseUntil.Add(cfg.Lease/3))
 		})
-		calls := rec.waitCalls(t, id, 1, 10*time.Second)
+		calls := rec.WaitCalls(t, id, 1, 10*time.Second)
 		if calls[0].Err != nil || calls[0].Cause != nil {
 			t.Errorf("a job running %s under a %s lease ended with %v (cause %v), want success", runFor, cfg.Lease, calls[0].Err, calls[0].Cause)
 		}
 		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "q", id) })
-		if n := len(rec.of(id)); n != 1 {
+		if n := len(rec.Of(id)); n != 1 {
 			t.Errorf("the job ran %d times, want once", n)
 		}
 	})
@@ -183,7 +183,7 @@ func TestDaemonLeaseLost(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
 		started := make(chan struct{}, 1)
-		h := rec.handler(func(ctx context.Context, job *worker.Job) error {
+		h := rec.Handler(func(ctx context.Context, job *worker.Job) error {
 			if job.Attempt > 1 {
 				return nil
 			}
@@ -205,13 +205,13 @@ func TestDaemonLeaseLost(t *testing.T) {
 			t.Fatalf("claims value %q: %v", held, err)
 		}
 		testkit.Do(t, rdb, rdb.B().Hset().Key(claims).FieldValue().FieldValue(id, strconv.FormatInt(n+1, 10)+"@another-process").Build())
-		calls := rec.waitCalls(t, id, 1, 5*time.Second)
+		calls := rec.WaitCalls(t, id, 1, 5*time.Second)
 		if !errors.Is(calls[0].Cause, worker.ErrLeaseLost) {
 			t.Errorf("context cause = %v, want ErrLeaseLost", calls[0].Cause)
 		}
 		// Nobody renews the lease now, so it expires and the job is
 		// recovered; the stale worker's failure changed nothing.
-		calls = rec.waitCalls(t, id, 2, 10*time.Second)
+		calls = rec.WaitCalls(t, id, 2, 10*time.Second)
 		if calls[1].Attempt != 2 || !strings.Contains(calls[1].LastError, "lease expired") {
 			t.Errorf("recovered run: attempt %d last error %q; want 2 (the expired attempt counted) and lease expired",
 				calls[1].Attempt, calls[1].LastError)
@@ -245,9 +245,9 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		}
 
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{}), cfg)
+		startDaemon(t, rdb, register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{}), cfg)
 
-		cl := rec.waitCalls(t, retried, 1, 10*time.Second)[0]
+		cl := rec.WaitCalls(t, retried, 1, 10*time.Second)[0]
 		if cl.Attempt != 2 || !strings.Contains(cl.LastError, "lease expired") {
 			t.Errorf("recovered job: attempt %d last error %q; want 2 and lease expired", cl.Attempt, cl.LastError)
 		}
@@ -258,7 +258,7 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		if job.Attempt != 1 || !strings.Contains(job.LastError, "lease expired") || !strings.Contains(job.LastError, "no attempts left") {
 			t.Errorf("dead job: attempt %d last error %q", job.Attempt, job.LastError)
 		}
-		if n := len(rec.of(lastTry)); n != 0 {
+		if n := len(rec.Of(lastTry)); n != 0 {
 			t.Errorf("the job without attempts left ran %d times, want never", n)
 		}
 	})

@@ -31,7 +31,7 @@ func TestDaemonRunsJobsOnceWhileRedisIsFull(t *testing.T) {
 	rec := newRecorder()
 	started := make(chan struct{}, 2)
 	release := make(chan struct{})
-	h := rec.handler(func(ctx context.Context, _ *worker.Job) error {
+	h := rec.Handler(func(ctx context.Context, _ *worker.Job) error {
 		started <- struct{}{}
 		select {
 		case <-release:
@@ -68,7 +68,7 @@ func TestDaemonRunsJobsOnceWhileRedisIsFull(t *testing.T) {
 
 	close(release)
 	testkit.Eventually(t, 5*time.Second, "the finished job's ack while Redis is full", func() bool { return isGone(t, c, "q", id) })
-	if calls := rec.of(id); len(calls) != 1 || calls[0].Err != nil || calls[0].Cause != nil {
+	if calls := rec.Of(id); len(calls) != 1 || calls[0].Err != nil || calls[0].Cause != nil {
 		t.Fatalf("handler calls %+v, want one that ran to its end, uncancelled", calls)
 	}
 	if _, err := r.Do("SET", "probe", "x"); err == nil || !strings.HasPrefix(err.Error(), "OOM") {

@@ -33,7 +33,7 @@ func TestPauseAndResume(t *testing.T) {
 
 		rec := newRecorder()
 		started, release := make(chan struct{}), make(chan struct{})
-		h := rec.handler(func(ctx context.Context, job *worker.Job) error {
+		h := rec.Handler(func(ctx context.Context, job *worker.Job) error {
 			if job.ID == "long" {
 				close(started)
 				select {
@@ -78,10 +78,10 @@ func TestPauseAndResume(t *testing.T) {
 		// The running job goes on to its end and is acked.
 		close(release)
 		testkit.Eventually(t, 10*time.Second, "the running job to be acked", func() bool { return isGone(t, c, queue, "long") })
-		if calls := rec.of("long"); len(calls) != 1 || calls[0].Err != nil {
+		if calls := rec.Of("long"); len(calls) != 1 || calls[0].Err != nil {
 			t.Errorf("the job running at the pause: %+v, want one attempt that succeeded", calls)
 		}
-		if n := rec.count(); n != 1 {
+		if n := rec.Count(); n != 1 {
 			t.Errorf("%d attempts ran, want only the one that was running at the pause", n)
 		}
 		// The pause message, the wake-up of the first job enqueued, maybe
@@ -97,15 +97,13 @@ func TestPauseAndResume(t *testing.T) {
 				t.Fatalf("Resume: %v", err)
 			}
 		}
-		testkit.Eventually(t, 10*time.Second, "every waiting job to run", func() bool { return rec.count() == waiting+1 })
+		testkit.Eventually(t, 10*time.Second, "every waiting job to run", func() bool { return rec.Count() == waiting+1 })
 		first := time.Now()
-		rec.mu.Lock()
-		for id, calls := range rec.calls {
+		for id, calls := range rec.All() {
 			if id != "long" && calls[0].Start.Before(first) {
 				first = calls[0].Start
 			}
 		}
-		rec.mu.Unlock()
 		if wait := first.Sub(resumed); wait > 2*time.Second {
 			t.Errorf("the first waiting job started %v after the resume, want at once (the wake-up)", wait)
 		}

@@ -20,11 +20,8 @@ import (
 func waitStarted(t *testing.T, d *daemon, within time.Duration) {
 	t.Helper()
 	testkit.EventuallyState(t, within, func() (bool, string) {
-		select {
-		case err := <-d.done:
-			d.done <- err
+		if exited, err := d.Exited(); exited {
 			t.Fatalf("Daemon.Run returned while it should wait for Redis: %v", err)
-		default:
 		}
 		return d.Running(), fmt.Sprintf("the pool to run (waiting on: %v)", d.Waiting())
 	})
@@ -33,9 +30,8 @@ func waitStarted(t *testing.T, d *daemon, within time.Duration) {
 // stillWaiting fails the test if Run returns or starts the pool within d.
 func stillWaiting(t *testing.T, rd *daemon, d time.Duration) {
 	t.Helper()
-	if testkit.WaitUntil(t, d, func() bool { return len(rd.done) > 0 || rd.Running() }) {
-		err := <-rd.done
-		rd.done <- err
+	if testkit.WaitUntil(t, d, func() bool { exited, _ := rd.Exited(); return exited || rd.Running() }) {
+		_, err := rd.Exited()
 		t.Fatalf("the Daemon did not wait for Redis: running %v, Run returned %v", rd.Running(), err)
 	}
 }
@@ -49,7 +45,7 @@ func TestDaemonStartWaitsForRedis(t *testing.T) {
 	rdb := redis.Client(t)
 	cfg := testConfig(t, testkit.Prefix(t))
 	rec := newRecorder()
-	reg := register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{})
+	reg := register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{})
 	redis.Kill()
 
 	d := startDaemon(t, rdb, reg, cfg)
@@ -64,8 +60,8 @@ func TestDaemonStartWaitsForRedis(t *testing.T) {
 	}
 	c := newClient(t, rdb, cfg)
 	id := enqueue(t, c, worker.JobSpec{Queue: "q"})
-	rec.waitCalls(t, id, 1, 10*time.Second)
-	if err := d.stop(t, 10*time.Second); err != nil {
+	rec.WaitCalls(t, id, 1, 10*time.Second)
+	if err := d.Stop(t, 10*time.Second); err != nil {
 		t.Errorf("Run = %v", err)
 	}
 }
@@ -103,7 +99,7 @@ func TestDaemonStartWaitsOutFailover(t *testing.T) {
 				}
 			}
 			rec := newRecorder()
-			reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Partitions: parts})
+			reg := register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Partitions: parts})
 			killed := pc.KillMasterOf(t, key)
 			if tt.down {
 				pc.WaitClusterDown(t)
@@ -139,9 +135,9 @@ func TestDaemonStartWaitsOutFailover(t *testing.T) {
 				}
 			}
 			for _, id := range ids {
-				rec.waitCalls(t, id, 1, 15*time.Second)
+				rec.WaitCalls(t, id, 1, 15*time.Second)
 			}
-			if err := d.stop(t, 10*time.Second); err != nil {
+			if err := d.Stop(t, 10*time.Second); err != nil {
 				t.Errorf("Run = %v", err)
 			}
 		})

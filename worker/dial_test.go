@@ -81,9 +81,9 @@ func TestDialWaitsForRedis(t *testing.T) {
 
 	cfg := testConfig(t, testkit.Prefix(t))
 	rec := newRecorder()
-	startDaemon(t, d.rdb, register(t, nil, "q", rec.handler(succeed), worker.QueueOptions{}), cfg)
+	startDaemon(t, d.rdb, register(t, nil, "q", rec.Handler(succeed), worker.QueueOptions{}), cfg)
 	id := enqueue(t, newClient(t, d.rdb, cfg), worker.JobSpec{Queue: "q"})
-	rec.waitCalls(t, id, 1, 10*time.Second)
+	rec.WaitCalls(t, id, 1, 10*time.Second)
 }
 
 // TestDialRefused: what waiting cannot fix is returned at once: a wrong

@@ -80,7 +80,7 @@ func TestHandlerSeesHeadersOnEveryAttempt(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		rec := newRecorder()
 		seen := make(chan map[string]string, 2)
-		h := rec.handler(func(_ context.Context, job *worker.Job) error {
+		h := rec.Handler(func(_ context.Context, job *worker.Job) error {
 			seen <- job.Headers
 			if job.Attempt == 1 {
 				return errors.New("first attempt fails")

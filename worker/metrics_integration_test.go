@@ -138,7 +138,7 @@ func TestMetricsAfterKnownJobs(t *testing.T) {
 	}
 
 	// A stopped daemon no longer claims to run handlers for the queue.
-	if err := d.stop(t, 10*time.Second); err != nil {
+	if err := d.Stop(t, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	got = testkit.Series(t, reg)

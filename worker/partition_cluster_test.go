@@ -48,7 +48,7 @@ func TestPartitionsSpreadOverMasters(t *testing.T) {
 	cfg := testConfig(t, prefix)
 	c := newClient(t, rdb, cfg)
 	rec := newRecorder()
-	reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Concurrency: 32, Partitions: parts})
+	reg := register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Concurrency: 32, Partitions: parts})
 	if err := c.Pause(t.Context(), q); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestPartitionsSpreadOverMasters(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 60*time.Second, "every job to run", func() bool {
-		return rec.count() >= jobs && stats(t, c, q) == admin.QueueStats{}
+		return rec.Count() >= jobs && stats(t, c, q) == admin.QueueStats{}
 	})
 	var calls, total []float64
 	var sumCalls float64

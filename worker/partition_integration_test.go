@@ -49,7 +49,7 @@ func TestPartitionedQueue(t *testing.T) {
 		c := newClient(t, rdb, cfg)
 		ctx := t.Context()
 		rec := newRecorder()
-		reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Concurrency: 8, Partitions: parts})
+		reg := register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Concurrency: 8, Partitions: parts})
 		// Paused first: the jobs stay put while the test looks at them.
 		if err := c.Pause(ctx, q); err != nil {
 			t.Fatal(err)
@@ -114,16 +114,16 @@ func TestPartitionedQueue(t *testing.T) {
 			t.Error("the cancelled job is still there")
 		}
 		// Nothing ran while paused; the resume starts every partition.
-		if n := rec.count(); n != 0 {
+		if n := rec.Count(); n != 0 {
 			t.Fatalf("%d jobs ran while the queue was paused", n)
 		}
 		if err := c.Resume(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 20*time.Second, "every job to run", func() bool {
-			return rec.count() >= 400 && stats(t, c, q) == admin.QueueStats{}
+			return rec.Count() >= 400 && stats(t, c, q) == admin.QueueStats{}
 		})
-		if n := rec.count(); n != 400 {
+		if n := rec.Count(); n != 400 {
 			t.Errorf("%d attempts for 400 jobs", n)
 		}
 	})
@@ -154,7 +154,7 @@ func TestPartitionedDeadTriage(t *testing.T) {
 		if err != nil || res.Matched != 2 {
 			t.Fatalf("dry run by ids = %+v, %v; want 2 matched", res, err)
 		}
-		n, err := c.purge(ctx, q, "d-0001", "d-0002", "d-0003")
+		n, err := c.Purge(ctx, q, "d-0001", "d-0002", "d-0003")
 		if err != nil || n != 3 {
 			t.Fatalf("Purge = %d, %v; want 3", n, err)
 		}
@@ -195,7 +195,7 @@ func TestPartitionsTakeTurns(t *testing.T) {
 		return nil
 	}
 	rec := newRecorder()
-	reg := register(t, nil, q, rec.handler(func(ctx context.Context, j *worker.Job) error {
+	reg := register(t, nil, q, rec.Handler(func(ctx context.Context, j *worker.Job) error {
 		mu.Lock()
 		order = append(order, j.ID)
 		mu.Unlock()
@@ -225,7 +225,7 @@ func TestPartitionsTakeTurns(t *testing.T) {
 	if err := c.Resume(t.Context(), q); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 30*time.Second, "every job to run", func() bool { return rec.count() >= 320 })
+	testkit.Eventually(t, 30*time.Second, "every job to run", func() bool { return rec.Count() >= 320 })
 	mu.Lock()
 	defer mu.Unlock()
 	last := 0
@@ -252,7 +252,7 @@ func TestPartitionedPeriodic(t *testing.T) {
 		rec := newRecorder()
 		var mu sync.Mutex
 		var ids []string
-		h := rec.handler(func(_ context.Context, j *worker.Job) error {
+		h := rec.Handler(func(_ context.Context, j *worker.Job) error {
 			mu.Lock()
 			ids = append(ids, j.ID)
 			mu.Unlock()
@@ -261,7 +261,7 @@ func TestPartitionedPeriodic(t *testing.T) {
 		opts := worker.QueueOptions{Partitions: 3, Periodic: []worker.Periodic{{Name: "tick", Every: time.Second}}}
 		startDaemon(t, rdb, register(t, nil, q, h, opts), cfg)
 		startDaemon(t, rdb, register(t, nil, q, h, opts), cfg)
-		testkit.Eventually(t, 15*time.Second, "three ticks", func() bool { return rec.count() >= 3 })
+		testkit.Eventually(t, 15*time.Second, "three ticks", func() bool { return rec.Count() >= 3 })
 		mu.Lock()
 		defer mu.Unlock()
 		seen := map[string]bool{}

@@ -27,7 +27,7 @@ func TestPartitionsChangeOnALiveQueue(t *testing.T) {
 		ctx := t.Context()
 		rec := newRecorder()
 		run := func(parts int) *daemon {
-			reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{Concurrency: 8, Partitions: parts})
+			reg := register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{Concurrency: 8, Partitions: parts})
 			d := startDaemon(t, rdb, reg, cfg)
 			waitPartitions(t, newClient(t, rdb, cfg), q, parts)
 			return d
@@ -45,7 +45,7 @@ func TestPartitionsChangeOnALiveQueue(t *testing.T) {
 
 		d := run(1)
 		add("one", 30)
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		d = run(4)
@@ -58,7 +58,7 @@ func TestPartitionsChangeOnALiveQueue(t *testing.T) {
 				t.Errorf("Get(%s) = %s; want scheduled", id, job.State)
 			}
 		}
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		run(2)
@@ -73,10 +73,10 @@ func TestPartitionsChangeOnALiveQueue(t *testing.T) {
 			t.Errorf("Stats = %+v; want %d jobs in all", s, len(all))
 		}
 		testkit.Eventually(t, 30*time.Second, "every job to run", func() bool {
-			return rec.count() >= len(all) && stats(t, producer, q) == admin.QueueStats{}
+			return rec.Count() >= len(all) && stats(t, producer, q) == admin.QueueStats{}
 		})
 		for _, id := range all {
-			if n := len(rec.of(id)); n != 1 {
+			if n := len(rec.Of(id)); n != 1 {
 				t.Errorf("job %s ran %d times; want once", id, n)
 			}
 		}
@@ -123,18 +123,18 @@ func TestPartitionedRateLimit(t *testing.T) {
 	cfg := testConfig(t, prefix)
 	c := newClient(t, rdb, cfg)
 	rec := newRecorder()
-	reg := register(t, nil, q, rec.handler(succeed), worker.QueueOptions{
+	reg := register(t, nil, q, rec.Handler(succeed), worker.QueueOptions{
 		Concurrency: 8, Partitions: parts, RateLimit: worker.RateLimit{N: 20, Per: time.Second},
 	})
 	startDaemon(t, rdb, reg, cfg)
 	waitPartitions(t, c, q, parts)
 	enqueueAll(t, c, specs(q, "r", 200))
 	start := time.Now()
-	testkit.Eventually(t, 10*time.Second, "some jobs to run", func() bool { return rec.count() >= 20 })
+	testkit.Eventually(t, 10*time.Second, "some jobs to run", func() bool { return rec.Count() >= 20 })
 	// Wait 1.5 s after the first claim: at most 20 per any 1 s window, so
 	// at most 40 by then (two windows).
 	time.Sleep(time.Until(start.Add(1500 * time.Millisecond))) //nolint:forbidigo // a window of the real clock
-	if n := rec.count(); n > 40 {
+	if n := rec.Count(); n > 40 {
 		t.Errorf("%d jobs started within 1.5 s under a limit of 20/s", n)
 	}
 }

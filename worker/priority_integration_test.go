@@ -351,12 +351,12 @@ func TestPriorityKeptAcrossRetries(t *testing.T) {
 		if first != 3 || second != first+1 {
 			t.Errorf("the flaky job's attempts ran at %d and %d; want 3 and 4 (run order %v)", first, second, got)
 		}
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 
 		// Requeued, the dead low job is due again at its own level.
-		if n, err := c.requeue(t.Context(), queue, doomed); err != nil || n != 1 {
+		if n, err := c.Requeue(t.Context(), queue, doomed); err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v; want 1", n, err)
 		}
 		if job := getJob(t, c, queue, doomed); job.Priority != worker.PriorityLow || job.State != worker.StateReady {

@@ -123,7 +123,7 @@ func mostInWindow(times []time.Time, d time.Duration) (most, at int) {
 func TestRateLimitAcrossDaemons(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			const jobs = 1000
 			limit := worker.RateLimit{N: 100, Per: time.Second}
@@ -140,10 +140,10 @@ func TestRateLimitAcrossDaemons(t *testing.T) {
 			})
 			taps := make([]*claimTap, 3)
 			for i := range taps {
-				taps[i] = &claimTap{Client: b.connect(t)}
+				taps[i] = &claimTap{Client: b.Connect(t)}
 				startDaemon(t, taps[i], register(t, nil, "q", h, worker.QueueOptions{Concurrency: 10, RateLimit: limit}), cfg)
 			}
-			producer := b.connect(t)
+			producer := b.Connect(t)
 			enqueueAll(t, newClient(t, producer, cfg), specs("q", "r", jobs))
 			count := func() int { mu.Lock(); defer mu.Unlock(); return len(started) }
 			testkit.Eventually(t, 60*time.Second, "every job to start", func() bool { return count() == jobs })

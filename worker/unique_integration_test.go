@@ -94,16 +94,16 @@ func TestUniqueKeyHeldUntilTheJobFinishes(t *testing.T) {
 		}
 
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, queue, rec.handler(succeed), worker.QueueOptions{}), cfg)
+		startDaemon(t, rdb, register(t, nil, queue, rec.Handler(succeed), worker.QueueOptions{}), cfg)
 		for _, id := range []string{first, other, plain} {
-			rec.waitCalls(t, id, 1, 10*time.Second)
+			rec.WaitCalls(t, id, 1, 10*time.Second)
 		}
 		testkit.Eventually(t, 10*time.Second, "the first job to be acked", func() bool { return isGone(t, c, queue, first) })
 		again := enqueue(t, c, worker.JobSpec{Queue: queue, UniqueKey: "user:42", Payload: []byte("again")})
 		if again == first {
 			t.Errorf("the new job has the first one's id %q", again)
 		}
-		if calls := rec.waitCalls(t, again, 1, 10*time.Second); calls[0].Payload != "again" {
+		if calls := rec.WaitCalls(t, again, 1, 10*time.Second); calls[0].Payload != "again" {
 			t.Errorf("the new job ran with payload %q; want again", calls[0].Payload)
 		}
 	})
@@ -142,13 +142,13 @@ func TestUniqueForFromEnqueue(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		startDaemon(t, rdb, register(t, nil, queue, rec.handler(succeed), worker.QueueOptions{}), cfg)
+		startDaemon(t, rdb, register(t, nil, queue, rec.Handler(succeed), worker.QueueOptions{}), cfg)
 
 		spec := worker.JobSpec{Queue: queue, UniqueKey: "report:2026-11", UniqueFor: window}
 		before := time.Now()
 		first := enqueue(t, c, spec)
 		after := time.Now()
-		rec.waitCalls(t, first, 1, 10*time.Second)
+		rec.WaitCalls(t, first, 1, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, queue, first) })
 		if time.Since(before) > window-500*time.Millisecond {
 			t.Fatalf("the job took %v to run and be acked; too close to the window of %v to test it", time.Since(before), window)
@@ -348,7 +348,7 @@ func TestEnqueueManyRefusesBadPriorityAndUnique(t *testing.T) {
 				t.Errorf("Stats(%s) = %+v after refused enqueues; want all zero", q, s)
 			}
 		}
-		if qs, err := c.allQueues(t.Context()); err != nil || len(qs) != 0 {
+		if qs, err := c.AllQueues(t.Context()); err != nil || len(qs) != 0 {
 			t.Errorf("Queues = %v, %v; want none recorded", qs, err)
 		}
 		// No key was taken by the refused batches.
@@ -368,8 +368,8 @@ func TestIDRetention(t *testing.T) {
 		cfg := testConfig(t, prefix)
 		c := newClient(t, rdb, cfg)
 		rec := newRecorder()
-		reg := register(t, nil, "retained", rec.handler(succeed), worker.QueueOptions{IDRetention: retention})
-		register(t, reg, "plain", rec.handler(succeed), worker.QueueOptions{})
+		reg := register(t, nil, "retained", rec.Handler(succeed), worker.QueueOptions{IDRetention: retention})
+		register(t, reg, "plain", rec.Handler(succeed), worker.QueueOptions{})
 		d := startDaemon(t, rdb, reg, cfg)
 		// The retention takes effect once the daemon stored it, in the
 		// queue's settings (the last of QueueKeys), with its first report.
@@ -382,7 +382,7 @@ func TestIDRetention(t *testing.T) {
 
 		spec := worker.JobSpec{Queue: "retained", ID: "order-1", Payload: []byte("first")}
 		enqueue(t, c, spec)
-		ran := rec.waitCalls(t, "order-1", 1, 10*time.Second)
+		ran := rec.WaitCalls(t, "order-1", 1, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the job to be acked", func() bool { return isGone(t, c, "retained", "order-1") })
 		if time.Since(ran[0].Start) > retention-500*time.Millisecond {
 			t.Fatalf("the ack came %v after the start; too close to the retention of %v to test it", time.Since(ran[0].Start), retention)
@@ -397,21 +397,21 @@ func TestIDRetention(t *testing.T) {
 		if accepted.Before(ran[0].Start.Add(retention - clockSlack)) {
 			t.Errorf("the id was accepted again %v after its job started; want the retention of %v after its finish", accepted.Sub(ran[0].Start), retention)
 		}
-		if calls := rec.waitCalls(t, "order-1", 2, 10*time.Second); calls[1].Payload != "again" {
+		if calls := rec.WaitCalls(t, "order-1", 2, 10*time.Second); calls[1].Payload != "again" {
 			t.Errorf("second run of order-1 had payload %q; want again", calls[1].Payload)
 		}
 
 		// A generated id is not retained: given back as the caller's own,
 		// right after its job was acked, it is a new job.
 		gen := enqueue(t, c, worker.JobSpec{Queue: "retained", Payload: []byte("generated")})
-		rec.waitCalls(t, gen, 1, 10*time.Second)
+		rec.WaitCalls(t, gen, 1, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the generated-id job to be acked", func() bool { return isGone(t, c, "retained", gen) })
 		enqueue(t, c, worker.JobSpec{Queue: "retained", ID: gen})
-		rec.waitCalls(t, gen, 2, 10*time.Second)
+		rec.WaitCalls(t, gen, 2, 10*time.Second)
 
 		// Without retention an id is free once its job is gone.
 		enqueue(t, c, worker.JobSpec{Queue: "plain", ID: "order-1"})
-		rec.waitCalls(t, "order-1", 3, 10*time.Second)
+		rec.WaitCalls(t, "order-1", 3, 10*time.Second)
 		testkit.Eventually(t, 10*time.Second, "the plain job to be acked", func() bool { return isGone(t, c, "plain", "order-1") })
 		enqueue(t, c, worker.JobSpec{Queue: "plain", ID: "order-1"})
 		if _, ok := testkit.HGet(t, rdb, rediskeys.QueueKeys(prefix, "plain").Settings, "id_retention"); ok {

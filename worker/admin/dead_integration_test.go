@@ -19,6 +19,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // writeDead puts jobs straight into the dead set of queue, as a worker that
@@ -53,7 +54,7 @@ func numbered(name string, n int) []string {
 }
 
 // deadPage reads a page of dead jobs and fails the test on an error.
-func deadPage(t testing.TB, c *client, queue string, q admin.JobListParams) admin.JobPage {
+func deadPage(t testing.TB, c *workertest.Client, queue string, q admin.JobListParams) admin.JobPage {
 	t.Helper()
 	q.Queue, q.State = queue, worker.StateDead
 	page, err := c.Jobs(t.Context(), q)
@@ -65,7 +66,7 @@ func deadPage(t testing.TB, c *client, queue string, q admin.JobListParams) admi
 
 // walkDead reads the dead set of queue page by page and returns the ids and
 // the size of each page.
-func walkDead(t testing.TB, c *client, queue string, limit int) (ids []string, sizes []int) {
+func walkDead(t testing.TB, c *workertest.Client, queue string, limit int) (ids []string, sizes []int) {
 	t.Helper()
 	q := admin.JobListParams{Limit: limit}
 	for {
@@ -92,14 +93,14 @@ func walkDead(t testing.TB, c *client, queue string, limit int) (ids []string, s
 
 func TestClientDead(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
 
 		// One job fails twice the way a worker fails it, the second time for good.
 		before := time.Now()
-		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "killed", Payload: allBytes(), MaxAttempts: 3, Timeout: 2 * time.Second})
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: "killed", Payload: workertest.AllBytes(), MaxAttempts: 3, Timeout: 2 * time.Second})
 		for i, errText := range []string{"first", "boom"} {
 			got, err := st.Claim(ctx, "q", 1, time.Minute)
 			if err != nil || len(got.Jobs) != 1 {
@@ -129,14 +130,14 @@ func TestClientDead(t *testing.T) {
 			t.Fatalf("the last page: %d jobs, next %q", len(page.Jobs), page.Next)
 		}
 		job := page.Jobs[0]
-		if want := getJob(t, c, "q", "killed"); !reflect.DeepEqual(job, want) {
+		if want := workertest.GetJob(t, c, "q", "killed"); !reflect.DeepEqual(job, want) {
 			t.Errorf("Dead lists\n%+v\nGet reads\n%+v", job, want)
 		}
-		if job.Attempt != 2 || job.MaxAttempts != 3 || job.Timeout != 2*time.Second || job.LastError != "boom" || !slices.Equal(job.Payload, allBytes()) {
+		if job.Attempt != 2 || job.MaxAttempts != 3 || job.Timeout != 2*time.Second || job.LastError != "boom" || !slices.Equal(job.Payload, workertest.AllBytes()) {
 			t.Errorf("listed %+v", job)
 		}
-		within(t, "DiedAt", job.DiedAt, before, after)
-		within(t, "EnqueuedAt", job.EnqueuedAt, before, after)
+		workertest.Within(t, "DiedAt", job.DiedAt, before, after)
+		workertest.Within(t, "EnqueuedAt", job.EnqueuedAt, before, after)
 
 		// The default limit is 100.
 		writeDead(t, rdb, prefix, "many", numbered("m", 150), func(int) int64 { return ms })
@@ -156,8 +157,8 @@ func TestClientDead(t *testing.T) {
 
 func TestClientDeadInvalid(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		writeDead(t, rdb, prefix, "q", numbered("d", 3), func(int) int64 { return testkit.RedisNow(t, rdb) })
 		raw := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 		ctx := t.Context()
@@ -166,29 +167,29 @@ func TestClientDeadInvalid(t *testing.T) {
 			err   error
 			field string
 		}{
-			{"bad queue", second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateDead})), "Queue"},
-			{"limit -1", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: -1})), "Limit"},
-			{"limit 1001", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 1001})), "Limit"},
-			{"cursor not base64", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: "!!!"})), "Cursor"},
-			{"cursor padded", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: base64.URLEncoding.EncodeToString([]byte("12:a"))})), "Cursor"},
-			{"cursor without a colon", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12")})), "Cursor"},
-			{"cursor without a time", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw(":a")})), "Cursor"},
-			{"cursor without an id", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:")})), "Cursor"},
-			{"cursor time not a number", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1x:a")})), "Cursor"},
-			{"cursor time negative", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("-1:a")})), "Cursor"},
-			{"cursor time of 16 digits", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1234567890123456:a")})), "Cursor"},
-			{"cursor id with a space", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:a b")})), "Cursor"},
-			{"cursor id too long", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:" + strings.Repeat("x", 257))})), "Cursor"},
-			{"cursor too long", second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: strings.Repeat("A", 400)})), "Cursor"},
-			{"Purge bad queue", second(c.purge(ctx, "q{x}", "d-0000")), "Queue"},
-			{"Purge bad id", second(c.purge(ctx, "q", "d-0000", "")), "IDs[1]"},
-			{"PurgeAll bad queue", second(c.purgeAll(ctx, "")), "Queue"},
-			{"RequeueAll bad queue", second(c.requeueAll(ctx, "a:b")), "Queue"},
+			{"bad queue", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateDead})), "Queue"},
+			{"limit -1", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: -1})), "Limit"},
+			{"limit 1001", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 1001})), "Limit"},
+			{"cursor not base64", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: "!!!"})), "Cursor"},
+			{"cursor padded", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: base64.URLEncoding.EncodeToString([]byte("12:a"))})), "Cursor"},
+			{"cursor without a colon", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12")})), "Cursor"},
+			{"cursor without a time", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw(":a")})), "Cursor"},
+			{"cursor without an id", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:")})), "Cursor"},
+			{"cursor time not a number", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1x:a")})), "Cursor"},
+			{"cursor time negative", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("-1:a")})), "Cursor"},
+			{"cursor time of 16 digits", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("1234567890123456:a")})), "Cursor"},
+			{"cursor id with a space", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:a b")})), "Cursor"},
+			{"cursor id too long", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw("12:" + strings.Repeat("x", 257))})), "Cursor"},
+			{"cursor too long", workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: strings.Repeat("A", 400)})), "Cursor"},
+			{"Purge bad queue", workertest.Second(c.Purge(ctx, "q{x}", "d-0000")), "Queue"},
+			{"Purge bad id", workertest.Second(c.Purge(ctx, "q", "d-0000", "")), "IDs[1]"},
+			{"PurgeAll bad queue", workertest.Second(c.PurgeAll(ctx, "")), "Queue"},
+			{"RequeueAll bad queue", workertest.Second(c.RequeueAll(ctx, "a:b")), "Queue"},
 		}
 		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) { checkInvalid(t, tt.err, tt.field, "") })
+			t.Run(tt.name, func(t *testing.T) { workertest.CheckInvalid(t, tt.err, tt.field, "") })
 		}
-		if s := stats(t, c, "q"); s != (admin.QueueStats{Dead: 3}) {
+		if s := workertest.Stats(t, c, "q"); s != (admin.QueueStats{Dead: 3}) {
 			t.Errorf("Stats = %+v after refused calls, want the 3 dead jobs", s)
 		}
 		// The limits themselves are allowed.
@@ -202,31 +203,31 @@ func TestClientDeadInvalid(t *testing.T) {
 
 func TestClientPurge(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		st := store.New(rdb, prefix, nil)
 		ctx := t.Context()
 		writeDead(t, rdb, prefix, "q", []string{"d1", "d2"}, func(int) int64 { return testkit.RedisNow(t, rdb) })
-		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "active"})
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: "active"})
 		if got, err := st.Claim(ctx, "q", 1, time.Minute); err != nil || len(got.Jobs) != 1 {
 			t.Fatalf("Claim = %+v, %v", got, err)
 		}
-		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "due"})
-		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "later", Delay: time.Hour})
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: "due"})
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: "later", Delay: time.Hour})
 
-		n, err := c.purge(ctx, "q", "d1", "due", "active", "later", "missing", "d1")
+		n, err := c.Purge(ctx, "q", "d1", "due", "active", "later", "missing", "d1")
 		if err != nil || n != 1 {
 			t.Fatalf("Purge = %d, %v; want 1", n, err)
 		}
-		if !isGone(t, c, "q", "d1") {
+		if !workertest.IsGone(t, c, "q", "d1") {
 			t.Error("d1 is still there")
 		}
 		for id, state := range map[string]worker.State{"d2": worker.StateDead, "active": worker.StateActive, "due": worker.StateReady, "later": worker.StateScheduled} {
-			if !inState(t, c, "q", id, state) {
+			if !workertest.InState(t, c, "q", id, state) {
 				t.Errorf("%s is no longer %s", id, state)
 			}
 		}
-		if n, err := c.purge(ctx, "q", "d1"); err != nil || n != 0 {
+		if n, err := c.Purge(ctx, "q", "d1"); err != nil || n != 0 {
 			t.Errorf("second Purge = %d, %v; want 0", n, err)
 		}
 	})
@@ -237,8 +238,8 @@ func TestClientPurge(t *testing.T) {
 // hour ahead) are left dead.
 func TestClientRequeueAllPurgeAll(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		ctx := t.Context()
 		const n = 2500
 		ms := testkit.RedisNow(t, rdb)
@@ -248,23 +249,23 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 		}
 
 		before := time.Now()
-		if got, err := c.requeueAll(ctx, "requeue"); err != nil || got != n {
+		if got, err := c.RequeueAll(ctx, "requeue"); err != nil || got != n {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}
 		after := time.Now()
-		if s := stats(t, c, "requeue"); s != (admin.QueueStats{Ready: n, Dead: 3}) {
+		if s := workertest.Stats(t, c, "requeue"); s != (admin.QueueStats{Ready: n, Dead: 3}) {
 			t.Errorf("after RequeueAll: %+v, want %d ready and the 3 later jobs dead", s, n)
 		}
-		job := getJob(t, c, "requeue", "d-2499")
+		job := workertest.GetJob(t, c, "requeue", "d-2499")
 		if job.State != worker.StateReady || job.Attempt != 0 || job.LastError != "boom" {
 			t.Errorf("requeued job: %+v", job)
 		}
-		within(t, "RunAt of a requeued job", job.RunAt, before, after)
+		workertest.Within(t, "RunAt of a requeued job", job.RunAt, before, after)
 
-		if got, err := c.purgeAll(ctx, "purge"); err != nil || got != n {
+		if got, err := c.PurgeAll(ctx, "purge"); err != nil || got != n {
 			t.Fatalf("PurgeAll = %d, %v; want %d", got, err, n)
 		}
-		if s := stats(t, c, "purge"); s != (admin.QueueStats{Dead: 3}) {
+		if s := workertest.Stats(t, c, "purge"); s != (admin.QueueStats{Dead: 3}) {
 			t.Errorf("after PurgeAll: %+v, want the 3 later jobs dead", s)
 		}
 		k := store.QueueKeys(prefix, "purge")
@@ -274,10 +275,10 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 
 		// Nothing is left to do; the later jobs are still dead.
 		for _, q := range []string{"requeue", "purge", "empty"} {
-			if got, err := c.requeueAll(ctx, q); err != nil || got != 0 {
+			if got, err := c.RequeueAll(ctx, q); err != nil || got != 0 {
 				t.Errorf("RequeueAll(%s) again = %d, %v", q, got, err)
 			}
-			if got, err := c.purgeAll(ctx, q); err != nil || got != 0 {
+			if got, err := c.PurgeAll(ctx, q); err != nil || got != 0 {
 				t.Errorf("PurgeAll(%s) again = %d, %v", q, got, err)
 			}
 		}
@@ -293,25 +294,25 @@ func TestClientRequeueAllPurgeAll(t *testing.T) {
 // moves each job that was dead when it began exactly once.
 func TestClientRequeueAllWhileJobsDie(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		cfg := testConfig(t, prefix)
-		c := newClient(t, rdb, cfg)
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := workertest.Config(t, prefix)
+		c := workertest.NewClient(t, rdb, cfg)
 		const n = 1500
 		ids := numbered("d", n)
 		ms := testkit.RedisNow(t, rdb) - time.Hour.Milliseconds()
 		writeDead(t, rdb, prefix, "q", ids, func(int) int64 { return ms })
-		rec := newRecorder()
-		failing := rec.handler(func(context.Context, *worker.Job) error { return worker.Permanent(errors.New("again")) })
-		startDaemon(t, rdb, register(t, nil, "q", failing, worker.QueueOptions{Concurrency: 50}), cfg)
+		rec := workertest.NewRecorder()
+		failing := rec.Handler(func(context.Context, *worker.Job) error { return worker.Permanent(errors.New("again")) })
+		workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "q", failing, worker.QueueOptions{Concurrency: 50}), cfg)
 
-		got, err := c.requeueAll(t.Context(), "q")
+		got, err := c.RequeueAll(t.Context(), "q")
 		if err != nil || got != n {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}
-		t.Logf("%d jobs had run again when RequeueAll returned", rec.count())
-		testkit.Eventually(t, 30*time.Second, "every requeued job to die again", func() bool { return stats(t, c, "q").Dead == n })
+		t.Logf("%d jobs had run again when RequeueAll returned", rec.Count())
+		testkit.Eventually(t, 30*time.Second, "every requeued job to die again", func() bool { return workertest.Stats(t, c, "q").Dead == n })
 		for _, id := range ids {
-			if calls := rec.of(id); len(calls) != 1 {
+			if calls := rec.Of(id); len(calls) != 1 {
 				t.Fatalf("job %s ran %d times, want once", id, len(calls))
 			}
 		}

@@ -10,16 +10,17 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 func TestFleetReportsEveryDaemon(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		cfg := testConfig(t, prefix)
-		c := newClient(t, rdb, cfg)
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := workertest.Config(t, prefix)
+		c := workertest.NewClient(t, rdb, cfg)
 		limit := worker.RateLimit{N: 50, Per: time.Second}
-		a := startDaemon(t, rdb, register(t, nil, "f", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 3, RateLimit: limit}), cfg)
-		b := startDaemon(t, rdb, register(t, nil, "f", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 5, RateLimit: limit}), cfg)
+		a := workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "f", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{Concurrency: 3, RateLimit: limit}), cfg)
+		b := workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "f", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{Concurrency: 5, RateLimit: limit}), cfg)
 		if a.ID() == b.ID() {
 			t.Fatalf("two daemons share the id %q", a.ID())
 		}
@@ -56,7 +57,7 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 		}
 
 		// A stopped daemon leaves the fleet at once.
-		if err := a.stop(t, 10*time.Second); err != nil {
+		if err := a.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 5*time.Second, "the stopped daemon to leave and the other to lead", func() bool {
@@ -78,16 +79,16 @@ func TestFleetReportsEveryDaemon(t *testing.T) {
 // leads carries the time left on the leader lock.
 func TestFleetShowsVersionStartScheduleAndLeaderTTL(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		cfg := testConfig(t, prefix)
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := workertest.Config(t, prefix)
 		cfg.Version = "v-test"
-		c := newClient(t, rdb, cfg)
-		reg := register(t, nil, "plain", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 2})
-		register(t, reg, "timed", worker.HandlerFunc(succeed), worker.QueueOptions{Concurrency: 1, Periodic: []worker.Periodic{
+		c := workertest.NewClient(t, rdb, cfg)
+		reg := workertest.Register(t, nil, "plain", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{Concurrency: 2})
+		workertest.Register(t, reg, "timed", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{Concurrency: 1, Periodic: []worker.Periodic{
 			{Name: "tick", Every: time.Hour}, {Name: "nightly", Cron: "0 3 * * *"},
 		}})
 		before := time.Now()
-		d := startDaemon(t, rdb, reg, cfg)
+		d := workertest.StartDaemon(t, rdb, reg, cfg)
 
 		fleets := map[string]admin.Fleet{}
 		testkit.Eventually(t, 5*time.Second, "the daemon to report to and lead both queues", func() bool {
@@ -127,8 +128,8 @@ func TestFleetShowsVersionStartScheduleAndLeaderTTL(t *testing.T) {
 // version, without version, start time and schedules, is still read.
 func TestFleetReadsOldReports(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		fleet := queueKey(prefix, "old", "fleet")
 		testkit.Do(t, rdb, rdb.B().Set().Key(fleet+":p-old").Value(`{"id":"p-old","concurrency":4,"reported":"2026-01-02T03:04:05Z"}`).Px(time.Minute).Build())
 		testkit.Do(t, rdb, rdb.B().Sadd().Key(fleet).Member("p-old").Build())

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
@@ -21,31 +22,31 @@ import (
 // it), and listed again when a job is enqueued to it.
 func TestForgetQueue(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		ctx := t.Context()
-		c := newClient(t, rdb, testConfig(t, prefix))
-		reg := register(t, nil, "retired", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
-		d := startDaemon(t, rdb, reg, testConfig(t, prefix))
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
+		reg := workertest.Register(t, nil, "retired", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
+		d := workertest.StartDaemon(t, rdb, reg, workertest.Config(t, prefix))
 		// Enqueued through the operator's Client, which then forgets the
 		// queue: its next enqueue records the name again at once.
-		res, err := c.op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}})
+		res, err := c.Op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}})
 		if err != nil || res[0].Err != nil {
 			t.Fatalf("Enqueue = %+v, %v", res, err)
 		}
 		id := res[0].ID
-		testkit.Eventually(t, 10*time.Second, "the job to run", func() bool { return isGone(t, c, "retired", id) })
+		testkit.Eventually(t, 10*time.Second, "the job to run", func() bool { return workertest.IsGone(t, c, "retired", id) })
 
 		err = c.Forget(ctx, "retired")
 		if !errors.Is(err, admin.ErrQueueInUse) || !strings.Contains(err.Error(), "served by 1 process ("+d.ID()+")") {
 			t.Fatalf("ForgetQueue of a served queue = %v; want ErrQueueInUse naming the process", err)
 		}
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Forget(ctx, "retired"); err != nil {
 			t.Fatalf("ForgetQueue after the daemon stopped: %v", err)
 		}
-		if names, err := c.allQueues(ctx); err != nil || slices.Contains(names, "retired") {
+		if names, err := c.AllQueues(ctx); err != nil || slices.Contains(names, "retired") {
 			t.Errorf("Queues = %v, %v; want retired gone", names, err)
 		}
 		for _, key := range rediskeys.QueueKeys(prefix, "retired").All() {
@@ -56,10 +57,10 @@ func TestForgetQueue(t *testing.T) {
 		if err := c.Forget(ctx, "retired"); err != nil {
 			t.Errorf("ForgetQueue again: %v; want nil", err)
 		}
-		if res, err := c.op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}}); err != nil || res[0].Err != nil {
+		if res, err := c.Op.Enqueue(ctx, []worker.JobSpec{{Queue: "retired"}}); err != nil || res[0].Err != nil {
 			t.Fatalf("Enqueue after the forget = %+v, %v", res, err)
 		}
-		if names, err := c.allQueues(ctx); err != nil || !slices.Contains(names, "retired") {
+		if names, err := c.AllQueues(ctx); err != nil || !slices.Contains(names, "retired") {
 			t.Errorf("Queues after a new enqueue = %v, %v; want retired listed again", names, err)
 		}
 	})
@@ -69,11 +70,11 @@ func TestForgetQueue(t *testing.T) {
 // and nothing is deleted; once released, the queue is forgotten.
 func TestForgetQueueInUse(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		ctx := t.Context()
-		c := newClient(t, rdb, testConfig(t, prefix))
-		enqueue(t, c, worker.JobSpec{Queue: "kept", Delay: time.Hour})
-		enqueue(t, c, worker.JobSpec{Queue: "kept", UniqueKey: "u", UniqueFor: time.Hour})
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "kept", Delay: time.Hour})
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "kept", UniqueKey: "u", UniqueFor: time.Hour})
 		if err := c.Pause(ctx, "kept"); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestForgetQueueInUse(t *testing.T) {
 		if !errors.Is(err, admin.ErrQueueInUse) || err.Error() != want {
 			t.Fatalf("ForgetQueue = %v\nwant %s", err, want)
 		}
-		if s := stats(t, c, "kept"); s.Scheduled != 1 || s.Ready != 1 || !s.Paused {
+		if s := workertest.Stats(t, c, "kept"); s.Scheduled != 1 || s.Ready != 1 || !s.Paused {
 			t.Errorf("stats after the refusal: %+v; want both jobs, paused", s)
 		}
 		var ve *worker.ValidationError

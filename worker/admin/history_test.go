@@ -12,6 +12,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // historySum adds up minutes.
@@ -34,10 +35,10 @@ func historySum(minutes []admin.HistoryMinute) admin.HistoryMinute {
 // with its lag; a cancelled job is not counted as died.
 func TestHistoryThroughADaemon(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		ctx := t.Context()
-		cfg := testConfig(t, prefix)
-		c := newClient(t, rdb, cfg)
+		cfg := workertest.Config(t, prefix)
+		c := workertest.NewClient(t, rdb, cfg)
 		started := make(chan string, 16)
 		h := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
 			started <- job.ID
@@ -56,20 +57,20 @@ func TestHistoryThroughADaemon(t *testing.T) {
 			}
 			return nil
 		})
-		startDaemon(t, rdb, register(t, nil, "h", h, worker.QueueOptions{MaxAttempts: 2, Backoff: worker.FixedSteps{0}}), cfg)
+		workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "h", h, worker.QueueOptions{MaxAttempts: 2, Backoff: worker.FixedSteps{0}}), cfg)
 		from := time.UnixMilli(testkit.RedisNow(t, rdb))
-		enqueue(t, c, worker.JobSpec{Queue: "h", ID: "cancelled"})
-		if id := receive(t, started, 10*time.Second, "the job to cancel to start"); id != "cancelled" {
+		workertest.Enqueue(t, c, worker.JobSpec{Queue: "h", ID: "cancelled"})
+		if id := workertest.Receive(t, started, 10*time.Second, "the job to cancel to start"); id != "cancelled" {
 			t.Fatalf("%s started, want cancelled", id)
 		}
 		if err := c.Cancel(ctx, "h", "cancelled"); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"ok1", "ok2", "flaky", "doomed", "perm"} {
-			enqueue(t, c, worker.JobSpec{Queue: "h", ID: id})
+			workertest.Enqueue(t, c, worker.JobSpec{Queue: "h", ID: id})
 		}
 		for range 7 { // ok1, ok2, perm once; flaky and doomed twice
-			receive(t, started, 10*time.Second, "the jobs to start")
+			workertest.Receive(t, started, 10*time.Second, "the jobs to start")
 		}
 		want := admin.HistoryMinute{Succeeded: 3, Retried: 2, Died: 2} // succeeded: ok1, ok2, flaky; died: doomed, perm
 		var got admin.HistoryMinute
@@ -97,7 +98,7 @@ func TestHistoryThroughADaemon(t *testing.T) {
 		if lag, ok := admin.LagQuantile(minutes, 0.5); !ok || lag <= 0 || lag >= 5*time.Minute {
 			t.Errorf("LagQuantile(0.5) = %v, %v; want a lag under 5m", lag, ok)
 		}
-		if !inState(t, c, "h", "cancelled", worker.StateDead) {
+		if !workertest.InState(t, c, "h", "cancelled", worker.StateDead) {
 			t.Error("the cancelled job is not dead")
 		}
 	})
@@ -108,7 +109,7 @@ func TestHistoryThroughADaemon(t *testing.T) {
 // first, at most a day of them; bad arguments are ValidationErrors.
 func TestHistoryMinutes(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, testkit.Single(t), testConfig(t, testkit.Prefix(t)))
+	c := workertest.NewClient(t, testkit.Single(t), workertest.Config(t, testkit.Prefix(t)))
 	ctx := t.Context()
 	base := time.Date(2001, 2, 3, 4, 5, 0, 0, time.UTC)
 	got, err := c.History(ctx, "quiet", base.Add(30*time.Second), base.Add(3*time.Minute+10*time.Second))

@@ -12,6 +12,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // TestJobsAsGet: a job listed by Jobs is the job Get reads, field for
@@ -19,10 +20,10 @@ import (
 // does (admin's jobOf and worker's jobFromRecord).
 func TestJobsAsGet(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		ctx := t.Context()
-		cfg := testConfig(t, prefix)
-		c := newClient(t, rdb, cfg)
+		cfg := workertest.Config(t, prefix)
+		c := workertest.NewClient(t, rdb, cfg)
 		release := make(chan struct{})
 		t.Cleanup(func() { close(release) })
 		h := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
@@ -41,7 +42,7 @@ func TestJobsAsGet(t *testing.T) {
 			}
 			return job.SetResult([]byte(`{"ok":true}`))
 		})
-		reg := register(t, nil, "q", h, worker.QueueOptions{RetainCompleted: worker.Retention{Count: 10}})
+		reg := workertest.Register(t, nil, "q", h, worker.QueueOptions{RetainCompleted: worker.Retention{Count: 10}})
 		full := func(id string) worker.JobSpec {
 			return worker.JobSpec{
 				Queue: "q", ID: id, Payload: []byte(`{"n":1}`), MaxAttempts: 3, Timeout: time.Minute,
@@ -52,27 +53,27 @@ func TestJobsAsGet(t *testing.T) {
 		later := full("later")
 		later.Delay = time.Hour
 		for _, spec := range []worker.JobSpec{full("dies"), full("runs"), full("done"), later} {
-			enqueue(t, c, spec)
+			workertest.Enqueue(t, c, spec)
 		}
-		startDaemon(t, rdb, reg, cfg)
+		workertest.StartDaemon(t, rdb, reg, cfg)
 		testkit.Eventually(t, 10*time.Second, "a job in every state", func() bool {
-			s := stats(t, c, "q")
+			s := workertest.Stats(t, c, "q")
 			return s.Dead == 1 && s.Active == 1 && s.Completed == 1 && s.Scheduled == 1
 		})
 		testkit.Eventually(t, 10*time.Second, "the progress to be stored", func() bool {
-			return getJob(t, c, "q", "runs").Progress != nil
+			return workertest.GetJob(t, c, "q", "runs").Progress != nil
 		})
 		paused := full("ready")
 		if err := c.Pause(ctx, "q"); err != nil {
 			t.Fatal(err)
 		}
-		enqueue(t, c, paused)
+		workertest.Enqueue(t, c, paused)
 		for _, state := range []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted} {
-			jobs, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: state})
+			jobs, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: state})
 			if len(jobs) != 1 {
 				t.Fatalf("Jobs(%s) = %d jobs, want 1", state, len(jobs))
 			}
-			listed, got := jobs[0], getJob(t, c, "q", jobs[0].ID)
+			listed, got := jobs[0], workertest.GetJob(t, c, "q", jobs[0].ID)
 			listed.LeaseUntil, got.LeaseUntil = time.Time{}, time.Time{} // renewed between the two reads
 			if !reflect.DeepEqual(listed, got) {
 				t.Errorf("%s: Jobs lists\n%+v\nGet reads\n%+v", state, listed, got)

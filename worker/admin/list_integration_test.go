@@ -17,6 +17,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // listAll reads every page of q and returns the jobs and the page sizes.
@@ -33,18 +34,18 @@ func priorityRank(p worker.Priority) int {
 
 func TestListReadyAndScheduled(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		levels := []worker.Priority{worker.PriorityHigh, worker.PriorityNormal, worker.PriorityLow}
 		var ready, scheduled []*worker.Job
 		for i := range 12 {
 			p := levels[i%3]
-			r := enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("r%02d", i), Priority: p, UniqueKey: fmt.Sprintf("u%d", i)})
+			r := workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("r%02d", i), Priority: p, UniqueKey: fmt.Sprintf("u%d", i)})
 			// Scheduled jobs share run-ats across levels, in pairs: the id
 			// breaks the tie.
-			s := enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("s%02d", i), Priority: p, RunAt: time.Now().Add(time.Hour + time.Duration(i/2)*time.Minute).Truncate(time.Millisecond)})
-			ready = append(ready, getJob(t, c, "q", r))
-			scheduled = append(scheduled, getJob(t, c, "q", s))
+			s := workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("s%02d", i), Priority: p, RunAt: time.Now().Add(time.Hour + time.Duration(i/2)*time.Minute).Truncate(time.Millisecond)})
+			ready = append(ready, workertest.GetJob(t, c, "q", r))
+			scheduled = append(scheduled, workertest.GetJob(t, c, "q", s))
 		}
 		slices.SortFunc(ready, func(a, b *worker.Job) int {
 			return cmp.Or(cmp.Compare(priorityRank(a.Priority), priorityRank(b.Priority)), a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
@@ -57,9 +58,9 @@ func TestListReadyAndScheduled(t *testing.T) {
 			want  []*worker.Job
 		}{{worker.StateReady, ready}, {worker.StateScheduled, scheduled}} {
 			for _, limit := range []int{1, 5, 0} {
-				got, sizes := listAll(t, c, admin.JobListParams{Queue: "q", State: tc.state, Limit: limit})
-				if !slices.Equal(jobIDs(got), jobIDs(tc.want)) {
-					t.Fatalf("%s, limit %d: %v, want %v", tc.state, limit, jobIDs(got), jobIDs(tc.want))
+				got, sizes := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: tc.state, Limit: limit})
+				if !slices.Equal(workertest.JobIDs(got), workertest.JobIDs(tc.want)) {
+					t.Fatalf("%s, limit %d: %v, want %v", tc.state, limit, workertest.JobIDs(got), workertest.JobIDs(tc.want))
 				}
 				if limit == 5 && !slices.Equal(sizes, []int{5, 5, 2}) {
 					t.Errorf("%s: pages of %v", tc.state, sizes)
@@ -73,29 +74,29 @@ func TestListReadyAndScheduled(t *testing.T) {
 		}
 
 		// A job due soon is scheduled, then ready, in its level's place.
-		soon := enqueue(t, c, worker.JobSpec{Queue: "q", Priority: worker.PriorityLow, Delay: 200 * time.Millisecond})
-		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); got[0].ID != soon {
+		soon := workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", Priority: worker.PriorityLow, Delay: 200 * time.Millisecond})
+		if got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); got[0].ID != soon {
 			t.Errorf("scheduled starts with %s, want the job due soon %s", got[0].ID, soon)
 		}
 		testkit.Eventually(t, 5*time.Second, "the job to be due", func() bool {
-			got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateReady})
+			got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateReady})
 			return len(got) == 13 && got[12].ID == soon
 		})
-		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); len(got) != 12 || slices.Contains(jobIDs(got), soon) {
-			t.Errorf("scheduled after it was due: %v", jobIDs(got))
+		if got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateScheduled}); len(got) != 12 || slices.Contains(workertest.JobIDs(got), soon) {
+			t.Errorf("scheduled after it was due: %v", workertest.JobIDs(got))
 		}
 	})
 }
 
 func TestListActive(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		cfg := testConfig(t, prefix)
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := workertest.Config(t, prefix)
 		cfg.Lease = time.Minute // no renewal moves a job while the pages are read
-		c := newClient(t, rdb, cfg)
+		c := workertest.NewClient(t, rdb, cfg)
 		release := make(chan struct{})
 		seen := make(chan *worker.Job, 10)
-		reg := register(t, nil, "q", worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
+		reg := workertest.Register(t, nil, "q", worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
 			seen <- job
 			select {
 			case <-release:
@@ -105,25 +106,25 @@ func TestListActive(t *testing.T) {
 		}), worker.QueueOptions{Concurrency: 10})
 		before := time.UnixMilli(testkit.RedisNow(t, rdb))
 		for i := range 7 {
-			enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("a%d", i), Priority: worker.PriorityHigh})
+			workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("a%d", i), Priority: worker.PriorityHigh})
 		}
-		d := startDaemon(t, rdb, reg, cfg)
+		d := workertest.StartDaemon(t, rdb, reg, cfg)
 		defer close(release)
 		for range 7 {
-			job := receive(t, seen, 10*time.Second, "a job to start")
+			job := workertest.Receive(t, seen, 10*time.Second, "a job to start")
 			if job.Worker != d.ID() || job.StartedAt.Before(before) {
 				t.Errorf("the handler's job %s: Worker %q, StartedAt %v; want %q, after %v", job.ID, job.Worker, job.StartedAt, d.ID(), before)
 			}
 		}
 		after := time.UnixMilli(testkit.RedisNow(t, rdb) + 1)
-		got, sizes := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateActive, Limit: 3})
-		if ids := jobIDs(got); len(ids) != 7 || !slices.Equal(sizes, []int{3, 3, 1}) {
+		got, sizes := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateActive, Limit: 3})
+		if ids := workertest.JobIDs(got); len(ids) != 7 || !slices.Equal(sizes, []int{3, 3, 1}) {
 			t.Fatalf("active: %v in pages of %v", ids, sizes)
 		}
-		ids := jobIDs(got)
+		ids := workertest.JobIDs(got)
 		slices.Sort(ids)
 		if ids = slices.Compact(ids); len(ids) != 7 {
-			t.Errorf("a job listed twice: %v", jobIDs(got))
+			t.Errorf("a job listed twice: %v", workertest.JobIDs(got))
 		}
 		for i, j := range got {
 			if i > 0 && j.LeaseUntil.Before(got[i-1].LeaseUntil) {
@@ -133,7 +134,7 @@ func TestListActive(t *testing.T) {
 				!j.LeaseUntil.After(j.StartedAt) || j.Attempt != 1 || j.Priority != worker.PriorityHigh || j.RunAt != (time.Time{}) {
 				t.Errorf("listed %+v; want active on %s, started in [%v, %v]", j, d.ID(), before, after)
 			}
-			if g := getJob(t, c, "q", j.ID); g.Worker != j.Worker || !g.StartedAt.Equal(j.StartedAt) || !g.LeaseUntil.Equal(j.LeaseUntil) {
+			if g := workertest.GetJob(t, c, "q", j.ID); g.Worker != j.Worker || !g.StartedAt.Equal(j.StartedAt) || !g.LeaseUntil.Equal(j.LeaseUntil) {
 				t.Errorf("Get reads %+v, List %+v", g, j)
 			}
 		}
@@ -161,8 +162,8 @@ func writeDeadErrs(t testing.TB, rdb rueidis.Client, prefix, queue string, ids [
 
 func TestListDeadFilter(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		// Recent: the daemon's leader trims old dead jobs.
 		ms := testkit.RedisNow(t, rdb) - time.Minute.Milliseconds()
 		errs := []string{"HTTP 503: upstream Timeout", "boom", "context deadline exceeded (timeout)", "bad input"}
@@ -170,13 +171,13 @@ func TestListDeadFilter(t *testing.T) {
 		writeDeadErrs(t, rdb, prefix, "q", ids, func(i int) int64 { return ms + int64(i)*1000 }, func(i int) string { return errs[i%4] })
 		// Jobs that failed for real, through the scripts: a state entry
 		// holds their error.
-		reg := register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error {
+		reg := workertest.Register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error {
 			return worker.Permanent(errors.New("real TIMEOUT"))
 		}), worker.QueueOptions{})
-		d := startDaemon(t, rdb, reg, testConfig(t, prefix))
-		real := enqueue(t, c, worker.JobSpec{Queue: "q", Priority: worker.PriorityLow})
-		testkit.Eventually(t, 10*time.Second, "the job to die", func() bool { return inState(t, c, "q", real, worker.StateDead) })
-		if err := d.stop(t, 10*time.Second); err != nil {
+		d := workertest.StartDaemon(t, rdb, reg, workertest.Config(t, prefix))
+		real := workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", Priority: worker.PriorityLow})
+		testkit.Eventually(t, 10*time.Second, "the job to die", func() bool { return workertest.InState(t, c, "q", real, worker.StateDead) })
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 
@@ -187,21 +188,21 @@ func TestListDeadFilter(t *testing.T) {
 			}
 		}
 		f := admin.DeadFilter{ErrorContains: "TimeOut"}
-		got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 3, Dead: f})
-		if want := append(slices.Clone(timeouts), real); !slices.Equal(jobIDs(got), want) {
-			t.Errorf("by error: %v, want %v", jobIDs(got), want)
+		got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Limit: 3, Dead: f})
+		if want := append(slices.Clone(timeouts), real); !slices.Equal(workertest.JobIDs(got), want) {
+			t.Errorf("by error: %v, want %v", workertest.JobIDs(got), want)
 		}
 		if last := got[len(got)-1]; last.Priority != worker.PriorityLow || !strings.Contains(last.LastError, "real TIMEOUT") || last.State != worker.StateDead {
 			t.Errorf("the real dead job: %+v", last)
 		}
 		// By age: DiedAfter and DiedBefore are exclusive.
 		age := admin.DeadFilter{DiedAfter: time.UnixMilli(ms + 10_000), DiedBefore: time.UnixMilli(ms + 20_000)}
-		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), ids[11:20]) {
-			t.Errorf("by age: %v, want %v", jobIDs(got), ids[11:20])
+		if got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(workertest.JobIDs(got), ids[11:20]) {
+			t.Errorf("by age: %v, want %v", workertest.JobIDs(got), ids[11:20])
 		}
 		age.ErrorContains = "boom"
-		if got, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(jobIDs(got), []string{"d-0013", "d-0017"}) {
-			t.Errorf("by age and error: %v", jobIDs(got))
+		if got, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead, Dead: age}); !slices.Equal(workertest.JobIDs(got), []string{"d-0013", "d-0017"}) {
+			t.Errorf("by age and error: %v", workertest.JobIDs(got))
 		}
 	})
 }
@@ -210,8 +211,8 @@ func TestListDeadFilter(t *testing.T) {
 // empty even, with a Next: one List examines at most 10,000 jobs.
 func TestListDeadShortPages(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		ids := make([]string, 22_000)
 		for i := range ids {
 			ids[i] = fmt.Sprintf("h-%05d", i) // by bytes as by number
@@ -229,7 +230,7 @@ func TestListDeadShortPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pages = append(pages, jobIDs(page.Jobs))
+			pages = append(pages, workertest.JobIDs(page.Jobs))
 			if page.Next == "" {
 				break
 			}
@@ -244,10 +245,10 @@ func TestListDeadShortPages(t *testing.T) {
 
 func TestListInvalid(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		for i := range 3 {
-			enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("j%d", i), Delay: time.Hour})
+			workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: fmt.Sprintf("j%d", i), Delay: time.Hour})
 		}
 		writeDead(t, rdb, prefix, "q", numbered("d", 3), func(int) int64 { return testkit.RedisNow(t, rdb) })
 		ctx := t.Context()
@@ -260,7 +261,6 @@ func TestListInvalid(t *testing.T) {
 		}
 		scheduled, dead := next(worker.StateScheduled), next(worker.StateDead)
 		raw := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-		second := func(_ admin.JobPage, err error) error { return err }
 		tests := []struct {
 			name  string
 			q     admin.JobListParams
@@ -285,19 +285,19 @@ func TestListInvalid(t *testing.T) {
 		}
 		for _, tt := range tests {
 			tt.q.Queue = "q"
-			err := second(c.Jobs(ctx, tt.q))
+			err := workertest.Second(c.Jobs(ctx, tt.q))
 			var ve *worker.ValidationError
 			if !errors.As(err, &ve) || ve.Field != tt.field {
 				t.Errorf("%s: err = %v, want a *ValidationError on %s", tt.name, err, tt.field)
 			}
 		}
-		if err := second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateReady})); err == nil {
+		if err := workertest.Second(c.Jobs(ctx, admin.JobListParams{Queue: "a b", State: worker.StateReady})); err == nil {
 			t.Error("bad queue: no error")
 		}
 		// A cursor of before List, from DeadPage.Next, still reads on.
 		page, err := c.Jobs(ctx, admin.JobListParams{Queue: "q", State: worker.StateDead, Cursor: raw(strings.TrimPrefix(string(mustDecode(t, dead)), "d:"))})
 		if err != nil || len(page.Jobs) != 2 || page.Jobs[0].ID != "d-0001" {
-			t.Errorf("an old dead cursor: %v, %v", jobIDs(page.Jobs), err)
+			t.Errorf("an old dead cursor: %v, %v", workertest.JobIDs(page.Jobs), err)
 		}
 	})
 }

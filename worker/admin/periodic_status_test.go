@@ -11,6 +11,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // TestPeriodicStatus: Client.Periodic shows a queue's schedules as the
@@ -20,18 +21,18 @@ import (
 // and no next fire.
 func TestPeriodicStatus(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		cfg := testConfig(t, prefix)
-		c := newClient(t, rdb, cfg)
-		reg := register(t, nil, "timed", worker.HandlerFunc(succeed), worker.QueueOptions{Periodic: []worker.Periodic{
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		cfg := workertest.Config(t, prefix)
+		c := workertest.NewClient(t, rdb, cfg)
+		reg := workertest.Register(t, nil, "timed", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{Periodic: []worker.Periodic{
 			{Name: "tick", Every: time.Second}, {Name: "nightly", Cron: "0 3 * * *"},
 		}})
-		register(t, reg, "plain", worker.HandlerFunc(succeed), worker.QueueOptions{})
+		workertest.Register(t, reg, "plain", worker.HandlerFunc(workertest.Succeed), worker.QueueOptions{})
 		// A schedule removed from the configuration an hour ago: the leader
 		// forgets it only after a week without a fire.
 		gone := time.UnixMilli(time.Now().Add(-time.Hour).UnixMilli())
 		testkit.Do(t, rdb, rdb.B().Hset().Key(queueKey(prefix, "timed", "periodic")).FieldValue().FieldValue("gone", strconv.FormatInt(gone.UnixMilli(), 10)).Build())
-		d := startDaemon(t, rdb, reg, cfg)
+		d := workertest.StartDaemon(t, rdb, reg, cfg)
 
 		var st []admin.PeriodicStatus
 		var asked time.Time
@@ -65,7 +66,7 @@ func TestPeriodicStatus(t *testing.T) {
 		}
 
 		// Stopped, the daemon withdraws its report: the hash alone remains.
-		if err := d.stop(t, 10*time.Second); err != nil {
+		if err := d.Stop(t, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		st, err := c.Periodic(t.Context(), "timed")
@@ -86,8 +87,8 @@ func TestPeriodicStatus(t *testing.T) {
 // shown; a report this version cannot read is ignored.
 func TestPeriodicStatusRollingChange(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		c := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		fleet := queueKey(prefix, "q", "fleet")
 		now := time.Now()
 		report := func(id string, started time.Time, periodic ...map[string]any) {

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
@@ -32,15 +33,15 @@ func TestPrefixesKey(t *testing.T) {
 // lists are checked for the Daemon's, not for equality.
 func TestCheckPrefix(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
-		reg := register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
-		startDaemon(t, rdb, reg, testConfig(t, prefix))
-		same := newClient(t, rdb, testConfig(t, prefix))
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		reg := workertest.Register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
+		workertest.StartDaemon(t, rdb, reg, workertest.Config(t, prefix))
+		same := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 		testkit.Eventually(t, 10*time.Second, "the daemon's prefix to be recorded", func() bool {
 			return same.CheckPrefix(t.Context()) == nil
 		})
 
-		other := newClient(t, rdb, testConfig(t, prefix+"-other"))
+		other := workertest.NewClient(t, rdb, workertest.Config(t, prefix+"-other"))
 		err := other.CheckPrefix(t.Context())
 		var pe *admin.PrefixError
 		if !errors.As(err, &pe) || pe.Prefix != prefix+"-other" || !slices.Contains(pe.Live, prefix) {
@@ -58,13 +59,13 @@ func TestCheckPrefix(t *testing.T) {
 func TestCheckPrefixExact(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.StartPrivate(t).Client(t)
-	c := newClient(t, rdb, testConfig(t, "app"))
+	c := workertest.NewClient(t, rdb, workertest.Config(t, "app"))
 	if err := c.CheckPrefix(t.Context()); !errors.Is(err, admin.ErrNoDaemon) {
 		t.Fatalf("CheckPrefix with no daemon = %v; want ErrNoDaemon", err)
 	}
 
-	reg := register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
-	startDaemon(t, rdb, reg, testConfig(t, "courier"))
+	reg := workertest.Register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
+	workertest.StartDaemon(t, rdb, reg, workertest.Config(t, "courier"))
 	var pe *admin.PrefixError
 	testkit.Eventually(t, 10*time.Second, "the daemon's prefix to be recorded", func() bool {
 		return errors.As(c.CheckPrefix(t.Context()), &pe)
@@ -92,7 +93,7 @@ func TestCheckPrefixUnreachable(t *testing.T) {
 	t.Parallel()
 	p := testkit.StartPrivate(t)
 	proxy, rdb := testkit.StartProxyClient(t, p.Addr)
-	c := newClient(t, rdb, testConfig(t, "app"))
+	c := workertest.NewClient(t, rdb, workertest.Config(t, "app"))
 	proxy.Stall()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -110,14 +111,14 @@ func TestDaemonWarnsOfWrongPrefix(t *testing.T) {
 	t.Parallel()
 	rdb := testkit.StartPrivate(t).Client(t)
 	noop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
-	startDaemon(t, rdb, register(t, nil, "mail", noop, worker.QueueOptions{}), testConfig(t, worker.PrefixDefault))
-	first := newClient(t, rdb, testConfig(t, worker.PrefixDefault))
+	workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "mail", noop, worker.QueueOptions{}), workertest.Config(t, worker.PrefixDefault))
+	first := workertest.NewClient(t, rdb, workertest.Config(t, worker.PrefixDefault))
 	testkit.Eventually(t, 10*time.Second, "the first daemon to report its prefix", func() bool { return first.CheckPrefix(t.Context()) == nil })
 
 	var logs testkit.Buffer
-	cfg := testConfig(t, "mistyped")
+	cfg := workertest.Config(t, "mistyped")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	startDaemon(t, rdb, register(t, nil, "mail", noop, worker.QueueOptions{}), cfg)
+	workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "mail", noop, worker.QueueOptions{}), cfg)
 	testkit.Eventually(t, 10*time.Second, "the wrong-prefix notice", func() bool {
 		return strings.Contains(logs.String(), "first on its key prefix")
 	})
@@ -142,14 +143,14 @@ func TestPrefixUnderACL(t *testing.T) {
 	t.Cleanup(rdb.Close)
 
 	var logs testkit.Buffer
-	cfg := testConfig(t, "app")
+	cfg := workertest.Config(t, "app")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	reg := register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
-	startDaemon(t, rdb, reg, cfg)
-	c := newClient(t, rdb, testConfig(t, "app"))
-	id := enqueue(t, c, worker.JobSpec{Queue: "q"})
+	reg := workertest.Register(t, nil, "q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }), worker.QueueOptions{})
+	workertest.StartDaemon(t, rdb, reg, cfg)
+	c := workertest.NewClient(t, rdb, workertest.Config(t, "app"))
+	id := workertest.Enqueue(t, c, worker.JobSpec{Queue: "q"})
 	testkit.Eventually(t, 10*time.Second, "the job to run and the warning", func() bool {
-		return isGone(t, c, "q", id) && strings.Contains(logs.String(), "may not write courier:prefixes")
+		return workertest.IsGone(t, c, "q", id) && strings.Contains(logs.String(), "may not write courier:prefixes")
 	})
 	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
 		t.Errorf("%d warnings; want 1:\n%s", n, logs.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
@@ -56,7 +57,7 @@ func TestQueuesPage(t *testing.T) {
 			t.Parallel()
 			prefix := testkit.Prefix(t)
 			calls := &countingClient{Client: rdb(t)}
-			set := newClient(t, calls, worker.Config{Prefix: prefix})
+			set := workertest.NewClient(t, calls, worker.Config{Prefix: prefix})
 			all := addQueues(t, calls.Client, prefix, 1500)
 			for _, limit := range []int{1, 7, 100} {
 				var seen []string

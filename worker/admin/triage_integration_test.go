@@ -15,13 +15,14 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // triageSetup is a queue "q" with 30 dead jobs d-0000 … d-0029, one a
 // second, the even ones with a timeout error, and one due job "alive".
-func triageSetup(t *testing.T, rdb rueidis.Client, prefix string) (*client, []string) {
+func triageSetup(t *testing.T, rdb rueidis.Client, prefix string) (*workertest.Client, []string) {
 	t.Helper()
-	c := newClient(t, rdb, testConfig(t, prefix))
+	c := workertest.NewClient(t, rdb, workertest.Config(t, prefix))
 	ids := numbered("d", 30)
 	ms := testkit.RedisNow(t, rdb) - time.Minute.Milliseconds()
 	writeDeadErrs(t, rdb, prefix, "q", ids, func(i int) int64 { return ms + int64(i)*1000 }, func(i int) string {
@@ -30,7 +31,7 @@ func triageSetup(t *testing.T, rdb rueidis.Client, prefix string) (*client, []st
 		}
 		return "bad input"
 	})
-	enqueue(t, c, worker.JobSpec{Queue: "q", ID: "alive"})
+	workertest.Enqueue(t, c, worker.JobSpec{Queue: "q", ID: "alive"})
 	return c, ids
 }
 
@@ -59,34 +60,34 @@ type walk struct {
 }
 
 // triage runs a Triage of action on queue with sel and opt.
-func (c *client) triage(ctx context.Context, action admin.TriageAction, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+func triage(ctx context.Context, c *workertest.Client, action admin.TriageAction, queue string, sel selection, opt walk) (admin.TriageResult, error) {
 	return c.Triage(ctx, admin.TriageParams{
 		Queue: queue, Action: action, IDs: sel.IDs, Filter: sel.Filter,
 		DryRun: opt.DryRun, Cursor: opt.Cursor, Max: opt.Max,
 	})
 }
 
-func (c *client) requeueDead(ctx context.Context, queue string, sel selection, opt walk) (admin.TriageResult, error) {
-	return c.triage(ctx, admin.TriageRequeue, queue, sel, opt)
+func requeueDead(ctx context.Context, c *workertest.Client, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+	return triage(ctx, c, admin.TriageRequeue, queue, sel, opt)
 }
 
-func (c *client) purgeDead(ctx context.Context, queue string, sel selection, opt walk) (admin.TriageResult, error) {
-	return c.triage(ctx, admin.TriagePurge, queue, sel, opt)
+func purgeDead(ctx context.Context, c *workertest.Client, queue string, sel selection, opt walk) (admin.TriageResult, error) {
+	return triage(ctx, c, admin.TriagePurge, queue, sel, opt)
 }
 
-func deadIDs(t *testing.T, c *client) []string {
+func deadIDs(t *testing.T, c *workertest.Client) []string {
 	t.Helper()
-	jobs, _ := listAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead})
-	return jobIDs(jobs)
+	jobs, _ := workertest.ListAll(t, c, admin.JobListParams{Queue: "q", State: worker.StateDead})
+	return workertest.JobIDs(jobs)
 }
 
 func TestTriageByIDs(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, ids := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
 		sel := selection{IDs: []string{"d-0003", "alive", "missing", "d-0001", "d-0003", "d-0005"}}
-		dry, err := c.requeueDead(ctx, "q", sel, walk{DryRun: true})
+		dry, err := requeueDead(ctx, c, "q", sel, walk{DryRun: true})
 		if err != nil || dry.Matched != 3 || dry.Changed != 0 || !slices.Equal(dry.Sample, []string{"d-0003", "d-0001", "d-0005"}) || dry.Next != "" {
 			t.Fatalf("dry run = %+v, %v", dry, err)
 		}
@@ -94,16 +95,16 @@ func TestTriageByIDs(t *testing.T) {
 			t.Fatalf("the dry run changed the dead set: %d jobs", len(got))
 		}
 		// Max and resume: two, then the last.
-		res, err := c.requeueDead(ctx, "q", sel, walk{Max: 2})
+		res, err := requeueDead(ctx, c, "q", sel, walk{Max: 2})
 		if err != nil || res.Matched != 2 || res.Changed != 2 || res.Next == "" {
 			t.Fatalf("RequeueDead(Max 2) = %+v, %v", res, err)
 		}
-		res, err = c.requeueDead(ctx, "q", sel, walk{Max: 2, Cursor: res.Next})
+		res, err = requeueDead(ctx, c, "q", sel, walk{Max: 2, Cursor: res.Next})
 		if err != nil || res.Matched != 1 || res.Changed != 1 || !slices.Equal(res.Sample, []string{"d-0005"}) || res.Next != "" {
 			t.Fatalf("RequeueDead(resumed) = %+v, %v", res, err)
 		}
 		for _, id := range []string{"d-0001", "d-0003", "d-0005", "alive"} {
-			if !inState(t, c, "q", id, worker.StateReady) {
+			if !workertest.InState(t, c, "q", id, worker.StateReady) {
 				t.Errorf("%s is not ready", id)
 			}
 		}
@@ -112,7 +113,7 @@ func TestTriageByIDs(t *testing.T) {
 		if err != nil || res.Matched != 1 || res.Changed != 1 || res.Next != "" {
 			t.Fatalf("PurgeDead = %+v, %v", res, err)
 		}
-		if !isGone(t, c, "q", "d-0000") || isGone(t, c, "q", "alive") {
+		if !workertest.IsGone(t, c, "q", "d-0000") || workertest.IsGone(t, c, "q", "alive") {
 			t.Error("purge by ids deleted the wrong jobs")
 		}
 		if got := deadIDs(t, c); len(got) != 26 || got[0] != ids[2] {
@@ -123,11 +124,11 @@ func TestTriageByIDs(t *testing.T) {
 
 func TestTriageByFilter(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, ids := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
 		sel := selection{Filter: admin.DeadFilter{ErrorContains: "timeout"}}
-		dry, err := c.purgeDead(ctx, "q", sel, walk{DryRun: true})
+		dry, err := purgeDead(ctx, c, "q", sel, walk{DryRun: true})
 		if err != nil || dry.Matched != 15 || dry.Changed != 0 || !slices.Equal(dry.Sample, evens(ids)) || dry.Next != "" {
 			t.Fatalf("dry run = %+v, %v", dry, err)
 		}
@@ -138,7 +139,7 @@ func TestTriageByFilter(t *testing.T) {
 		var sample []string
 		opt := walk{Max: 4}
 		for calls := 1; ; calls++ {
-			res, err := c.requeueDead(ctx, "q", sel, opt)
+			res, err := requeueDead(ctx, c, "q", sel, opt)
 			if err != nil || res.Matched != res.Changed || res.Matched > 4 {
 				t.Fatalf("call %d: %+v, %v", calls, res, err)
 			}
@@ -154,11 +155,11 @@ func TestTriageByFilter(t *testing.T) {
 		if !slices.Equal(sample, evens(ids)) {
 			t.Errorf("requeued %v, want %v", sample, evens(ids))
 		}
-		if s := stats(t, c, "q"); s.Ready != 16 || s.Dead != 15 {
+		if s := workertest.Stats(t, c, "q"); s.Ready != 16 || s.Dead != 15 {
 			t.Errorf("stats %+v, want 16 ready, 15 dead", s)
 		}
 		// By age: the jobs that died before the 11th, still dead.
-		old := getJob(t, c, "q", ids[11]).DiedAt
+		old := workertest.GetJob(t, c, "q", ids[11]).DiedAt
 		res, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, Filter: admin.DeadFilter{DiedBefore: old}})
 		if err != nil || res.Matched != 5 || res.Changed != 5 {
 			t.Fatalf("PurgeDead(before the 10th) = %+v, %v", res, err)
@@ -168,7 +169,7 @@ func TestTriageByFilter(t *testing.T) {
 		if err != nil || res.Matched != 10 || res.Changed != 10 || res.Next != "" {
 			t.Fatalf("PurgeDead(all) = %+v, %v", res, err)
 		}
-		if s := stats(t, c, "q"); s.Ready != 16 || s.Dead != 0 {
+		if s := workertest.Stats(t, c, "q"); s.Ready != 16 || s.Dead != 0 {
 			t.Errorf("stats %+v, want 16 ready, none dead", s)
 		}
 	})
@@ -178,7 +179,7 @@ func TestTriageByFilter(t *testing.T) {
 // that died since are left alone.
 func TestTriageWalkBound(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, _ := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
 		res, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriagePurge, Max: 20})
@@ -200,7 +201,7 @@ func TestTriageWalkBound(t *testing.T) {
 
 func TestTriageInvalid(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		c, _ := triageSetup(t, rdb, prefix)
 		ctx := t.Context()
 		idsNext, err := c.Triage(ctx, admin.TriageParams{Queue: "q", Action: admin.TriageRequeue, IDs: []string{"d-0000", "d-0001"}, Max: 1, DryRun: true})
@@ -234,8 +235,8 @@ func TestTriageInvalid(t *testing.T) {
 		}
 		for _, tt := range tests {
 			for name, f := range map[string]func() (admin.TriageResult, error){
-				"requeue": func() (admin.TriageResult, error) { return c.requeueDead(ctx, "q", tt.sel, tt.opt) },
-				"purge":   func() (admin.TriageResult, error) { return c.purgeDead(ctx, "q", tt.sel, tt.opt) },
+				"requeue": func() (admin.TriageResult, error) { return requeueDead(ctx, c, "q", tt.sel, tt.opt) },
+				"purge":   func() (admin.TriageResult, error) { return purgeDead(ctx, c, "q", tt.sel, tt.opt) },
 			} {
 				_, err := f()
 				var ve *worker.ValidationError
@@ -244,7 +245,7 @@ func TestTriageInvalid(t *testing.T) {
 				}
 			}
 		}
-		if s := stats(t, c, "q"); s.Dead != 30 || s.Ready != 1 {
+		if s := workertest.Stats(t, c, "q"); s.Dead != 30 || s.Ready != 1 {
 			t.Errorf("refused calls changed the queue: %+v", s)
 		}
 	})

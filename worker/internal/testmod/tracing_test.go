@@ -20,6 +20,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // traced is a TracerProvider whose spans a test reads once they end.
@@ -116,11 +117,11 @@ func (s *spanSeen) all() []trace.SpanContext {
 // carries its attempt's span.
 func TestTraceJob(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		tr := newTraced(t)
-		cfg := testConfig(t, prefix)
+		cfg := workertest.Config(t, prefix)
 		cfg.TracerProvider = tr.tp
-		c := newClient(t, rdb, cfg)
+		c := workertest.NewClient(t, rdb, cfg)
 		var seen spanSeen
 		h := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
 			seen.add(ctx)
@@ -129,7 +130,7 @@ func TestTraceJob(t *testing.T) {
 			}
 			return nil
 		})
-		startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{Backoff: worker.FixedSteps{time.Millisecond}}), cfg)
+		workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "q", h, worker.QueueOptions{Backoff: worker.FixedSteps{time.Millisecond}}), cfg)
 
 		ctx, req := tr.request(t.Context())
 		id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "q", Payload: []byte("x")})
@@ -184,27 +185,27 @@ func TestTraceJob(t *testing.T) {
 // timeout end in the dead set with status Error and their error.type.
 func TestTraceOutcomes(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		tr := newTraced(t)
-		cfg := testConfig(t, prefix)
+		cfg := workertest.Config(t, prefix)
 		cfg.TracerProvider = tr.tp
-		c := newClient(t, rdb, cfg)
+		c := workertest.NewClient(t, rdb, cfg)
 		var snoozed sync.Once
-		reg := register(t, nil, "snooze", worker.HandlerFunc(func(context.Context, *worker.Job) error {
+		reg := workertest.Register(t, nil, "snooze", worker.HandlerFunc(func(context.Context, *worker.Job) error {
 			err := error(nil)
 			snoozed.Do(func() { err = worker.Snooze(time.Millisecond) })
 			return err
 		}), worker.QueueOptions{})
-		reg = register(t, reg, "permanent", worker.HandlerFunc(func(context.Context, *worker.Job) error {
+		reg = workertest.Register(t, reg, "permanent", worker.HandlerFunc(func(context.Context, *worker.Job) error {
 			return worker.Permanent(errors.New("no such customer"))
 		}), worker.QueueOptions{})
-		reg = register(t, reg, "slow", worker.HandlerFunc(func(ctx context.Context, _ *worker.Job) error {
+		reg = workertest.Register(t, reg, "slow", worker.HandlerFunc(func(ctx context.Context, _ *worker.Job) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}), worker.QueueOptions{Timeout: 20 * time.Millisecond, MaxAttempts: 1})
-		startDaemon(t, rdb, reg, cfg)
+		workertest.StartDaemon(t, rdb, reg, cfg)
 		for _, q := range []string{"snooze", "permanent", "slow"} {
-			enqueue(t, c, worker.JobSpec{Queue: q, ID: "j"})
+			workertest.Enqueue(t, c, worker.JobSpec{Queue: q, ID: "j"})
 		}
 
 		sn := tr.waitSpans(t, "process snooze", 2)
@@ -232,13 +233,13 @@ func TestTraceOutcomes(t *testing.T) {
 // keep the job's own and the enqueue succeeds; untraced, nothing is added.
 func TestTraceHeaders(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
 		tr := newTraced(t)
-		cfg := testConfig(t, prefix)
+		cfg := workertest.Config(t, prefix)
 		cfg.TracerProvider = tr.tp
-		c := newClient(t, rdb, cfg)
-		plainCfg := testConfig(t, prefix)
-		plain := newClient(t, rdb, plainCfg)
+		c := workertest.NewClient(t, rdb, cfg)
+		plainCfg := workertest.Config(t, prefix)
+		plain := workertest.NewClient(t, rdb, plainCfg)
 
 		// The caller's span carries a trace state, which the jobs carry on.
 		state, err := trace.ParseTraceState("vendor=abc")
@@ -268,14 +269,14 @@ func TestTraceHeaders(t *testing.T) {
 				t.Errorf("send span's parent = %s, want the caller's %s", send.Parent.SpanID(), remote.SpanID())
 			}
 			want := map[string]string{"tenant": "acme", "traceparent": traceparent(send), "tracestate": "vendor=abc"}
-			if got := getJob(t, c, "one", id).Headers; !maps.Equal(got, want) {
+			if got := workertest.GetJob(t, c, "one", id).Headers; !maps.Equal(got, want) {
 				t.Errorf("stored headers = %v, want %v", got, want)
 			}
 		})
 
 		t.Run("unique key held", func(t *testing.T) {
 			t.Parallel()
-			holder := enqueue(t, c, worker.JobSpec{Queue: "unique", UniqueKey: "k", UniqueFor: time.Hour})
+			holder := workertest.Enqueue(t, c, worker.JobSpec{Queue: "unique", UniqueKey: "k", UniqueFor: time.Hour})
 			id, err := c.Enqueue(ctx, worker.JobSpec{Queue: "unique", UniqueKey: "k", UniqueFor: time.Hour})
 			if !errors.Is(err, worker.ErrUniqueKeyHeld) || id != holder {
 				t.Fatalf("Enqueue = %q, %v; want the holder %q, ErrUniqueKeyHeld", id, err, holder)
@@ -300,7 +301,7 @@ func TestTraceHeaders(t *testing.T) {
 			send := tr.waitSpans(t, "send batch", 1)[0]
 			checkAttrs(t, send, map[string]any{"messaging.batch.message_count": 3, "messaging.destination.name": "batch"}, "messaging.message.id")
 			for i, r := range res {
-				if got := getJob(t, c, "batch", r.ID).Headers["traceparent"]; got != traceparent(send) {
+				if got := workertest.GetJob(t, c, "batch", r.ID).Headers["traceparent"]; got != traceparent(send) {
 					t.Errorf("job %d: traceparent %q, want the batch's span %q", i, got, traceparent(send))
 				}
 			}
@@ -337,7 +338,7 @@ func TestTraceHeaders(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: Enqueue: %v", tc.name, err)
 				}
-				got := getJob(t, c, queue, id).Headers
+				got := workertest.GetJob(t, c, queue, id).Headers
 				var trace []string
 				for _, h := range []string{"traceparent", "tracestate"} {
 					if _, ok := got[h]; ok {
@@ -360,15 +361,15 @@ func TestTraceHeaders(t *testing.T) {
 		t.Run("untraced client", func(t *testing.T) {
 			t.Parallel()
 			own := map[string]string{"tenant": "acme"}
-			id := enqueue(t, plain, worker.JobSpec{Queue: "plain", Headers: own})
+			id := workertest.Enqueue(t, plain, worker.JobSpec{Queue: "plain", Headers: own})
 			bare, err := plain.Enqueue(ctx, worker.JobSpec{Queue: "plain"})
 			if err != nil {
 				t.Fatalf("Enqueue: %v", err)
 			}
-			if got := getJob(t, plain, "plain", id).Headers; !maps.Equal(got, own) {
+			if got := workertest.GetJob(t, plain, "plain", id).Headers; !maps.Equal(got, own) {
 				t.Errorf("stored headers = %v, want the job's own %v", got, own)
 			}
-			if got := getJob(t, plain, "plain", bare).Headers; len(got) != 0 {
+			if got := workertest.GetJob(t, plain, "plain", bare).Headers; len(got) != 0 {
 				t.Errorf("a job without headers got %v", got)
 			}
 		})
