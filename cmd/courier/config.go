@@ -82,37 +82,31 @@ func dialRedis(ctx context.Context, cfg *config.Config) (rueidis.Client, error) 
 
 // openClient loads the configuration and connects an operator's client,
 // for the client commands. close releases the connection.
-func (f *configFlags) openClient(ctx context.Context) (client *admin.Client, close func(), err error) {
-	cfg, err := f.load()
-	if err != nil {
-		return nil, nil, err
-	}
-	rdb, err := dialRedis(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if client, err = admin.NewClient(rdb, cfg.Worker(nil)); err != nil {
-		rdb.Close()
-		return nil, nil, err
-	}
-	return client, rdb.Close, nil
+func (f *configFlags) openClient(ctx context.Context) (*admin.Client, func(), error) {
+	return openWith(ctx, f, admin.NewClient)
 }
 
 // openProducer loads the configuration and connects an application's
 // client, for queue wait (WaitEmpty is the application's, not an
 // operator's verb). close releases the connection.
-func (f *configFlags) openProducer(ctx context.Context) (client *worker.Client, close func(), err error) {
+func (f *configFlags) openProducer(ctx context.Context) (*worker.Client, func(), error) {
+	return openWith(ctx, f, worker.NewClient)
+}
+
+// openWith loads the configuration, connects to Redis and makes a client
+// with newClient; close releases the connection.
+func openWith[C any](ctx context.Context, f *configFlags, newClient func(rueidis.Client, worker.Config) (C, error)) (client C, close func(), err error) {
 	cfg, err := f.load()
 	if err != nil {
-		return nil, nil, err
+		return client, nil, err
 	}
 	rdb, err := dialRedis(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return client, nil, err
 	}
-	if client, err = worker.NewClient(rdb, cfg.Worker(nil)); err != nil {
+	if client, err = newClient(rdb, cfg.Worker(nil)); err != nil {
 		rdb.Close()
-		return nil, nil, err
+		return client, nil, err
 	}
 	return client, rdb.Close, nil
 }

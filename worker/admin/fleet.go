@@ -112,7 +112,7 @@ func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 		slices.Sort(p.Periodic)
 		f.Processes[i] = p
 	}
-	l, err := c.core.Layout(ctx, queue)
+	l, err := c.core.Layer.Layout(ctx, queue)
 	if err != nil {
 		return Fleet{}, err
 	}

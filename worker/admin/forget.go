@@ -53,7 +53,7 @@ func (c *Client) Forget(ctx context.Context, queue string) error {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
 	}
-	parts, err := c.core.Partitions(ctx, queue)
+	parts, err := c.core.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return err
 	}

@@ -162,7 +162,7 @@ func (c *Client) Jobs(ctx context.Context, q JobListParams) (JobPage, error) {
 	if err := q.Dead.validate("Dead"); err != nil {
 		return JobPage{}, err
 	}
-	parts, err := c.core.Partitions(ctx, queue)
+	parts, err := c.core.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return JobPage{}, err
 	}

@@ -13,7 +13,7 @@ func (c *Client) Partitions(ctx context.Context, queue string) (int, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return 0, err
 	}
-	l, err := c.core.Layout(ctx, queue)
+	l, err := c.core.Layer.Layout(ctx, queue)
 	return l.Partitions, err
 }
 
@@ -24,7 +24,7 @@ func (c *Client) PartitionLeaders(ctx context.Context, queue string) ([]string, 
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return nil, err
 	}
-	l, err := c.core.Layout(ctx, queue)
+	l, err := c.core.Layer.Layout(ctx, queue)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func (c *Client) triage(ctx context.Context, p TriageParams, f triageFunc) (Tria
 	if p.Max < 0 {
 		return TriageResult{}, invalid("Max", "must not be negative (got %d)", p.Max)
 	}
-	parts, err := c.core.Partitions(ctx, p.Queue)
+	parts, err := c.core.Layer.Partitions(ctx, p.Queue)
 	if err != nil {
 		return TriageResult{}, err
 	}

@@ -30,11 +30,7 @@ const pauseFleet = 3
 // the last job start after it (0 when none started after the call).
 func (b *bench) pause(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
-	if err != nil {
-		return "", err
-	}
-	op, err := admin.NewClient(b.counted, b.config())
+	producer, op, err := b.clients()
 	if err != nil {
 		return "", err
 	}
@@ -98,11 +94,7 @@ func (b *bench) pause(ctx context.Context) (string, error) {
 // backlog.
 func (b *bench) priority(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
-	if err != nil {
-		return "", err
-	}
-	op, err := admin.NewClient(b.counted, b.config())
+	producer, op, err := b.clients()
 	if err != nil {
 		return "", err
 	}
@@ -164,11 +156,7 @@ func (b *bench) priority(ctx context.Context) (string, error) {
 // ending.
 func (b *bench) cancelRunning(ctx context.Context) (string, error) {
 	o := b.opts
-	producer, err := worker.NewClient(b.counted, b.config())
-	if err != nil {
-		return "", err
-	}
-	op, err := admin.NewClient(b.counted, b.config())
+	producer, op, err := b.clients()
 	if err != nil {
 		return "", err
 	}
@@ -215,6 +203,20 @@ func (b *bench) cancelRunning(ctx context.Context) (string, error) {
 	slices.Sort(delays)
 	return fmt.Sprintf("mode=cancel n=%d cancel_to_ctx_done_p50_ms=%s p99_ms=%s max_ms=%s",
 		o.n, ms(percentile(delays, 50)), ms(percentile(delays, 99)), ms(delays[len(delays)-1])), nil
+}
+
+// clients returns an application's client (enqueues) and an operator's
+// (pause, cancel, stats), both on the counted connection.
+func (b *bench) clients() (*worker.Client, *admin.Client, error) {
+	producer, err := worker.NewClient(b.counted, b.config())
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := admin.NewClient(b.counted, b.config())
+	if err != nil {
+		return nil, nil, err
+	}
+	return producer, op, nil
 }
 
 // enqueueMany enqueues n jobs due now at priority p, in batches.

@@ -15,8 +15,11 @@ import (
 // Client is a connection to one key prefix: the store and the queue layer
 // over it. worker.Client and admin.Client each hold one.
 type Client struct {
-	St     *store.Store
-	Layer  *queue.Layer // the queues' records: layouts, settings, pause
+	St *store.Store
+	// Layer is the queues' records: layouts, settings, pause. Operators'
+	// reads and changes read the layout through it each time, never a
+	// copy that may be stale.
+	Layer  *queue.Layer
 	Prefix string
 }
 
@@ -27,22 +30,10 @@ func New(rdb rueidis.Client, prefix string, m *metrics.Set) *Client {
 	return &Client{St: st, Layer: queue.New(st), Prefix: prefix}
 }
 
-// Layout reads queue's layout now: operators' reads and changes act on
-// the partitions as they are, never on a copy that may be stale.
-func (c *Client) Layout(ctx context.Context, queue string) (store.Layout, error) {
-	return c.Layer.Layout(ctx, queue)
-}
-
-// Partitions returns the names of queue's partitions that may hold jobs:
-// those of its layout, then those of earlier layouts still draining.
-func (c *Client) Partitions(ctx context.Context, queue string) ([]string, error) {
-	return c.Layer.Partitions(ctx, queue)
-}
-
 // EachPartition runs f on every partition of queue, in order, and joins
 // the errors, each naming its partition on a queue of several.
 func (c *Client) EachPartition(ctx context.Context, queue string, f func(partition string) error) error {
-	parts, err := c.Partitions(ctx, queue)
+	parts, err := c.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -64,7 +55,7 @@ func (c *Client) EachPartition(ctx context.Context, queue string, f func(partiti
 // under a caller's id), until try reports it found the job. It returns
 // store.ErrNotFound when no partition had it.
 func (c *Client) FindJob(ctx context.Context, queue, id string, try func(partition string) (bool, error)) error {
-	l, err := c.Layout(ctx, queue)
+	l, err := c.Layer.Layout(ctx, queue)
 	if err != nil {
 		return err
 	}
@@ -86,7 +77,7 @@ func (c *Client) FindJob(ctx context.Context, queue, id string, try func(partiti
 // Stats sums the sizes of queue's partitions, read in one round trip; the
 // queue is paused when every partition is (store.Total).
 func (c *Client) Stats(ctx context.Context, queue string) (store.Stats, error) {
-	parts, err := c.Partitions(ctx, queue)
+	parts, err := c.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return store.Stats{}, err
 	}
