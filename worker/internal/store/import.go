@@ -28,10 +28,10 @@ type ImportOutcome int
 
 // The outcomes of Import.
 const (
-	ImportSkippedID      ImportOutcome = iota // a job of that id exists: nothing written
-	ImportAdded                               // written, with its ledger entry
-	ImportAlready                             // the ledger holds its member: nothing written
-	ImportSkippedUnique                       // its unique key is held (Imported.Holder)
+	ImportSkippedID     ImportOutcome = iota // a job of that id exists: nothing written
+	ImportAdded                              // written, with its ledger entry
+	ImportAlready                            // the ledger holds its member: nothing written
+	ImportSkippedUnique                      // its unique key is held (Imported.Holder)
 )
 
 // Imported is the outcome of one job of Import.
