@@ -60,8 +60,13 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 )
 
-// The daemon is built from the library in this same repository, at the
-// same commit: see docs/upgrading.md (Releases) for how a release pins it.
-require github.com/seed-53d105c9/courier v0.0.0
+require (
+	// The daemon is built from the library in this same repository, at the
+	// same commit: see docs/upgrading.md (Releases) for how a release pins it.
+	github.com/seed-53d105c9/courier v0.0.0
+	github.com/seed-53d105c9/courier/asynqcompat v0.0.0
+)
 
 replace github.com/seed-53d105c9/courier => ../
+
+replace github.com/seed-53d105c9/courier/asynqcompat => ../asynqcompat
