@@ -31,7 +31,8 @@ func (s *seeded) total() int {
 }
 
 // seed makes, with asynq's own client, server and inspector, n tasks in
-// queue q of the asynq at addr, a quarter in each state: archived
+// queue q of the asynq at addr, about a quarter in each state (archived
+// at most 9,000: asynq keeps no more): archived
 // (Inspector.ArchiveAllPendingTasks, and one by a failing handler with
 // MaxRetry(0)), retry (a Server whose handler fails, retried in an hour),
 // pending (Client.Enqueue) and scheduled (ProcessIn an hour).
@@ -43,7 +44,10 @@ func seed(t testing.TB, addr, q string, n int) *seeded {
 	t.Cleanup(func() { _ = cl.Close() })
 	insp := asynq.NewInspector(opt)
 	t.Cleanup(func() { _ = insp.Close() })
-	quarter := max(n/4, 1)
+	// asynq keeps at most 10,000 archived tasks per queue (it trims the
+	// oldest): the archived share stops below that, the others take the rest.
+	archived := min(max(n/4, 1), 9000)
+	third := max((n-archived)/3, 1)
 	s := &seeded{byState: map[string][]string{}}
 	enqueueMany := func(count int, mk func(i int) (*asynq.Task, []asynq.Option)) []string {
 		ids := make([]string, count)
@@ -76,14 +80,14 @@ func seed(t testing.TB, addr, q string, n int) *seeded {
 		return ids
 	}
 	// archived, by the inspector
-	s.byState["archived"] = enqueueMany(quarter, func(i int) (*asynq.Task, []asynq.Option) {
+	s.byState["archived"] = enqueueMany(archived, func(i int) (*asynq.Task, []asynq.Option) {
 		return asynq.NewTask("report:old", fmt.Appendf(nil, `{"n":%d}`, i)), nil
 	})
 	if _, err := insp.ArchiveAllPendingTasks(q); err != nil {
 		t.Fatal(err)
 	}
 	// retry, and one archived by a failure
-	retry := enqueueMany(quarter, func(i int) (*asynq.Task, []asynq.Option) {
+	retry := enqueueMany(third, func(i int) (*asynq.Task, []asynq.Option) {
 		return asynq.NewTask("email:deliver", fmt.Appendf(nil, `{"to":"u%d@example.com"}`, i)), []asynq.Option{asynq.MaxRetry(5)}
 	})
 	s.failedDead = enqueueMany(1, func(int) (*asynq.Task, []asynq.Option) {
@@ -106,7 +110,7 @@ func seed(t testing.TB, addr, q string, n int) *seeded {
 	s.byState["retry"] = retry
 	s.byState["archived"] = append(s.byState["archived"], s.failedDead)
 	// pending, a few of them special
-	s.byState["pending"] = enqueueMany(quarter, func(i int) (*asynq.Task, []asynq.Option) {
+	s.byState["pending"] = enqueueMany(third, func(i int) (*asynq.Task, []asynq.Option) {
 		return asynq.NewTask("image:resize", fmt.Appendf(nil, `{"img":%d}`, i)), []asynq.Option{asynq.MaxRetry(3)}
 	})
 	special := enqueueMany(3, func(i int) (*asynq.Task, []asynq.Option) {
@@ -121,7 +125,7 @@ func seed(t testing.TB, addr, q string, n int) *seeded {
 	s.unique, s.timeout, s.deadline = special[0], special[1], special[2]
 	s.byState["pending"] = append(s.byState["pending"], special...)
 	// scheduled
-	s.byState["scheduled"] = enqueueMany(quarter, func(i int) (*asynq.Task, []asynq.Option) {
+	s.byState["scheduled"] = enqueueMany(third, func(i int) (*asynq.Task, []asynq.Option) {
 		return asynq.NewTask("billing:charge", fmt.Appendf(nil, `{"invoice":%d}`, i)), []asynq.Option{asynq.ProcessIn(time.Hour)}
 	})
 	return s
