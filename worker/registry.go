@@ -9,8 +9,9 @@ import (
 // Registry maps queue names to their handlers and options. Build one in
 // main, register every handler, and pass it to NewDaemon.
 type Registry struct {
-	mu     sync.Mutex
-	queues map[string]registration
+	mu         sync.Mutex
+	queues     map[string]registration
+	middleware []Middleware // Use's, outermost first
 }
 
 type registration struct {
