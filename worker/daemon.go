@@ -34,8 +34,8 @@ type Daemon struct {
 	cfg     Config
 	regs    map[string]registration // the Registry's, handlers wrapped in its middleware
 	queues  []string
-	life    lifecycle // Run, Start and Stop (lifecycle.go)
-	start   startWait // the wait for Redis before the pool starts (Waiting)
+	life    lifecycle   // Run, Start and Stop (lifecycle.go)
+	start   startWait   // the wait for Redis before the pool starts (Waiting)
 	working atomic.Bool // the pool is claiming jobs
 	summary atomic.Pointer[DrainSummary]
 	env     execEnv // what the queues' executors share
