@@ -31,69 +31,74 @@ const (
 // errStopped is the cause of the run's context when Stop ends it.
 var errStopped = errors.New("worker: Daemon.Stop called")
 
-// lifecycle holds the run of a Daemon.
+// lifecycle holds the state of a Daemon and its current or last run.
 type lifecycle struct {
-	mu      sync.Mutex
-	state   lifeState
+	mu    sync.Mutex
+	state lifeState
+	run   *runOf // nil before the first
+}
+
+// runOf is one run of a Daemon.
+type runOf struct {
 	cancel  context.CancelCauseFunc // ends the run's context
 	hurry   chan struct{}           // closed: the drain ends now (Stop's ctx ended)
-	hurried *sync.Once
+	hurried sync.Once
 	up      chan struct{} // closed once the pool runs, or the start waits for Redis
-	upOnce  *sync.Once
-	done    chan struct{} // closed when the run returned; err is then set
+	upOnce  sync.Once
+	done    chan struct{} // closed when the run returned, err set
 	err     error
 }
+
+// started closes up, once.
+func (r *runOf) started() { r.upOnce.Do(func() { close(r.up) }) }
 
 // waiting is the start wait's notify: the first error the start waits
 // out means the Daemon is started, in the background.
 func (l *lifecycle) waiting(reason error) {
-	if reason != nil {
-		l.started()
-	}
-}
-
-// started closes up, once per run.
-func (l *lifecycle) started() {
 	l.mu.Lock()
-	up, once := l.up, l.upOnce
+	r := l.run
 	l.mu.Unlock()
-	if once != nil {
-		once.Do(func() { close(up) })
+	if reason != nil && r != nil {
+		r.started()
 	}
 }
 
 // begin moves the Daemon from idle to state and runs it in the background
-// on ctx; done closes when the run returns.
-func (d *Daemon) begin(ctx context.Context, state lifeState, caller string) error {
+// on ctx.
+func (d *Daemon) begin(ctx context.Context, state lifeState, caller string) (*runOf, error) {
 	l := &d.life
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch l.state {
 	case lifeRun:
-		return fmt.Errorf("worker: Daemon.%s called while Run runs the Daemon", caller)
+		return nil, fmt.Errorf("worker: Daemon.%s called while Run runs the Daemon", caller)
 	case lifeStarted:
-		return fmt.Errorf("worker: Daemon.%s called while Start's run goes on; call Stop first", caller)
+		return nil, fmt.Errorf("worker: Daemon.%s called while Start's run goes on; call Stop first", caller)
 	case lifeStopped:
-		return fmt.Errorf("worker: Daemon.%s called after Stop; a started Daemon runs once: make another with NewDaemon", caller)
+		return nil, fmt.Errorf("worker: Daemon.%s called after Stop; a started Daemon runs once: make another with NewDaemon", caller)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	l.state, l.cancel, l.err = state, cancel, nil
-	l.hurry, l.hurried = make(chan struct{}), new(sync.Once)
-	l.up, l.upOnce = make(chan struct{}), new(sync.Once)
-	done, hurry := make(chan struct{}), l.hurry
-	l.done = done
+	r := &runOf{cancel: cancel, hurry: make(chan struct{}), up: make(chan struct{}), done: make(chan struct{})}
+	l.state, l.run = state, r
 	go func() {
-		err := d.run(runCtx, hurry, l.started)
+		err := d.run(runCtx, r.hurry, r.started)
 		cancel(nil)
 		l.mu.Lock()
-		l.err = err
+		r.err = err
 		if l.state == lifeRun {
 			l.state = lifeIdle // Run may run it again
 		}
 		l.mu.Unlock()
-		close(done)
+		close(r.done)
 	}()
-	return nil
+	return r, nil
+}
+
+// result is what run r returned, once done is closed.
+func (d *Daemon) result(r *runOf) error {
+	d.life.mu.Lock()
+	defer d.life.mu.Unlock()
+	return r.err
 }
 
 // Run works until ctx ends, then stops claiming, lets running jobs finish up
@@ -113,11 +118,12 @@ func (d *Daemon) begin(ctx context.Context, state lifeState, caller string) erro
 // jobs. When ctx ends it releases its leaderships at once, so that another
 // process takes over within milliseconds, while the pool drains.
 func (d *Daemon) Run(ctx context.Context) error {
-	if err := d.begin(ctx, lifeRun, "Run"); err != nil {
+	r, err := d.begin(ctx, lifeRun, "Run")
+	if err != nil {
 		return err
 	}
-	<-d.life.done
-	return d.result()
+	<-r.done
+	return d.result(r)
 }
 
 // Start runs the Daemon in the background, as Run does, until Stop is
@@ -128,24 +134,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 // later is logged and returned by Stop. A program that serves jobs and
 // enqueues calls Start, then Stop when it shuts down.
 func (d *Daemon) Start(ctx context.Context) error {
-	if err := d.begin(ctx, lifeStarted, "Start"); err != nil {
+	r, err := d.begin(ctx, lifeStarted, "Start")
+	if err != nil {
 		return err
 	}
-	l := &d.life
 	select {
-	case <-l.up:
-		go d.logLateError()
+	case <-r.up:
+		go d.logLateError(r)
 		return nil
-	case <-l.done:
-		return d.result()
+	case <-r.done:
+		return d.result(r)
 	}
 }
 
 // logLateError logs the error that ends a run after Start returned: Stop
 // returns it too, but only when the program stops.
-func (d *Daemon) logLateError() {
-	<-d.life.done
-	if err := d.result(); err != nil && !errors.Is(err, errStopped) {
+func (d *Daemon) logLateError(r *runOf) {
+	<-r.done
+	if err := d.result(r); err != nil && !errors.Is(err, errStopped) {
 		d.cfg.Logger.Error("worker daemon stopped", "err", err)
 	}
 }
@@ -161,7 +167,7 @@ func (d *Daemon) logLateError() {
 func (d *Daemon) Stop(ctx context.Context) error {
 	l := &d.life
 	l.mu.Lock()
-	state, cancel, hurry, hurried, done := l.state, l.cancel, l.hurry, l.hurried, l.done
+	state, r := l.state, l.run
 	l.mu.Unlock()
 	switch state {
 	case lifeIdle:
@@ -169,27 +175,20 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	case lifeRun:
 		return errors.New("worker: Daemon.Stop called on a Daemon that Run runs; end Run's context instead")
 	}
-	cancel(errStopped)
+	r.cancel(errStopped)
 	select {
-	case <-done:
+	case <-r.done:
 	case <-ctx.Done():
-		hurried.Do(func() { close(hurry) })
-		<-done
+		r.hurried.Do(func() { close(r.hurry) })
+		<-r.done
 	}
 	l.mu.Lock()
 	l.state = lifeStopped
 	l.mu.Unlock()
-	if err := d.result(); !errors.Is(err, errStopped) {
+	if err := d.result(r); !errors.Is(err, errStopped) {
 		return err
 	}
 	return nil
-}
-
-// result is what the last run returned.
-func (d *Daemon) result() error {
-	d.life.mu.Lock()
-	defer d.life.mu.Unlock()
-	return d.life.err
 }
 
 // Running reports whether the pool runs and claims jobs; it turns false
