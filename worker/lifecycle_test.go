@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -136,7 +137,7 @@ func TestDaemonStopHard(t *testing.T) {
 			t.Errorf("Stop took %s with a 200ms context, want a hard stop soon after it ended", took)
 		}
 		calls := rec.Of(id)
-		if len(calls) != 1 || calls[0].Cause != worker.ErrShutdown {
+		if len(calls) != 1 || !errors.Is(calls[0].Cause, worker.ErrShutdown) {
 			t.Fatalf("calls = %+v, want one whose context ended with ErrShutdown", calls)
 		}
 		if s, _ := d.Drained(); s.Returned != 1 {
