@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -84,8 +85,10 @@ type Client struct {
 	metrics *metrics.Set // nil without Config.Registerer
 	cfg     Config
 	ids     idGen
-	tracer  *tracer  // nil without Config.TracerProvider
-	known   sync.Map // queue name → time.Time it was last recorded in the queue set
+	tracer  *tracer                       // nil without Config.TracerProvider
+	known   sync.Map                      // queue name → time.Time it was last recorded in the queue set
+	hooks   atomic.Pointer[[]EnqueueHook] // Use's, in order
+	hookMu  sync.Mutex                    // serialises Use
 }
 
 // NewClient returns a Client on the Redis client rdb (see rueidis.NewClient;

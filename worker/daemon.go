@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,7 +23,7 @@ import (
 
 // Daemon runs the handlers of a Registry: it claims due jobs, runs them,
 // renews their leases, records their outcomes, and recovers jobs whose
-// worker died. Make one with NewDaemon and call Run once.
+// worker died. Make one with NewDaemon, then call Run, or Start and Stop.
 type Daemon struct {
 	rdb     rueidis.Client
 	metrics *metrics.Set // nil without a Registerer
@@ -30,10 +32,10 @@ type Daemon struct {
 	layer   *queue.Layer // the queues' records: layouts, settings, pause
 	carrier atomic.Pointer[carrier.Carrier]
 	cfg     Config
-	reg     *Registry
+	regs    map[string]registration // the Registry's, handlers wrapped in its middleware
 	queues  []string
-	running atomic.Bool // Run was called and has not returned
-	start   startWait   // Run's wait for Redis before its pool starts (Waiting)
+	life    lifecycle   // Run, Start and Stop (lifecycle.go)
+	start   startWait   // the wait for Redis before the pool starts (Waiting)
 	working atomic.Bool // the pool is claiming jobs
 	summary atomic.Pointer[DrainSummary]
 	env     execEnv // what the queues' executors share
@@ -46,13 +48,18 @@ type DrainSummary struct {
 }
 
 // NewDaemon returns a Daemon for the handlers in reg, on the Redis client
-// rdb. It fails when reg is empty or cfg is invalid.
+// rdb, wrapped in reg's middleware (Registry.Use); queues registered
+// later are not served. It fails when reg is empty or cfg is invalid.
 func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	if rdb == nil {
 		return nil, errors.New("worker: nil Redis client")
 	}
 	if reg == nil || len(reg.Queues()) == 0 {
 		return nil, errors.New("worker: no handlers registered")
+	}
+	regs, err := reg.wrapped()
+	if err != nil {
+		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -64,7 +71,10 @@ func NewDaemon(rdb rueidis.Client, reg *Registry, cfg Config) (*Daemon, error) {
 	}
 	env := execEnv{log: cfg.Logger, maxResult: cfg.MaxResultBytes, tracer: newTracer(cfg.TracerProvider)}
 	cc := core.New(rdb, cfg.Prefix, m)
-	return &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: cc.St, layer: cc.Layer, cfg: cfg, reg: reg, queues: reg.Queues(), env: env}, nil
+	d := &Daemon{rdb: rdb, metrics: m, id: newProcessID(), st: cc.St, layer: cc.Layer, cfg: cfg,
+		regs: regs, queues: slices.Sorted(maps.Keys(regs)), env: env}
+	d.start.log, d.start.notify = cfg.Logger, d.life.waiting
+	return d, nil
 }
 
 // ID names this Daemon in its queues' fleets (admin.Client.Fleet) and is the
@@ -77,29 +87,11 @@ func (d *Daemon) Ping(ctx context.Context) error {
 	return d.st.Ping(ctx)
 }
 
-// Run works until ctx ends, then stops claiming, lets running jobs finish up
-// to Config.ShutdownTimeout, cancels the rest (their context's cause is
-// ErrShutdown) and puts them back due without spending an attempt, writes
-// the last acks, and returns nil. Nothing claimed is lost: if the process
-// dies instead, the jobs' leases expire and the queue's leader recovers
-// them.
-//
-// Before its pool starts, Run waits while Redis is unavailable, as Dial
-// does, logging the wait every 5 s (Waiting says why). It returns an error
-// only when it cannot start: an error waiting cannot fix, or ctx ended.
-//
-// Alongside the pool, Run stands for the leadership of each of its queues
-// (package worker/lock) and, while it leads one, recovers expired leases,
-// trims the dead set, samples the queue's sizes and fires its periodic
-// jobs. When ctx ends it releases its leaderships at once, so that another
-// process takes over within milliseconds, while the pool drains.
-func (d *Daemon) Run(ctx context.Context) error {
-	if !d.running.CompareAndSwap(false, true) {
-		return errors.New("worker: Daemon.Run called twice")
-	}
-	defer d.running.Store(false)
+// run is Run's work, for Run and Start: it works until ctx ends, then
+// drains, hard-stopping at once when hurry closes (Stop's context ended).
+// It calls up once the pool runs.
+func (d *Daemon) run(ctx context.Context, hurry <-chan struct{}, up func()) error {
 	// The start-up writes wait while Redis is unavailable (startup.go).
-	d.start.log = d.cfg.Logger
 	if _, err := retryStart(ctx, &d.start, "record queue names", func(ctx context.Context) (any, error) {
 		return nil, d.st.AddQueues(ctx, d.queues...)
 	}); err != nil {
@@ -109,7 +101,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	queues := make([]pool.Queue, 0, len(d.queues))
 	duties := make([]carrier.Queue, 0, len(d.queues))
 	for _, name := range d.queues {
-		reg, _ := d.reg.lookup(name)
+		reg := d.regs[name]
 		parts, err := retryStart(ctx, &d.start, "partitions of queue "+name, func(ctx context.Context) ([]string, error) {
 			return d.servePartitions(ctx, name, reg.opts.Partitions)
 		})
@@ -152,6 +144,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		CancelledCause:  ErrCancelled,
 		Logger:          d.cfg.Logger,
 		Process:         d.id,
+		HardStop:        hurry,
 	}
 	if m != nil {
 		pcfg.Observer = m
@@ -161,7 +154,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	for _, name := range d.queues {
-		reg, _ := d.reg.lookup(name)
+		reg := d.regs[name]
 		m.Serve(name, reg.opts.Concurrency)
 	}
 	defer m.Stop(d.queues)
@@ -202,6 +195,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.cfg.Logger.Info("worker pool started", "queues", d.queues, "lease", d.cfg.Lease, "leader_lease", d.cfg.LeaderLease)
 	d.working.Store(true)
 	defer d.working.Store(false)
+	up()
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { d.reportLoop(ctx) })
@@ -220,7 +214,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) lockLabels() func(name string) string {
 	labels := make(map[string]string, len(d.queues))
 	for _, q := range d.queues {
-		reg, _ := d.reg.lookup(q)
+		reg := d.regs[q]
 		for i, p := range store.PartitionNames(q, reg.opts.Partitions) {
 			label := metrics.LockLabel(q) // partition i ≥ 1: "<queue>#<i>:leader"
 			if i > 0 {
@@ -254,17 +248,4 @@ func periodics(ps []Periodic) []carrier.Periodic {
 		})
 	}
 	return out
-}
-
-// Running reports whether Run has started the pool and is claiming jobs; it
-// turns false when Run returns.
-func (d *Daemon) Running() bool { return d.working.Load() }
-
-// Drained returns what the last Run did while stopping, once it returned.
-func (d *Daemon) Drained() (DrainSummary, bool) {
-	s := d.summary.Load()
-	if s == nil {
-		return DrainSummary{}, false
-	}
-	return *s, true
 }

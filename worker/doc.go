@@ -29,6 +29,10 @@
 //	d, _ := worker.NewDaemon(rdb, reg, worker.Config{})
 //	err := d.Run(ctx) // until ctx ends; then drains
 //
+// or, in a service that does other work too, d.Start(ctx) and, at its
+// end, d.Stop(ctx). Registry.Use adds middleware around every handler;
+// Client.Use adds hooks that run on every job enqueued.
+//
 // A handler returns nil when the job is done. Any other error spends the
 // attempt and schedules a retry after the queue's RetryPolicy (exponential
 // backoff with full jitter by default) until MaxAttempts (default 25) are

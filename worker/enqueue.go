@@ -22,7 +22,12 @@ import (
 // still carry every job's id (generated ones included) and no Err: enqueue
 // the specs again with those ids to retry safely. When Redis is out of
 // memory the error wraps ErrRedisOOM and says which jobs were stored.
+// The Client's hooks (Use) run first, on a copy of specs.
 func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueResult, error) {
+	specs, err := c.runHooks(ctx, specs)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	results := make([]EnqueueResult, len(specs))
 	jobs := make([]store.NewJob, len(specs))
@@ -43,7 +48,7 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 		}
 	}
 	ctx, sent := c.tracer.send(ctx, specs, jobs)
-	err := c.enqueueAll(ctx, queues, specs, jobs, results, now)
+	err = c.enqueueAll(ctx, queues, specs, jobs, results, now)
 	sent(results, err)
 	return results, err
 }

@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,18 +29,54 @@ func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx,
 
 // JSONHandler returns a Handler that decodes each job's payload as JSON into
 // a T before calling fn. A payload that does not decode fails permanently:
-// retrying cannot fix it.
+// retrying cannot fix it. Register checks the queue's periodic payloads
+// against T (see PeriodicJSON).
 func JSONHandler[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
 	if fn == nil {
 		return HandlerFunc(nil) // refused by Register
 	}
-	return HandlerFunc(func(ctx context.Context, job *Job) error {
-		var v T
-		if err := json.Unmarshal(job.Payload, &v); err != nil {
-			return Permanent(fmt.Errorf("decode JSON payload into %T: %w", v, err))
-		}
-		return fn(ctx, job, v)
-	})
+	return jsonHandler[T]{fn: fn}
+}
+
+// jsonHandler is JSONHandler's Handler: it knows its payload's type.
+type jsonHandler[T any] struct {
+	fn func(ctx context.Context, job *Job, payload T) error
+}
+
+// Handle decodes the payload and calls fn.
+func (h jsonHandler[T]) Handle(ctx context.Context, job *Job) error {
+	var v T
+	if err := json.Unmarshal(job.Payload, &v); err != nil {
+		return Permanent(fmt.Errorf("decode JSON payload into %T: %w", v, err))
+	}
+	return h.fn(ctx, job, v)
+}
+
+// payloadChecker is a Handler that knows the payloads it accepts:
+// Register checks each periodic payload of its queue with it, so that a
+// payload that would fail on every fire fails at Register instead.
+type payloadChecker interface {
+	// checkPayload returns why the handler would refuse payload, naming
+	// the payload's type; nil if it accepts it.
+	checkPayload(payload []byte) error
+}
+
+var _ payloadChecker = jsonHandler[struct{}]{}
+
+// checkPayload refuses a payload that does not decode into a T, as Handle
+// would, and one with a field T lacks: a periodic payload is written
+// beside its handler, so such a field is most likely a typo.
+func (h jsonHandler[T]) checkPayload(payload []byte) error {
+	var v T
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return fmt.Errorf("does not decode into %s: %w", reflect.TypeFor[T](), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("does not decode into %s: %w", reflect.TypeFor[T](), err)
+	}
+	return nil
 }
 
 // Kinds is the Handler of a queue that serves several kinds of job, like

@@ -122,6 +122,9 @@ func (o QueueOptions) validate() error {
 		} else if names[p.Name] {
 			errs = append(errs, invalid(at+".Name", "%q is used twice", p.Name))
 		}
+		if p.payloadErr != nil {
+			errs = append(errs, invalid(at+".Payload", "%v", p.payloadErr))
+		}
 		names[p.Name] = true
 	}
 	if err := o.RateLimit.validate(); err != nil {

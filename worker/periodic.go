@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +30,8 @@ type Periodic struct {
 	// field, or a descriptor such as @hourly; UTC unless it starts with
 	// CRON_TZ=<zone>. Set Every or Cron, not both.
 	Cron string
-	// Payload is the payload of every fire.
+	// Payload is the payload of every fire. PeriodicJSON sets it from a
+	// value; Register checks it against a JSONHandler's type.
 	Payload []byte
 	// MaxAttempts and Timeout apply to each fire; 0 means the queue's.
 	MaxAttempts int
@@ -35,6 +39,25 @@ type Periodic struct {
 	// SkipMissed drops the fires missed while no process led the queue. By
 	// default a new leader enqueues them, up to 1,000.
 	SkipMissed bool
+
+	payloadErr error // PeriodicJSON's, reported by Validate and Register
+}
+
+// PeriodicJSON returns p with the JSON encoding of v as its Payload, the
+// payload of a JSONHandler[T] (as Producer[T] encodes it). Leave
+// p.Payload nil. An error encoding v is reported by Register and
+// QueueOptions.Validate as Periodic[i].Payload.
+func PeriodicJSON[T any](p Periodic, v T) Periodic {
+	if p.Payload != nil {
+		p.payloadErr = fmt.Errorf("is PeriodicJSON's encoding of the value; leave it nil (got %d bytes)", len(p.Payload))
+		return p
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		p.payloadErr = fmt.Errorf("encode %s as JSON: %w", reflect.TypeFor[T](), err)
+	}
+	p.Payload = b
+	return p
 }
 
 // maxScheduleName bounds a schedule's name, which is part of its jobs' ids.

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,8 +10,9 @@ import (
 // Registry maps queue names to their handlers and options. Build one in
 // main, register every handler, and pass it to NewDaemon.
 type Registry struct {
-	mu     sync.Mutex
-	queues map[string]registration
+	mu         sync.Mutex
+	queues     map[string]registration
+	middleware []Middleware // Use's, outermost first
 }
 
 type registration struct {
@@ -22,7 +24,9 @@ type registration struct {
 func NewRegistry() *Registry { return &Registry{queues: make(map[string]registration)} }
 
 // Register sets the handler of queue. It fails on an invalid queue name or
-// options, a nil handler, or a queue registered already.
+// options, a nil handler, a queue registered already, or a periodic
+// payload the handler would refuse (a JSONHandler[T]'s: one that does not
+// decode into a T, or has a field T lacks).
 func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
@@ -37,6 +41,9 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	}
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
+	if err := checkPeriodic(h, opts.Periodic); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
 	r.mu.Lock()
@@ -65,4 +72,20 @@ func (r *Registry) lookup(queue string) (registration, bool) {
 	defer r.mu.Unlock()
 	reg, ok := r.queues[queue]
 	return reg, ok
+}
+
+// checkPeriodic checks each periodic payload against h, when h knows the
+// payloads it accepts (payloadChecker).
+func checkPeriodic(h Handler, ps []Periodic) error {
+	c, ok := h.(payloadChecker)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for i, p := range ps {
+		if err := c.checkPayload(p.Payload); err != nil {
+			errs = append(errs, invalid(fmt.Sprintf("Periodic[%d].Payload", i), "%v", err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -38,7 +38,7 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 	members := make([]store.Member, 0, len(d.queues))
 	retain := make([]time.Duration, 0, len(d.queues))
 	for _, name := range d.queues {
-		reg, _ := d.reg.lookup(name)
+		reg := d.regs[name]
 		members = append(members, store.Member{
 			ID: d.id, Concurrency: reg.opts.Concurrency,
 			RateN: reg.opts.RateLimit.N, RatePerMs: reg.opts.RateLimit.Per.Milliseconds(),

@@ -46,7 +46,7 @@ const (
 )
 
 // startWait is one start's wait for Redis, shared by its steps (Dial's
-// connection, or Daemon.Run's writes before its pool starts). Each wait
+// connection, or a Daemon's writes before its pool starts). Each wait
 // (the failed attempts of one step) is logged when it begins, then once
 // per startLogEvery, and when it ends. It is safe for concurrent use:
 // Reason may be read while a step waits.
@@ -177,9 +177,9 @@ func (w *startWait) done(what string) {
 	}
 }
 
-// Waiting returns the error Run is waiting out before its pool starts
-// (Redis unreachable, LOADING, CLUSTERDOWN, a failover: see Dial), or nil
-// when it is not waiting. A readiness probe that finds Running false can
+// Waiting returns the error Run or Start is waiting out before the pool
+// starts (Redis unreachable, LOADING, CLUSTERDOWN, a failover: see Dial),
+// or nil when it is not waiting. A readiness probe that finds Running false can
 // say why with it.
 func (d *Daemon) Waiting() error { return d.start.Reason() }
 

@@ -330,7 +330,7 @@ func definedNames(stmts string) ([]string, error) {
 var docImports = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "io": "io", "log": "log", "os": "os",
 	"strings": "strings", "time": "time", "json": "encoding/json", "http": "net/http", "slog": "log/slog",
-	"signal": "os/signal", "syscall": "syscall", "testing": "testing",
+	"signal": "os/signal", "syscall": "syscall", "testing": "testing", "debug": "runtime/debug",
 	"rueidis":       "github.com/redis/rueidis",
 	"worker":        "github.com/seed-53d105c9/courier/worker",
 	"admin":         "github.com/seed-53d105c9/courier/worker/admin",

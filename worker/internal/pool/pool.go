@@ -129,6 +129,10 @@ type Config struct {
 	ShutdownCause, LeaseLostCause, CancelledCause error
 	Logger                                        *slog.Logger // default: discards
 	Observer                                      Observer     // default: none
+	// HardStop, once closed while Run drains, ends the drain as the
+	// ShutdownTimeout would, at once (worker's Daemon.Stop, whose context
+	// ended); nil never does.
+	HardStop <-chan struct{}
 	// Process is the running process's id, recorded with every claim so
 	// that Get and List name the process running a job
 	// (store.ClaimOptions.Process); "" records none, as the pool's tests on
@@ -302,6 +306,30 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
+// hardStop is step 3 of Run's stop: it cancels the jobs still running,
+// gives their handlers ReturnGrace to return (workersDone closes when
+// all have), hands back what is still held and waits for the outcomes of
+// those that returned in time.
+func (p *Pool) hardStop(workersDone <-chan struct{}) {
+	p.mu.Lock()
+	p.hard = true
+	for _, r := range p.running {
+		r.cancel(p.cfg.ShutdownCause)
+	}
+	p.mu.Unlock()
+	grace := time.NewTimer(p.cfg.ReturnGrace)
+	select {
+	case <-workersDone:
+	case <-grace.C:
+	}
+	grace.Stop()
+	p.handBack()
+	p.mu.Lock()
+	p.giveUp = true // a write still failing now is settled by recovery
+	p.mu.Unlock()
+	p.writes.Wait() // outcomes of the handlers that returned in time
+}
+
 // Summary counts what a stopped pool did while stopping.
 type Summary struct {
 	Finished int // jobs that ended normally after the stop began
@@ -352,24 +380,9 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	select {
 	case <-workersDone:
 	case <-deadline.C:
-		// 3. Cancel the rest, give them a moment, hand back what is still held.
-		p.mu.Lock()
-		p.hard = true
-		for _, r := range p.running {
-			r.cancel(p.cfg.ShutdownCause)
-		}
-		p.mu.Unlock()
-		grace := time.NewTimer(p.cfg.ReturnGrace)
-		select {
-		case <-workersDone:
-		case <-grace.C:
-		}
-		grace.Stop()
-		p.handBack()
-		p.mu.Lock()
-		p.giveUp = true // a write still failing now is settled by recovery
-		p.mu.Unlock()
-		p.writes.Wait() // outcomes of the handlers that returned in time
+		p.hardStop(workersDone)
+	case <-p.cfg.HardStop:
+		p.hardStop(workersDone)
 	}
 	// 4. Flush the acks while the leases are still renewed, then stop the
 	// lease loops and the background loops.

@@ -246,3 +246,44 @@ func TestHardStopWaitsForOutcomeWrites(t *testing.T) {
 		time.Sleep(time.Minute) // let the write finish before the bubble ends
 	})
 }
+
+// TestHardStopSignal: HardStop closed during the drain ends it at once, as
+// the shutdown timeout would: the running job is cancelled and handed back.
+func TestHardStopSignal(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := storetest.NewFake(t)
+		st.Add("q", "slow", time.Now())
+		log := newExecLog()
+		hurry := make(chan struct{})
+		r := startPool(t, st, pool.Config{ShutdownTimeout: time.Minute, HardStop: hurry},
+			pool.Queue{Name: "q", Concurrency: 1, MaxAttempts: 3, Exec: log.wrap(func(ctx context.Context, _ *store.Record) pool.Outcome {
+				<-ctx.Done()
+				return pool.Outcome{Kind: pool.Retry, Err: "cancelled"}
+			})})
+		time.Sleep(time.Second)
+		r.cancel()
+		time.Sleep(2 * time.Second) // draining: the job goes on
+		if runs := log.get("slow"); len(runs) != 1 || runs[0].Cause != nil {
+			t.Fatalf("before HardStop: runs %+v, want one still running", runs)
+		}
+		hurriedAt := time.Now()
+		close(hurry)
+		sum, err := r.wait(t)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if d := r.ended.Sub(hurriedAt); d > time.Second {
+			t.Errorf("Run returned %v after HardStop, want at once (the handler returned)", d)
+		}
+		if want := (pool.Summary{Returned: 1}); sum != want {
+			t.Errorf("Summary = %+v, want %+v", sum, want)
+		}
+		if runs := log.get("slow"); len(runs) != 1 || !errors.Is(runs[0].Cause, errShutdown) {
+			t.Errorf("runs %+v, want one cancelled with the shutdown cause", runs)
+		}
+		if j, _ := st.Job("q", "slow"); j.State != store.SetDue || j.Rec.Attempt != 0 {
+			t.Errorf("job %+v, want due again, no attempt spent", j)
+		}
+	})
+}
