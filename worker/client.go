@@ -18,6 +18,10 @@ import (
 type JobSpec struct {
 	// Queue is the queue's name. Required.
 	Queue string
+	// Kind names what the job is, for a queue that serves several kinds
+	// (Kinds): 1 to MaxKindLen bytes of A-Z a-z 0-9 . _ - : /. Empty: the
+	// queue's one handler, or its Kinds[""].
+	Kind string
 	// Payload is handed to the handler as is; it may be empty.
 	Payload []byte
 	// ID identifies the job within its queue. Set it to make enqueueing

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
@@ -250,6 +251,6 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		Priority:    store.Priority(spec.Priority),
 		Unique:      store.Unique{Key: spec.UniqueKey, For: spec.UniqueFor.Truncate(time.Millisecond), AfterFinish: spec.UniqueAfterFinish},
 		CallerID:    spec.ID != "",
-		Headers:     spec.Headers,
+		Headers:     core.WithKind(spec.Headers, spec.Kind),
 	}, nil
 }

@@ -26,8 +26,10 @@ const (
 // the operator's listings, admin.Client.Jobs): a read sets the fields of
 // the job's state, marked "(read)" below.
 type Job struct {
-	ID      string
-	Queue   string
+	ID    string
+	Queue string
+	// Kind is the job's kind as enqueued (JobSpec.Kind); "" for none.
+	Kind    string
 	Payload []byte
 	State   State
 
@@ -90,9 +92,11 @@ type Job struct {
 // handler see it; admin.Client's listings map a record the same way
 // (admin's jobOf, held to this one by its tests).
 func jobFromRecord(queue string, r *store.Record) *Job {
+	kind, headers := core.SplitKind(r.Headers)
 	return &Job{
 		ID:                r.ID,
 		Queue:             queue,
+		Kind:              kind,
 		Payload:           r.Payload,
 		Attempt:           r.Attempt,
 		MaxAttempts:       r.MaxAttempts,
@@ -106,7 +110,7 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		UniqueAfterFinish: r.Unique.AfterFinish,
 		StartedAt:         core.StartedAt(r.Claim),
 		Worker:            r.Worker,
-		Headers:           r.Headers,
+		Headers:           headers,
 		Progress:          progressOf(r.Progress),
 		Result:            r.Result,
 	}

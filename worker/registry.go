@@ -30,6 +30,11 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if f, isFunc := h.(HandlerFunc); h == nil || isFunc && f == nil {
 		return fmt.Errorf("register queue %q: %w", queue, invalid("Handler", "is nil"))
 	}
+	if kinds, ok := h.(Kinds); ok {
+		if err := kinds.validate(); err != nil {
+			return fmt.Errorf("register queue %q: %w", queue, err)
+		}
+	}
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)

@@ -1,15 +1,20 @@
 package worker
 
 import (
+	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/seed-53d105c9/courier/worker/internal/core"
 )
 
 // Limits on names.
 const (
 	MaxQueueNameLen = 128
 	MaxIDLen        = 256
+	MaxKindLen      = 128
 )
 
 // Limits on a job's own settings (JobSpec), the same for every producer:
@@ -48,7 +53,22 @@ func validateSpec(spec *JobSpec, maxPayload int, horizon time.Duration, now time
 	if err := spec.Durability.validate("Durability"); err != nil {
 		return err
 	}
-	return validateHeaders(spec.Headers)
+	for name := range spec.Headers {
+		if strings.HasPrefix(name, core.ReservedHeaders) {
+			return invalid("Headers["+quoteName(name)+"]", "names beginning with %q are Courier's own (a kind is JobSpec.Kind)", core.ReservedHeaders)
+		}
+	}
+	if spec.Kind == "" {
+		return validateHeaders(spec.Headers)
+	}
+	if err := ValidateKind(spec.Kind); err != nil {
+		return err
+	}
+	// The kind travels as a header and counts against their limits.
+	if err := validateHeaders(core.WithKind(spec.Headers, spec.Kind)); err != nil {
+		return fmt.Errorf("with the kind's header %q: %w", core.KindHeader, err)
+	}
+	return nil
 }
 
 // validateSchedule checks a job's payload, when it runs and how often and
@@ -89,6 +109,24 @@ func ValidateQueueName(name string) error {
 		if !isNameChar(name[i]) {
 			r, _ := utf8.DecodeRuneInString(name[i:])
 			return invalid("Queue", "name %q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", name, r, i)
+		}
+	}
+	return nil
+}
+
+// ValidateKind checks a job kind (JobSpec.Kind, a key of Kinds): 1 to
+// MaxKindLen bytes of A-Z a-z 0-9 . _ - : / (asynq's task types fit).
+func ValidateKind(kind string) error {
+	if kind == "" {
+		return invalid("Kind", "is empty")
+	}
+	if len(kind) > MaxKindLen {
+		return invalid("Kind", "is %d bytes long; the limit is %d", len(kind), MaxKindLen)
+	}
+	for i := 0; i < len(kind); i++ {
+		if c := kind[i]; !isNameChar(c) && c != ':' && c != '/' {
+			r, _ := utf8.DecodeRuneInString(kind[i:])
+			return invalid("Kind", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ - : /", kind, r, i)
 		}
 	}
 	return nil

@@ -9,9 +9,11 @@ import (
 // jobOf returns the Job of a listed record of queue, field for field as
 // worker.Client.Get maps one (TestJobsAsGet holds the two together).
 func jobOf(queue string, r *store.Record) *worker.Job {
+	kind, headers := core.SplitKind(r.Headers)
 	job := &worker.Job{
 		ID:                r.ID,
 		Queue:             queue,
+		Kind:              kind,
 		Payload:           r.Payload,
 		Attempt:           r.Attempt,
 		MaxAttempts:       r.MaxAttempts,
@@ -25,7 +27,7 @@ func jobOf(queue string, r *store.Record) *worker.Job {
 		UniqueAfterFinish: r.Unique.AfterFinish,
 		StartedAt:         core.StartedAt(r.Claim),
 		Worker:            r.Worker,
-		Headers:           r.Headers,
+		Headers:           headers,
 		Result:            r.Result,
 	}
 	if p := r.Progress; p != nil {
