@@ -36,7 +36,7 @@ func Kind(kind string) Match {
 // Payload matches the jobs whose payload decodes as JSON into a T for
 // which ok returns true.
 func Payload[T any](ok func(T) bool) Match {
-	return Match{fmt.Sprintf("a payload of %T that the predicate accepts", *new(T)), func(j *worker.Job) bool {
+	return Match{"a payload of "+typeName[T]()+" that the predicate accepts", func(j *worker.Job) bool {
 		v, err := decode[T](j.Payload)
 		return err == nil && ok(v)
 	}}
@@ -187,14 +187,15 @@ func (s *Store) jobs(t testing.TB) []*worker.Job {
 
 // decodes matches the jobs whose payload decodes into a T.
 func decodes[T any]() Match {
-	return Match{fmt.Sprintf("a payload that decodes into %T", *new(T)), func(j *worker.Job) bool {
+	return Match{"a payload that decodes into "+typeName[T](), func(j *worker.Job) bool {
 		_, err := decode[T](j.Payload)
 		return err == nil
 	}}
 }
 
-// decode decodes a payload as JSON into a T; a []byte T gets the payload
-// itself, an interface T (any) the payload as JSON decodes it.
+// decode decodes a payload as JSON into a T. A []byte T gets the payload
+// itself; an interface T (any) takes every payload: what JSON decodes it
+// into, or nil for one that is not JSON (an empty payload among them).
 func decode[T any](payload []byte) (T, error) {
 	var v T
 	if b, ok := any(&v).(*[]byte); ok {
@@ -202,8 +203,15 @@ func decode[T any](payload []byte) (T, error) {
 		return v, nil
 	}
 	err := json.Unmarshal(payload, &v)
+	if err != nil && reflect.TypeFor[T]().Kind() == reflect.Interface {
+		var zero T
+		return zero, nil
+	}
 	return v, err
 }
+
+// typeName names T, an interface type too.
+func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 
 func matches(j *worker.Job, ms []Match) bool {
 	for _, m := range ms {

@@ -101,8 +101,8 @@ func WithQueueOptions(opts worker.QueueOptions) RunOption {
 // WithConfig runs the handler under cfg: its MaxResultBytes bounds
 // Job.SetResult, its MaxPayloadBytes the job's payload, its Logger gets
 // the attempt's log lines and its TracerProvider the attempt's span.
-// Default: the zero Config's defaults, logging warnings and errors to the
-// test's output.
+// Default: the zero Config's defaults. Without a Logger, warnings and
+// errors go to the test's output.
 func WithConfig(cfg worker.Config) RunOption {
 	return func(s *runSettings) { s.cfg = cfg }
 }
@@ -145,9 +145,12 @@ var jobCount atomic.Int64
 // Attempt, for the test to check.
 func Run(t testing.TB, h worker.Handler, job *worker.Job, opts ...RunOption) *Attempt {
 	t.Helper()
-	s := runSettings{cfg: worker.Config{Logger: testConfig(t).Logger}, ctx: t.Context()}
+	s := runSettings{ctx: t.Context()}
 	for _, o := range opts {
 		o(&s)
+	}
+	if s.cfg.Logger == nil {
+		s.cfg.Logger = testConfig(t).Logger
 	}
 	if job == nil {
 		job = &worker.Job{}
