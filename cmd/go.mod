@@ -57,6 +57,13 @@ require (
 
 // The daemon is built from the library in this same repository, at the
 // same commit: see docs/upgrading.md (Releases) for how a release pins it.
-require github.com/seed-53d105c9/courier v0.0.0
+// The test kit, the same way, for the documentation's test blocks
+// (cmd/courier/docs_test.go).
+require (
+	github.com/seed-53d105c9/courier v0.0.0
+	github.com/seed-53d105c9/courier/worker/workertest v0.0.0
+)
 
 replace github.com/seed-53d105c9/courier => ../
+
+replace github.com/seed-53d105c9/courier/worker/workertest => ../worker/workertest
