@@ -36,7 +36,7 @@ func Kind(kind string) Match {
 // Payload matches the jobs whose payload decodes as JSON into a T for
 // which ok returns true.
 func Payload[T any](ok func(T) bool) Match {
-	return Match{"a payload of "+typeName[T]()+" that the predicate accepts", func(j *worker.Job) bool {
+	return Match{"a payload of " + typeName[T]() + " that the predicate accepts", func(j *worker.Job) bool {
 		v, err := decode[T](j.Payload)
 		return err == nil && ok(v)
 	}}
@@ -187,7 +187,7 @@ func (s *Store) jobs(t testing.TB) []*worker.Job {
 
 // decodes matches the jobs whose payload decodes into a T.
 func decodes[T any]() Match {
-	return Match{"a payload that decodes into "+typeName[T](), func(j *worker.Job) bool {
+	return Match{"a payload that decodes into " + typeName[T](), func(j *worker.Job) bool {
 		_, err := decode[T](j.Payload)
 		return err == nil
 	}}
