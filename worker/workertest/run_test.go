@@ -25,14 +25,14 @@ type receipt struct {
 // send is a handler as users write them: it reports progress, sets a
 // result, and fails in each of the ways the daemon tells apart.
 func send(_ context.Context, job *worker.Job, o order) error {
-	switch {
-	case o.Email == "":
+	switch o.Email {
+	case "":
 		return worker.Permanent(errors.New("no email"))
-	case o.Email == "busy":
+	case "busy":
 		return worker.Snooze(time.Minute)
-	case o.Email == "flaky":
+	case "flaky":
 		return errors.New("smtp: 451 try again")
-	case o.Email == "panic":
+	case "panic":
 		panic("boom")
 	}
 	if err := job.ReportProgress(50, "rendering"); err != nil {
