@@ -81,8 +81,9 @@ func (a *Attempt) String() string {
 	return s
 }
 
-// RunOption changes how Run runs a handler.
-type RunOption func(*runSettings)
+// RunOption changes how Run runs a handler: WithQueueOptions,
+// WithConfig, WithContext.
+type RunOption struct{ apply func(*runSettings) }
 
 type runSettings struct {
 	opts worker.QueueOptions
@@ -95,7 +96,7 @@ type runSettings struct {
 // gives a retry's delay. Default: the zero QueueOptions, as Register
 // fills it in (25 attempts, 30m, exponential backoff).
 func WithQueueOptions(opts worker.QueueOptions) RunOption {
-	return func(s *runSettings) { s.opts = opts }
+	return RunOption{func(s *runSettings) { s.opts = opts }}
 }
 
 // WithConfig runs the handler under cfg: its MaxResultBytes bounds
@@ -104,13 +105,13 @@ func WithQueueOptions(opts worker.QueueOptions) RunOption {
 // Default: the zero Config's defaults. Without a Logger, warnings and
 // errors go to the test's output.
 func WithConfig(cfg worker.Config) RunOption {
-	return func(s *runSettings) { s.cfg = cfg }
+	return RunOption{func(s *runSettings) { s.cfg = cfg }}
 }
 
 // WithContext runs the handler with a context derived from ctx instead of
 // the test's (t.Context()): to hand it values, or to cancel it.
 func WithContext(ctx context.Context) RunOption {
-	return func(s *runSettings) { s.ctx = ctx }
+	return RunOption{func(s *runSettings) { s.ctx = ctx }}
 }
 
 // JSON returns a job whose payload is v encoded as JSON, for Run: the job
@@ -147,7 +148,9 @@ func Run(t testing.TB, h worker.Handler, job *worker.Job, opts ...RunOption) *At
 	t.Helper()
 	s := runSettings{ctx: t.Context()}
 	for _, o := range opts {
-		o(&s)
+		if o.apply != nil {
+			o.apply(&s)
+		}
 	}
 	if s.cfg.Logger == nil {
 		s.cfg.Logger = testConfig(t).Logger
