@@ -69,6 +69,13 @@ func (s *Store) Drain(t testing.TB, reg *worker.Registry) Drained {
 	if err != nil {
 		t.Fatalf("workertest.Drain: worker.NewDaemon: %v", err)
 	}
+	busy, err := s.busy(t.Context(), reg.Queues())
+	if err != nil {
+		t.Fatalf("workertest.Drain: %v", err)
+	}
+	if busy == "" {
+		return Drained{} // nothing due, nothing running: no Daemon to start
+	}
 	w := &watch{}
 	testhook.Observe(d, w.attempt)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))

@@ -135,11 +135,16 @@ func (s *Store) Start(t testing.TB, reg *worker.Registry) *worker.Daemon {
 	return d
 }
 
-// waitRun returns what a Daemon's Run returned once its context ended,
-// or an error when it took more than the shutdown timeout and 5s.
+// waitRun returns what a Daemon's Run returned once its context ended
+// (nil for a Run stopped before its pool started, which returns the
+// context's error), or an error when it took more than the shutdown
+// timeout and 5s.
 func waitRun(done <-chan error, shutdown time.Duration) error {
 	select {
 	case err := <-done:
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
 		return err
 	case <-time.After(shutdown + 5*time.Second):
 		return errRunHung
