@@ -21,6 +21,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
+
 	// The documentation's test blocks (docs/testing.md) use the test kit;
 	// importing it here keeps it among the cmd module's requirements.
 	_ "github.com/seed-53d105c9/courier/worker/workertest"
