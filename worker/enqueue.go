@@ -254,3 +254,9 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		Headers:     core.WithKind(spec.Headers, spec.Kind),
 	}, nil
 }
+
+// Validate checks spec against every rule EnqueueMany applies, writing
+// nothing: for tools that write jobs by other means (admin.Client.Import).
+func (c *Client) Validate(spec JobSpec) error {
+	return validateSpec(&spec, c.cfg.MaxPayloadBytes, c.cfg.MaxScheduleAhead, time.Now())
+}

@@ -43,6 +43,7 @@ var aclScriptCases = map[string]string{
 	"history_trim": "the leader's trim: the history",
 	"fire":         "a periodic schedule of work fires",
 	"purge":        "Client.Purge of the dead jobs",
+	"import":       "Client.Import of a dead job into parts (2 partitions: the other partition's ledger read too), twice",
 	"get":          "Client.Get",
 	"forget":       "Client.ForgetQueue of a queue no longer used",
 	"queue_set":    "the daemon's start (each queue's record), Client.Pause and Client.Resume of parts",
@@ -200,6 +201,14 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 	must("list", err)
 	_, err = op.Stats(t.Context(), "work")
 	must("stats", err)
+	for range 2 { // the second finds the ledger entry
+		imp, err := op.Import(t.Context(), "asynq", []admin.ImportJob{{Spec: worker.JobSpec{Queue: "parts", ID: "imp", Kind: "email:deliver"},
+			Source: "default/imp", Attempts: 1, LastError: "boom", DiedAt: time.Now()}})
+		must("import", err)
+		if imp[0].Outcome != admin.ImportAdded && imp[0].Outcome != admin.ImportAlready {
+			t.Errorf("import under the ACL: %+v", imp[0])
+		}
+	}
 	must("pause", op.Pause(t.Context(), "parts"))
 	must("resume", op.Resume(t.Context(), "parts"))
 	must("cancel a due job", op.Cancel(t.Context(), "gone", "g"))

@@ -158,6 +158,12 @@ func TestExitCodes(t *testing.T) {
 			{"ok", tc{args: []string{"completion", "fish"}}},
 			{"usage", tc{args: []string{"completion", "tcsh"}, code: exitUsage}},
 		},
+		"import asynq": {
+			{"ok", tc{args: []string{"import", "asynq", "--from", "redis://" + b.addr + "/0", "--queues", "none-such"}, redis: true}},
+			{"usage", tc{args: []string{"import", "asynq", "--queues", "a"}, code: exitUsage, redis: true}},
+			{"usage: a bad --map", tc{args: []string{"import", "asynq", "--from", "redis://" + b.addr + "/0", "--map", "a=b{c}"}, code: exitUsage, redis: true}},
+			{"Redis down", tc{args: []string{"import", "asynq", "--from", "redis://" + down + "/0", "--redis", down}, code: exitUnavailable}},
+		},
 		"healthcheck": {
 			{"ok", tc{args: []string{"healthcheck", "--url", ready}}},
 			{"not ready", tc{args: []string{"healthcheck", "--url", draining}, code: exitFailure}},

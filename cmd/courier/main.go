@@ -7,6 +7,7 @@
 //	courier jobs         list a queue's jobs in one state
 //	courier dead         list, requeue or purge dead jobs
 //	courier cancel       cancel a job, running or not
+//	courier import       move another queue system's jobs into Courier (asynq)
 //	courier queue        pause, resume, wait for or forget a queue, or show its state
 //	courier config       check the configuration, or print it with its sources
 //	courier bench        measure throughput and latency against a Redis server
@@ -127,6 +128,10 @@ func commands() map[string]command {
 				synopsis: "--queue Q [--timeout D] [--json]", fields: queueFlags},
 			{name: "forget", summary: "remove a retired queue that holds nothing (refused while anything holds it)",
 				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+		}},
+		"import": {summary: "move another queue system's jobs into Courier, exactly once", define: defineImport, actions: []action{
+			{name: "asynq", summary: "move hibiken/asynq's pending, scheduled, retry and archived tasks (a dry run unless --apply)",
+				synopsis: "--from redis://HOST:PORT/DB [--queues A,B] [--map ASYNQ=COURIER,...] [--batch N] [--apply]"},
 		}},
 		"config": configCommand(),
 		"bench":  {summary: "measure throughput and latency against Redis", external: runBench},

@@ -93,6 +93,8 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
 		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "", "new", "-1", "0", "0", "0", "payload"}, nil},
+		{Import, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.dead, prefix + ":{q}:imported:asynq"},
+			[]string{k.wake, "1", "", "src", "imported", "0", "1", "0", "0", "", "-1", "", "", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
 			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex, k.completed, k.results}, nil, nil},
@@ -139,6 +141,9 @@ func TestScriptsUnderOOM(t *testing.T) {
 	// The refused scripts changed nothing.
 	if _, err := c.Do(ctx, c.B().Hget().Key(k.jobs).Field("new").Build()).ToString(); !rueidis.IsRedisNil(err) {
 		t.Errorf("the refused enqueue stored its job (HGET: %v)", err)
+	}
+	if _, err := c.Do(ctx, c.B().Hget().Key(k.jobs).Field("imported").Build()).ToString(); !rueidis.IsRedisNil(err) {
+		t.Errorf("the refused import stored its job (HGET: %v)", err)
 	}
 	if _, err := c.Do(ctx, c.B().Hget().Key(periodic).Field("tick").Build()).ToString(); !rueidis.IsRedisNil(err) {
 		t.Errorf("the refused fire stored its time (HGET: %v)", err)

@@ -48,6 +48,12 @@ var (
 	// Fire enqueues one fire of a periodic job, once (leader only, fenced).
 	// It adds a job, so it is refused out of memory like Enqueue.
 	Fire = declare("fire", Once, DenyOOM)
+	// Import adds jobs brought from another queue system, with their
+	// attempts, last error and death, and records each in the queue's
+	// import ledger in the same call. Resent: a second run finds the
+	// ledger entries and writes nothing. It adds jobs, so it is refused
+	// out of memory like Enqueue.
+	Import = declare("import", Resend, DenyOOM)
 	// Purge deletes dead jobs.
 	Purge = declare("purge", Once, AllowOOM)
 	// Get reads one job and the set it is in (read only).
@@ -87,7 +93,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Complete, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, UniqExpire, HistoryTrim, Fire, Purge, Forget, QueueSet, QueueCopy, Get, Stats, DeadList, List,
+		Recover, Trim, UniqExpire, HistoryTrim, Fire, Import, Purge, Forget, QueueSet, QueueCopy, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }
