@@ -5,11 +5,13 @@
 # it (DEVELOPERS.md, "Tests and Redis").
 
 GO       ?= go
-# The repository holds four Go modules (DEVELOPERS.md, "Modules"): the
-# library users import (.), the daemon and its tools (cmd), the library's
-# tests that need what users must not inherit (worker/internal/testmod), and
-# the asynq adapter (asynqcompat), which alone requires asynq.
-MODULES  := . cmd worker/internal/testmod asynqcompat
+# The repository holds five Go modules (DEVELOPERS.md, "Modules"): the
+# library users import (.), the daemon and its tools (cmd), the test kit
+# users import in their tests (worker/workertest, with the embedded store),
+# the library's tests that need what users must not inherit
+# (worker/internal/testmod), and the asynq adapter (asynqcompat), which
+# alone requires asynq.
+MODULES  := . cmd worker/workertest worker/internal/testmod asynqcompat
 # each runs its argument in every module: $(call each,$(GO) vet ./...)
 each      = set -e; for m in $(MODULES); do echo "[$$m] $(1)"; (cd $$m && $(1)); done
 # The release number is written once, worker.Version (worker/version.go);

@@ -60,13 +60,18 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 )
 
+// The daemon is built from the library in this same repository, at the
+// same commit: see docs/upgrading.md (Releases) for how a release pins it.
+// The test kit and the asynq adapter, the same way, for the documentation's
+// test blocks (cmd/courier/docs_test.go) and courier import asynq's tests.
 require (
-	// The daemon is built from the library in this same repository, at the
-	// same commit: see docs/upgrading.md (Releases) for how a release pins it.
 	github.com/seed-53d105c9/courier v0.0.0
 	github.com/seed-53d105c9/courier/asynqcompat v0.0.0
+	github.com/seed-53d105c9/courier/worker/workertest v0.0.0
 )
 
 replace github.com/seed-53d105c9/courier => ../
 
 replace github.com/seed-53d105c9/courier/asynqcompat => ../asynqcompat
+
+replace github.com/seed-53d105c9/courier/worker/workertest => ../worker/workertest

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/pool"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
+	"github.com/seed-53d105c9/courier/worker/internal/testhook"
 )
 
 // maxErrorText bounds the last error stored with a job.
@@ -22,6 +23,9 @@ type execEnv struct {
 	log       *slog.Logger
 	maxResult int     // Config.MaxResultBytes
 	tracer    *tracer // nil without Config.TracerProvider
+	// watch, set by the test kit only (testhook.Observe), is told each
+	// attempt and its outcome.
+	watch testhook.Watch
 }
 
 // executor turns a queue's handler into the pool's Exec: it applies the
@@ -32,6 +36,11 @@ func executor(queue string, reg registration, env execEnv) pool.Exec {
 		job := runningJob(queue, rec, reg.opts)
 		job.run, job.maxResult = pool.RunOf(ctx), env.maxResult
 		ctx, traced := env.tracer.process(ctx, job)
+		if env.watch != nil {
+			rec, end := env.watch(job)
+			job.run = job.run.Recording(rec)
+			traced = both(traced, end)
+		}
 		ended := false
 		defer func() {
 			if !ended { // the handler called runtime.Goexit: end its span as the failure it is
@@ -43,6 +52,11 @@ func executor(queue string, reg registration, env execEnv) pool.Exec {
 		traced(o, err)
 		return o
 	}
+}
+
+// both calls a, then b.
+func both(a, b func(pool.Outcome, error)) func(pool.Outcome, error) {
+	return func(o pool.Outcome, err error) { a(o, err); b(o, err) }
 }
 
 // execute runs one attempt of job and returns its outcome and the

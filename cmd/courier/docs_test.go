@@ -21,6 +21,10 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/config"
 	"github.com/seed-53d105c9/courier/worker"
+
+	// The documentation's test blocks (docs/testing.md) use the test kit;
+	// importing it here keeps it among the cmd module's requirements.
+	_ "github.com/seed-53d105c9/courier/worker/workertest"
 )
 
 // The tests in this file hold the user documentation (README.md and
@@ -334,6 +338,7 @@ var docImports = map[string]string{
 	"rueidis":       "github.com/redis/rueidis",
 	"worker":        "github.com/seed-53d105c9/courier/worker",
 	"admin":         "github.com/seed-53d105c9/courier/worker/admin",
+	"workertest":    "github.com/seed-53d105c9/courier/worker/workertest",
 	"lock":          "github.com/seed-53d105c9/courier/worker/lock",
 	"webhook":       "github.com/seed-53d105c9/courier/handlers/webhook",
 	"otlptracehttp": "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
@@ -977,9 +982,12 @@ var docPackages = map[string]string{
 	"rediskeys": "worker/rediskeys",
 	"webhook":   "handlers/webhook",
 	"logjob":    "handlers/logjob",
+	// the test kit, a module of its own that the cmd module requires for
+	// the documentation's test blocks (the import above)
+	"workertest": "worker/workertest",
 }
 
-var docName = regexp.MustCompile(`\b(worker|admin|lock|rediskeys|webhook|logjob)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
+var docName = regexp.MustCompile(`\b(worker|admin|lock|rediskeys|webhook|logjob|workertest)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
 
 // TestDocsNamesExist: every name of a public package the documentation
 // writes (worker.ErrDuplicate, admin.Client.Cancel, JobSpec fields...)

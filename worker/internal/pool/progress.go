@@ -32,25 +32,48 @@ func (c *runCtx) Value(key any) any {
 
 // Run is a handler's handle on its running attempt: what it reports goes
 // out with the pool's next lease extension (extendLoop), in the call that
-// renews the lease, so a report costs Redis no call of its own. The zero
-// Run ignores reports.
-type Run struct{ r *run }
+// renews the lease, so a report costs Redis no call of its own. A Run may
+// also carry a Recorder, which receives every report and result as well:
+// package worker/workertest's harness runs a handler on a Run that has
+// only a Recorder. The zero Run ignores reports.
+type Run struct {
+	r   *run
+	rec Recorder
+}
+
+// Recorder receives what a handler reports and sets on its Run, call by
+// call: the test harness's view of an attempt (package worker/workertest).
+// Calls come from the handler's goroutines.
+type Recorder interface {
+	Report(p store.Progress)
+	SetResult(b []byte)
+}
 
 // RunOf returns the Run of the job whose run context ctx is, or derives
 // from; the zero Run for any other context.
 func RunOf(ctx context.Context) Run {
 	r, _ := ctx.Value(runValue{}).(*run)
-	return Run{r}
+	return Run{r: r}
+}
+
+// Recording returns h with rec receiving its reports and result too; on
+// the zero Run, a Run that only rec receives, running for Running.
+func (h Run) Recording(rec Recorder) Run {
+	h.rec = rec
+	return h
 }
 
 // Running reports whether h is a running attempt's (not the zero Run).
-func (h Run) Running() bool { return h.r != nil }
+func (h Run) Running() bool { return h.r != nil || h.rec != nil }
 
 // Report records p as the attempt's progress. Reports made between two
 // extensions replace each other: only the last is sent. It never blocks.
 func (h Run) Report(p store.Progress) {
 	if h.r != nil {
 		h.r.progress.Store(&p)
+	}
+	if h.rec != nil {
+		h.rec.Report(p)
 	}
 }
 
@@ -60,6 +83,9 @@ func (h Run) Report(p store.Progress) {
 func (h Run) SetResult(b []byte) {
 	if h.r != nil {
 		h.r.result.Store(&b)
+	}
+	if h.rec != nil {
+		h.rec.SetResult(b)
 	}
 }
 

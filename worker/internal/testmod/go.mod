@@ -3,13 +3,14 @@ module github.com/seed-53d105c9/courier/worker/internal/testmod
 go 1.26.0
 
 require (
-	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/redis/rueidis v1.0.79
 	github.com/seed-53d105c9/courier v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 )
+
+require github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -23,6 +24,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/seed-53d105c9/courier/worker/workertest v0.0.0
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
@@ -32,3 +34,5 @@ require (
 )
 
 replace github.com/seed-53d105c9/courier => ../../../
+
+replace github.com/seed-53d105c9/courier/worker/workertest => ../../workertest
