@@ -14,12 +14,12 @@ type CancelResult int
 
 // Cancel outcomes.
 const (
-	CancelNotFound   CancelResult = iota // no such job
-	Cancelled                            // it had not started: now in the cancelled set
-	CancelRunning                        // it was running: now in the cancelled set, its worker told
-	CancelDead                           // in the dead set: untouched
-	CancelCompleted                      // finished and retained (Complete): untouched
-	CancelAlready                        // in the cancelled set already: untouched
+	CancelNotFound  CancelResult = iota // no such job
+	Cancelled                           // it had not started: now in the cancelled set
+	CancelRunning                       // it was running: now in the cancelled set, its worker told
+	CancelDead                          // in the dead set: untouched
+	CancelCompleted                     // finished and retained (Complete): untouched
+	CancelAlready                       // in the cancelled set already: untouched
 )
 
 // SetCancelled is the set of cancelled jobs (lua/cancel.lua): id → cancel
