@@ -160,7 +160,7 @@ func (p *Pool) cancelRun(queue string, tok store.Token) {
 }
 
 // cancelled ends a run whose job was cancelled (cause
-// Config.CancelledCause). The job is in the dead set already and its claim
+// Config.CancelledCause). The job is in the cancelled set already and its claim
 // gone: the run's outcome is not written, and its lease no longer renewed.
 // Called with p.mu held.
 func (p *Pool) cancelled(r *run) {
