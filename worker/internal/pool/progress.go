@@ -31,9 +31,12 @@ func (c *runCtx) Value(key any) any {
 }
 
 // Run is a handler's handle on its running attempt: what it reports goes
-// out with the pool's next lease extension (extendLoop), in the call that
-// renews the lease, so a report costs Redis no call of its own. The zero
-// Run ignores reports.
+// out within ReportEvery, in the pool's next flush (flushLoop), which
+// sends every run's pending report in one batched lease extension, or
+// with the next regular extension (extendLoop) if that comes first: a
+// report costs Redis no call of its own, and a process makes at most one
+// flush call per ReportEvery however many handlers report. The zero Run
+// ignores reports.
 type Run struct{ r *run }
 
 // RunOf returns the Run of the job whose run context ctx is, or derives
@@ -47,10 +50,10 @@ func RunOf(ctx context.Context) Run {
 func (h Run) Running() bool { return h.r != nil }
 
 // Report records p as the attempt's progress. Reports made between two
-// extensions replace each other: only the last is sent. It never blocks.
+// sends replace each other: only the last is sent. It never blocks.
 func (h Run) Report(p store.Progress) {
-	if h.r != nil {
-		h.r.progress.Store(&p)
+	if h.r != nil && h.r.progress.Swap(&p) == nil {
+		signal(h.r.q.reportSig)
 	}
 }
 
