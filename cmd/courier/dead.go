@@ -79,7 +79,7 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 			}
 		}
 		if ways != 1 {
-			return usagef("select the jobs one way: --job ID (or --ids-file F), a filter (--error, --older-than, --newer-than), or --all")
+			return usagef("select the dead (or cancelled) jobs one way: --job ID (or --ids-file F), a filter (--error, --older-than, --newer-than), or --all")
 		}
 		if *idsFile != "" && len(ids) == 0 {
 			return &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s holds no id", *idsFile)}
