@@ -1,6 +1,8 @@
 -- deadlist.lua: read one page of the dead set in its order, oldest death first,
--- optionally only the jobs that match a filter (read only).
--- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash   KEYS[4] opts hash
+-- optionally only the jobs that match a filter (read only); or of the
+-- cancelled set (cancel.lua), oldest cancel first: its cancel times are
+-- read as times of death.
+-- KEYS[1] jobs hash   KEYS[2] dead or cancelled zset   KEYS[3] state hash   KEYS[4] opts hash
 -- ARGV[1] limit = most jobs on the page, 1 to 1000
 -- ARGV[2] mode = 'jobs' (ids, times of death, records, state and options
 --   entries) | 'ids' (no records)

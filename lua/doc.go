@@ -68,7 +68,7 @@
 //   - A negative code in place of a count or flag says why nothing changed:
 //     -1 always means the caller is not the queue's leader (the fenced
 //     carrier scripts: recover, trim, history_trim, fire), and the header lists the others
-//     (cancel: -1 running, -2 dead; fire: -2 too early; claim: next_ms -2,
+//     (cancel: -2 dead, -3 completed, -4 cancelled; fire: -2 too early; claim: next_ms -2,
 //     the queue is paused).
 //   - An error reply is a bad call, never a state: "ERR courier: …", sent
 //     before any write.

@@ -1,5 +1,7 @@
 -- extend.lua: renew the leases of running jobs (the batched heartbeat).
 -- KEYS[1] active zset   KEYS[2] claims hash   KEYS[3] dead zset   KEYS[4] state hash
+-- KEYS[5] cancelled zset (cancel.lua; the dead set of a job that an older
+--   version cancelled, with the last error "cancelled")
 -- ARGV[1] lease_ms   ARGV[2] m = number of progress reports (0 to the number
 --   of pairs)   then pairs of id, claim   then m pairs of position (1-based,
 --   into the id/claim pairs) and progress, "<percent>;" .. message: stored
@@ -18,7 +20,7 @@
 
 local lease = tonumber(ARGV[1])
 if not lease or lease < 1 then return redis.error_reply('ERR courier: lease_ms must be positive') end
-if not KEYS[4] then return redis.error_reply('ERR courier: extend needs the dead and state keys') end
+if not KEYS[5] then return redis.error_reply('ERR courier: extend needs the dead, state and cancelled keys') end
 local m = tonumber(ARGV[2])
 if not m or m < 0 or m % 1 ~= 0 or m * 4 > #ARGV - 2 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
 local last = #ARGV - 2 * m
@@ -49,7 +51,9 @@ for i, id in ipairs(ids) do
   else
     -- Rare: read why, so the worker ends the handler with the right cause.
     local why = ''
-    if redis.call('ZSCORE', KEYS[3], id) then
+    if redis.call('ZSCORE', KEYS[5], id) then
+      why = CANCELLED
+    elseif redis.call('ZSCORE', KEYS[3], id) then
       local _, _, err = st_decode(redis.call('HGET', KEYS[4], id) or '')
       if err == CANCELLED then why = CANCELLED end
     end

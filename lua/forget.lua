@@ -14,7 +14,9 @@
 --   (a unique key or id remembered for a window keeps the queue in use)
 -- KEYS[17] settings hash   KEYS[18] history hash   KEYS[19] history:minutes
 --   zset (deleted with the rest: a history alone keeps no queue in use)
--- KEYS[20] completed zset   KEYS[21] results hash
+-- KEYS[20] completed zset   KEYS[21] results hash   KEYS[22] cancelled zset
+--   (cancelled jobs keep the queue in use, as dead ones do: an operator
+--   may requeue them)
 -- ARGV: none
 -- returns: 1 = the queue was unused and its leftovers are gone (or there were
 --   none), 0 = it is in use (nothing changed)
@@ -25,8 +27,8 @@
 --   them) and the completed jobs (at most the queue's retained count, which
 --   UNLINK frees off Redis's main thread)
 
-if not KEYS[21] then return redis.error_reply('ERR courier: forget needs the paused, due level, opts, unique, settings, history, completed and results keys') end
-if redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[15]) > 0 then return 0 end
+if not KEYS[22] then return redis.error_reply('ERR courier: forget needs the paused, due level, opts, unique, settings, history, completed, results and cancelled keys') end
+if redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[15], KEYS[22]) > 0 then return 0 end
 if redis.call('ZCOUNT', KEYS[3], '-inf', '(inf') > 0 then return 0 end
 if redis.call('HLEN', KEYS[1]) > redis.call('ZCARD', KEYS[20]) then return 0 end
 redis.call('UNLINK', KEYS[1], KEYS[3], KEYS[5], KEYS[6], KEYS[7], KEYS[14], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21])

@@ -1,14 +1,17 @@
--- purge.lua: delete dead jobs for good.
--- KEYS[1] jobs hash   KEYS[2] dead zset   KEYS[3] state hash   KEYS[4] opts hash
--- ARGV[1] until_ms: delete only jobs that died at or before it ('' = no bound)
+-- purge.lua: delete dead or cancelled jobs for good.
+-- KEYS[1] jobs hash   KEYS[2] the set purged: the dead or the cancelled zset
+--   KEYS[3] state hash   KEYS[4] opts hash
+-- ARGV[1] until_ms: delete only jobs that entered the set at or before it
+--   ('' = no bound)
 -- then ids
--- returns: array with one integer per id, 1 = deleted, 0 = not in the dead set
---   or died after until_ms (a due or active job is never touched; a repeated
+-- returns: array with one integer per id, 1 = deleted, 0 = not in the set
+--   or entered it after until_ms (a due or active job is never touched; a repeated
 --   id counts once)
 -- bound: <= 1000 ids; O(n log N)
--- A record exists exactly while its job is in one of due, active, dead and
--- completed: taking the job out of dead and deleting its record (and state
--- entry) together keeps that so. A completed job is not dead: never touched.
+-- A record exists exactly while its job is in one of due, active, dead,
+-- completed and cancelled: taking the job out of the set and deleting its
+-- record (and state entry) together keeps that so. A job of another set is
+-- never touched.
 -- until_ms lets a purge of everything that was dead when it started spare a
 -- job that was requeued and died again in the meantime.
 

@@ -1,13 +1,15 @@
--- requeue.lua: move dead jobs back to due now, with a fresh set of attempts.
--- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] dead zset   KEYS[4] state hash
+-- requeue.lua: move dead or cancelled jobs back to due now, with a fresh set
+-- of attempts.
+-- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] the set they leave: the dead
+--   or the cancelled zset   KEYS[4] state hash
 -- KEYS[5] due:high zset   KEYS[6] due:low zset   KEYS[7] opts hash
 -- KEYS[8] unique hash   KEYS[9] unique:exp zset
 -- ARGV[1] wake channel   then ids
--- returns: array with one integer per id, 1 = requeued, 0 = not in the dead set
+-- returns: array with one integer per id, 1 = requeued, 0 = not in that set
 --   (a repeated id counts once)
 -- A job goes to the due zset of its priority level. One with a unique key
 -- holds it again when no other job holds it now; otherwise it runs without
--- holding it (it was released when the job died).
+-- holding it (it was released when the job died or was cancelled).
 -- bound: <= 1000 ids; O(n log N), whatever the payloads' size: the attempts
 --   are reset in the state entries, and a record is read only for a dead job
 --   without one (the slow path of record.lua)

@@ -2,16 +2,17 @@
 -- (read only).
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] dead zset
 -- KEYS[4] paused string (queue_set.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
--- KEYS[7] completed zset (complete.lua)
+-- KEYS[7] completed zset (complete.lua)   KEYS[8] cancelled zset (cancel.lua)
 -- ARGV: none
 -- returns: {ready, scheduled, active, dead, now_ms, paused, ready_high,
---   ready_low, completed}; ready = due now, scheduled = due later, of every
+--   ready_low, completed, cancelled}; ready = due now, scheduled = due later, of every
 --   priority level; ready_high and ready_low: those of ready at the high
 --   and low levels; active does not count the set's pin (see record.lua);
---   paused: 1 = paused, 0 = running; completed: the finished jobs retained
+--   paused: 1 = paused, 0 = running; completed: the finished jobs retained;
+--   cancelled: the cancelled jobs kept
 -- bound: O(log N)
 
-if not KEYS[7] then return redis.error_reply('ERR courier: stats needs the paused, due level and completed keys') end
+if not KEYS[8] then return redis.error_reply('ERR courier: stats needs the paused, due level, completed and cancelled keys') end
 local now = now_ms()
 local ready, due, by = 0, 0, {}
 for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
@@ -21,4 +22,4 @@ for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
 end
 local active = redis.call('ZCOUNT', KEYS[2], '-inf', '(inf')
 return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4]), by[2], by[3],
-  redis.call('ZCARD', KEYS[7])}
+  redis.call('ZCARD', KEYS[7]), redis.call('ZCARD', KEYS[8])}

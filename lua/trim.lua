@@ -1,7 +1,7 @@
--- trim.lua: (carrier, fenced) delete the jobs of a queue's dead set, or of
--- its completed set (complete.lua), that entered it longer ago than the age
+-- trim.lua: (carrier, fenced) delete the jobs of a queue's dead set, of its
+-- completed set (complete.lua) or of its cancelled set (cancel.lua), that entered it longer ago than the age
 -- limit, then the oldest beyond the count limit.
--- KEYS[1] jobs hash   KEYS[2] the set trimmed: dead or completed zset
+-- KEYS[1] jobs hash   KEYS[2] the set trimmed: dead, completed or cancelled zset
 --   (id → time it entered, ms)   KEYS[3] leader hash (the queue's leader lock)
 -- KEYS[4] state hash   KEYS[5] opts hash   KEYS[6] results hash: a deleted
 --   job's entries in these go with its record (a dead job has no result, a

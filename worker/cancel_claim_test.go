@@ -71,7 +71,7 @@ func TestLateCancelMessageSparesALaterRun(t *testing.T) {
 		if err := receive(t, ended, 10*time.Second, "the first run's end"); !errors.Is(err, worker.ErrCancelled) {
 			t.Fatalf("the first run ended with %v, want ErrCancelled", err)
 		}
-		if n, err := c.Requeue(t.Context(), queue, id); err != nil || n != 1 {
+		if n, err := c.RequeueCancelled(t.Context(), queue, id); err != nil || n != 1 {
 			t.Fatalf("Requeue = %d, %v", n, err)
 		}
 		receive(t, started, 10*time.Second, "the second run")

@@ -193,6 +193,9 @@ func (c *Client) Get(ctx context.Context, queue, id string) (*Job, error) {
 	case store.SetCompleted:
 		job.State = StateCompleted // Result from the record
 		job.FinishedAt = snap.Score
+	case store.SetCancelled:
+		job.State = StateCancelled
+		job.FinishedAt = snap.Score
 	default:
 		return nil, fmt.Errorf("queue %q job %q: record is in no set (inconsistent data)", queue, id)
 	}

@@ -353,8 +353,8 @@ func TestClientCancel(t *testing.T) {
 			want      error // nil = cancelled
 			wantState worker.State
 		}{
-			{"scheduled", "idle", scheduled, nil, ""},
-			{"ready", "idle", ready, nil, ""},
+			{"scheduled", "idle", scheduled, nil, worker.StateCancelled},
+			{"ready", "idle", ready, nil, worker.StateCancelled},
 			{"dead", "q", dead, worker.ErrJobDead, worker.StateDead},
 			{"unknown", "q", "no-such-job", worker.ErrNotFound, ""},
 			{"unknown queue", "nothing-here", running, worker.ErrNotFound, ""},
@@ -367,22 +367,31 @@ func TestClientCancel(t *testing.T) {
 				}
 				if tt.wantState == "" {
 					if !isGone(t, c, tt.queue, tt.id) {
-						t.Errorf("job still exists after Cancel")
-					}
-					if err := c.Cancel(t.Context(), tt.queue, tt.id); !errors.Is(err, worker.ErrNotFound) {
-						t.Errorf("second Cancel = %v, want ErrNotFound", err)
+						t.Errorf("job exists after Cancel")
 					}
 				} else if job := getJob(t, c, tt.queue, tt.id); job.State != tt.wantState {
-					t.Errorf("State after refused Cancel = %s, want %s", job.State, tt.wantState)
+					t.Errorf("State after Cancel = %s, want %s", job.State, tt.wantState)
+				}
+				if err := c.Cancel(t.Context(), tt.queue, tt.id); !errors.Is(err, tt.want) {
+					t.Errorf("second Cancel = %v, want %v", err, tt.want)
 				}
 			})
 		}
-		if s := stats(t, c, "idle"); s != (admin.QueueStats{}) {
-			t.Errorf("Stats(idle) = %+v, want all zero", s)
+		if s := stats(t, c, "idle"); s != (admin.QueueStats{Cancelled: 2}) {
+			t.Errorf("Stats(idle) = %+v, want 2 cancelled", s)
+		}
+		if j := getJob(t, c, "idle", scheduled); j.FinishedAt.IsZero() || j.Attempt != 0 || j.LastError != "" {
+			t.Errorf("cancelled before it started: %+v; want its cancel time, no attempt, no error", j)
+		}
+		if n, err := c.RequeueCancelled(t.Context(), "idle", scheduled, ready, "no-such-job"); err != nil || n != 2 {
+			t.Errorf("requeue of the cancelled = %d, %v; want 2", n, err)
+		}
+		if j := getJob(t, c, "idle", ready); j.State != worker.StateReady {
+			t.Errorf("requeued cancelled job is %s, want ready", j.State)
 		}
 
 		// A running job: its handler's context ends with ErrCancelled, and
-		// it stays dead with the last error "cancelled" although the
+		// it stays cancelled with the last error "cancelled" although the
 		// handler returned nil.
 		if err := c.Cancel(t.Context(), "q", running); err != nil {
 			t.Fatalf("Cancel(running) = %v", err)
@@ -396,16 +405,16 @@ func TestClientCancel(t *testing.T) {
 			t.Fatalf("the handler's context did not end after Cancel")
 		}
 		job := getJob(t, c, "q", running)
-		if job.State != worker.StateDead || job.LastError != "cancelled" || job.Attempt != 1 {
-			t.Errorf("cancelled job: state %s, last error %q, attempt %d; want dead, cancelled, 1", job.State, job.LastError, job.Attempt)
+		if job.State != worker.StateCancelled || job.LastError != "cancelled" || job.Attempt != 1 {
+			t.Errorf("cancelled job: state %s, last error %q, attempt %d; want cancelled, cancelled, 1", job.State, job.LastError, job.Attempt)
 		}
-		if err := c.Cancel(t.Context(), "q", running); !errors.Is(err, worker.ErrJobDead) {
-			t.Errorf("second Cancel of the running job = %v, want ErrJobDead", err)
+		if err := c.Cancel(t.Context(), "q", running); err != nil {
+			t.Errorf("second Cancel of the running job = %v, want nil (cancelled already)", err)
 		}
 		// The handler's nil, returned after the cancel, changed nothing.
 		<-time.After(200 * time.Millisecond)
-		if job := getJob(t, c, "q", running); job.State != worker.StateDead {
-			t.Errorf("cancelled job is %s after its handler returned, want dead", job.State)
+		if job := getJob(t, c, "q", running); job.State != worker.StateCancelled {
+			t.Errorf("cancelled job is %s after its handler returned, want cancelled", job.State)
 		}
 	})
 }

@@ -77,6 +77,16 @@ func execute(ctx context.Context, reg registration, job *Job, log *slog.Logger) 
 		// The job is no longer ours (the pool logged why): any write is
 		// a no-op, and it is not this attempt's failure to report.
 		return pool.Outcome{Kind: pool.Snooze}, err
+	case errors.Is(cause, ErrCancelled):
+		// Cancelled while it ran: the job is in the cancelled set, its
+		// claim gone; the pool writes nothing (metrics outcome
+		// "cancelled"). Not a failure: no warning.
+		if !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		log.Info("job cancelled; its handler returned", "queue", job.Queue, "job", job.ID, "attempt", job.Attempt,
+			"max_attempts", job.MaxAttempts, "err", err)
+		return pool.Outcome{Kind: pool.Snooze}, err
 	}
 	if cause != nil && !errors.Is(err, cause) {
 		err = fmt.Errorf("%w (%w)", err, cause)

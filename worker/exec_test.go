@@ -514,3 +514,25 @@ func TestExecutorLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestExecutorLogsCancel: a handler whose job was cancelled while it ran
+// (its context's cause ErrCancelled) is logged once, at info, as
+// cancelled: not as a failure, even on its last attempt.
+func TestExecutorLogsCancel(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t, HandlerFunc(func(ctx context.Context, _ *Job) error { return ctx.Err() }),
+		QueueOptions{MaxAttempts: 3, Backoff: execSteps})
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(ErrCancelled)
+	o := b.exec(ctx, testRecord(3, 0, 0))
+	if o.Kind != pool.Snooze {
+		t.Errorf("outcome %+v; want no failure written (the pool writes nothing for a cancelled run)", o)
+	}
+	recs := b.logs.records(t)
+	if len(recs) != 1 || recs[0]["level"] != "INFO" || recs[0]["msg"] != "job cancelled; its handler returned" {
+		t.Fatalf("logs = %v; want one INFO record of the cancel", recs)
+	}
+	if r := recs[0]; r["queue"] != "q" || r["job"] != "job-1" || r["attempt"] != float64(3) {
+		t.Errorf("log = %v; want queue, job and attempt", r)
+	}
+}

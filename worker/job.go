@@ -20,6 +20,9 @@ const (
 	// StateCompleted is a finished job its queue retains
 	// (QueueOptions.RetainCompleted), with its result.
 	StateCompleted State = "completed"
+	// StateCancelled is a job cancelled before it started or while it
+	// ran (admin.Client.Cancel), kept for requeue until trimmed.
+	StateCancelled State = "cancelled"
 )
 
 // Job is one job, as a handler receives it or as Client.Get reads it (and
@@ -77,8 +80,8 @@ type Job struct {
 	// (Job.ReportProgress; read); nil when it reported none.
 	Progress *Progress
 	// Result is what the handler of a completed job set (Job.SetResult);
-	// FinishedAt is when it was acked, by the Redis clock (read, completed
-	// jobs only).
+	// FinishedAt is when it was acked, or a cancelled job cancelled, by
+	// the Redis clock (read, completed and cancelled jobs only).
 	Result     []byte
 	FinishedAt time.Time
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/internal/workertest"
 )
 
 // The model's checks. The model asserts only what it knows for certain:
@@ -205,6 +207,38 @@ func (w *world) checkOnce() {
 			}
 			w.violation("%s: %d job(s), %d successful attempts on daemons that were never killed: %s", k, len(js), lived, strings.Join(runs, "; "))
 		}
+	}
+}
+
+// checkCancelled checks that every job the model cancelled is in the
+// state cancelled, by Get and by the operator's listing of the state
+// across the queue's partitions (the dead set's default retention keeps
+// them for the test's length), and that the listing holds no other job.
+func (w *world) checkCancelled() {
+	listed := map[string]bool{}
+	for _, q := range w.queues {
+		jobs, _ := workertest.ListAll(w.t, w.op, admin.JobListParams{Queue: q.name, State: worker.StateCancelled})
+		for _, j := range jobs {
+			listed[q.name+"/"+j.ID] = true
+		}
+	}
+	want := 0
+	for k, js := range w.jobs {
+		if j := js[0]; len(js) == 1 && j.cancelled {
+			want++
+			got, err := w.op.Get(w.t.Context(), j.queue, j.id)
+			switch {
+			case err != nil:
+				w.violation("%s: cancelled, then Get: %v", k, err)
+			case got.State != worker.StateCancelled || got.FinishedAt.IsZero():
+				w.violation("%s: cancelled, then in state %s (cancelled at %v)", k, got.State, got.FinishedAt)
+			case !listed[k]:
+				w.violation("%s: cancelled, yet not listed in the state cancelled", k)
+			}
+		}
+	}
+	if len(listed) != want {
+		w.violation("%d jobs listed cancelled, the model cancelled %d", len(listed), want)
 	}
 }
 

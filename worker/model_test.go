@@ -22,7 +22,8 @@ import (
 // rolled out by restarting the daemons one at a time, cancels, graceful
 // stops and kill -9s of daemons, on a rate-limited queue and a plain one.
 // After every step it checks what the model knows for certain: no job is
-// claimed while its queue is paused or after it was cancelled, no enqueue
+// claimed while its queue is paused or after it was cancelled (and every
+// cancelled job ends in the state cancelled, listed there), no enqueue
 // is refused or accepted against the promises (ids, retained ids, unique
 // keys and their windows, never refused for a layout change); at the end,
 // no accepted job is lost, none ran twice but where a daemon was killed,
@@ -362,6 +363,7 @@ func (w *world) finish() {
 	w.checkRuns()
 	w.checkOnce()
 	w.checkRate()
+	w.checkCancelled()
 }
 
 // resume resumes q (finish's).

@@ -17,8 +17,8 @@ type Progress struct {
 	Percent float64
 	// Message says what it is doing; may be empty.
 	Message string
-	// UpdatedAt is when the report was stored, by the Redis clock: with
-	// the first lease renewal after it.
+	// UpdatedAt is when the report was stored, by the Redis clock: within
+	// about a second of the report.
 	UpdatedAt time.Time
 }
 
@@ -29,9 +29,10 @@ var ErrNotRunning = errors.New("the job is not running in this process")
 // ReportProgress records how far the running job is: percent from 0 to
 // 100 (kept to two decimals; -0 is 0; NaN and the infinities are refused)
 // and a short message (at most MaxProgressMessageLen bytes of UTF-8,
-// no control characters). It never blocks nor calls Redis: the last report
-// is stored with the next lease renewal (every Config.Lease/3), and is
-// gone once the attempt ends. The error is a *ValidationError naming
+// no control characters). It never blocks nor calls Redis: the daemon
+// stores the last report of each job within about a second, all its jobs'
+// reports in one batched call at most once a second, and it is gone once
+// the attempt ends. The error is a *ValidationError naming
 // Percent or Message, or ErrNotRunning.
 func (j *Job) ReportProgress(percent float64, message string) error {
 	if !j.run.Running() {

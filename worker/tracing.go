@@ -216,7 +216,11 @@ func (t *tracer) process(ctx context.Context, job *Job) (context.Context, func(o
 		semconv.MessagingDestinationName(job.Queue), semconv.MessagingMessageID(job.ID),
 		attrAttempt.Int(job.Attempt)))
 	return ctx, func(o pool.Outcome, err error) {
-		span.SetAttributes(attrOutcome.String(string(o.Kind.Result())))
+		res := string(o.Kind.Result())
+		if errors.Is(err, ErrCancelled) {
+			res = "cancelled" // the job was cancelled while it ran: nothing written
+		}
+		span.SetAttributes(attrOutcome.String(res))
 		switch {
 		case o.Kind == pool.Retry || o.Kind == pool.Dead:
 			failSpan(span, err, o.Err)

@@ -265,8 +265,8 @@ func TestUniqueKeyFreedWhenTheJobEnds(t *testing.T) {
 		}
 		next := enqueue(t, c, worker.JobSpec{Queue: "q", UniqueKey: "r"})
 		testkit.Eventually(t, 10*time.Second, "the next job to run and be acked", func() bool { return isGone(t, c, "q", next) })
-		if job := getJob(t, c, "q", running); job.State != worker.StateDead || job.LastError != "cancelled" || job.UniqueKey != "r" {
-			t.Errorf("cancelled job: state %s last error %q key %q; want dead, cancelled, r", job.State, job.LastError, job.UniqueKey)
+		if job := getJob(t, c, "q", running); job.State != worker.StateCancelled || job.LastError != "cancelled" || job.UniqueKey != "r" {
+			t.Errorf("cancelled job: state %s last error %q key %q; want cancelled, cancelled, r", job.State, job.LastError, job.UniqueKey)
 		}
 
 		dies := enqueue(t, c, worker.JobSpec{Queue: "q", UniqueKey: "d", Payload: []byte("die")})
@@ -468,7 +468,7 @@ func TestCancelRunningJobLatency(t *testing.T) {
 				t.Errorf("handler's context cause %v; want ErrCancelled", e.cause)
 			}
 			latencies = append(latencies, e.at.Sub(sent))
-			testkit.Eventually(t, 10*time.Second, "the job to be dead", func() bool { return inState(t, c, "q", id, worker.StateDead) })
+			testkit.Eventually(t, 10*time.Second, "the job to be cancelled", func() bool { return inState(t, c, "q", id, worker.StateCancelled) })
 		}
 		slices.Sort(latencies)
 		t.Logf("Cancel to ctx.Done of the handler, %d runs: min %v, median %v, max %v", runs, latencies[0], latencies[runs/2], latencies[runs-1])

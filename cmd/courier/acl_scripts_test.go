@@ -212,6 +212,10 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 	must("pause", op.Pause(t.Context(), "parts"))
 	must("resume", op.Resume(t.Context(), "parts"))
 	must("cancel a due job", op.Cancel(t.Context(), "gone", "g"))
+	_, err = op.Jobs(t.Context(), admin.JobListParams{Queue: "gone", State: worker.StateCancelled})
+	must("cancelled list", err)
+	_, err = op.Triage(t.Context(), admin.TriageParams{Queue: "gone", State: worker.StateCancelled, Action: admin.TriagePurge, IDs: []string{"g"}})
+	must("purge the cancelled", err)
 	must("forget a queue no longer used", op.Forget(t.Context(), "gone"))
 
 	testkit.EventuallyState(t, 20*time.Second, func() (bool, string) {

@@ -62,22 +62,15 @@ type cancelJSON struct {
 	Cancelled bool   `json:"cancelled"`
 }
 
-// cancelledHow ends the message of a cancel with what it did, read from
-// the job after it, since Cancel does not say: a job that had not started
-// is gone; one that was running is dead with the last error "cancelled"
-// (Cancel refuses a job that was dead already). Read before the cancel,
-// the state could be stale: a ready job may start in between. When the
-// job has changed again since (requeued, purged, enqueued anew under its
-// id) or cannot be read, the message says no more than that the job was
-// cancelled, which is true either way. (A running job whose record was
-// deleted by hand is gone too, and reads as one that had not started.)
+// cancelledHow ends the message of a cancel with where the job is, read
+// from the job after it, since Cancel does not say: in the cancelled set,
+// whether it had started or not (a handler running it was told to stop).
+// When the job has changed again since (requeued, purged) or cannot be
+// read, the message says no more than that the job was cancelled, which
+// is true either way.
 func cancelledHow(ctx context.Context, client admin.Operator, queue, id string) string {
-	j, err := client.Get(ctx, queue, id)
-	switch {
-	case errors.Is(err, worker.ErrNotFound):
-		return " (it had not started)"
-	case err == nil && j.State == worker.StateDead && j.LastError == "cancelled":
-		return ": it was running; its handler was told to stop and the job is in the dead set (requeue it with courier dead requeue)"
+	if j, err := client.Get(ctx, queue, id); err == nil && j.State == worker.StateCancelled {
+		return "; it is kept as cancelled (a handler running it was told to stop); run it again with courier dead requeue --state cancelled"
 	}
 	return ""
 }

@@ -52,9 +52,10 @@ func (b *cliBundle) serveBlocking(t *testing.T, queue string) *blocker {
 	return bl
 }
 
-// TestCancelCommand: courier cancel deletes a job that has not started and
-// stops a running one, saying which; refuses a dead job (exit 4) and an
-// unknown one (exit 3), changing nothing; directly on Redis and through the API
+// TestCancelCommand: courier cancel moves a job that has not started, and
+// a running one (its handler told to stop), to the cancelled jobs, saying
+// so; a second cancel does nothing and succeeds; it refuses a dead job
+// (exit 4) and an unknown one (exit 3), changing nothing; directly on Redis and through the API
 // with a producer's token, each on a queue of its own.
 func TestCancelCommand(t *testing.T) {
 	t.Parallel()
@@ -83,23 +84,23 @@ func TestCancelCommand(t *testing.T) {
 				}
 			}
 
-			// Not started: deleted.
+			// Not started: cancelled, kept.
+			kept := "; it is kept as cancelled (a handler running it was told to stop); run it again with courier dead requeue --state cancelled\n"
 			b.enqueue(t, worker.JobSpec{Queue: q, ID: "later", Delay: time.Hour}, worker.JobSpec{Queue: q, ID: "later-json", Delay: time.Hour})
-			want("not started", 0, "cancelled job later of queue "+q+" (it had not started)\n", "", "--job", "later")
+			want("not started", 0, "cancelled job later of queue "+q+kept, "", "--job", "later")
 			c, out, errOut := run(t, "--queue", q, "--job", "later-json", "--json")
 			if c != 0 || errOut != "" || decodeJSON[cancelJSON](t, out) != (cancelJSON{Queue: q, ID: "later-json", Cancelled: true}) {
 				t.Errorf("--json: exit %d, %s %q", c, out, errOut)
 			}
-			if s := b.stats(t, q); s != (admin.QueueStats{}) {
-				t.Errorf("after cancelling the jobs that had not started: %+v, want nothing left", s)
+			if s := b.stats(t, q); s != (admin.QueueStats{Cancelled: 2}) {
+				t.Errorf("after cancelling the jobs that had not started: %+v, want 2 cancelled", s)
 			}
 
-			// Running: its handler is told to stop; the job is dead.
+			// Running: its handler is told to stop; the job is cancelled.
 			bl := b.serveBlocking(t, q)
 			b.enqueue(t, worker.JobSpec{Queue: q, ID: "running"})
 			<-bl.started
-			want("running", 0, "cancelled job running of queue "+q+": it was running; its handler was told to stop "+
-				"and the job is in the dead set (requeue it with courier dead requeue)\n", "", "--job", "running")
+			want("running", 0, "cancelled job running of queue "+q+kept, "", "--job", "running")
 			select {
 			case cause := <-bl.causes:
 				if !errors.Is(cause, worker.ErrCancelled) {
@@ -108,17 +109,20 @@ func TestCancelCommand(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the handler's context did not end within 10s of the cancel")
 			}
-			if j := b.get(t, q, "running"); j.State != worker.StateDead || j.LastError != "cancelled" || j.Attempt != 1 {
+			if j := b.get(t, q, "running"); j.State != worker.StateCancelled || j.LastError != "cancelled" || j.Attempt != 1 {
 				t.Errorf("the cancelled job: %+v", j)
 			}
+			want("cancelled again", 0, "cancelled job running of queue "+q+kept, "", "--job", "running")
 
-			// Dead (the job just cancelled), unknown: refused, nothing changed.
-			want("dead", exitConflict, "", `job "running" of queue "`+q+`" is dead, so there is nothing to cancel; it was left as it is`,
-				"--job", "running")
-			want("dead", exitConflict, "", "courier dead requeue", "--job", "running")
+			// Dead, unknown: refused, nothing changed.
+			dq := q + "-dead"
+			b.killJobs(t, dq, "dead")
+			want("dead", exitConflict, "", `job "dead" of queue "`+dq+`" is dead, so there is nothing to cancel; it was left as it is`,
+				"--queue", dq, "--job", "dead")
+			want("dead", exitConflict, "", "courier dead requeue", "--queue", dq, "--job", "dead")
 			want("unknown", exitNotFound, "", `job "nope": job not found`, "--job", "nope")
-			if s := b.stats(t, q); s != (admin.QueueStats{Dead: 1}) {
-				t.Errorf("after the refused cancels: %+v, want the dead job alone", s)
+			if s := b.stats(t, q); s != (admin.QueueStats{Cancelled: 3}) {
+				t.Errorf("after the refused cancels: %+v, want the 3 cancelled jobs", s)
 			}
 		})
 	}
@@ -153,6 +157,45 @@ func TestCancelUsage(t *testing.T) {
 			checkOutput(t, code, stdout, stderr, tt.code, tt.inStderr)
 			if s := b.stats(t, "q"); s != (admin.QueueStats{Scheduled: 1}) {
 				t.Errorf("queue q afterwards: %+v, want job x alone, untouched", s)
+			}
+		})
+	}
+}
+
+// TestCancelledRequeuePurge: courier dead requeue, purge and list with
+// --state cancelled work on the cancelled jobs, directly on Redis and
+// through the API with an admin's token, and leave the dead ones alone.
+func TestCancelledRequeuePurge(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	url := b.apiServer(t)
+	for mode, extra := range map[string][]string{"redis": {"--redis", b.addr, "--prefix", b.prefix}, "api": {"--api", url, "--token", testAdminToken}} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			q := "qc-" + mode
+			run := func(flags ...string) (int, string, string) {
+				t.Helper()
+				args := append([]string{"dead"}, flags...)
+				return runCLIStdin(t, t.Context(), "", append(append(args, "--queue", q), extra...)...)
+			}
+			b.killJobs(t, q, "dead")
+			b.enqueue(t, worker.JobSpec{Queue: q, ID: "c1", Delay: time.Hour}, worker.JobSpec{Queue: q, ID: "c2", Delay: time.Hour})
+			for _, id := range []string{"c1", "c2"} {
+				if c, out, errOut := b.run(t, "", "cancel", "--queue", q, "--job", id); c != 0 {
+					t.Fatalf("cancel %s: exit %d %s %s", id, c, out, errOut)
+				}
+			}
+			if c, out, errOut := run("list", "--state", "cancelled"); c != 0 || !strings.Contains(out, "c1") || !strings.Contains(out, "c2") || strings.Contains(out, "dead ") {
+				t.Errorf("list --state cancelled: exit %d, %q %q; want c1 and c2", c, out, errOut)
+			}
+			if c, out, errOut := run("requeue", "--state", "cancelled", "--job", "c1", "--job", "dead"); c != 0 || out != "requeued 1 cancelled job(s) of queue "+q+" (1 of the ids given were not cancelled)\n" {
+				t.Errorf("requeue --state cancelled: exit %d, %q %q", c, out, errOut)
+			}
+			if c, out, errOut := run("purge", "--state", "cancelled", "--all", "--yes"); c != 0 || out != "purged 1 cancelled job(s) of queue "+q+"\n" {
+				t.Errorf("purge --state cancelled --all: exit %d, %q %q", c, out, errOut)
+			}
+			if s := b.stats(t, q); s != (admin.QueueStats{Ready: 1, Dead: 1}) {
+				t.Errorf("after: %+v; want c1 ready again, c2 gone, the dead job left alone", s)
 			}
 		})
 	}

@@ -19,8 +19,20 @@ import (
 // triageFlags maps the library's fields to the flags of dead requeue and
 // dead purge.
 var triageFlags = map[string]string{
-	"Queue": "--queue", "ID": "--job", "IDs": "--job", "Cursor": "--cursor",
+	"Queue": "--queue", "ID": "--job", "IDs": "--job", "Cursor": "--cursor", "State": "--state",
 	"Filter": "--error", "ErrorContains": "--error", "DiedAfter": "--newer-than", "DiedBefore": "--older-than",
+}
+
+// keptStates are the states courier dead works on (--state): the dead
+// jobs, and the cancelled ones, which are triaged alike.
+var keptStates = []string{string(worker.StateDead), string(worker.StateCancelled)}
+
+// addKeptStateFlag defines --state of courier dead: dead (the default) or
+// cancelled.
+func addKeptStateFlag(fs *flag.FlagSet) *string {
+	s := choiceFlag(fs, "state", "the `state` worked on: dead (default) or cancelled", keptStates...)
+	*s = string(worker.StateDead)
+	return s
 }
 
 // defineDead is courier dead list|requeue|purge; each action has its own
@@ -32,11 +44,12 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
+	state := addKeptStateFlag(fs)
 	var ids idList
-	fs.Var(&ids, "job", "a dead job to "+action+"; repeat for more")
-	idsFile := fs.String("ids-file", "", "a file of dead job ids to "+action+", one per line (- = stdin)")
+	fs.Var(&ids, "job", "a dead (or cancelled) job to "+action+"; repeat for more")
+	idsFile := fs.String("ids-file", "", "a file of job ids to "+action+", one per line (- = stdin)")
 	filter := addDeadFilterFlags(fs, action)
-	all := fs.Bool("all", false, action+" every dead job of the queue")
+	all := fs.Bool("all", false, action+" every dead (or cancelled) job of the queue")
 	dryRun := fs.Bool("dry-run", false, "count and show what would be "+past(action)+"; change nothing")
 	yes := new(bool)
 	if action == string(admin.TriagePurge) {
@@ -66,7 +79,7 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 			}
 		}
 		if ways != 1 {
-			return usagef("select the dead jobs one way: --job ID (or --ids-file F), a filter (--error, --older-than, --newer-than), or --all")
+			return usagef("select the dead (or cancelled) jobs one way: --job ID (or --ids-file F), a filter (--error, --older-than, --newer-than), or --all")
 		}
 		if *idsFile != "" && len(ids) == 0 {
 			return &usageError{field: "--ids-file", msg: fmt.Sprintf("--ids-file %s holds no id", *idsFile)}
@@ -82,11 +95,11 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 		}
 		defer closeClient()
 		if action == string(admin.TriagePurge) && *all && !*dryRun && !*yes {
-			if err := confirmPurgeAll(ctx, client, *queue, std); err != nil {
+			if err := confirmPurgeAll(ctx, client, *queue, *state, std); err != nil {
 				return err
 			}
 		}
-		res, err := client.Triage(ctx, admin.TriageParams{Queue: *queue, Action: admin.TriageAction(action),
+		res, err := client.Triage(ctx, admin.TriageParams{Queue: *queue, State: worker.State(*state), Action: admin.TriageAction(action),
 			IDs: ids, Filter: f, DryRun: *dryRun, Cursor: *cursor})
 		if err != nil {
 			if res.Next != "" {
@@ -96,23 +109,25 @@ func defineDead(fs *flag.FlagSet, action string) runFunc {
 		}
 		switch {
 		case len(ids) == 1 && res.Matched == 0:
-			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has no dead job %q; nothing was changed", *queue, ids[0])}
+			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has no %s job %q; nothing was changed", *queue, *state, ids[0])}
 		case len(ids) > 1 && res.Matched == 0:
-			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has none of these %d jobs in its dead set; nothing was changed", *queue, len(ids))}
+			return &explainedError{cause: worker.ErrNotFound, msg: fmt.Sprintf("queue %q has none of these %d jobs in its %s set; nothing was changed", *queue, len(ids), *state)}
 		}
 		if *asJSON {
 			return writeJSON(std.out, wire.TriageOf(admin.TriageAction(action), *dryRun, res))
 		}
-		printTriage(std.out, action, *queue, *dryRun, len(ids), res)
+		printTriage(std.out, action, *queue, *state, *dryRun, len(ids), res)
 		return nil
 	}
 }
 
-// defineDeadList is courier dead list, courier jobs list --state dead.
+// defineDeadList is courier dead list, courier jobs list --state dead (or
+// --state cancelled).
 func defineDeadList(fs *flag.FlagSet) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
+	state := addKeptStateFlag(fs)
 	page := addPageFlags(fs)
 	filter := addDeadFilterFlags(fs, "list")
 	asJSON := addJSONFlag(fs)
@@ -132,23 +147,27 @@ func defineDeadList(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		defer closeClient()
-		q := admin.JobListParams{Queue: *queue, State: worker.StateDead, Cursor: page.cursor, Limit: page.limit, Dead: f}
+		q := admin.JobListParams{Queue: *queue, State: worker.State(*state), Cursor: page.cursor, Limit: page.limit, Dead: f}
 		return listJobs(ctx, client, q, *asJSON, std)
 	}
 }
 
-// confirmPurgeAll asks, on a terminal, before every dead job of queue is
-// deleted; elsewhere it asks for --yes.
-func confirmPurgeAll(ctx context.Context, client admin.Operator, queue string, std streams) error {
+// confirmPurgeAll asks, on a terminal, before every dead (or cancelled:
+// state) job of queue is deleted; elsewhere it asks for --yes.
+func confirmPurgeAll(ctx context.Context, client admin.Operator, queue, state string, std streams) error {
 	in, ok := std.in.(*os.File)
 	if !ok || !isTerminal(in) {
-		return &usageError{field: "--yes", msg: "purge --all deletes every dead job: give --yes to confirm (stdin is not a terminal to ask on), or --dry-run to count them"}
+		return &usageError{field: "--yes", msg: "purge --all deletes every " + state + " job: give --yes to confirm (stdin is not a terminal to ask on), or --dry-run to count them"}
 	}
 	s, err := client.Stats(ctx, queue)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(std.err, "Delete all %d dead job(s) of queue %s? This cannot be undone. [y/N] ", s.Dead, printable(queue))
+	n := s.Dead
+	if state == string(worker.StateCancelled) {
+		n = s.Cancelled
+	}
+	fmt.Fprintf(std.err, "Delete all %d %s job(s) of queue %s? This cannot be undone. [y/N] ", n, state, printable(queue))
 	answer, _ := bufio.NewReader(in).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 		return fmt.Errorf("not confirmed; nothing was purged")
@@ -157,14 +176,14 @@ func confirmPurgeAll(ctx context.Context, client admin.Operator, queue string, s
 }
 
 // printTriage says what a requeue or purge did, or would do.
-func printTriage(w io.Writer, action, queue string, dryRun bool, asked int, r admin.TriageResult) {
+func printTriage(w io.Writer, action, queue, state string, dryRun bool, asked int, r admin.TriageResult) {
 	verb, n := past(action), r.Changed
 	if dryRun {
 		verb, n = "would "+action, r.Matched
 	}
-	fmt.Fprintf(w, "%s %d dead job(s) of queue %s", verb, n, printable(queue))
+	fmt.Fprintf(w, "%s %d %s job(s) of queue %s", verb, n, state, printable(queue))
 	if asked > r.Matched {
-		fmt.Fprintf(w, " (%d of the ids given were not dead)", asked-r.Matched)
+		fmt.Fprintf(w, " (%d of the ids given were not %s)", asked-r.Matched, state)
 	}
 	fmt.Fprintln(w)
 	if dryRun && len(r.Sample) > 0 {

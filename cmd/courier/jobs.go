@@ -23,14 +23,14 @@ var listFlags = map[string]string{
 
 // states are the states courier jobs list takes, in lifecycle order.
 var states = []string{string(worker.StateScheduled), string(worker.StateReady), string(worker.StateActive), string(worker.StateDead),
-	string(worker.StateCompleted)}
+	string(worker.StateCompleted), string(worker.StateCancelled)}
 
 // defineJobs is courier jobs list: a page of a queue's jobs in one state.
 func defineJobs(fs *flag.FlagSet, _ string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
-	state := choiceFlag(fs, "state", "the `state` listed: scheduled, ready, active, dead or completed (required)", states...)
+	state := choiceFlag(fs, "state", "the `state` listed: scheduled, ready, active, dead, completed or cancelled (required)", states...)
 	page := addPageFlags(fs)
 	filter := addDeadFilterFlags(fs, "list")
 	asJSON := addJSONFlag(fs)
@@ -49,8 +49,8 @@ func defineJobs(fs *flag.FlagSet, _ string) runFunc {
 		if err != nil {
 			return err
 		}
-		if !f.IsZero() && q.State != worker.StateDead {
-			return usagef("--error, --older-than and --newer-than filter dead jobs: they need --state dead")
+		if !f.IsZero() && q.State != worker.StateDead && q.State != worker.StateCancelled {
+			return usagef("--error, --older-than and --newer-than filter dead and cancelled jobs: they need --state dead or --state cancelled")
 		}
 		q.Dead = f
 		client, closeClient, err := af.dial(ctx, fs, cf)

@@ -5,7 +5,7 @@
 //	courier enqueue      put a job on a queue
 //	courier inspect      queues (sizes, leader, workers), or one job
 //	courier jobs         list a queue's jobs in one state
-//	courier dead         list, requeue or purge dead jobs
+//	courier dead         list, requeue or purge dead (or cancelled) jobs
 //	courier cancel       cancel a job, running or not
 //	courier import       move another queue system's jobs into Courier (asynq)
 //	courier queue        pause, resume, wait for or forget a queue, or show its state
@@ -101,21 +101,21 @@ func commands() map[string]command {
 		"inspect": {summary: "show queues (sizes by state, leader, workers), or one job",
 			synopsis: "[--queue Q [--job ID]] [--json] [--api URL]", fields: jobFlags, define: defineInspect},
 		"jobs": {summary: "list a queue's jobs in one state, a page at a time", define: defineJobs, actions: []action{
-			{name: "list", summary: "list scheduled, ready, active (with worker, start and progress), dead or completed (with result) jobs",
-				synopsis: "--queue Q --state scheduled|ready|active|dead|completed [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
+			{name: "list", summary: "list scheduled, ready, active (with worker, start and progress), dead, completed (with result) or cancelled jobs",
+				synopsis: "--queue Q --state scheduled|ready|active|dead|completed|cancelled [--limit N] [--cursor C] [--error TEXT] [--older-than D] [--newer-than D] [--json] [--api URL]",
 				fields:   listFlags},
 		}},
-		"dead": {summary: "list, requeue or purge dead jobs", define: defineDead, actions: []action{
+		"dead": {summary: "list, requeue or purge dead (or cancelled: --state cancelled) jobs", define: defineDead, actions: []action{
 			{name: "list", summary: "list a queue's dead jobs, oldest death first, a page at a time",
-				synopsis: "--queue Q [--error TEXT] [--older-than D] [--newer-than D] [--limit N] [--cursor C] [--json] [--api URL]", fields: listFlags},
+				synopsis: "--queue Q [--state dead|cancelled] [--error TEXT] [--older-than D] [--newer-than D] [--limit N] [--cursor C] [--json] [--api URL]", fields: listFlags},
 			{name: "requeue", summary: "move dead jobs back to due now, attempts reset: by id, by filter or all",
-				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all) [--dry-run] [--cursor C] [--json] [--api URL]",
+				synopsis: "--queue Q [--state dead|cancelled] (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all) [--dry-run] [--cursor C] [--json] [--api URL]",
 				fields:   triageFlags},
 			{name: "purge", summary: "delete dead jobs: by id, by filter or all (all asks first)",
-				synopsis: "--queue Q (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all [--yes]) [--dry-run] [--cursor C] [--json] [--api URL]",
+				synopsis: "--queue Q [--state dead|cancelled] (--job ID... | --ids-file F | --error TEXT | --older-than D | --newer-than D | --all [--yes]) [--dry-run] [--cursor C] [--json] [--api URL]",
 				fields:   triageFlags},
 		}},
-		"cancel": {summary: "cancel a job: delete it before it starts, or stop it while it runs",
+		"cancel": {summary: "cancel a job, before it starts or while it runs: it is kept as cancelled",
 			synopsis: "--queue Q --job ID [--json] [--api URL]", fields: jobFlags, define: defineCancel},
 		"queue": {summary: "pause, resume, wait for or forget a queue, or show its state", define: defineQueue, actions: []action{
 			{name: "pause", summary: "stop every worker claiming the queue's jobs (running jobs finish)",

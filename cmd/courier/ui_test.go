@@ -215,8 +215,13 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 		b.submit("#cancel", ".flash.ok")
 		testkit.Eventually(t, 15*time.Second, "the webhook call of job long ends", func() bool { _, _, c := hooks.seen("long"); return c })
-		if st := stateOf("hooks", "long"); st != worker.StateDead {
-			t.Errorf("the cancelled job is %s; want dead", st)
+		if st := stateOf("hooks", "long"); st != worker.StateCancelled {
+			t.Errorf("the cancelled job is %s; want cancelled", st)
+		}
+		// The cancelled tab lists it, apart from the dead jobs.
+		b.open(base+"/ui/queues/hooks?state=cancelled", `tr[data-job-id="long"]`)
+		if s := b.text(`#tab-cancelled .count`); s != "1" {
+			t.Errorf("the cancelled tab's count reads %q; want 1", s)
 		}
 	})
 
@@ -368,7 +373,7 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		pages := []struct{ name, path, sel string }{
 			{"overview", "/ui/", "#counts"},
 			{"queue", "/ui/queues/mail", "#queue-counts"},
-			{"dead", "/ui/queues/hooks?state=dead", `tr[data-job-id="long"]`},
+			{"dead", "/ui/queues/hooks?state=dead", `#jobs`},
 			{"job", "/ui/queues/hooks/jobs/long", "#payload"},
 			{"periodic", "/ui/periodic", "main"},
 			{"fleet", "/ui/fleet", "main"},

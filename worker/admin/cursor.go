@@ -46,6 +46,8 @@ func cursorKind(state worker.State) string {
 		return "a"
 	case worker.StateCompleted:
 		return "c"
+	case worker.StateCancelled:
+		return "x"
 	}
 	return "d"
 }

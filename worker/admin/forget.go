@@ -27,8 +27,9 @@ const forgetTries = 3
 //
 // The rule: a queue is in use, and Forget refuses with an error
 // wrapping ErrQueueInUse that says what holds it, while
-//   - it holds a job in any state: scheduled, ready, active or dead
-//     (purge the dead set first: Triage with TriagePurge). Completed jobs
+//   - it holds a job in any state: scheduled, ready, active, dead or
+//     cancelled (purge them first: Triage with TriagePurge, and State
+//     worker.StateCancelled for the cancelled). Completed jobs
 //     (worker.QueueOptions.RetainCompleted) do not hold it: they are deleted with
 //     the rest, since only a leader of the queue trims them;
 //   - a live process serves it (a Daemon with a handler for it: stop it or
@@ -106,7 +107,8 @@ func useReasons(u store.Use) []string {
 	jobs(s.Ready, "ready")
 	jobs(s.Active, "active")
 	jobs(s.Dead, "dead")
-	if s.Scheduled+s.Ready+s.Active+s.Dead == 0 && u.Records > 0 {
+	jobs(s.Cancelled, "cancelled")
+	if s.Scheduled+s.Ready+s.Active+s.Dead+s.Cancelled == 0 && u.Records > 0 {
 		out = append(out, fmt.Sprintf("%d job %s in no state", u.Records, plural(u.Records, "record", "records")))
 	}
 	if n := int64(len(u.Processes)); n > 0 {

@@ -98,8 +98,8 @@ func TestHistoryThroughADaemon(t *testing.T) {
 		if lag, ok := admin.LagQuantile(minutes, 0.5); !ok || lag <= 0 || lag >= 5*time.Minute {
 			t.Errorf("LagQuantile(0.5) = %v, %v; want a lag under 5m", lag, ok)
 		}
-		if !workertest.InState(t, c, "h", "cancelled", worker.StateDead) {
-			t.Error("the cancelled job is not dead")
+		if !workertest.InState(t, c, "h", "cancelled", worker.StateCancelled) {
+			t.Error("the cancelled job is not in the state cancelled")
 		}
 	})
 }

@@ -31,7 +31,8 @@ type JobListParams struct {
 	// Queue is the queue listed. Required.
 	Queue string
 	// State is the state listed: worker.StateScheduled, worker.StateReady,
-	// worker.StateActive, worker.StateDead or worker.StateCompleted. Required.
+	// worker.StateActive, worker.StateDead, worker.StateCompleted or
+	// worker.StateCancelled. Required.
 	State worker.State
 	// Cursor is a previous JobPage.Next of the same queue and state; ""
 	// starts at the beginning. A cursor of another state is refused.
@@ -39,13 +40,15 @@ type JobListParams struct {
 	// Limit is the most jobs on the page, 1 to ListLimitMax. Default
 	// ListLimitDefault.
 	Limit int
-	// Dead filters the dead jobs; only with worker.StateDead. The zero
-	// filter lists every dead job.
+	// Dead filters the dead jobs, or the cancelled ones (their cancel
+	// time read as time of death); only with worker.StateDead or
+	// worker.StateCancelled. The zero filter lists every one.
 	Dead DeadFilter
 }
 
-// DeadFilter selects dead jobs, for a listing (JobListParams.Dead) and a
-// triage (TriageParams.Filter). The zero value selects every one.
+// DeadFilter selects dead (or cancelled) jobs, for a listing
+// (JobListParams.Dead) and a triage (TriageParams.Filter). The zero value
+// selects every one.
 type DeadFilter struct {
 	// ErrorContains keeps the jobs whose last error contains it, with ASCII
 	// letters compared without regard to case; "" = any. At most 256 bytes.
@@ -125,6 +128,8 @@ type JobPage struct {
 //     id, both descending. A job that completes while the pages are read
 //     comes before the cursor and is not listed; one the leader trims
 //     meanwhile is not listed either.
+//   - worker.StateCancelled: the cancelled jobs, by cancel time (oldest
+//     first, in Job.FinishedAt), then id, filtered by Dead, as the dead.
 //
 // A queue of several partitions is listed one partition after another,
 // each in that order.
@@ -148,16 +153,16 @@ func (c *Client) Jobs(ctx context.Context, q JobListParams) (JobPage, error) {
 		return JobPage{}, err
 	}
 	switch q.State {
-	case worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted:
+	case worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted, worker.StateCancelled:
 	default:
-		return JobPage{}, invalid("State", "must be %q, %q, %q, %q or %q (got %q)", worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted, q.State)
+		return JobPage{}, invalid("State", "must be %q, %q, %q, %q, %q or %q (got %q)", worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted, worker.StateCancelled, q.State)
 	}
 	limit := cmp.Or(q.Limit, ListLimitDefault)
 	if limit < 1 || limit > ListLimitMax {
 		return JobPage{}, invalid("Limit", "must be 1 to %d, or 0 for %d (got %d)", ListLimitMax, ListLimitDefault, q.Limit)
 	}
-	if q.State != worker.StateDead && !q.Dead.IsZero() {
-		return JobPage{}, invalid("Dead", "filters dead jobs only (State %q)", q.State)
+	if _, kept := triaged(q.State); (!kept || q.State == "") && !q.Dead.IsZero() {
+		return JobPage{}, invalid("Dead", "filters dead and cancelled jobs only (State %q)", q.State)
 	}
 	if err := q.Dead.validate("Dead"); err != nil {
 		return JobPage{}, err
@@ -205,8 +210,8 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q J
 	if err != nil {
 		return JobPage{}, err
 	}
-	if q.State == worker.StateDead {
-		return c.listDead(ctx, queue, partition, q.Dead, store.DeadCursor{DiedAt: cur.at, ID: cur.id}, limit)
+	if set, kept := triaged(q.State); kept {
+		return c.listDead(ctx, queue, partition, q.State, set, q.Dead, store.DeadCursor{DiedAt: cur.at, ID: cur.id}, limit)
 	}
 	what := store.ListActive
 	switch q.State {
@@ -241,23 +246,28 @@ func (c *Client) listPartition(ctx context.Context, queue, partition string, q J
 	return out, nil
 }
 
-// listDead reads a page of the dead jobs of a partition of queue after the position after,
-// looping while an error filter leaves it short, within listCalls script
-// calls and 16 MiB of records.
-func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFilter, after store.DeadCursor, limit int) (JobPage, error) {
+// listDead reads a page of the dead (or cancelled: state and set) jobs of
+// a partition of queue after the position after, looping while an error
+// filter leaves it short, within listCalls script calls and 16 MiB of
+// records.
+func (c *Client) listDead(ctx context.Context, queue, partition string, state worker.State, set store.Set, f DeadFilter, after store.DeadCursor, limit int) (JobPage, error) {
 	out := JobPage{Jobs: make([]*worker.Job, 0, min(limit, ListLimitDefault))}
 	bytes := 0
 	for range listCalls {
 		page, err := c.core.St.Dead(ctx, partition, store.DeadQuery{
-			After: after, Limit: limit - len(out.Jobs), Filter: f.toStore(), MaxBytes: max(store.DeadPageBytes-bytes, 1),
+			Set: set, After: after, Limit: limit - len(out.Jobs), Filter: f.toStore(), MaxBytes: max(store.DeadPageBytes-bytes, 1),
 		})
 		if err != nil {
 			return JobPage{}, err
 		}
 		for i := range page.Jobs {
 			dj := &page.Jobs[i]
-			job := listedJob(queue, worker.StateDead, &dj.Record, dj.Err)
-			job.DiedAt = dj.DiedAt
+			job := listedJob(queue, state, &dj.Record, dj.Err)
+			if state == worker.StateCancelled {
+				job.FinishedAt = dj.DiedAt
+			} else {
+				job.DiedAt = dj.DiedAt
+			}
 			bytes += len(job.Payload) + len(job.LastError)
 			out.Jobs = append(out.Jobs, job)
 		}
@@ -269,7 +279,7 @@ func (c *Client) listDead(ctx context.Context, queue, partition string, f DeadFi
 			break
 		}
 	}
-	out.Next = formatListCursor(worker.StateDead, listCursor{at: after.DiedAt, id: after.ID})
+	out.Next = formatListCursor(state, listCursor{at: after.DiedAt, id: after.ID})
 	return out, nil
 }
 

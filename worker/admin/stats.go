@@ -16,6 +16,9 @@ type QueueStats struct {
 	// Completed counts the finished jobs the queue retains
 	// (worker.QueueOptions.RetainCompleted); 0 for a queue that retains none.
 	Completed int64
+	// Cancelled counts the cancelled jobs kept (Cancel) until the leader
+	// trims them or an operator requeues or purges them (Triage).
+	Cancelled int64
 	// Paused reports that the queue is paused (Client.Pause): no process
 	// claims its jobs until Client.Resume.
 	Paused bool
@@ -30,5 +33,5 @@ func (c *Client) Stats(ctx context.Context, queue string) (QueueStats, error) {
 	if err != nil {
 		return QueueStats{}, err
 	}
-	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed, Paused: s.Paused}, nil
+	return QueueStats{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed, Cancelled: s.Cancelled, Paused: s.Paused}, nil
 }

@@ -13,33 +13,37 @@ import (
 // triageSample is the most ids a TriageResult's Sample holds.
 const triageSample = 20
 
-// TriageAction is what a triage does to the dead jobs it selects
-// (TriageParams.Action).
+// TriageAction is what a triage does to the dead (or cancelled) jobs it
+// selects (TriageParams.Action).
 type TriageAction string
 
 // The triage actions.
 const (
-	// TriageRequeue moves the selected dead jobs back to due now, with
-	// their attempts reset and their last errors kept.
+	// TriageRequeue moves the selected jobs back to due now, with their
+	// attempts reset and their last errors kept.
 	TriageRequeue TriageAction = "requeue"
-	// TriagePurge deletes the selected dead jobs for good; a job that is
-	// due or active is never deleted.
+	// TriagePurge deletes the selected jobs for good; a job of another
+	// state is never deleted.
 	TriagePurge TriageAction = "purge"
 )
 
-// TriageParams selects dead jobs of a queue and says what to do with them
-// (Triage), for operators and their tools.
+// TriageParams selects dead (or cancelled) jobs of a queue and says what
+// to do with them (Triage), for operators and their tools.
 type TriageParams struct {
 	// Queue is the queue whose dead set is triaged. Required.
 	Queue string
+	// State is the set triaged: worker.StateDead (also when empty) or
+	// worker.StateCancelled, whose cancel times Filter reads as times of
+	// death.
+	State worker.State
 	// Action is TriageRequeue or TriagePurge. Required.
 	Action TriageAction
 	// IDs selects these jobs (1 to 1000 ids, each valid; a repeated id
-	// counts once); ids not in the dead set are skipped and not counted.
+	// counts once); ids not in the set are skipped and not counted.
 	// Leave Filter zero with IDs.
 	IDs []string
-	// Filter, when IDs is empty, selects every dead job it matches (the
-	// zero Filter: every dead job), among those dead when the walk
+	// Filter, when IDs is empty, selects every job of the set it matches
+	// (the zero Filter: every one), among those in the set when the walk
 	// started.
 	Filter DeadFilter
 	// DryRun counts and samples what would change, and changes nothing.
@@ -69,7 +73,7 @@ type TriageResult struct {
 }
 
 // Triage requeues (TriageRequeue) or purges (TriagePurge) the selected
-// dead jobs of a queue. A requeue moves them back to due now, with their
+// dead jobs of a queue, or its cancelled jobs (TriageParams.State). A requeue moves them back to due now, with their
 // attempts reset and their last errors kept; a purge deletes them for
 // good, and never a job that is due or active. A walk of a Filter covers
 // the jobs dead when it started (by the Redis clock, to the ms; the bound
@@ -77,21 +81,25 @@ type TriageResult struct {
 // while requeued jobs keep failing, and a purge spares a job that was
 // requeued meanwhile and died again. Each Redis call handles at most
 // 1,000 jobs. Bad arguments are a *worker.ValidationError naming "Queue",
-// "Action", "IDs", "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
+// "State", "Action", "IDs", "IDs[i]", "Filter" or a field of it, "Cursor" or "Max".
 func (c *Client) Triage(ctx context.Context, p TriageParams) (TriageResult, error) {
+	set, ok := triaged(p.State)
 	var f triageFunc
 	switch p.Action {
 	case TriageRequeue:
 		f = func(partition string, ids []string, _ time.Time) ([]bool, error) {
-			return c.core.St.Requeue(ctx, partition, ids)
+			return c.core.St.Requeue(ctx, partition, set, ids)
 		}
 	case TriagePurge:
 		f = func(partition string, ids []string, until time.Time) ([]bool, error) {
-			return c.core.St.Purge(ctx, partition, ids, until)
+			return c.core.St.Purge(ctx, partition, set, ids, until)
 		}
 	}
 	if err := worker.ValidateQueueName(p.Queue); err != nil {
 		return TriageResult{}, err
+	}
+	if !ok {
+		return TriageResult{}, invalid("State", "must be %q or %q (got %q)", worker.StateDead, worker.StateCancelled, p.State)
 	}
 	if f == nil {
 		return TriageResult{}, invalid("Action", "must be %q or %q (got %q)", TriageRequeue, TriagePurge, p.Action)
@@ -99,7 +107,19 @@ func (c *Client) Triage(ctx context.Context, p TriageParams) (TriageResult, erro
 	return c.triage(ctx, p, f)
 }
 
-// triageFunc changes the dead jobs ids (at most 1,000) of a partition of
+// triaged returns the store's set of a triage's state; ok is false for a
+// state no triage takes.
+func triaged(s worker.State) (set store.Set, ok bool) {
+	switch s {
+	case worker.StateDead, "":
+		return store.SetDead, true
+	case worker.StateCancelled:
+		return store.SetCancelled, true
+	}
+	return "", false
+}
+
+// triageFunc changes the dead (or cancelled) jobs ids (at most 1,000) of a partition of
 // the queue (the queue itself when it has one), sparing those that died
 // after until (zero: none spared), and reports which it changed.
 type triageFunc func(partition string, ids []string, until time.Time) ([]bool, error)
@@ -267,7 +287,8 @@ func (t *triageRun) ids(ctx context.Context, c *Client, ids []string, done int) 
 	// the partition of each.
 	where := make([]string, len(rest))
 	for _, p := range t.parts {
-		dead, err := c.core.St.DeadAmong(ctx, p, rest)
+		set, _ := triaged(t.opt.State)
+		dead, err := c.core.St.DeadAmong(ctx, p, set, rest)
 		if err != nil {
 			t.res.Next = resume
 			return t.res, err
@@ -313,8 +334,9 @@ func (t *triageRun) walk(ctx context.Context, c *Client, queue string, f DeadFil
 		return formatTriageCursor(false, cur)
 	}
 	for {
+		set, _ := triaged(t.opt.State)
 		page, err := c.core.St.Dead(ctx, queue, store.DeadQuery{
-			After: cur.after, Limit: t.room(), IDsOnly: true, Filter: f.toStore(),
+			Set: set, After: cur.after, Limit: t.room(), IDsOnly: true, Filter: f.toStore(),
 			UntilNow: cur.until.IsZero(), Until: cur.until,
 		})
 		if err != nil {

@@ -34,6 +34,9 @@ type Queue struct {
 	// Completed and Results hold the finished jobs a queue retains
 	// (worker.QueueOptions.RetainCompleted) and their results.
 	Completed, Results string
+	// Cancelled holds the cancelled jobs (admin.Client.Cancel): id → cancel
+	// time, ms. Their records stay in Jobs until trimmed, requeued or purged.
+	Cancelled string
 }
 
 // All returns q's keys in the order of Queue's fields, for a tool that
@@ -41,7 +44,7 @@ type Queue struct {
 func (q Queue) All() []string {
 	return []string{q.Jobs, q.Due, q.Active, q.Dead, q.Claims, q.State, q.Rate, q.Paused,
 		q.DueHigh, q.DueLow, q.Opts, q.Unique, q.UniqueExp, q.Settings, q.History, q.HistoryIndex,
-		q.Completed, q.Results}
+		q.Completed, q.Results, q.Cancelled}
 }
 
 // QueueKeys returns the keys of queue under prefix: those of its partition
@@ -53,6 +56,7 @@ func QueueKeys(prefix, queue string) Queue {
 		Rate: k.Rate, Paused: k.Paused, DueHigh: k.DueHigh, DueLow: k.DueLow, Opts: k.Opts,
 		Unique: k.Unique, UniqueExp: k.UniqueExp, Settings: k.Settings, History: k.History,
 		HistoryIndex: k.HistoryIndex, Completed: k.Completed, Results: k.Results,
+		Cancelled: k.Cancelled,
 	}
 }
 

@@ -271,6 +271,8 @@ func (h *Handler) table() []route {
 		{method: http.MethodPost, path: "/v1/queues/{queue}/resume", role: RoleAdmin, serve: h.resumeQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.triage(admin.TriageRequeue)},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/purge", role: RoleAdmin, serve: h.triage(admin.TriagePurge)},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/cancelled/requeue", role: RoleAdmin, serve: h.triageOf(worker.StateCancelled, admin.TriageRequeue)},
+		{method: http.MethodPost, path: "/v1/queues/{queue}/cancelled/purge", role: RoleAdmin, serve: h.triageOf(worker.StateCancelled, admin.TriagePurge)},
 	}
 }
 

@@ -200,10 +200,11 @@ func TestGetMissing(t *testing.T) {
 	}
 }
 
-// TestCancel: a producer cancels a job that has not started (deleted) and
-// a running one (its handler's context ends with ErrCancelled, the job is
-// dead with the last error "cancelled" and can be requeued); a dead job is
-// refused with 409 and left as it is.
+// TestCancel: a producer cancels a job that has not started and a running
+// one (its handler's context ends with ErrCancelled; the job is cancelled
+// with the last error "cancelled"), both kept as cancelled and requeued
+// through /cancelled/requeue; a second cancel is 204 and changes nothing;
+// a dead job is refused with 409 and left as it is.
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -211,11 +212,24 @@ func TestCancel(t *testing.T) {
 		b.enqueue(spec)
 		path := "/v1/queues/" + spec.Queue + "/jobs/" + spec.ID
 		b.want(b.do("DELETE", path, producerSecret, ""), 204)
-		b.want(b.do("GET", path, producerSecret, ""), 404)
-		r := b.want(b.do("DELETE", path, producerSecret, ""), 404)
-		if e := r.apiErr(t); e.Code != wire.CodeNotFound || e.Field != "id" {
-			t.Errorf("%s cancelled twice: error %+v", spec.ID, e)
+		var v wire.Job
+		r := b.want(b.do("GET", path, producerSecret, ""), 200)
+		if r.json(t, &v); v.State != "cancelled" || v.FinishedAt == nil {
+			t.Errorf("%s cancelled: %s", spec.ID, r.body)
 		}
+		before := b.snapshot()
+		b.want(b.do("DELETE", path, producerSecret, ""), 204)
+		if !maps.Equal(b.snapshot(), before) {
+			t.Errorf("%s: a second cancel changed Redis", spec.ID)
+		}
+	}
+	r := b.want(b.do("GET", "/v1/queues/later/jobs?state=cancelled&error=x", adminSecret, ""), 200)
+	if !strings.Contains(string(r.body), `"jobs":[]`) {
+		t.Errorf("cancelled jobs whose error holds x: %s", r.body)
+	}
+	r = b.want(b.do("POST", "/v1/queues/later/cancelled/purge", adminSecret, `{"ids": ["scheduled"]}`), 200)
+	if !strings.Contains(string(r.body), `"changed":1`) {
+		t.Errorf("purge of a cancelled job: %s", r.body)
 	}
 
 	// A running job: its handler is told to stop, and what it returns is
@@ -241,15 +255,15 @@ func TestCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handler's context did not end within 10s of the cancel")
 	}
-	r := b.want(b.do("GET", "/v1/queues/busy/jobs/running", producerSecret, ""), 200)
+	r = b.want(b.do("GET", "/v1/queues/busy/jobs/running", producerSecret, ""), 200)
 	var v wire.Job
-	if r.json(t, &v); v.State != "dead" || v.Attempts != 1 || v.LastError != "cancelled" || v.DiedAt == nil {
+	if r.json(t, &v); v.State != "cancelled" || v.Attempts != 1 || v.LastError != "cancelled" || v.FinishedAt == nil {
 		t.Errorf("cancelled running job: %s", r.body)
 	}
 
-	// A dead job, cancelled or failed, is refused and left as it is.
+	// A dead job is refused and left as it is.
 	b.kill("doomed", "x")
-	for _, path := range []string{"/v1/queues/busy/jobs/running", "/v1/queues/doomed/jobs/x"} {
+	for _, path := range []string{"/v1/queues/doomed/jobs/x"} {
 		before := b.snapshot()
 		r = b.want(b.do("DELETE", path, producerSecret, ""), 409)
 		if e := r.apiErr(t); e.Code != wire.CodeConflict || e.Field != "id" || !strings.Contains(e.Message, "job is dead") ||
@@ -261,7 +275,7 @@ func TestCancel(t *testing.T) {
 		}
 	}
 
-	b.want(b.do("POST", "/v1/queues/busy/dead/requeue", adminSecret, `{"ids": ["running"]}`), 200)
+	b.want(b.do("POST", "/v1/queues/busy/cancelled/requeue", adminSecret, `{"ids": ["running"]}`), 200)
 	select {
 	case j := <-started:
 		if j.Attempt != 1 || j.LastError != "cancelled" {

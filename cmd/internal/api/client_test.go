@@ -112,8 +112,8 @@ func TestClient(t *testing.T) {
 	if err := c.Cancel(ctx, "q", "text"); err != nil {
 		t.Errorf("cancel: %v", err)
 	}
-	if err := c.Cancel(ctx, "q", "text"); !errors.Is(err, worker.ErrNotFound) {
-		t.Errorf("cancel twice: %v", err)
+	if err := c.Cancel(ctx, "q", "text"); err != nil {
+		t.Errorf("cancel twice: %v, want nil (cancelled already)", err)
 	}
 
 	// Dead jobs: one list, one triage.
@@ -222,8 +222,12 @@ func TestClientCancel(t *testing.T) {
 		t.Fatalf("cancel a job that has not started: %v", err)
 	}
 	err := c.Cancel(ctx, "q", "later")
-	if direct := b.client.Cancel(ctx, "q", "later"); !errors.Is(err, worker.ErrNotFound) || direct == nil || err.Error() != direct.Error() {
-		t.Errorf("cancel twice: %v; directly: %v", err, direct)
+	if direct := b.client.Cancel(ctx, "q", "later"); err != nil || direct != nil {
+		t.Errorf("cancel twice: %v; directly: %v; want nil (cancelled already)", err, direct)
+	}
+	err = c.Cancel(ctx, "q", "missing")
+	if direct := b.client.Cancel(ctx, "q", "missing"); !errors.Is(err, worker.ErrNotFound) || direct == nil || err.Error() != direct.Error() {
+		t.Errorf("cancel a missing job: %v; directly: %v", err, direct)
 	}
 	err = c.Cancel(ctx, "q", "a b")
 	if direct := b.client.Cancel(ctx, "q", "a b"); !errors.Is(err, worker.ErrInvalid) || direct == nil || err.Error() != direct.Error() {
@@ -250,12 +254,32 @@ func TestClientCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handler's context did not end within 10s of the cancel")
 	}
-	if j, err := c.Get(ctx, "busy", "running"); err != nil || j.State != worker.StateDead || j.LastError != "cancelled" {
+	if j, err := c.Get(ctx, "busy", "running"); err != nil || j.State != worker.StateCancelled || j.LastError != "cancelled" || j.FinishedAt.IsZero() {
 		t.Errorf("the cancelled job: %+v, %v", j, err)
 	}
-	err = c.Cancel(ctx, "busy", "running")
+	if err := c.Cancel(ctx, "busy", "running"); err != nil {
+		t.Errorf("cancel a cancelled job: %v, want nil", err)
+	}
+	b.kill("doomed", "x")
+	err = c.Cancel(ctx, "doomed", "x")
 	var e *Error
 	if !errors.Is(err, worker.ErrJobDead) || !errors.As(err, &e) || e.Code != wire.CodeConflict {
-		t.Errorf("cancel a cancelled job: %v, want ErrJobDead", err)
+		t.Errorf("cancel a dead job: %v, want ErrJobDead", err)
 	}
+	admin := newClient(t, b, adminSecret)
+	for _, state := range []worker.State{worker.StateCancelled, "completed"} {
+		res, err := admin.Triage(ctx, adminTriage("busy", state))
+		direct, derr := b.client.Triage(ctx, adminTriage("busy", state))
+		if state == worker.StateCancelled && (err != nil || res.Changed != 1 || derr != nil || direct.Changed != 0) {
+			t.Errorf("requeue of the cancelled through the API: %+v, %v; then directly %+v, %v", res, err, direct, derr)
+		}
+		if state != worker.StateCancelled && (!errors.Is(err, worker.ErrInvalid) || !strings.Contains(err.Error(), "State")) {
+			t.Errorf("triage of state %s: %v, want a refusal naming State", state, err)
+		}
+	}
+}
+
+// adminTriage is a dry-run-free requeue of every job of queue in state.
+func adminTriage(queue string, state worker.State) admin.TriageParams {
+	return admin.TriageParams{Queue: queue, State: state, Action: admin.TriageRequeue}
 }

@@ -73,9 +73,10 @@ func (c *Client) page(ctx context.Context, path string) ([]*worker.Job, string, 
 	return jobs, next, nil
 }
 
-// Triage requeues or purges the selected dead jobs, as
-// admin.Client.Triage does, through POST /v1/queues/{queue}/dead/requeue
-// or …/dead/purge: one request per TriageMax jobs (the server's bound),
+// Triage requeues or purges the selected dead (or cancelled: p.State)
+// jobs, as admin.Client.Triage does, through POST
+// /v1/queues/{queue}/dead/requeue or …/dead/purge (…/cancelled/… for the
+// cancelled): one request per TriageMax jobs (the server's bound),
 // each resuming from the last one's next_cursor, until the walk is done
 // or p.Max jobs matched.
 func (c *Client) Triage(ctx context.Context, p admin.TriageParams) (admin.TriageResult, error) {
@@ -88,12 +89,19 @@ func (c *Client) Triage(ctx context.Context, p admin.TriageParams) (admin.Triage
 			Reason: fmt.Sprintf("must be %q or %q (got %q)", admin.TriageRequeue, admin.TriagePurge, p.Action)}
 	case p.Max < 0:
 		return admin.TriageResult{}, &worker.ValidationError{Field: "Max", Reason: fmt.Sprintf("must not be negative (got %d)", p.Max)}
+	case p.State != "" && p.State != worker.StateDead && p.State != worker.StateCancelled:
+		return admin.TriageResult{}, &worker.ValidationError{Field: "State",
+			Reason: fmt.Sprintf("must be %q or %q (got %q)", worker.StateDead, worker.StateCancelled, p.State)}
+	}
+	set := "/dead/"
+	if p.State == worker.StateCancelled {
+		set = "/cancelled/"
 	}
 	in := triageBody{IDs: p.IDs, DryRun: p.DryRun}
 	if f := p.Filter; !f.IsZero() {
 		in.Filter = &filterBody{Error: f.ErrorContains, DiedAfter: timeParam(f.DiedAfter), DiedBefore: timeParam(f.DiedBefore)}
 	}
-	path := queuePath(p.Queue) + "/dead/" + string(p.Action)
+	path := queuePath(p.Queue) + set + string(p.Action)
 	var res admin.TriageResult
 	cursor := p.Cursor
 	for {

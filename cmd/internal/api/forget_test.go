@@ -57,6 +57,11 @@ func TestForgetQueue(t *testing.T) {
 	}
 
 	b.want(b.do("DELETE", "/v1/queues/retired/jobs/last", adminSecret, ""), 204)
+	r = b.want(b.do("DELETE", "/v1/queues/retired", adminSecret, ""), 409)
+	if e := r.apiErr(t); !strings.Contains(e.Message, "1 cancelled job") {
+		t.Errorf("forget a queue holding a cancelled job: %+v", e)
+	}
+	b.want(b.do("POST", "/v1/queues/retired/cancelled/purge", adminSecret, ""), 200)
 	b.want(b.do("DELETE", "/v1/queues/retired", adminSecret, ""), 204)
 	if names := b.queueNames(); slices.Contains(names, "retired") {
 		t.Errorf("a forgotten queue is still listed: %v", names)

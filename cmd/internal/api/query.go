@@ -14,11 +14,12 @@ import (
 )
 
 // listStates are the states GET /v1/queues/{queue}/jobs lists.
-var listStates = []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted}
+var listStates = []worker.State{worker.StateScheduled, worker.StateReady, worker.StateActive, worker.StateDead, worker.StateCompleted, worker.StateCancelled}
 
 // listQuery reads ?state=&cursor=&limit=&error=&died_after=&died_before=
 // of GET /v1/queues/{queue}/jobs (all but the queue, which is the
-// path's): state is required, and the filters are for state=dead only.
+// path's): state is required, and the filters are for state=dead and
+// state=cancelled only.
 func listQuery(rawQuery string) (admin.JobListParams, *Error) {
 	var q admin.JobListParams
 	values, err := queryValues(rawQuery, "state", "cursor", "limit", "error", "died_after", "died_before")
@@ -27,18 +28,18 @@ func listQuery(rawQuery string) (admin.JobListParams, *Error) {
 	}
 	state, ok := values["state"]
 	if !ok {
-		return q, invalidField("state", "is required: scheduled, ready, active, dead or completed")
+		return q, invalidField("state", "is required: scheduled, ready, active, dead, completed or cancelled")
 	}
 	if q.State = worker.State(state); !slices.Contains(listStates, q.State) {
-		return q, invalidField("state", fmt.Sprintf("must be scheduled, ready, active, dead or completed (got %q)", state))
+		return q, invalidField("state", fmt.Sprintf("must be scheduled, ready, active, dead, completed or cancelled (got %q)", state))
 	}
 	q.Cursor = values["cursor"]
 	if q.Limit, err = limitParam(values); err != nil {
 		return q, err
 	}
 	for _, key := range []string{"error", "died_after", "died_before"} {
-		if _, ok := values[key]; ok && q.State != worker.StateDead {
-			return q, invalidField(key, fmt.Sprintf("filters dead jobs only: give it with state=dead (got state=%s)", q.State))
+		if _, ok := values[key]; ok && q.State != worker.StateDead && q.State != worker.StateCancelled {
+			return q, invalidField(key, fmt.Sprintf("filters dead and cancelled jobs only: give it with state=dead or state=cancelled (got state=%s)", q.State))
 		}
 	}
 	q.Dead.ErrorContains = values["error"]

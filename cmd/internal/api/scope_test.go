@@ -52,6 +52,8 @@ func TestTokenQueues(t *testing.T) {
 		{"POST", "/v1/queues/billing/dead/requeue", ""},
 		{"POST", "/v1/queues/billing/dead/purge", `{"ids": ["d"]}`},
 		{"POST", "/v1/queues/billing/dead/purge", ""},
+		{"POST", "/v1/queues/billing/cancelled/requeue", ""},
+		{"POST", "/v1/queues/billing/cancelled/purge", `{"ids": ["c"]}`},
 	}
 	// Every route on a queue is in the list: one added to the table must be
 	// added here too, and one whose queue is not named {queue} (so run does

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
@@ -36,6 +37,12 @@ var triageKeys = []string{"ids", "filter", "dry_run", "cursor", "max"}
 // the body's ids or filter (none: every dead job), at most TriageMax (or
 // the body's max) matched per request.
 func (h *Handler) triage(action admin.TriageAction) func(c *call) (int, any, error) {
+	return h.triageOf(worker.StateDead, action)
+}
+
+// POST /v1/queues/{queue}/cancelled/requeue and …/cancelled/purge: as
+// triage, on the cancelled jobs (state).
+func (h *Handler) triageOf(state worker.State, action admin.TriageAction) func(c *call) (int, any, error) {
 	return func(c *call) (int, any, error) {
 		queue, apiErr := pathQueue(c.r)
 		if apiErr != nil {
@@ -49,7 +56,7 @@ func (h *Handler) triage(action admin.TriageAction) func(c *call) (int, any, err
 		if apiErr != nil {
 			return 0, nil, apiErr
 		}
-		p.Queue, p.Action = queue, action
+		p.Queue, p.Action, p.State = queue, action, state
 		res, err := c.backend.Triage(c.ctx, p)
 		if err != nil {
 			if res.Matched == 0 || res.Next == "" {

@@ -56,7 +56,7 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request, s *session) err
 	if err != nil {
 		return err
 	}
-	text := fmt.Sprintf("Cancelled job %s (if it was running, its handler was told to stop and it is in the dead set)", id)
+	text := fmt.Sprintf("Cancelled job %s (if it was running, its handler was told to stop); it is kept as cancelled", id)
 	h.report(w, r, s, reply, flash{OK: true, Text: text}, queueURL(queue))
 	return nil
 }
@@ -139,11 +139,11 @@ func (h *Handler) requeue(w http.ResponseWriter, r *http.Request, s *session) er
 		return err
 	}
 	if len(sel.ids) == 0 && !sel.all {
-		h.setFlash(w, r, s, flash{Text: "Select the dead jobs to requeue first; nothing was changed."})
+		h.setFlash(w, r, s, flash{Text: "Select the " + sel.set + " jobs to requeue first; nothing was changed."})
 		seeOther(w, r, back(r, sel.deadURL()))
 		return nil
 	}
-	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, "dead", "requeue"), sel.body(false))
+	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, sel.set, "requeue"), sel.body(false))
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (h *Handler) purge(w http.ResponseWriter, r *http.Request, s *session) erro
 	if r.PostFormValue("confirm") != "yes" {
 		return h.confirmPurge(w, r, s, sel)
 	}
-	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, "dead", "purge"), sel.body(false))
+	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, sel.set, "purge"), sel.body(false))
 	if err != nil {
 		return err
 	}
@@ -189,26 +189,26 @@ func triageFlash(reply apiReply, sel selection, verb string) (flash, error) {
 	if err := reply.decode(&t); err != nil {
 		return flash{}, err
 	}
-	f := flash{OK: true, Text: fmt.Sprintf("%s %s", verb, jobCount(t.Changed))}
+	f := flash{OK: true, Text: fmt.Sprintf("%s %s", verb, jobCount(t.Changed, sel.set))}
 	if t.Matched > t.Changed {
-		f.Text += fmt.Sprintf(" (%d of the %d matched were no longer dead)", t.Matched-t.Changed, t.Matched)
+		f.Text += fmt.Sprintf(" (%d of the %d matched were no longer %s)", t.Matched-t.Changed, t.Matched, sel.set)
 	}
 	if len(sel.ids) > 0 && t.Matched == 0 {
-		f = flash{Text: fmt.Sprintf("%s nothing: no selected job is dead any more", verb)}
+		f = flash{Text: fmt.Sprintf("%s nothing: no selected job is %s any more", verb, sel.set)}
 	}
 	if t.NextCursor != nil {
-		f.Text += "; more dead jobs match than one request handles"
-		f.More = &more{Action: strings.ToLower(string(t.Action)), Queue: sel.queue, Error: sel.errText, Cursor: *t.NextCursor}
+		f.Text += "; more " + sel.set + " jobs match than one request handles"
+		f.More = &more{Action: strings.ToLower(string(t.Action)), Queue: sel.queue, Set: sel.set, Error: sel.errText, Cursor: *t.NextCursor}
 	}
 	return f, nil
 }
 
-// jobCount is "1 dead job" or "n dead jobs".
-func jobCount(n int) string {
+// jobCount is "1 dead job" or "n dead jobs" (set: "dead" or "cancelled").
+func jobCount(n int, set string) string {
 	if n == 1 {
-		return "1 dead job"
+		return "1 " + set + " job"
 	}
-	return formatCount(int64(n)) + " dead jobs"
+	return formatCount(int64(n)) + " " + set + " jobs"
 }
 
 // report ends an action: on the API's error, an error flash with its

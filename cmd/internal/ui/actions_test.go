@@ -90,12 +90,16 @@ func TestProducerMayEnqueueAndCancelOnly(t *testing.T) {
 	b.job("q", "mine")
 	p = br.submit("/ui/queues/q/cancel", url.Values{"id": {"later"}})
 	wantFlash(t, p, "ok", "Cancelled job later")
-	if _, err := b.client.Get(t.Context(), "q", "later"); err == nil {
-		t.Fatal("the cancelled job is still there")
+	if j, err := b.client.Get(t.Context(), "q", "later"); err != nil || j.State != worker.StateCancelled {
+		t.Fatalf("the cancelled job: %+v, %v; want it cancelled", j, err)
 	}
 }
 
-func TestCancelMovesARunningJobToDead(t *testing.T) {
+// TestCancelMovesARunningJobToCancelled: the job page cancels a running
+// job, which is then shown cancelled, with requeue and purge; the
+// cancelled tab lists it, and its requeue and purge go to the cancelled
+// jobs' routes.
+func TestCancelMovesARunningJobToCancelled(t *testing.T) {
 	t.Parallel()
 	b := setup(t, config{})
 	started := make(chan struct{}, 1)
@@ -115,13 +119,15 @@ func TestCancelMovesARunningJobToDead(t *testing.T) {
 	br.get("/ui/queues/q?state=active").want(t, http.StatusOK, `data-job-id="long"`)
 	p := br.submit("/ui/queues/q/cancel", url.Values{"id": {"long"}, "back": {"/ui/queues/q/jobs/long"}})
 	wantFlash(t, p, "ok", "Cancelled job long")
-	p.want(t, http.StatusOK, `id="job-state-name">dead<`, `id="requeue"`, `id="purge"`)
-	if j := b.job("q", "long"); j.State != worker.StateDead {
+	p.want(t, http.StatusOK, `id="job-state-name">cancelled<`, `id="requeue"`, `id="purge"`, `name="set" value="cancelled"`)
+	if j := b.job("q", "long"); j.State != worker.StateCancelled {
 		t.Fatalf("cancelled job is %s", j.State)
 	}
-	// A dead job cannot be cancelled: the API's 409 message.
-	p = br.submit("/ui/queues/q/cancel", url.Values{"id": {"long"}})
-	wantFlash(t, p, "error", "nothing to cancel")
+	br.get("/ui/queues/q?state=cancelled").want(t, http.StatusOK, `data-job-id="long"`, `id="tab-cancelled"`, `Cancelled at`)
+	p = br.submit("/ui/queues/q/purge", url.Values{"id": {"long"}, "scope": {"selected"}, "set": {"cancelled"}})
+	p.want(t, http.StatusOK, "Purge cancelled jobs of q", `id="purge-count">1<`)
+	p = br.submit("/ui/queues/q/requeue", url.Values{"id": {"long"}, "scope": {"selected"}, "set": {"cancelled"}})
+	wantFlash(t, p, "ok", "Requeued 1 cancelled job")
 }
 
 func TestRequeue(t *testing.T) {

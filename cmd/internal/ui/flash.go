@@ -33,6 +33,7 @@ type flash struct {
 type more struct {
 	Action string `json:"a"` // "requeue" or "purge"
 	Queue  string `json:"q"`
+	Set    string `json:"s,omitempty"` // "cancelled", or dead
 	Error  string `json:"e,omitempty"`
 	Cursor string `json:"c"`
 }

@@ -46,9 +46,10 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error 
 		Queue: queue, Job: j, URL: jobURL(queue, id), Payload: showPayload(j.Payload).titled("Payload", ""),
 		Result:   showPayload(j.Result).titled("Result", "The handler set no result."),
 		Attempts: attempts(j), Timeline: timeline(j, h.now()),
-		Cancel:   j.State != worker.StateDead && j.State != worker.StateCompleted && h.may(s, routeCancel, queue),
-		Triage:   j.State == worker.StateDead && h.may(s, routeRequeue, queue),
-		QueueURL: queueURL(queue), DeadURL: tabURL(queue, string(worker.StateDead), "", ""),
+		Cancel: j.State != worker.StateDead && j.State != worker.StateCompleted && j.State != worker.StateCancelled &&
+			h.may(s, routeCancel, queue),
+		Triage:   (j.State == worker.StateDead || j.State == worker.StateCancelled) && h.may(s, routeRequeue, queue),
+		QueueURL: queueURL(queue), DeadURL: tabURL(queue, string(j.State), "", ""),
 	}
 	h.render(w, r, s, http.StatusOK, "job", "Job "+id, "", v)
 	return nil
@@ -108,6 +109,8 @@ func timeline(j *worker.Job, now time.Time) []event {
 		ev = append(ev, event{At: j.DiedAt, What: fmt.Sprintf("died after %d attempt(s)", j.Attempt), Detail: j.LastError})
 	case worker.StateCompleted:
 		ev = append(ev, event{At: j.FinishedAt, What: fmt.Sprintf("completed at attempt %d", j.Attempt)})
+	case worker.StateCancelled:
+		ev = append(ev, event{At: j.FinishedAt, What: fmt.Sprintf("cancelled after %d attempt(s)", j.Attempt), Detail: j.LastError})
 	}
 	return ev
 }

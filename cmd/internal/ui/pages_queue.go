@@ -20,7 +20,7 @@ const jobsPerPage = 50
 // follows them when the queue holds completed jobs
 // (queueView.ShowCompleted).
 func states() []worker.State {
-	return []worker.State{worker.StateReady, worker.StateScheduled, worker.StateActive, worker.StateDead}
+	return []worker.State{worker.StateReady, worker.StateScheduled, worker.StateActive, worker.StateDead, worker.StateCancelled}
 }
 
 // queueView is the data of a queue's page.
@@ -33,7 +33,7 @@ type queueView struct {
 	State worker.State
 	Tabs  []tab
 	Jobs  []*worker.Job
-	Error string // the dead jobs' filter
+	Error string // the dead (or cancelled) jobs' filter
 	First string // the first page's URL, when this is not it
 	Next  string // the next page's URL, when there is one
 	Form  enqueueForm
@@ -92,10 +92,10 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		v.State = worker.StateReady
 	}
 	if !isState(v.State) {
-		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active, dead and completed.", v.State)}
+		return &pageError{status: http.StatusBadRequest, msg: fmt.Sprintf("There is no state %q; the states are ready, scheduled, active, dead, cancelled and completed.", v.State)}
 	}
 	list := admin.JobListParams{Queue: queue, State: v.State, Cursor: query.Get("cursor"), Limit: jobsPerPage}
-	if v.State == worker.StateDead {
+	if v.State == worker.StateDead || v.State == worker.StateCancelled {
 		v.Error = query.Get("error")
 		list.Dead.ErrorContains = v.Error
 	}
@@ -137,7 +137,7 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		v.Next = tabURL(queue, string(v.State), page.Next, v.Error)
 	}
 	counts := map[worker.State]int64{worker.StateReady: v.Stats.Ready, worker.StateScheduled: v.Stats.Scheduled,
-		worker.StateActive: v.Stats.Active, worker.StateDead: v.Stats.Dead, worker.StateCompleted: v.Stats.Completed}
+		worker.StateActive: v.Stats.Active, worker.StateDead: v.Stats.Dead, worker.StateCompleted: v.Stats.Completed, worker.StateCancelled: v.Stats.Cancelled}
 	tabs := states()
 	if v.ShowCompleted = v.Stats.Completed > 0 || v.State == worker.StateCompleted; v.ShowCompleted {
 		tabs = append(tabs, worker.StateCompleted)

@@ -7,10 +7,12 @@ import (
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 )
 
-// selection is the dead jobs a requeue or purge form selects: ids, or
-// (all) every dead job whose last error contains errText, from cursor.
+// selection is the dead (or cancelled: set) jobs a requeue or purge form
+// selects: ids, or (all) every one whose last error contains errText,
+// from cursor.
 type selection struct {
 	queue   string
+	set     string // "dead" or "cancelled": the API's route and the words
 	ids     []string
 	all     bool
 	errText string
@@ -20,14 +22,18 @@ type selection struct {
 
 // selectionOf reads a selection from a form (or, for the purge's
 // confirmation page, a query): fields id (repeated), scope ("all" for
-// every matching job), error, cursor and back.
+// every matching job), error, cursor, back and set ("cancelled", else
+// dead).
 func selectionOf(r *http.Request, form url.Values) (selection, error) {
 	queue, err := queueName(r)
 	if err != nil {
 		return selection{}, err
 	}
 	sel := selection{queue: queue, all: form.Get("scope") == "all", errText: form.Get("error"),
-		cursor: form.Get("cursor"), back: safeNext(form.Get("back"))}
+		cursor: form.Get("cursor"), back: safeNext(form.Get("back")), set: "dead"}
+	if form.Get("set") == "cancelled" {
+		sel.set = "cancelled"
+	}
 	if !sel.all {
 		sel.ids = form["id"]
 	}
@@ -55,14 +61,16 @@ func (sel selection) body(dryRun bool) map[string]any {
 	return body
 }
 
-// deadURL is the queue's page of dead jobs, filtered as the selection.
+// deadURL is the queue's page of dead (or cancelled) jobs, filtered as
+// the selection.
 func (sel selection) deadURL() string {
-	return tabURL(sel.queue, "dead", "", sel.errText)
+	return tabURL(sel.queue, sel.set, "", sel.errText)
 }
 
 // confirmView is the data of the purge's confirmation page.
 type confirmView struct {
 	Queue     string
+	Set       string // dead or cancelled
 	Matched   int
 	MoreMatch bool     // more dead jobs match than one purge handles
 	Sample    []string // the first ids matched
@@ -90,15 +98,15 @@ func (h *Handler) purgeConfirm(w http.ResponseWriter, r *http.Request, s *sessio
 // (a producer's 403) is the page's status and message.
 func (h *Handler) confirmPurge(w http.ResponseWriter, r *http.Request, s *session, sel selection) error {
 	if len(sel.ids) == 0 && !sel.all {
-		h.setFlash(w, r, s, flash{Text: "Select the dead jobs to purge first; nothing was changed."})
+		h.setFlash(w, r, s, flash{Text: "Select the " + sel.set + " jobs to purge first; nothing was changed."})
 		seeOther(w, r, cancelURL(sel))
 		return nil
 	}
-	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, "dead", "purge"), sel.body(true))
+	reply, err := h.callAPI(r, s, http.MethodPost, apiPath(sel.queue, sel.set, "purge"), sel.body(true))
 	if err != nil {
 		return err
 	}
-	data := confirmView{Queue: sel.queue, IDs: sel.ids, All: sel.all, Error: sel.errText, Cursor: sel.cursor,
+	data := confirmView{Queue: sel.queue, Set: sel.set, IDs: sel.ids, All: sel.all, Error: sel.errText, Cursor: sel.cursor,
 		Back: sel.back, Cancel: cancelURL(sel)}
 	status := http.StatusOK
 	if e, failed := reply.failed(); failed {
@@ -110,7 +118,7 @@ func (h *Handler) confirmPurge(w http.ResponseWriter, r *http.Request, s *sessio
 		}
 		data.Matched, data.MoreMatch, data.Sample = t.Matched, t.NextCursor != nil, t.Sample
 	}
-	h.render(w, r, s, status, "confirm", "Purge dead jobs of "+sel.queue, "", data)
+	h.render(w, r, s, status, "confirm", "Purge "+sel.set+" jobs of "+sel.queue, "", data)
 	return nil
 }
 

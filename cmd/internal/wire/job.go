@@ -15,8 +15,8 @@ import (
 type Job struct {
 	ID    string `json:"id"`
 	Queue string `json:"queue"`
-	// State is scheduled, ready, active, dead or completed (a finished
-	// job its queue retains).
+	// State is scheduled, ready, active, dead, completed (a finished
+	// job its queue retains) or cancelled.
 	State string `json:"state"`
 	// Attempts counts the attempts spent, a running one included.
 	Attempts int `json:"attempts"`
@@ -55,7 +55,8 @@ type Job struct {
 	// in base64); both are left out when the job has no result.
 	Result       json.RawMessage `json:"result,omitempty"`
 	ResultBase64 *string         `json:"result_base64,omitempty"`
-	// FinishedAt is when a completed job finished, by the Redis clock.
+	// FinishedAt is when a completed job finished, or a cancelled one was
+	// cancelled, by the Redis clock.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 

@@ -43,6 +43,9 @@ type Counts struct {
 	// Completed counts the finished jobs the queue retains; 0 for a queue
 	// that retains none.
 	Completed int64 `json:"completed"`
+	// Cancelled counts the cancelled jobs kept (until trimmed, requeued
+	// or purged).
+	Cancelled int64 `json:"cancelled"`
 }
 
 // Process is one process serving a queue.
@@ -70,7 +73,7 @@ func QueueOf(name string, s admin.QueueStats, f admin.Fleet) Queue {
 	v := Queue{
 		Name:             name,
 		Paused:           s.Paused,
-		Jobs:             Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed},
+		Jobs:             Counts{Scheduled: s.Scheduled, Ready: s.Ready, Active: s.Active, Dead: s.Dead, Completed: s.Completed, Cancelled: s.Cancelled},
 		Workers:          make([]Process, 0, len(f.Processes)),
 		Partitions:       max(f.Partitions, 1),
 		PartitionLeaders: f.PartitionLeaders,
@@ -111,7 +114,7 @@ func QueueOf(name string, s admin.QueueStats, f admin.Fleet) Queue {
 // Stats is the inverse of the counts and pause flag of QueueOf.
 func (v *Queue) Stats() admin.QueueStats {
 	return admin.QueueStats{Scheduled: v.Jobs.Scheduled, Ready: v.Jobs.Ready, Active: v.Jobs.Active, Dead: v.Jobs.Dead,
-		Completed: v.Jobs.Completed, Paused: v.Paused}
+		Completed: v.Jobs.Completed, Cancelled: v.Jobs.Cancelled, Paused: v.Paused}
 }
 
 // Fleet is the inverse of the fleet part of QueueOf, report times in UTC

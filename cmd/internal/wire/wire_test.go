@@ -199,7 +199,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0,"completed":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[],"partitions":1}`
+	want := `{"name":"idle","paused":false,"jobs":{"scheduled":0,"ready":0,"active":0,"dead":0,"completed":0,"cancelled":0},"leader":null,"concurrency":0,"rate_limit":null,"workers":[],"partitions":1}`
 	if string(data) != want {
 		t.Errorf("idle queue %s, want %s", data, want)
 	}

@@ -18,6 +18,7 @@ type Store interface {
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	TrimDead(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
 	TrimCompleted(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
+	TrimCancelled(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (store.Trimmed, error)
 	ExpireUnique(ctx context.Context, queue, leader string, limit int) (store.ExpiredUnique, error)
 	TrimHistory(ctx context.Context, queue, leader string, retention time.Duration) (int, error)
 	Fire(ctx context.Context, queue, leader string, f store.Fire) (store.FireResult, error)

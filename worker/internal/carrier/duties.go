@@ -72,7 +72,8 @@ func (t *touch) ready(probe func() error) bool {
 	return !t.since.IsZero() && time.Since(t.since) >= t.grace
 }
 
-// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, forgets
+// trimLoop keeps the dead set within DeadMaxJobs and DeadMaxAge, the
+// cancelled set within the bounds of cancelledBounds, forgets
 // the unique keys and retained ids whose window has ended (Redis 7.0 has
 // no per-field expiry), and deletes the minutes of the queue's history
 // older than HistoryRetention: every TrimInterval, one sweep of bounded
@@ -80,12 +81,18 @@ func (t *touch) ready(probe func() error) bool {
 // keeps pace with any rate of dead jobs, windows and minutes (see sweep).
 func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog.Logger) error {
 	return every(ctx, c.cfg.TrimInterval, func() error {
-		var dead store.Trimmed
+		var dead, cancelled store.Trimmed
 		forgotten, minutes := 0, 0
+		cancelledJobs, cancelledAge := c.cancelledBounds(q)
 		err := sweep(ctx, log,
 			duty{what: "trim the dead set", batch: batchLimit, call: func() (int, error) {
 				t, err := c.st.TrimDead(ctx, q.Name, field, cmp.Or(q.DeadMaxJobs, c.cfg.DeadMaxJobs), c.cfg.DeadMaxAge, batchLimit)
 				dead.ByAge, dead.ByCount = dead.ByAge+t.ByAge, dead.ByCount+t.ByCount
+				return t.ByAge + t.ByCount, err
+			}},
+			duty{what: "trim the cancelled set", batch: batchLimit, call: func() (int, error) {
+				t, err := c.st.TrimCancelled(ctx, q.Name, field, cancelledJobs, cancelledAge, batchLimit)
+				cancelled.ByAge, cancelled.ByCount = cancelled.ByAge+t.ByAge, cancelled.ByCount+t.ByCount
 				return t.ByAge + t.ByCount, err
 			}},
 			duty{what: "forget expired unique keys", batch: batchLimit, call: func() (int, error) {
@@ -102,6 +109,9 @@ func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog
 		if dead.ByAge+dead.ByCount > 0 {
 			log.Info("trimmed the dead set", "by_age", dead.ByAge, "by_count", dead.ByCount)
 		}
+		if cancelled.ByAge+cancelled.ByCount > 0 {
+			log.Info("trimmed the cancelled set", "by_age", cancelled.ByAge, "by_count", cancelled.ByCount)
+		}
 		if forgotten > 0 {
 			log.Debug("forgot expired unique keys", "forgotten", forgotten)
 		}
@@ -110,6 +120,19 @@ func (c *Carrier) trimLoop(ctx context.Context, q Queue, field string, log *slog
 		}
 		return err
 	})
+}
+
+// cancelledBounds returns how many cancelled jobs the partition q keeps
+// and for how long (0 = no age bound): the queue's completed retention
+// when it retains completed jobs (CompletedMaxJobs > 0), since a user who
+// keeps finished jobs keeps cancelled ones alike; else the dead set's
+// bounds, as a cancelled job, like a dead one, waits for an operator's
+// requeue or purge.
+func (c *Carrier) cancelledBounds(q Queue) (int, time.Duration) {
+	if q.CompletedMaxJobs > 0 {
+		return q.CompletedMaxJobs, q.CompletedMaxAge
+	}
+	return cmp.Or(q.DeadMaxJobs, c.cfg.DeadMaxJobs), c.cfg.DeadMaxAge
 }
 
 // forgetQueuesLoop removes the queues no longer in use (no job, no process

@@ -61,6 +61,13 @@ func (s *pacedStore) TrimDead(context.Context, string, string, int, time.Duratio
 	return store.Trimmed{}, nil
 }
 
+func (s *pacedStore) TrimCancelled(context.Context, string, string, int, time.Duration, int) (store.Trimmed, error) {
+	if s.call("TrimCancelled") {
+		return store.Trimmed{ByCount: batchLimit}, nil
+	}
+	return store.Trimmed{}, nil
+}
+
 func (s *pacedStore) ExpireUnique(context.Context, string, string, int) (store.ExpiredUnique, error) {
 	if s.call("ExpireUnique") {
 		return store.ExpiredUnique{Forgotten: 7, Looked: batchLimit}, nil
@@ -86,7 +93,7 @@ func TestUpkeepPacing(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const trimEvery, recoverEvery = time.Minute, time.Second
-		st := newPacedStore(map[string]int{"TrimDead": 5, "ExpireUnique": 30, "TrimHistory": 3, "Recover": 25})
+		st := newPacedStore(map[string]int{"TrimDead": 5, "TrimCancelled": 5, "ExpireUnique": 30, "TrimHistory": 3, "Recover": 25})
 		c, err := New(st, nil, nil, nil, Config{
 			RecoverInterval: recoverEvery, TrimInterval: trimEvery,
 			DeadMaxJobs: 10, DeadMaxAge: time.Hour, HistoryRetention: time.Hour,
@@ -104,7 +111,7 @@ func TestUpkeepPacing(t *testing.T) {
 		synctest.Wait()
 
 		// The first tick: every full call followed at once by the next.
-		for method, want := range map[string]int{"TrimDead": 6, "ExpireUnique": 31, "TrimHistory": 4, "Recover": 26} {
+		for method, want := range map[string]int{"TrimDead": 6, "TrimCancelled": 6, "ExpireUnique": 31, "TrimHistory": 4, "Recover": 26} {
 			at := st.times(method)
 			if len(at) != want {
 				t.Errorf("%s: %d calls in the first tick, want %d (each full one followed by the next)", method, len(at), want)
@@ -125,9 +132,9 @@ func TestUpkeepPacing(t *testing.T) {
 			}
 		}
 		st.mu.Unlock()
-		turns := []string{"TrimDead", "ExpireUnique", "TrimHistory"}
-		if want := slices.Concat(turns, turns, turns, turns); !slices.Equal(trims[:12], want) {
-			t.Errorf("the first trim calls: %v; want turns %v", trims[:12], want)
+		turns := []string{"TrimDead", "TrimCancelled", "ExpireUnique", "TrimHistory"}
+		if want := slices.Concat(turns, turns, turns, turns); !slices.Equal(trims[:16], want) {
+			t.Errorf("the first trim calls: %v; want turns %v", trims[:16], want)
 		}
 
 		// Caught up: one call each per tick from now on.
@@ -141,7 +148,7 @@ func TestUpkeepPacing(t *testing.T) {
 		}
 		time.Sleep(trimEvery - recoverEvery)
 		synctest.Wait()
-		for method, want := range map[string]int{"TrimDead": 7, "ExpireUnique": 32, "TrimHistory": 5} {
+		for method, want := range map[string]int{"TrimDead": 7, "TrimCancelled": 7, "ExpireUnique": 32, "TrimHistory": 5} {
 			if at := st.times(method); len(at) != want || !at[want-1].Equal(t0.Add(trimEvery)) {
 				t.Errorf("%s: %d calls, the last at +%v; want %d, the last at +%v", method, len(at), at[len(at)-1].Sub(t0), want, trimEvery)
 			}

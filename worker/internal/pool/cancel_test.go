@@ -78,8 +78,8 @@ func TestCancelEndsRunningJob(t *testing.T) {
 				if at := runs[0].EndAt.Sub(cancelledAt); at != c.want {
 					t.Errorf("job context ended %v after the cancel, want %v", at, c.want)
 				}
-				if j, _ := st.Job("q", "j"); j.State != store.SetDead || j.Rec.LastError != store.CancelledError {
-					t.Errorf("cancelled job %+v, want dead with the last error %q, untouched by the late retry", j, store.CancelledError)
+				if j, _ := st.Job("q", "j"); j.State != store.SetCancelled || j.Rec.LastError != store.CancelledError {
+					t.Errorf("cancelled job %+v, want cancelled with the last error %q, untouched by the late retry", j, store.CancelledError)
 				}
 				if n := st.Count("Retry", "q"); n != 0 {
 					t.Errorf("%d Retry calls, want none: a cancelled job's outcome is not written", n)

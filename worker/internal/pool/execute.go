@@ -76,7 +76,7 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 		return metrics.OutcomeCancelled // already handed back at the hard stop
 	}
 	if r.cancelled {
-		// Cancelled while it ran: the job is dead already, and any write
+		// Cancelled while it ran: the job is in the cancelled set, and any write
 		// would find its claim gone.
 		if p.stopping.Load() {
 			p.finished.Add(1)

@@ -17,8 +17,7 @@ import (
 // reports lost;
 // leaseWatch cancels those whose lease runs out unrenewed.
 func (p *Pool) extendLoop(ctx context.Context) {
-	every := p.renewEvery
-	t := time.NewTicker(every)
+	t := time.NewTicker(p.renewEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -27,55 +26,64 @@ func (p *Pool) extendLoop(ctx context.Context) {
 		case <-t.C:
 		case <-p.extendSig:
 		}
-		byQueue := make(map[string][]store.Renewal)
-		p.mu.Lock()
-		for _, r := range p.running {
-			if !r.lost {
-				byQueue[r.q.Name] = append(byQueue[r.q.Name], r.renewal())
-			}
-		}
-		p.mu.Unlock()
-		if len(byQueue) == 0 {
-			continue
-		}
-		sent := time.Now()
-		callCtx, cancel := context.WithTimeout(ctx, every)
-		lost, err := p.st.Extend(callCtx, byQueue, p.cfg.Lease)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			p.log.Warn("extend job leases", "err", err)
-		}
-		failed, all := store.FailedQueues(err)
-		answered, answeredAll := answeredQueues(err)
-		p.mu.Lock()
-		for queue, toks := range lost {
-			for _, l := range toks {
-				r := p.running[runKey{queue, l.Token}]
-				switch {
-				case r == nil:
-				case l.Cancelled:
-					p.cancelled(r)
-				default:
-					p.loseLease(r, "lease lost: the job was recovered or claimed again")
-				}
-			}
-		}
-		for queue, rs := range byQueue {
-			for _, rn := range rs {
-				r := p.running[runKey{queue, rn.Token}]
-				switch {
-				case r == nil || r.lost:
-				case all || failed[queue]:
-					if !answeredAll && !answered[queue] {
-						r.unsent(rn)
-					}
-				default:
-					r.leaseUntil = sent.Add(p.cfg.Lease)
-				}
-			}
-		}
-		p.mu.Unlock()
+		p.extendRound(ctx, false)
 	}
+}
+
+// extendRound renews, in one batched call, the leases of the runs the
+// process holds, with their pending progress reports; only those with a
+// report when reports is set (flushLoop). It handles the answer as
+// extendLoop says.
+func (p *Pool) extendRound(ctx context.Context, reports bool) {
+	byQueue := make(map[string][]store.Renewal)
+	p.mu.Lock()
+	for _, r := range p.running {
+		if !r.lost && (!reports || r.progress.Load() != nil) {
+			byQueue[r.q.Name] = append(byQueue[r.q.Name], r.renewal())
+		}
+	}
+	p.mu.Unlock()
+	if len(byQueue) == 0 {
+		return
+	}
+	every := p.renewEvery
+	sent := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, every)
+	lost, err := p.st.Extend(callCtx, byQueue, p.cfg.Lease)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn("extend job leases", "err", err)
+	}
+	failed, all := store.FailedQueues(err)
+	answered, answeredAll := answeredQueues(err)
+	p.mu.Lock()
+	for queue, toks := range lost {
+		for _, l := range toks {
+			r := p.running[runKey{queue, l.Token}]
+			switch {
+			case r == nil:
+			case l.Cancelled:
+				p.cancelled(r)
+			default:
+				p.loseLease(r, "lease lost: the job was recovered or claimed again")
+			}
+		}
+	}
+	for queue, rs := range byQueue {
+		for _, rn := range rs {
+			r := p.running[runKey{queue, rn.Token}]
+			switch {
+			case r == nil || r.lost:
+			case all || failed[queue]:
+				if !answeredAll && !answered[queue] {
+					r.unsent(rn)
+				}
+			default:
+				r.leaseUntil = sent.Add(p.cfg.Lease)
+			}
+		}
+	}
+	p.mu.Unlock()
 }
 
 // leaseWatch cancels every running job whose lease was not renewed in time,
@@ -160,7 +168,7 @@ func (p *Pool) cancelRun(queue string, tok store.Token) {
 }
 
 // cancelled ends a run whose job was cancelled (cause
-// Config.CancelledCause). The job is in the dead set already and its claim
+// Config.CancelledCause). The job is in the cancelled set already and its claim
 // gone: the run's outcome is not written, and its lease no longer renewed.
 // Called with p.mu held.
 func (p *Pool) cancelled(r *run) {

@@ -195,6 +195,7 @@ type Pool struct {
 	// subscription was (re)established, and a cancel published while it
 	// was down was lost; the extension reports it.
 	extendSig chan struct{}
+	reportSig chan struct{} // a progress report waits (flushLoop)
 
 	mu       sync.Mutex
 	running  map[runKey]*run
@@ -251,8 +252,8 @@ type run struct {
 	// result is what the handler set as the job's result (Run.SetResult),
 	// kept by a queue that retains its finished jobs.
 	result atomic.Pointer[[]byte]
-	// progress is the handler's last report not yet sent with a lease
-	// renewal (Run.Report); the extension loop takes it.
+	// progress is the handler's last report not yet sent (Run.Report);
+	// the next flush (flushLoop) or lease extension takes it.
 	progress atomic.Pointer[store.Progress]
 }
 
@@ -290,6 +291,7 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 		renewEvery: renewInterval(cfg.Lease),
 		leaseSig:   make(chan struct{}, 1),
 		extendSig:  make(chan struct{}, 1),
+		reportSig:  make(chan struct{}, 1),
 	}
 	groups := make(map[string]*slots)
 	for _, q := range queues {
@@ -302,6 +304,7 @@ func New(st Store, queues []Queue, cfg Config) (*Pool, error) {
 			}
 		}
 		p.queues[q.Name] = newQueue(q, s)
+		p.queues[q.Name].reportSig = p.reportSig
 	}
 	return p, nil
 }
@@ -360,6 +363,7 @@ func (p *Pool) Run(ctx context.Context) (Summary, error) {
 	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
 	leases.Go(func() { p.extendLoop(leaseCtx) })
 	leases.Go(func() { p.leaseWatch(leaseCtx) })
+	leases.Go(func() { p.flushLoop(leaseCtx) })
 	ackerStop := make(chan struct{})
 	for _, q := range p.queues {
 		ackers.Go(func() { p.ackLoop(q, ackerStop) })

@@ -31,9 +31,12 @@ func (c *runCtx) Value(key any) any {
 }
 
 // Run is a handler's handle on its running attempt: what it reports goes
-// out with the pool's next lease extension (extendLoop), in the call that
-// renews the lease, so a report costs Redis no call of its own. A Run may
-// also carry a Recorder, which receives every report and result as well:
+// out within ReportEvery, in the pool's next flush (flushLoop), which
+// sends every run's pending report in one batched lease extension, or
+// with the next regular extension (extendLoop) if that comes first: a
+// report costs Redis no call of its own, and a process makes at most one
+// flush call per ReportEvery however many handlers report. A Run may also
+// carry a Recorder, which receives every report and result as well:
 // package worker/workertest's harness runs a handler on a Run that has
 // only a Recorder. The zero Run ignores reports.
 type Run struct {
@@ -67,10 +70,10 @@ func (h Run) Recording(rec Recorder) Run {
 func (h Run) Running() bool { return h.r != nil || h.rec != nil }
 
 // Report records p as the attempt's progress. Reports made between two
-// extensions replace each other: only the last is sent. It never blocks.
+// sends replace each other: only the last is sent. It never blocks.
 func (h Run) Report(p store.Progress) {
-	if h.r != nil {
-		h.r.progress.Store(&p)
+	if h.r != nil && h.r.progress.Swap(&p) == nil {
+		signal(h.r.q.reportSig)
 	}
 	if h.rec != nil {
 		h.rec.Report(p)

@@ -15,11 +15,12 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store/storetest"
 )
 
-// TestProgressRidesTheExtension: a handler reporting progress many times
-// makes no call of its own: the last report goes out with the next lease
-// extension, which keeps its cadence; a report whose extension failed goes
-// out with the next one.
-func TestProgressRidesTheExtension(t *testing.T) {
+// TestProgressFlush: a handler reporting progress many times makes no call
+// per report: its last report goes out within pool.ReportEvery, in a flush
+// (a lease extension of the runs with a report) made at most once per
+// ReportEvery, while the regular extension keeps its cadence; a report
+// whose flush failed goes out with a later one.
+func TestProgressFlush(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const lease = 30 * time.Second
@@ -33,7 +34,7 @@ func TestProgressRidesTheExtension(t *testing.T) {
 			for i := range 250 {              // a report every 100ms for 25s
 				run.Report(store.Progress{Percent: float64(i) / 2.5, Message: "working"})
 				time.Sleep(100 * time.Millisecond)
-				if i == 105 { // +10.65s: the extension at +10s carried the report of +9.95s
+				if i == 105 { // +10.65s: a flush within the last ReportEvery carried a report of the last second
 					j, _ := st.Job("q", "j")
 					seen <- j.Rec.Progress
 					st.SetDown(true) // the extension at +20s fails
@@ -54,15 +55,20 @@ func TestProgressRidesTheExtension(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 		first, last := <-seen, <-seen
-		if first == nil || first.Percent != 39.6 || first.Message != "working" {
-			t.Errorf("progress stored at +10s = %+v, want the report of +9.95s (39.6%%)", first)
+		// The report of i=105 was made at +10.55s; one made at or after
+		// +10.65s - ReportEvery - 0.1s (i >= 96) must be stored.
+		if first == nil || first.Percent < 96/2.5 || first.Message != "working" {
+			t.Errorf("progress stored at +10.65s = %+v, want a report of the last %v (at least %.1f%%)", first, pool.ReportEvery, 96/2.5)
 		}
 		if last == nil || last.Percent != 99.6 {
-			t.Errorf("progress stored at +30s = %+v, want the last report (99.6%%), sent again after the failed extension", last)
+			t.Errorf("progress stored at +35s = %+v, want the last report (99.6%%), sent again after the failed flushes", last)
 		}
-		// One extension per lease/3 (+10s, +20s failed, +30s), none per report.
-		if n := len(st.Calls("Extend")); n != 3 {
-			t.Errorf("%d Extend calls, want 3: reports must not add calls", n)
+		// Reports for 25s: at most one flush per ReportEvery, plus the
+		// regular extensions (+10s, +20s, +30s, +40s...); never one per
+		// report (250 of them).
+		flushes := int(25*time.Second/pool.ReportEvery) + 1
+		if n := len(st.Calls("Extend")); n > flushes+6 || n < flushes/2 {
+			t.Errorf("%d Extend calls, want about %d flushes and the regular extensions: one per ReportEvery, not per report", n, flushes)
 		}
 	})
 }

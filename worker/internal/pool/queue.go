@@ -14,6 +14,9 @@ type queue struct {
 	freed   chan struct{} // a worker finished a job, or a claim gave slots back
 	wakeSig chan struct{} // a wake-up message or a (re)subscription arrived
 	ackSig  chan struct{} // acks are pending
+	// reportSig is the pool's: a handler reported progress (Run.Report),
+	// and the report waits for flushLoop.
+	reportSig chan struct{}
 
 	// acks are the runs whose handler returned Ack and whose ack is not
 	// stored yet; guarded by Pool.mu.

@@ -77,14 +77,14 @@ func TestScriptsUnderOOM(t *testing.T) {
 		args []string
 		done func(rueidis.RedisResult) bool // nil: any reply
 	}{
-		{Extend, []string{k.active, k.claims, k.dead, k.state}, []string{"60000", "0", "j1", tok}, none},
+		{Extend, []string{k.active, k.claims, k.dead, k.state, k.cancelled}, []string{"60000", "0", "j1", tok}, none},
 		{Ack, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"j1", tok}, one},
 		// A retained job's result is stored while Redis is full (see
 		// complete.lua's header).
 		{Complete, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex, k.completed, k.results}, []string{"1", "j5", tok, "1", `{"ok":true}`}, one},
 		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
 		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
-		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed}, []string{"j6", k.wake}, nil},
+		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed, k.cancelled}, []string{"j6", k.wake}, nil},
 		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"10", "60000"}, nil},
 		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
 		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "100", "3", "me:leader"}, led},
@@ -97,15 +97,15 @@ func TestScriptsUnderOOM(t *testing.T) {
 			[]string{k.wake, "1", "", "src", "imported", "0", "1", "0", "0", "", "-1", "", "", "payload"}, nil},
 		{Fire, []string{k.jobs, k.due, periodic, leader, k.state}, []string{"me:leader", k.wake, "tick", strconv.FormatInt(nowMs-1000, 10), "0", "0", "tick"}, nil},
 		{Forget, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, leader, periodic, prefix + ":{q}:fleet", k.paused,
-			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex, k.completed, k.results}, nil, nil},
+			k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.history, k.historyIndex, k.completed, k.results, k.cancelled}, nil, nil},
 		// An operator can pause a queue, and resume it, while Redis is full.
 		// A daemon can start, and write its queue's layout, while Redis is full.
 		{QueueSet, []string{k.settings, k.paused}, []string{"layout", "", "2", "", "0;2"}, qsChanged},
 		{QueueSet, []string{k.settings, k.paused}, []string{"pause", "1", k.wake}, qsChanged},
 		{QueueSet, []string{k.settings, k.paused}, []string{"pause", "0", k.wake}, qsChanged},
 		{QueueCopy, []string{k.settings, k.paused}, []string{"9000000000000000", "1", "2", "", "0", "1", "1;2", "1", k.wake}, one},
-		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.completed, k.results}, []string{"j5"}, nil},
-		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow, k.completed}, nil, nil},
+		{Get, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.completed, k.results, k.cancelled}, []string{"j5"}, nil},
+		{Stats, []string{k.due, k.active, k.dead, k.paused, k.dueHigh, k.dueLow, k.completed, k.cancelled}, nil, nil},
 		{DeadList, []string{k.jobs, k.dead, k.state, k.opts}, []string{"10", "jobs", "", "", "", "1000000", "", "", "fail"}, nil},
 		{List, []string{k.jobs, k.due, k.dueHigh, k.dueLow, k.active, k.state, k.claims, k.opts, k.completed, k.results}, []string{"completed", "10", "", "", "", "1000000"}, nil},
 		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},

@@ -27,15 +27,18 @@ var (
 	Snooze = declare("snooze", Once, AllowOOM)
 	// Extend renews the leases of running jobs.
 	Extend = declare("extend", Once, AllowOOM)
-	// Cancel deletes a job that has not started and ends a running one (to
-	// the dead set, its worker told).
+	// Cancel moves a job that has not started, or a running one (its
+	// worker told), to the cancelled set. AllowOOM: it moves a job from
+	// one set to another and adds nothing but the set's entry, which the
+	// leader's trim bounds; an operator must be able to stop a job when
+	// Redis is full.
 	Cancel = declare("cancel", Once, AllowOOM)
-	// Requeue moves dead jobs back to due.
+	// Requeue moves dead or cancelled jobs back to due.
 	Requeue = declare("requeue", Once, AllowOOM)
 	// Recover returns jobs whose lease expired to due, or to dead (leader
 	// only, fenced).
 	Recover = declare("recover", Once, AllowOOM)
-	// Trim deletes dead or completed jobs beyond the age and count limits
+	// Trim deletes dead, completed or cancelled jobs beyond the age and count limits
 	// (leader only, fenced).
 	Trim = declare("trim", Once, AllowOOM)
 	// UniqExpire forgets unique keys and retained ids past their window

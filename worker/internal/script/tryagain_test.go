@@ -18,6 +18,7 @@ type queueKeys struct {
 	jobs, due, active, dead, claims, state, rate, paused, wake string
 	dueHigh, dueLow, opts, unique, uniqueExp, settings         string
 	history, historyIndex, completed, results                  string
+	cancelled                                                  string
 }
 
 func keysOf(prefix, queue string) queueKeys {
@@ -25,7 +26,7 @@ func keysOf(prefix, queue string) queueKeys {
 	return queueKeys{
 		k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake"),
 		k("due:high"), k("due:low"), k("opts"), k("unique"), k("unique:exp"), k("settings"),
-		k("history"), k("history:minutes"), k("completed"), k("results"),
+		k("history"), k("history:minutes"), k("completed"), k("results"), k("cancelled"),
 	}
 }
 

@@ -22,27 +22,31 @@ func TestCancel(t *testing.T) {
 		seed(t, s)
 		enqueue(t, s, store.NewJob{ID: "later", Delay: time.Hour})
 
-		// Due (scheduled or ready): deleted with its claim count.
+		// Due (scheduled or ready): to the cancelled set with its record,
+		// its state entry as it was.
+		before := state(t, c, k)
+		t0 := testkit.RedisNow(t, c)
 		for _, id := range []string{"seed-due", "later"} {
 			if res, err := s.Cancel(t.Context(), queue, id); res != store.Cancelled || err != nil {
 				t.Errorf("Cancel(%s) = %v, %v; want Cancelled", id, res, err)
 			}
 		}
+		t1 := testkit.RedisNow(t, c)
 		st := state(t, c, k)
 		for _, id := range []string{"seed-due", "later"} {
-			_, inJobs := st.Jobs[id]
 			_, inDue := st.Due[id]
 			_, inClaims := st.Claims[id]
-			if inJobs || inDue || inClaims {
-				t.Errorf("%s left behind: %v", id, st)
+			if st.Jobs[id] != before.Jobs[id] || inDue || inClaims || st.State[id] != before.State[id] {
+				t.Errorf("%s: want its record and state entry kept, out of due: %v", id, st)
 			}
+			inRange(t, "cancel time of "+id, int64(st.Cancelled[id]), t0, t1)
 		}
 
-		before := state(t, c, k)
+		before = state(t, c, k)
 		for id, want := range map[string]store.CancelResult{
 			"seed-dead": store.CancelDead,
 			"missing":   store.CancelNotFound,
-			"later":     store.CancelNotFound, // cancelled already
+			"later":     store.CancelAlready,
 		} {
 			if res, err := s.Cancel(t.Context(), queue, id); res != want || err != nil {
 				t.Errorf("Cancel(%s) = %v, %v; want %v", id, res, err, want)
@@ -50,16 +54,16 @@ func TestCancel(t *testing.T) {
 		}
 		unchanged(t, c, k, before)
 
-		// Running: to dead, "cancelled", the attempt spent, the claim gone;
-		// the message names the claim it ended.
+		// Running: to cancelled, "cancelled", the attempt spent, the claim
+		// gone; the message names the claim it ended.
 		wakes := subscribeCancels(t, s, queue)
 		held, _ := testkit.HGet(t, c, k.Claims, "seed-active")
 		claim, _, _ := strings.Cut(held, "@")
-		t0 := testkit.RedisNow(t, c)
+		t0 = testkit.RedisNow(t, c)
 		if res, err := s.Cancel(t.Context(), queue, "seed-active"); res != store.CancelRunning || err != nil {
 			t.Errorf("Cancel(seed-active) = %v, %v; want CancelRunning", res, err)
 		}
-		t1 := testkit.RedisNow(t, c)
+		t1 = testkit.RedisNow(t, c)
 		st = state(t, c, k)
 		if _, ok := st.Active["seed-active"]; ok {
 			t.Errorf("seed-active still active: %v", st)
@@ -67,7 +71,10 @@ func TestCancel(t *testing.T) {
 		if _, ok := st.Claims["seed-active"]; ok {
 			t.Errorf("seed-active's claim left behind: %v", st)
 		}
-		inRange(t, "time of death", int64(st.Dead["seed-active"]), t0, t1)
+		inRange(t, "cancel time", int64(st.Cancelled["seed-active"]), t0, t1)
+		if _, ok := st.Dead["seed-active"]; ok {
+			t.Errorf("seed-active in the dead set: %v", st)
+		}
 		if got := st.State["seed-active"]; got != "1;0;"+store.CancelledError {
 			t.Errorf("state entry %q, want attempt 1 spent and the last error %q", got, store.CancelledError)
 		}
@@ -144,7 +151,7 @@ func TestRequeue(t *testing.T) {
 		}
 
 		before := testkit.RedisNow(t, c)
-		moved, err := s.Requeue(t.Context(), queue, []string{"a", "seed-due", "seed-active", "missing", "a"})
+		moved, err := s.Requeue(t.Context(), queue, store.SetDead, []string{"a", "seed-due", "seed-active", "missing", "a"})
 		after := testkit.RedisNow(t, c)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +198,7 @@ func TestRequeueBatch(t *testing.T) {
 			}
 			done += len(got.Jobs)
 		}
-		moved, err := s.Requeue(t.Context(), queue, ids)
+		moved, err := s.Requeue(t.Context(), queue, store.SetDead, ids)
 		if err != nil || len(moved) != n || slices.Contains(moved, false) {
 			t.Errorf("Requeue = %d flags (%v), %v; want %d × true", len(moved), slices.Contains(moved, false), err, n)
 		}

@@ -117,13 +117,13 @@ func TestComplete(t *testing.T) {
 		if r, err := s.Cancel(ctx, queue, "a"); r != store.CancelCompleted || err != nil {
 			t.Errorf("Cancel(a) = %v, %v; want CancelCompleted", r, err)
 		}
-		if moved, err := s.Requeue(ctx, queue, []string{"a", "b"}); err != nil || slices.Contains(moved, true) {
+		if moved, err := s.Requeue(ctx, queue, store.SetDead, []string{"a", "b"}); err != nil || slices.Contains(moved, true) {
 			t.Errorf("Requeue = %v, %v; want nothing moved", moved, err)
 		}
-		if gone, err := s.Purge(ctx, queue, []string{"a", "b"}, time.Time{}); err != nil || slices.Contains(gone, true) {
+		if gone, err := s.Purge(ctx, queue, store.SetDead, []string{"a", "b"}, time.Time{}); err != nil || slices.Contains(gone, true) {
 			t.Errorf("Purge = %v, %v; want nothing deleted", gone, err)
 		}
-		if dead, err := s.DeadAmong(ctx, queue, []string{"a"}); err != nil || dead[0] {
+		if dead, err := s.DeadAmong(ctx, queue, store.SetDead, []string{"a"}); err != nil || dead[0] {
 			t.Errorf("DeadAmong(a) = %v, %v; want not dead", dead, err)
 		}
 		if page, err := s.Dead(ctx, queue, store.DeadQuery{Limit: 10}); err != nil || len(page.Jobs) != 0 {

@@ -238,13 +238,13 @@ func TestDeadCursorStable(t *testing.T) {
 		ctx := t.Context()
 		purge := func(q string, ids ...string) {
 			t.Helper()
-			if del, err := s.Purge(ctx, q, ids, time.Time{}); err != nil || slices.Contains(del, false) {
+			if del, err := s.Purge(ctx, q, store.SetDead, ids, time.Time{}); err != nil || slices.Contains(del, false) {
 				t.Fatalf("Purge(%v) = %v, %v", ids, del, err)
 			}
 		}
 		requeue := func(q string, ids ...string) {
 			t.Helper()
-			if moved, err := s.Requeue(ctx, q, ids); err != nil || slices.Contains(moved, false) {
+			if moved, err := s.Requeue(ctx, q, store.SetDead, ids); err != nil || slices.Contains(moved, false) {
 				t.Fatalf("Requeue(%v) = %v, %v", ids, moved, err)
 			}
 		}
@@ -395,7 +395,7 @@ func TestDeadUnreadableRecords(t *testing.T) {
 			t.Errorf("seed-dead: %+v", got[3])
 		}
 		// They can be purged, leaving no trace.
-		if del, err := s.Purge(t.Context(), queue, []string{"ghost", "junk", "huge"}, time.Time{}); err != nil || slices.Contains(del, false) {
+		if del, err := s.Purge(t.Context(), queue, store.SetDead, []string{"ghost", "junk", "huge"}, time.Time{}); err != nil || slices.Contains(del, false) {
 			t.Fatalf("Purge = %v, %v", del, err)
 		}
 		unchanged(t, c, k, before)
@@ -429,7 +429,7 @@ func TestPurge(t *testing.T) {
 		writeDead(t, c, k, dead("d1", ms-1), dead("d2", ms), dead("d3", ms+1))
 		before := state(t, c, k)
 
-		del, err := s.Purge(t.Context(), queue, []string{"seed-due", "seed-active", "missing", "d1", "d1", "seed-dead"}, time.Time{})
+		del, err := s.Purge(t.Context(), queue, store.SetDead, []string{"seed-due", "seed-active", "missing", "d1", "d1", "seed-dead"}, time.Time{})
 		if want := []bool{false, false, false, true, false, true}; err != nil || !slices.Equal(del, want) {
 			t.Errorf("Purge = %v, %v; want %v", del, err, want)
 		}
@@ -441,7 +441,7 @@ func TestPurge(t *testing.T) {
 		unchanged(t, c, k, before)
 
 		// A bound spares the jobs that died after it.
-		del, err = s.Purge(t.Context(), queue, []string{"d3", "d2"}, time.UnixMilli(ms))
+		del, err = s.Purge(t.Context(), queue, store.SetDead, []string{"d3", "d2"}, time.UnixMilli(ms))
 		if want := []bool{false, true}; err != nil || !slices.Equal(del, want) {
 			t.Errorf("Purge until %d = %v, %v; want %v", ms, del, err, want)
 		}
@@ -458,7 +458,7 @@ func TestPurge(t *testing.T) {
 		}
 		writeDead(t, c, k, entries...)
 		all = append(all, "seed-due", "missing")
-		del, err = s.Purge(t.Context(), queue, all, time.Time{})
+		del, err = s.Purge(t.Context(), queue, store.SetDead, all, time.Time{})
 		if err != nil || len(del) != len(all) || slices.Contains(del[:1100], false) || slices.Contains(del[1100:], true) {
 			t.Errorf("Purge of %d ids = %d flags, %v", len(all), len(del), err)
 		}

@@ -28,8 +28,11 @@ type DeadCursor struct {
 // IsZero reports whether c is the start of the set.
 func (c DeadCursor) IsZero() bool { return c.ID == "" }
 
-// DeadQuery selects one page of a dead set.
+// DeadQuery selects one page of a dead set, or of a cancelled set (Set),
+// whose cancel times are read as times of death.
 type DeadQuery struct {
+	// Set is SetDead (also when empty) or SetCancelled.
+	Set Set
 	// After is the position the page starts strictly after, whether or not
 	// its job is still in the set.
 	After DeadCursor
@@ -91,9 +94,14 @@ type DeadPage struct {
 // msArg formats t as whole ms for a script.
 func msArg(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
-// Dead reads one page of the dead set of queue, oldest death first.
+// Dead reads one page of the dead set of queue, oldest death first, or of
+// its cancelled set (q.Set), oldest cancel first.
 func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, error) {
 	k := s.Keys(queue)
+	set, err := k.Kept(q.Set)
+	if err != nil {
+		return DeadPage{}, err
+	}
 	mode, per := "jobs", 5
 	if q.IDsOnly {
 		mode, per = "ids", 2
@@ -116,7 +124,7 @@ func (s *Store) Dead(ctx context.Context, queue string, q DeadQuery) (DeadPage, 
 	}
 	args := []string{strconv.Itoa(q.Limit), mode, cursorMs, q.After.ID, until, strconv.Itoa(cmp.Or(q.MaxBytes, DeadPageBytes)),
 		after, before, asciiLower(q.Filter.ErrorContains)}
-	vals, err := script.DeadList.Exec(ctx, s.c, []string{k.Jobs, k.Dead, k.State, k.Opts}, args).ToArray()
+	vals, err := script.DeadList.Exec(ctx, s.c, []string{k.Jobs, set, k.State, k.Opts}, args).ToArray()
 	if err != nil {
 		return DeadPage{}, fmt.Errorf("list dead jobs of %s: %w", queue, err)
 	}
@@ -189,15 +197,20 @@ func asciiLower(s string) string {
 }
 
 // DeadAmong reports, for each of ids (at most MaxBatch), whether it is in
-// the dead set of queue: one ZMSCORE, which reads and changes nothing else.
-func (s *Store) DeadAmong(ctx context.Context, queue string, ids []string) ([]bool, error) {
+// the dead set of queue, or its cancelled set (from): one ZMSCORE, which
+// reads and changes nothing else.
+func (s *Store) DeadAmong(ctx context.Context, queue string, from Set, ids []string) ([]bool, error) {
+	set, err := s.Keys(queue).Kept(from)
+	if err != nil {
+		return nil, err
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	if len(ids) > MaxBatch {
 		return nil, fmt.Errorf("dead jobs of %s: %d ids, at most %d per call", queue, len(ids), MaxBatch)
 	}
-	vals, err := s.c.Do(ctx, s.c.B().Zmscore().Key(s.Keys(queue).Dead).Member(ids...).Build()).ToArray()
+	vals, err := s.c.Do(ctx, s.c.B().Zmscore().Key(set).Member(ids...).Build()).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("dead jobs of %s: %w", queue, err)
 	}

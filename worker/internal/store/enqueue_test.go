@@ -211,7 +211,7 @@ func TestEnqueuePayloadRoundTrip(t *testing.T) {
 		if ok, err := s.Kill(t.Context(), queue, r.Token(), "dead"); !ok || err != nil {
 			t.Fatalf("Kill = %v, %v", ok, err)
 		}
-		if moved, err := s.Requeue(t.Context(), queue, []string{"binary"}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(t.Context(), queue, store.SetDead, []string{"binary"}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		if r := claimOne(t, s, time.Hour); !bytes.Equal(r.Payload, allBytes) {

@@ -36,7 +36,7 @@ func (s *Store) Extend(ctx context.Context, byQueue map[string][]Renewal, lease 
 		k := s.Keys(queue)
 		for batch := range slices.Chunk(rs, MaxBatch) {
 			queues = append(queues, queue)
-			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims, k.Dead, k.State}, Args: renewalArgs(leaseArg, batch)})
+			calls = append(calls, script.Call{Keys: []string{k.Active, k.Claims, k.Dead, k.State, k.Cancelled}, Args: renewalArgs(leaseArg, batch)})
 		}
 	}
 	lost = make(map[string][]Lost)

@@ -12,8 +12,8 @@ import (
 // set.
 type Use struct {
 	Stats Stats // its jobs by state, and its pause flag
-	// Records counts the job records beyond the completed jobs' (all of
-	// them are in a state, unless the data is inconsistent). Completed jobs
+	// Records counts the job records beyond the completed and cancelled
+	// jobs' (all of them are in a state, unless the data is inconsistent). Completed jobs
 	// keep no queue in use: forget.lua deletes them with the rest.
 	Records   int64
 	Processes []string // ids of the live processes that serve it (its fleet)
@@ -26,7 +26,7 @@ type Use struct {
 // forgotten; its completed jobs (Stats.Completed) do not.
 func (u Use) InUse() bool {
 	s := u.Stats
-	return s.Ready+s.Scheduled+s.Active+s.Dead+u.Records+u.Periodic+u.Unique > 0 ||
+	return s.Ready+s.Scheduled+s.Active+s.Dead+s.Cancelled+u.Records+u.Periodic+u.Unique > 0 ||
 		s.Paused || u.Leader || len(u.Processes) > 0
 }
 
@@ -58,7 +58,7 @@ func (s *Store) QueueUse(ctx context.Context, queue string) (Use, error) {
 			return Use{}, fmt.Errorf("read the use of queue %s: %w", queue, err)
 		}
 	}
-	u.Records, u.Leader, u.Periodic, u.Unique = max(n[0]-u.Stats.Completed, 0), n[1] == 1, n[2], n[3]
+	u.Records, u.Leader, u.Periodic, u.Unique = max(n[0]-u.Stats.Completed-u.Stats.Cancelled, 0), n[1] == 1, n[2], n[3]
 	return u, nil
 }
 
@@ -92,5 +92,6 @@ func forgetKeys(k Keys) []string {
 	return []string{
 		k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Leader, k.Periodic, k.Fleet, k.Paused,
 		k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings, k.History, k.HistoryIndex, k.Completed, k.Results,
+		k.Cancelled,
 	}
 }

@@ -27,7 +27,7 @@ const (
 type Snapshot struct {
 	Record Record
 	Set    Set
-	Score  time.Time // run-at (due), lease deadline (active), time of death (dead) or finish time (completed)
+	Score  time.Time // run-at (due), lease deadline (active), time of death (dead), finish time (completed) or cancel time (cancelled)
 	Now    time.Time // the Redis clock when it was read
 }
 
@@ -37,7 +37,7 @@ var ErrNotFound = errors.New("job not found")
 // Get reads job id of queue. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	k := s.Keys(queue)
-	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results}
+	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results, k.Cancelled}
 	vals, err := script.Get.Exec(ctx, s.c, keys, []string{id}).ToArray()
 	if rueidis.IsRedisNil(err) {
 		return Snapshot{}, ErrNotFound

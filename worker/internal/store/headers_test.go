@@ -67,7 +67,7 @@ func TestHeadersTravelWithTheJob(t *testing.T) {
 			t.Fatalf("Kill = %v, %v", ok, err)
 		}
 		wantHeaders("dead", get(t, s, "opts").Record, h, "p2")
-		if moved, err := s.Requeue(t.Context(), queue, []string{"opts"}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(t.Context(), queue, store.SetDead, []string{"opts"}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		requeued := claimOne(t, s, time.Minute)

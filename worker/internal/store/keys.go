@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // Keys names the Redis keys of one queue. Every key carries the queue's hash
 // tag, so all of them live in one slot and every script runs on Redis Cluster.
 type Keys struct {
@@ -58,6 +60,11 @@ type Keys struct {
 	// empty, and cost nothing, while the queue retains none.
 	Completed string // zset: id → finish time, ms
 	Results   string // hash: id → result bytes
+	// Cancelled holds the jobs cancelled (lua/cancel.lua), before they
+	// started or while they ran: each keeps its record, state entry and
+	// options entry, its cancel time (ms, Redis clock) is its score, until
+	// the leader trims it or an operator requeues or purges it.
+	Cancelled string // zset: id → cancel time, ms
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
@@ -89,9 +96,22 @@ func QueueKeys(prefix, queue string) Keys {
 		HistoryIndex: base + "history:minutes",
 		Completed:    base + "completed",
 		Results:      base + "results",
+		Cancelled:    base + "cancelled",
 		Wake:         base + "wake",
 	}
 }
 
 // QueuesKey is the set of known queue names under prefix.
 func QueuesKey(prefix string) string { return prefix + ":queues" }
+
+// Kept returns the key of the set an operator triages, from: the dead set
+// (SetDead, or empty) or the cancelled set (SetCancelled).
+func (k Keys) Kept(from Set) (string, error) {
+	switch from {
+	case SetDead, "":
+		return k.Dead, nil
+	case SetCancelled:
+		return k.Cancelled, nil
+	}
+	return "", fmt.Errorf("jobs of set %q: only the dead and cancelled sets are triaged", from)
+}

@@ -14,7 +14,7 @@ import (
 // Listing names what List reads: the jobs of a queue in one state.
 type Listing string
 
-// What List reads. The dead set is read by Dead.
+// What List reads. The dead and cancelled sets are read by Dead.
 const (
 	ListReady     Listing = "ready"     // due at or before the Redis clock's now
 	ListScheduled Listing = "scheduled" // due later

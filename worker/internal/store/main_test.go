@@ -156,6 +156,7 @@ type queueState struct {
 	State             map[string]string // the job state entries (lua/record.lua)
 	Seq               string            // claims[""]: the last token handed out
 	Due, Active, Dead map[string]float64
+	Cancelled         map[string]float64 // the cancelled set (lua/cancel.lua)
 	Rate              map[string]float64 // the rate window: "<cumulative>:<jobs>" → claim time, µs
 }
 
@@ -189,16 +190,16 @@ func state(t *testing.T, c rueidis.Client, k store.Keys) queueState {
 		t.Errorf("the pin in %s has score %v, want +inf", k.Active, score)
 	}
 	delete(active, pin)
-	return queueState{Jobs: hash(k.Jobs), Claims: claims, State: hash(k.State), Seq: seq, Due: zset(k.Due), Active: active, Dead: zset(k.Dead), Rate: zset(k.Rate)}
+	return queueState{Jobs: hash(k.Jobs), Claims: claims, State: hash(k.State), Seq: seq, Due: zset(k.Due), Active: active, Dead: zset(k.Dead), Cancelled: zset(k.Cancelled), Rate: zset(k.Rate)}
 }
 
 func (a queueState) equal(b queueState) bool {
 	return maps.Equal(a.Jobs, b.Jobs) && maps.Equal(a.Claims, b.Claims) && maps.Equal(a.State, b.State) && a.Seq == b.Seq && maps.Equal(a.Due, b.Due) &&
-		maps.Equal(a.Active, b.Active) && maps.Equal(a.Dead, b.Dead) && maps.Equal(a.Rate, b.Rate)
+		maps.Equal(a.Active, b.Active) && maps.Equal(a.Dead, b.Dead) && maps.Equal(a.Cancelled, b.Cancelled) && maps.Equal(a.Rate, b.Rate)
 }
 
 func (a queueState) String() string {
-	return fmt.Sprintf("jobs=%v claims=%v state=%v seq=%s due=%v active=%v dead=%v rate=%v", slices.Sorted(maps.Keys(a.Jobs)), a.Claims, a.State, a.Seq, a.Due, a.Active, a.Dead, a.Rate)
+	return fmt.Sprintf("jobs=%v claims=%v state=%v seq=%s due=%v active=%v dead=%v cancelled=%v rate=%v", slices.Sorted(maps.Keys(a.Jobs)), a.Claims, a.State, a.Seq, a.Due, a.Active, a.Dead, a.Cancelled, a.Rate)
 }
 
 // unchanged fails when the queue's state differs from before.

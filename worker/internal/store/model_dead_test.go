@@ -30,17 +30,19 @@ func (m *storeModel) kill() string {
 	return fmt.Sprintf("kill %v", killed)
 }
 
-// purge deletes a few ids: only the model's dead jobs go.
+// purge deletes a few ids of the dead set, or of the cancelled set: only
+// the model's jobs of that set go.
 func (m *storeModel) purge() string {
 	t := m.t
-	ids := []string{m.deadID(), m.id(), m.deadID()}
+	from := m.triaged()
+	ids := []string{m.keptID(from), m.id(), m.keptID(from)}
 	want := make([]bool, len(ids))
 	for i, id := range ids {
-		if j := m.jobs[id]; j != nil && j.set == store.SetDead && !slices.Contains(ids[:i], id) {
+		if j := m.jobs[id]; j != nil && j.set == from && !slices.Contains(ids[:i], id) {
 			want[i] = true
 		}
 	}
-	got, err := m.s.Purge(t.Context(), queue, ids, time.Time{})
+	got, err := m.s.Purge(t.Context(), queue, from, ids, time.Time{})
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("purge %v = %v, %v; want %v", ids, got, err, want)
 	}
@@ -49,14 +51,26 @@ func (m *storeModel) purge() string {
 			delete(m.jobs, id)
 		}
 	}
-	return fmt.Sprintf("purge %v", ids)
+	return fmt.Sprintf("purge %s %v", from, ids)
+}
+
+// triaged picks the set a requeue or purge works on: dead or cancelled.
+func (m *storeModel) triaged() store.Set {
+	if m.rng.IntN(2) == 0 {
+		return store.SetCancelled
+	}
+	return store.SetDead
 }
 
 // deadID returns the id of a dead job of the model, or else a random one.
-func (m *storeModel) deadID() string {
+func (m *storeModel) deadID() string { return m.keptID(store.SetDead) }
+
+// keptID returns the id of a job of the model in set (dead or cancelled),
+// or else a random one.
+func (m *storeModel) keptID(set store.Set) string {
 	var dead []string
 	for id, j := range m.jobs {
-		if j.set == store.SetDead {
+		if j.set == set {
 			dead = append(dead, id)
 		}
 	}

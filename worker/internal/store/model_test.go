@@ -19,20 +19,20 @@ import (
 
 // mjob is what the model expects of one job.
 type mjob struct {
-	set      store.Set // due, active or dead
+	set      store.Set // due, active, dead or cancelled
 	ready    bool      // due now (else an hour ahead)
 	short    bool      // active under a lease that has run out
 	attempts int       // attempts spent and ended
 	max      int       // the job's own max attempts, 0 = the default
 	token    int64     // claim token while active
-	died     int       // the step that moved it to dead
+	died     int       // the step that moved it to dead or cancelled
 	lastErr  string
 	payload  string
 	record   string // the record enqueue wrote, which nothing rewrites
 	level    store.Priority
 	key      string // its unique key ("" = none; never a window)
-	// holds: the job holds key while it is not dead. A requeued job holds
-	// it again only when no other job does.
+	// holds: the job holds key while it is not dead or cancelled. A
+	// requeued job holds it again only when no other job does.
 	holds bool
 }
 
@@ -88,7 +88,7 @@ func (m *storeModel) id() string { return fmt.Sprintf("j%d", m.rng.IntN(10)) }
 // holder returns the id of the job that holds the unique key, or "".
 func (m *storeModel) holder(key string) string {
 	for id, j := range m.jobs {
-		if key != "" && j.key == key && j.holds && j.set != store.SetDead {
+		if key != "" && j.key == key && j.holds && j.set != store.SetDead && j.set != store.SetCancelled {
 			return id
 		}
 	}
@@ -265,7 +265,7 @@ func (m *storeModel) step() string {
 				j.short = false
 			} else {
 				j := m.jobs[tok.ID]
-				cancelled := j != nil && j.set == store.SetDead && j.lastErr == store.CancelledError
+				cancelled := j != nil && j.set == store.SetCancelled
 				wantLost = append(wantLost, store.Lost{Token: tok, Cancelled: cancelled})
 			}
 		}
@@ -287,25 +287,29 @@ func (m *storeModel) step() string {
 				want = store.CancelRunning
 			case j.set == store.SetDead:
 				want = store.CancelDead
+			case j.set == store.SetCancelled:
+				want = store.CancelAlready
 			}
 			if err != nil || res != want {
 				t.Fatalf("cancel %s = %v, %v; want %v", id, res, err, want)
 			}
 			switch want {
 			case store.Cancelled:
-				delete(m.jobs, id)
+				j.set, j.died = store.SetCancelled, m.now
 			case store.CancelRunning:
-				j.set, j.short, j.token, j.died = store.SetDead, false, 0, m.now
+				j.set, j.short, j.token, j.died = store.SetCancelled, false, 0, m.now
 				j.attempts++
 				j.lastErr = store.CancelledError
 			}
 			return "cancel " + id
 		}
-		// Mostly a dead job, so that requeues meet keys taken meanwhile.
-		id := m.deadID()
+		// Mostly a dead (or cancelled) job, so that requeues meet keys
+		// taken meanwhile.
+		from := m.triaged()
+		id := m.keptID(from)
 		j := m.jobs[id]
-		moved, err := m.s.Requeue(ctx, queue, []string{id})
-		want := j != nil && j.set == store.SetDead
+		moved, err := m.s.Requeue(ctx, queue, from, []string{id})
+		want := j != nil && j.set == from
 		if err != nil || moved[0] != want {
 			t.Fatalf("requeue %s = %v, %v; want %v", id, moved, err, want)
 		}
@@ -313,7 +317,7 @@ func (m *storeModel) step() string {
 			j.holds = j.key != "" && m.holder(j.key) == ""
 			j.set, j.ready, j.attempts = store.SetDue, true, 0
 		}
-		return "requeue " + id
+		return fmt.Sprintf("requeue %s %s", from, id)
 	case 10:
 		if m.rng.IntN(2) == 0 {
 			return m.purge()
@@ -443,7 +447,7 @@ func (m *storeModel) check(where string) {
 	}
 	for id := range st.Jobs {
 		sets := 0
-		for _, set := range []map[string]float64{st.Due, dues[store.PriorityHigh], dues[store.PriorityLow], st.Active, st.Dead} {
+		for _, set := range []map[string]float64{st.Due, dues[store.PriorityHigh], dues[store.PriorityLow], st.Active, st.Dead, st.Cancelled} {
 			if _, ok := set[id]; ok {
 				sets++
 			}
@@ -452,7 +456,7 @@ func (m *storeModel) check(where string) {
 			t.Fatalf("%s: job %s is in %d sets: %v", where, id, sets, st)
 		}
 	}
-	for _, set := range []map[string]float64{due, st.Active, st.Dead} {
+	for _, set := range []map[string]float64{due, st.Active, st.Dead, st.Cancelled} {
 		for id := range set {
 			if _, ok := st.Jobs[id]; !ok {
 				t.Fatalf("%s: %s is in a set without a record: %v", where, id, st)

@@ -121,7 +121,7 @@ func payloadSteps(t *testing.T, s *store.Store, c rueidis.Client, p *testkit.Pri
 
 	// Requeue all, in one call; then enqueue the same ids again.
 	f.requeue = redisTime(t, p, func() {
-		moved, err := s.Requeue(ctx, queue, ids)
+		moved, err := s.Requeue(ctx, queue, store.SetDead, ids)
 		if err != nil || len(moved) != n || strings.Contains(fmt.Sprint(moved), "false") {
 			t.Fatalf("Requeue = %v, %v; want every job moved", moved, err)
 		}

@@ -362,7 +362,7 @@ func TestPriorityKeptBackInDue(t *testing.T) {
 				}
 				inLevels("killed", store.SetDead, ids(recs)...)
 				stats("killed", store.Stats{Scheduled: 2, Dead: 3})
-				if moved, err := s.Requeue(ctx, queue, ids(recs)); err != nil || slices.Contains(moved, false) {
+				if moved, err := s.Requeue(ctx, queue, store.SetDead, ids(recs)); err != nil || slices.Contains(moved, false) {
 					t.Fatalf("Requeue = %v, %v", moved, err)
 				}
 			}},
@@ -372,8 +372,9 @@ func TestPriorityKeptBackInDue(t *testing.T) {
 						t.Fatalf("Cancel(%s) = %v, %v", r.ID, res, err)
 					}
 				}
-				inLevels("cancelled", store.SetDead, ids(recs)...)
-				if moved, err := s.Requeue(ctx, queue, ids(recs)); err != nil || slices.Contains(moved, false) {
+				inLevels("cancelled", store.SetCancelled, ids(recs)...)
+				stats("cancelled", store.Stats{Scheduled: 2, Cancelled: 3})
+				if moved, err := s.Requeue(ctx, queue, store.SetCancelled, ids(recs)); err != nil || slices.Contains(moved, false) {
 					t.Fatalf("Requeue = %v, %v", moved, err)
 				}
 			}},
@@ -390,14 +391,19 @@ func TestPriorityKeptBackInDue(t *testing.T) {
 			stats(op.name, ready)
 		}
 
-		// Cancel takes a job that has not started out of its own level.
-		for _, id := range []string{"h", "n", "l", "h-later", "l-later"} {
+		// Cancel takes a job that has not started out of its own level; a
+		// purge of the cancelled set deletes it with its options.
+		all := []string{"h", "n", "l", "h-later", "l-later"}
+		for _, id := range all {
 			if res, err := s.Cancel(ctx, queue, id); res != store.Cancelled || err != nil {
 				t.Errorf("Cancel(%s) = %v, %v; want Cancelled", id, res, err)
 			}
 		}
-		stats("all cancelled", store.Stats{})
-		for _, key := range []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Opts} {
+		stats("all cancelled", store.Stats{Cancelled: 5})
+		if gone, err := s.Purge(ctx, queue, store.SetCancelled, all, time.Time{}); err != nil || slices.Contains(gone, false) {
+			t.Errorf("Purge of the cancelled = %v, %v", gone, err)
+		}
+		for _, key := range []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Opts, k.Cancelled} {
 			if testkit.Exists(t, c, key) {
 				t.Errorf("%s left behind: %v", key, levelStateOf(t, c, k))
 			}
@@ -451,7 +457,7 @@ func TestPriorityDefaultQueueKeys(t *testing.T) {
 			t.Fatalf("Snooze = %d, %v", n, err)
 		}
 		none("snooze")
-		if moved, err := s.Requeue(ctx, queue, []string{"c"}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(ctx, queue, store.SetDead, []string{"c"}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		none("requeue")
@@ -469,7 +475,7 @@ func TestPriorityDefaultQueueKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		none("recover")
-		if _, err := s.Purge(ctx, queue, []string{"b", "c", "d"}, time.Time{}); err != nil {
+		if _, err := s.Purge(ctx, queue, store.SetDead, []string{"b", "c", "d"}, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Stats(ctx, queue); err != nil {

@@ -70,7 +70,7 @@ func TestBadReportIsDroppedNotTheRenewal(t *testing.T) {
 		} {
 			lease, before := nextLease(), testkit.RedisNow(t, c)
 			args := []string{strconv.FormatInt(lease.Milliseconds(), 10), "1", "a", tok, "1", bad}
-			lost, err := script.Extend.Exec(t.Context(), script.NewConn(c, nil), []string{k.Active, k.Claims, k.Dead, k.State}, args).ToArray()
+			lost, err := script.Extend.Exec(t.Context(), script.NewConn(c, nil), []string{k.Active, k.Claims, k.Dead, k.State, k.Cancelled}, args).ToArray()
 			if err != nil || len(lost) != 0 {
 				t.Errorf("report %q: lost %d, %v; want the report dropped and the lease renewed", bad, len(lost), err)
 				continue

@@ -77,7 +77,7 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		done := ca("1", active, "1", "r")
 		retryKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		snoozeKeys := []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}
-		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State}
+		extendKeys := []string{k.Active, k.Claims, k.Dead, k.State, k.Cancelled}
 		cancelKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Completed}
 		requeueKeys := []string{k.Jobs, k.Due, k.Dead, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}
 		recoverKeys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}

@@ -49,7 +49,7 @@ func TestStateKeepsRecords(t *testing.T) {
 		if got, err := s.Recover(ctx, queue, leaderField(t, s, c, queue), 10, 5); err != nil || got != (store.Recovered{Due: 1}) {
 			t.Fatalf("Recover = %+v, %v; want 1 due", got, err)
 		}
-		if moved, err := s.Requeue(ctx, queue, []string{"b"}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(ctx, queue, store.SetDead, []string{"b"}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		st := state(t, c, k)
@@ -74,7 +74,7 @@ func TestStateKeepsRecords(t *testing.T) {
 	})
 }
 
-// TestStateGoesWithTheJob: ack, cancel, purge and trim delete a job's state
+// TestStateGoesWithTheJob: ack, purge (of a dead or cancelled job) and trim delete a job's state
 // entry with its record, and enqueue drops one left behind under its id.
 func TestStateGoesWithTheJob(t *testing.T) {
 	t.Parallel()
@@ -106,7 +106,13 @@ func TestStateGoesWithTheJob(t *testing.T) {
 		if res, err := s.Cancel(ctx, queue, "cancelled"); res != store.Cancelled || err != nil {
 			t.Errorf("Cancel = %v, %v", res, err)
 		}
-		if done, err := s.Purge(ctx, queue, []string{"purged"}, time.Time{}); err != nil || !done[0] {
+		if st := state(t, c, k).State["cancelled"]; st == "" {
+			t.Errorf("the cancelled job's state entry is gone; want it kept with its record")
+		}
+		if done, err := s.Purge(ctx, queue, store.SetCancelled, []string{"cancelled"}, time.Time{}); err != nil || !done[0] {
+			t.Errorf("Purge of the cancelled = %v, %v", done, err)
+		}
+		if done, err := s.Purge(ctx, queue, store.SetDead, []string{"purged"}, time.Time{}); err != nil || !done[0] {
 			t.Errorf("Purge = %v, %v", done, err)
 		}
 		if got, err := s.TrimDead(ctx, queue, leaderField(t, s, c, queue), 0, time.Hour, 10); err != nil || got.ByCount != 1 {
@@ -163,7 +169,7 @@ func TestStateOfOlderRecords(t *testing.T) {
 			t.Errorf("recovered job = %+v, want dead after attempt 2 of its own 2", snap)
 		}
 
-		if moved, err := s.Requeue(ctx, queue, []string{"dead"}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(ctx, queue, store.SetDead, []string{"dead"}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		if snap := get(t, s, "dead"); snap.Set != store.SetDue || snap.Record.Attempt != 0 || snap.Record.MaxAttempts != 3 || snap.Record.LastError != "gave up" {

@@ -16,6 +16,7 @@ type Stats struct {
 	Active    int64
 	Dead      int64
 	Completed int64 // finished jobs retained (Complete)
+	Cancelled int64 // cancelled jobs kept (Cancel)
 	Paused    bool  // the queue is paused (Store.Pause)
 	// ReadyHigh and ReadyLow count the jobs of Ready at the high and low
 	// priority levels.
@@ -46,7 +47,7 @@ func (s *Store) StatsOf(ctx context.Context, queues []string) ([]Stats, error) {
 }
 
 func statsKeys(k Keys) []string {
-	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed}
+	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed, k.Cancelled}
 }
 
 // decodeStats reads the reply of stats.lua for queue.
@@ -55,10 +56,10 @@ func decodeStats(queue string, res rueidis.RedisResult) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
-	if len(n) != 9 {
+	if len(n) != 10 {
 		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
 	}
-	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7], Completed: n[8]}, nil
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7], Completed: n[8], Cancelled: n[9]}, nil
 }
 
 // Total adds up the sizes of parts (the partitions of a queue, at least
@@ -73,6 +74,7 @@ func Total(parts []Stats) Stats {
 		t.Active += o.Active
 		t.Dead += o.Dead
 		t.Completed += o.Completed
+		t.Cancelled += o.Cancelled
 		t.ReadyHigh += o.ReadyHigh
 		t.ReadyLow += o.ReadyLow
 	}

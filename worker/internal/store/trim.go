@@ -9,7 +9,8 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/script"
 )
 
-// Trimmed counts what one TrimDead or TrimCompleted call deleted.
+// Trimmed counts what one TrimDead, TrimCompleted or TrimCancelled call
+// deleted.
 type Trimmed struct {
 	ByAge   int // in the set for longer than the age limit
 	ByCount int // the oldest beyond the count limit
@@ -25,7 +26,22 @@ func (s *Store) TrimDead(ctx context.Context, queue, leader string, maxJobs int,
 	return t, nil
 }
 
-// trim runs lua/trim.lua on set, the dead or completed set of queue;
+// TrimCancelled deletes up to limit cancelled jobs of queue (Cancel):
+// first those cancelled more than maxAge ago (0 = no age bound), then the
+// oldest beyond maxJobs. Fenced like Recover.
+func (s *Store) TrimCancelled(ctx context.Context, queue, leader string, maxJobs int, maxAge time.Duration, limit int) (Trimmed, error) {
+	ms := int64(0)
+	if maxAge > 0 {
+		ms = max(maxAge.Milliseconds(), 1)
+	}
+	t, err := s.trim(ctx, queue, s.Keys(queue).Cancelled, leader, maxJobs, ms, limit)
+	if err != nil {
+		return Trimmed{}, fmt.Errorf("trim cancelled %s: %w", queue, err)
+	}
+	return t, nil
+}
+
+// trim runs lua/trim.lua on set, the dead, completed or cancelled set of queue;
 // maxAgeMs 0 means no age limit.
 func (s *Store) trim(ctx context.Context, queue, set, leader string, maxJobs int, maxAgeMs int64, limit int) (Trimmed, error) {
 	k := s.Keys(queue)

@@ -417,7 +417,7 @@ func TestUniqueRequeue(t *testing.T) {
 		}
 		requeue := func(t *testing.T, q, id string) {
 			t.Helper()
-			if moved, err := s.Requeue(ctx, q, []string{id}); err != nil || !moved[0] {
+			if moved, err := s.Requeue(ctx, q, store.SetDead, []string{id}); err != nil || !moved[0] {
 				t.Fatalf("Requeue(%s) = %v, %v", id, moved, err)
 			}
 		}

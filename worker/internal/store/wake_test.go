@@ -151,7 +151,7 @@ func TestScriptsWakeWhenDueEarlier(t *testing.T) {
 			t.Fatalf("Cancel = %v, %v", res, err)
 		}
 		before = testkit.RedisNow(t, c)
-		if moved, err := s.Requeue(t.Context(), queue, []string{got.Jobs[2].ID}); err != nil || !moved[0] {
+		if moved, err := s.Requeue(t.Context(), queue, store.SetDead, []string{got.Jobs[2].ID}); err != nil || !moved[0] {
 			t.Fatalf("Requeue = %v, %v", moved, err)
 		}
 		// In order: had the snooze published, its message would come first.

@@ -123,6 +123,13 @@ func (c *Client) Purge(ctx context.Context, queue string, ids ...string) (int, e
 	return c.triage(ctx, queue, admin.TriagePurge, ids)
 }
 
+// RequeueCancelled requeues the cancelled jobs ids of queue and returns
+// how many moved.
+func (c *Client) RequeueCancelled(ctx context.Context, queue string, ids ...string) (int, error) {
+	res, err := c.Op.Triage(ctx, admin.TriageParams{Queue: queue, State: worker.StateCancelled, Action: admin.TriageRequeue, IDs: ids})
+	return res.Changed, err
+}
+
 // RequeueAll requeues every dead job of queue and returns how many moved.
 func (c *Client) RequeueAll(ctx context.Context, queue string) (int, error) {
 	return c.triage(ctx, queue, admin.TriageRequeue, nil)

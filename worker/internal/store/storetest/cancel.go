@@ -8,9 +8,10 @@ import (
 	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
-// Cancel is cancel.lua: a due job is deleted; a running one goes to dead
-// with the last error store.CancelledError, its claim gone, and its worker
-// is told on the wake channel; a dead or completed one is left as it is.
+// Cancel is cancel.lua: a due job goes to the cancelled set as it is; a
+// running one goes there with the last error store.CancelledError, its
+// claim gone, and its worker is told on the wake channel; a dead,
+// completed or cancelled one is left as it is.
 func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, error) {
 	f.sleep("Cancel")
 	f.mu.Lock()
@@ -27,7 +28,7 @@ func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, 
 	case j.State == store.SetActive:
 		run := store.Token{ID: id, Claim: j.Rec.Claim}
 		j.Rec.LastError = store.CancelledError
-		j.leave(store.SetDead, ms(f.nowLocked()))
+		j.leave(store.SetCancelled, ms(f.nowLocked()))
 		if f.subscribed[queue] && !f.loseCancels {
 			f.outbox = append(f.outbox, wakeMsg{queue: queue, cancel: run})
 		}
@@ -36,7 +37,9 @@ func (f *Fake) Cancel(_ context.Context, queue, id string) (store.CancelResult, 
 		return store.CancelDead, nil
 	case j.State == store.SetCompleted:
 		return store.CancelCompleted, nil
+	case j.State == store.SetCancelled:
+		return store.CancelAlready, nil
 	}
-	delete(f.queues[queue], id)
+	j.leave(store.SetCancelled, ms(f.nowLocked()))
 	return store.Cancelled, nil
 }

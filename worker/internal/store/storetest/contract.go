@@ -21,7 +21,7 @@ type Scripts interface {
 	Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error)
 	Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (store.Recovered, error)
 	Cancel(ctx context.Context, queue, id string) (store.CancelResult, error)
-	Requeue(ctx context.Context, queue string, ids []string) ([]bool, error)
+	Requeue(ctx context.Context, queue string, from store.Set, ids []string) ([]bool, error)
 	Get(ctx context.Context, queue, id string) (store.Snapshot, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok store.Token), onSubscribed func()) error
 	Pause(ctx context.Context, queue string) (bool, error)

@@ -193,9 +193,11 @@ func testRollback(k *kit) {
 	k.gone("j")
 }
 
-// testReusedID: a job enqueued again under the id of one that was acked or
-// cancelled starts afresh: no attempt spent, no last error, its own max
-// attempts; nothing of the earlier job's failures carries over.
+// testReusedID: a job enqueued again under the id of one that was acked
+// starts afresh: no attempt spent, no last error, its own max attempts;
+// nothing of the earlier job's failures carries over. A job cancelled
+// before it started keeps its id (it is kept, with its attempts and last
+// error, in the cancelled set) until it is trimmed or purged.
 func testReusedID(k *kit) {
 	t := k.t
 	k.enqueue(store.NewJob{ID: "acked", MaxAttempts: 5}, store.NewJob{ID: "cancelled", MaxAttempts: 4})
@@ -211,10 +213,14 @@ func testReusedID(k *kit) {
 	if got := k.cancel("cancelled"); got != store.Cancelled {
 		t.Fatalf("Cancel = %v, want Cancelled", got)
 	}
+	kept := k.is("cancelled", facts{Set: store.SetCancelled, Attempt: 1, MaxAttempts: 4, LastError: "failed too"})
+	if added, err := k.b.Enqueue(k.ctx(), q, []store.NewJob{{ID: "cancelled", MaxAttempts: 2}}); err != nil || len(added) != 1 || added[0] {
+		t.Errorf("Enqueue under a cancelled job's id = %v, %v; want not added", added, err)
+	}
+	k.unchanged("cancelled", kept)
 
-	k.enqueue(store.NewJob{ID: "acked", Payload: []byte("new")}, store.NewJob{ID: "cancelled", MaxAttempts: 2, Delay: long})
+	k.enqueue(store.NewJob{ID: "acked", Payload: []byte("new")})
 	k.is("acked", facts{Set: store.SetDue, Payload: "new"})
-	k.is("cancelled", facts{Set: store.SetDue, MaxAttempts: 2})
 	r = k.claimOne(long)
 	claimed(t, r, "acked", 1, "")
 	if r.MaxAttempts != 0 || string(r.Payload) != "new" {

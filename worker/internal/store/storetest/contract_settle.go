@@ -49,11 +49,11 @@ func testRetry(k *kit) {
 	}
 }
 
-// testCancel: a cancel deletes a job that has not started, ends a running
-// one (to dead with the last error "cancelled", its worker told on the
-// wake channel, with the claim it ended, and by its next extension, its
-// late outcome stale), and
-// leaves a dead one alone.
+// testCancel: a cancel moves a job that has not started to the cancelled
+// set as it was, ends a running one (to the cancelled set with the last
+// error "cancelled", its worker told on the wake channel, with the claim
+// it ended, and by its next extension, its late outcome stale), leaves a
+// dead or cancelled one alone, and both can be requeued from there.
 func testCancel(k *kit) {
 	t := k.t
 	wakes := k.subscribe()
@@ -63,16 +63,16 @@ func testCancel(k *kit) {
 	if !k.kill(held["dead"], "gone") {
 		t.Fatalf("Kill did not move the job")
 	}
-	k.enqueue(store.NewJob{ID: "due", Delay: long})
+	k.enqueue(store.NewJob{ID: "due", Delay: long, Payload: []byte("pd")})
 	dead := k.get("dead")
 	for _, c := range []struct {
 		id   string
 		want store.CancelResult
 	}{
 		{"due", store.Cancelled},
-		{"due", store.CancelNotFound},
+		{"due", store.CancelAlready},
 		{"running", store.CancelRunning},
-		{"running", store.CancelDead},
+		{"running", store.CancelAlready},
 		{"dead", store.CancelDead},
 		{"missing", store.CancelNotFound},
 	} {
@@ -80,7 +80,8 @@ func testCancel(k *kit) {
 			t.Errorf("Cancel(%s) = %v, want %v", c.id, got, c.want)
 		}
 	}
-	k.gone("due")
+	due := k.is("due", facts{Set: store.SetCancelled, Payload: "pd"})
+	within(t, "the cancel time", due.Score, due.Now.Add(-waitLimit), due.Now)
 	k.unchanged("dead", dead)
 	select {
 	case tok := <-k.cancels:
@@ -91,8 +92,8 @@ func testCancel(k *kit) {
 		t.Fatalf("no cancel announced within %v", waitLimit)
 	}
 	snap := k.get("running")
-	if snap.Set != store.SetDead || snap.Record.LastError != store.CancelledError || snap.Record.Attempt != 1 {
-		t.Errorf("the cancelled job: set %s, last error %q, attempt %d; want dead, %q, 1",
+	if snap.Set != store.SetCancelled || snap.Record.LastError != store.CancelledError || snap.Record.Attempt != 1 {
+		t.Errorf("the cancelled job: set %s, last error %q, attempt %d; want cancelled, %q, 1",
 			snap.Set, snap.Record.LastError, snap.Record.Attempt, store.CancelledError)
 	}
 	lost := k.extendLost(map[string][]store.Token{q: {held["running"]}}, long)
@@ -105,12 +106,17 @@ func testCancel(k *kit) {
 	if k.retry(held["running"], 0, "late") {
 		t.Errorf("Retry of the cancelled job moved it: its claim is gone")
 	}
-	if got := k.get("running"); got.Set != store.SetDead || got.Record.LastError != store.CancelledError {
-		t.Errorf("after the late outcomes: set %s, last error %q; want dead, %q", got.Set, got.Record.LastError, store.CancelledError)
+	if got := k.get("running"); got.Set != store.SetCancelled || got.Record.LastError != store.CancelledError {
+		t.Errorf("after the late outcomes: set %s, last error %q; want cancelled, %q", got.Set, got.Record.LastError, store.CancelledError)
 	}
-	if moved := k.requeue("running"); !moved[0] {
-		t.Errorf("Requeue of the cancelled job did not move it")
+	if moved := k.requeue("running", "due"); moved[0] || moved[1] {
+		t.Errorf("Requeue from the dead set moved a cancelled job: %v", moved)
 	}
+	if moved := k.requeueFrom(store.SetCancelled, "running", "due", "dead"); !moved[0] || !moved[1] || moved[2] {
+		t.Errorf("Requeue from the cancelled set = %v, want [true true false]", moved)
+	}
+	k.is("due", facts{Set: store.SetDue, Payload: "pd"})
+	k.is("running", facts{Set: store.SetDue, LastError: store.CancelledError})
 }
 
 // testDead: a job goes to dead when its handler gives up (Kill) and when its

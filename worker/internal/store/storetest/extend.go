@@ -47,7 +47,7 @@ func (f *Fake) Extend(_ context.Context, byQueue map[string][]store.Renewal, lea
 				}
 			} else {
 				j := f.queues[queue][tok.ID]
-				cancelled := j != nil && j.State == store.SetDead && j.Rec.LastError == store.CancelledError
+				cancelled := j != nil && (j.State == store.SetCancelled || j.State == store.SetDead && j.Rec.LastError == store.CancelledError)
 				lost[queue] = append(lost[queue], store.Lost{Token: tok, Cancelled: cancelled})
 			}
 		}

@@ -53,7 +53,7 @@ type rateEntry struct {
 // Job is one job of a Fake: its record and the set it is in.
 type Job struct {
 	Rec   store.Record // Claim only while active; RunAt unused: Score holds it while due
-	State store.Set    // SetDue, SetActive, SetDead or SetCompleted
+	State store.Set    // SetDue, SetActive, SetDead, SetCompleted or SetCancelled
 	Score time.Time    // run-at (due), lease deadline (active), time of death (dead), finish time (completed)
 	Bad   bool         // Claim reports it in Claimed.Bad instead of Jobs
 }

@@ -205,7 +205,12 @@ func (k *kit) cancel(id string) store.CancelResult {
 
 func (k *kit) requeue(ids ...string) []bool {
 	k.t.Helper()
-	moved, err := k.b.Requeue(k.ctx(), q, ids)
+	return k.requeueFrom(store.SetDead, ids...)
+}
+
+func (k *kit) requeueFrom(from store.Set, ids ...string) []bool {
+	k.t.Helper()
+	moved, err := k.b.Requeue(k.ctx(), q, from, ids)
 	if err != nil {
 		k.t.Fatalf("Requeue: %v", err)
 	}

@@ -9,9 +9,13 @@ import (
 )
 
 // Requeue is requeue.lua, called with MaxBatch ids at a time as
-// store.Requeue calls it: dead jobs go back to due now with their attempts
-// reset and their last error kept; other ids are reported false.
-func (f *Fake) Requeue(_ context.Context, queue string, ids []string) ([]bool, error) {
+// store.Requeue calls it: dead (or cancelled: from) jobs go back to due
+// now with their attempts reset and their last error kept; other ids are
+// reported false.
+func (f *Fake) Requeue(_ context.Context, queue string, from store.Set, ids []string) ([]bool, error) {
+	if from == "" {
+		from = store.SetDead
+	}
 	f.sleep("Requeue")
 	f.mu.Lock()
 	defer f.unlock()
@@ -26,7 +30,7 @@ func (f *Fake) Requeue(_ context.Context, queue string, ids []string) ([]bool, e
 		n := 0
 		for _, id := range batch {
 			j := f.queues[queue][id]
-			if j == nil || j.State != store.SetDead {
+			if j == nil || j.State != from {
 				moved = append(moved, false)
 				continue
 			}
