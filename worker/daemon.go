@@ -251,6 +251,7 @@ func periodics(ps []Periodic) []carrier.Periodic {
 		out = append(out, carrier.Periodic{
 			Name: p.Name, Schedule: sched, Payload: p.Payload,
 			MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
+			Headers: core.WithKind(nil, p.Kind),
 		})
 	}
 	return out
