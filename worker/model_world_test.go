@@ -46,7 +46,6 @@ var modelKinds = []string{"", "mail"}
 
 const modelUnserved = "nobody.serves"
 
-
 // mconf is what one daemon runs a queue with.
 type mconf struct {
 	partitions int
