@@ -30,7 +30,8 @@ func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx,
 // JSONHandler returns a Handler that decodes each job's payload as JSON into
 // a T before calling fn. A payload that does not decode fails permanently:
 // retrying cannot fix it. Register checks the queue's periodic payloads
-// against T (see PeriodicJSON).
+// against T (see PeriodicJSON); when T has a method Kind() string (see
+// Producer), it refuses the handler in a Kinds under another key.
 func JSONHandler[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
 	if fn == nil {
 		return HandlerFunc(nil) // refused by Register
@@ -79,6 +80,15 @@ func (h jsonHandler[T]) checkPayload(payload []byte) error {
 	return nil
 }
 
+// typedKind reports the kind a typed handler's payload type names (its
+// Kind() method), for Register's check of a Kinds.
+func (jsonHandler[T]) typedKind() (string, bool) { return kindOf[T]() }
+
+// kindTyped is a Handler whose payload type names a kind: JSONHandler[T].
+type kindTyped interface {
+	typedKind() (kind string, ok bool)
+}
+
 // Kinds is the Handler of a queue that serves several kinds of job, like
 // a mux: it runs each job with the handler of its Kind (JobSpec.Kind);
 // the key "" serves jobs enqueued without one. A job of a kind it has no
@@ -119,6 +129,11 @@ func (k Kinds) validate() error {
 		}
 		if f, isFunc := k[kind].(HandlerFunc); k[kind] == nil || isFunc && f == nil {
 			return invalid("Handler", "Kinds[%q] is nil", kind)
+		}
+		if t, ok := k[kind].(kindTyped); ok {
+			if typed, ok := t.typedKind(); ok && typed != kind {
+				return invalid("Handler", "Kinds[%q] is a JSONHandler of a payload whose Kind() is %q: its producer's jobs would not reach it; use the key %q", kind, typed, typed)
+			}
 		}
 	}
 	return nil

@@ -43,6 +43,9 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
+	if err := periodicKinds(h, opts.Periodic); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
 	if err := checkPeriodic(h, opts.Periodic); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
@@ -52,6 +55,24 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 		return fmt.Errorf("register queue %q: %w", queue, invalid("Queue", "%q has a handler already", queue))
 	}
 	r.queues[queue] = registration{handler: h, opts: opts}
+	return nil
+}
+
+// periodicKinds checks that h serves the kind of each periodic job of ps:
+// a kind needs a Kinds with its key, and so does no kind in a Kinds.
+func periodicKinds(h Handler, ps []Periodic) error {
+	kinds, isKinds := h.(Kinds)
+	for i, p := range ps {
+		at := fmt.Sprintf("Periodic[%d].Kind", i)
+		switch _, served := kinds[p.Kind]; {
+		case !isKinds && p.Kind != "":
+			return invalid(at, "is %q, but the queue's handler is not a Kinds: it would run every kind with its one handler", p.Kind)
+		case isKinds && !served && p.Kind == "":
+			return invalid(at, "is empty, but the queue's Kinds has no handler for jobs without a kind (it serves %s)", kinds.names())
+		case isKinds && !served:
+			return invalid(at, "is %q, but the queue's Kinds has no handler for it (it serves %s)", p.Kind, kinds.names())
+		}
+	}
 	return nil
 }
 
@@ -77,12 +98,17 @@ func (r *Registry) lookup(queue string) (registration, bool) {
 // checkPeriodic checks each periodic payload against h, when h knows the
 // payloads it accepts (payloadChecker).
 func checkPeriodic(h Handler, ps []Periodic) error {
-	c, ok := h.(payloadChecker)
-	if !ok {
-		return nil
-	}
+	kinds, isKinds := h.(Kinds)
 	var errs []error
 	for i, p := range ps {
+		fires := h
+		if isKinds {
+			fires = kinds[p.Kind] // periodicKinds checked it is there
+		}
+		c, ok := fires.(payloadChecker)
+		if !ok {
+			continue
+		}
 		if err := c.checkPayload(p.Payload); err != nil {
 			errs = append(errs, invalid(fmt.Sprintf("Periodic[%d].Payload", i), "%v", err))
 		}
