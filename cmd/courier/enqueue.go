@@ -22,6 +22,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
 	id := fs.String("id", "", "job id; a job with this id already in the queue is refused (default: a generated id)")
+	kind := fs.String("kind", "", "the job's kind, for a queue that serves several (A-Z a-z 0-9 . _ - : /, e.g. email.send; default: none)")
 	delay := fs.Duration("delay", 0, "run the job after this long, e.g. 90s or 2h")
 	at := fs.String("at", "", "run the job at this time, RFC 3339 (2026-11-21T18:00:00Z)")
 	maxAttempts := fs.Int("max-attempts", 0, "attempts before the job goes dead (default: the queue's)")
@@ -51,7 +52,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		if err != nil {
 			return err
 		}
-		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
+		spec := worker.JobSpec{Queue: *queue, ID: *id, Kind: *kind, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
 			Priority: level, UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
 		if given["replicas"] || given["replicas-timeout"] || given["aof"] {
 			spec.Durability = worker.Durability{Replicas: *replicas, Timeout: *replicasTimeout, AOF: *aof}
@@ -126,6 +127,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 // whoever wrote --max-attempts 0 or --id "" meant something else.
 var zeroFlags = []struct{ name, means string }{
 	{"id", "a generated id"},
+	{"kind", "no kind"},
 	{"max-attempts", "the queue's default"},
 	{"timeout", "the queue's default"},
 	{"unique-key", "no unique key"},

@@ -165,6 +165,9 @@ func printJob(w io.Writer, j *worker.Job) {
 	}
 	fmt.Fprintf(tw, "id:\t%s\n", printable(j.ID))
 	fmt.Fprintf(tw, "queue:\t%s\n", printable(j.Queue))
+	if j.Kind != "" {
+		fmt.Fprintf(tw, "kind:\t%s\n", printable(j.Kind))
+	}
 	fmt.Fprintf(tw, "state:\t%s\n", printable(string(j.State)))
 	fmt.Fprintf(tw, "attempts:\t%d spent (limit: %s)\n", j.Attempt, limit)
 	fmt.Fprintf(tw, "priority:\t%s\n", j.Priority)

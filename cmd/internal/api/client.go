@@ -57,6 +57,7 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 // jobBody is an enqueue request's job.
 type jobBody struct {
 	ID                string            `json:"id,omitempty"`
+	Kind              string            `json:"kind,omitempty"`
 	Payload           json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64     *string           `json:"payload_base64,omitempty"`
 	Delay             string            `json:"delay,omitempty"`
@@ -82,7 +83,7 @@ type durabilityBody struct {
 // as JSON when it is compact JSON (which the API keeps as is), else in
 // base64.
 func bodyOf(spec worker.JobSpec) jobBody {
-	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
+	b := jobBody{ID: spec.ID, Kind: spec.Kind, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
 		Headers: spec.Headers}
 	if len(spec.Payload) > 0 {
 		b.Payload, b.PayloadBase64 = wire.BytesOf(spec.Payload)

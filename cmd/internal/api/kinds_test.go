@@ -1,0 +1,109 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/cmd/internal/wire"
+	"github.com/seed-53d105c9/courier/internal/testkit"
+	"github.com/seed-53d105c9/courier/worker"
+)
+
+// TestEnqueueKind: a job's kind, sent as "kind" with a single enqueue or
+// in a batch, is stored as worker.JobSpec.Kind and shown as "kind" by GET
+// and the listing, apart from the job's headers; a job without one shows
+// no "kind". The API's Go client sends and reads it as admin.Client does.
+// On single Redis and on Cluster, where a partitioned queue spreads the
+// batch over its partitions.
+func TestEnqueueKind(t *testing.T) {
+	t.Parallel()
+	for name, rdb := range map[string]func(testing.TB) rueidis.Client{"single": testkit.Single, "cluster": testkit.Cluster} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupOn(t, rdb(t))
+			ctx := t.Context()
+			b.serve("kq", func(_ context.Context, _ *worker.Job) error { return nil }, worker.QueueOptions{Partitions: 3}, worker.Config{})
+			b.want(b.do("POST", "/v1/queues/kq/jobs", producerSecret,
+				`{"id": "k1", "kind": "email.send", "delay": "1h", "headers": {"tenant": "acme"}}`), http.StatusCreated)
+			b.want(b.do("POST", "/v1/queues/kq/jobs/batch", producerSecret,
+				`{"jobs": [{"id": "k2", "kind": "report:build", "delay": "1h"}, {"id": "k3", "delay": "1h"}, {"id": "k4", "kind": "a/b_c-D9", "delay": "1h"}]}`), http.StatusOK)
+			c := newClient(t, b, producerSecret)
+			if _, err := enqueueOne(ctx, c, worker.JobSpec{Queue: "kq", ID: "k5", Kind: "email.send", Delay: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+
+			want := map[string]string{"k1": "email.send", "k2": "report:build", "k3": "", "k4": "a/b_c-D9", "k5": "email.send"}
+			for id, kind := range want {
+				direct, err := b.client.Get(ctx, "kq", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if direct.Kind != kind {
+					t.Errorf("%s: stored kind %q, want %q", id, direct.Kind, kind)
+				}
+				r := b.want(b.do("GET", "/v1/queues/kq/jobs/"+id, producerSecret, ""), http.StatusOK)
+				var v wire.Job
+				r.json(t, &v)
+				if v.Kind != kind || strings.Contains(string(r.body), "courier.kind") {
+					t.Errorf("%s: GET shows kind %q (want %q): %s", id, v.Kind, kind, r.body)
+				}
+				if has := strings.Contains(string(r.body), `"kind"`); has != (kind != "") {
+					t.Errorf("%s: GET %s: kind present %v", id, r.body, has)
+				}
+				viaAPI, err := c.Get(ctx, "kq", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(viaAPI, direct) {
+					t.Errorf("%s: Get through the API\n%+v\ndirectly\n%+v", id, viaAPI, direct)
+				}
+			}
+			if j, _ := b.client.Get(ctx, "kq", "k1"); !reflect.DeepEqual(j.Headers, map[string]string{"tenant": "acme"}) {
+				t.Errorf("k1: headers %q, want only tenant", j.Headers)
+			}
+
+			var page wire.Page
+			b.want(b.do("GET", "/v1/queues/kq/jobs?state=scheduled", adminSecret, ""), http.StatusOK).json(t, &page)
+			listed := map[string]string{}
+			for _, j := range page.Jobs {
+				listed[j.ID] = j.Kind
+			}
+			if !reflect.DeepEqual(listed, want) {
+				t.Errorf("listing shows kinds %q, want %q", listed, want)
+			}
+		})
+	}
+}
+
+// TestEnqueueKindRefused: a bad kind is refused by the library's rules and
+// named as the request wrote it, in a single enqueue and in a batch; the
+// header a kind travels in is not a header a request may send.
+func TestEnqueueKindRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct {
+		path, body, field string
+	}{
+		{"/v1/queues/q/jobs", `{"kind": "email send"}`, "kind"},
+		{"/v1/queues/q/jobs", `{"kind": ""}`, "kind"},
+		{"/v1/queues/q/jobs", `{"kind": 7}`, "kind"},
+		{"/v1/queues/q/jobs", `{"kind": "` + strings.Repeat("k", worker.MaxKindLen+1) + `"}`, "kind"},
+		{"/v1/queues/q/jobs", `{"headers": {"courier.kind": "email.send"}}`, `headers["courier.kind"]`},
+		{"/v1/queues/q/jobs/batch", `{"jobs": [{"kind": "ok"}, {"kind": "n\u00e9"}]}`, "jobs[1].kind"},
+		{"/v1/queues/q/jobs/batch", `{"jobs": [{"kind": "a|b"}]}`, "jobs[0].kind"},
+	} {
+		e := b.want(b.do("POST", tc.path, producerSecret, tc.body), http.StatusBadRequest).apiErr(t)
+		if e.Field != tc.field {
+			t.Errorf("%s %s: field %q (%s), want %q", tc.path, tc.body, e.Field, e.Message, tc.field)
+		}
+	}
+	if s, err := b.client.Stats(t.Context(), "q"); err != nil || s.Scheduled+s.Ready != 0 {
+		t.Errorf("queue q holds %+v (%v); every enqueue was to be refused", s, err)
+	}
+}
