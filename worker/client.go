@@ -73,6 +73,9 @@ type EnqueueResult struct {
 	// the job that holds it.
 	ID  string
 	Err error // nil, or wraps ErrDuplicate
+	// Warning, set by the operator's admin.Client.Enqueue only, says the
+	// job was enqueued to a queue or kind no daemon has ever served.
+	Warning string
 }
 
 // Client is the application's producer: it puts jobs on queues, reads a

@@ -66,6 +66,10 @@ type FleetProcess struct {
 	// Periodic names the queue's periodic schedules the process would fire
 	// as leader (worker.QueueOptions.Periodic, by Name), sorted.
 	Periodic []string
+	// Kinds lists the kinds of job the process serves on the queue (the keys
+	// of its worker.Kinds, "" for jobs without a kind), sorted; nil when the
+	// queue has one handler for every job.
+	Kinds []string
 }
 
 // Concurrency is how many jobs of the queue the fleet runs at most at once.
