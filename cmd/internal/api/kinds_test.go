@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestEnqueueKind: a job's kind, sent as "kind" with a single enqueue or
@@ -105,5 +107,86 @@ func TestEnqueueKindRefused(t *testing.T) {
 	}
 	if s, err := b.client.Stats(t.Context(), "q"); err != nil || s.Scheduled+s.Ready != 0 {
 		t.Errorf("queue q holds %+v (%v); every enqueue was to be refused", s, err)
+	}
+}
+
+// warner is a backend that warns on every job of queue, as admin.Client
+// warns on a queue no daemon has served.
+type warner struct {
+	admin.Operator
+	queue string
+}
+
+func (w warner) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
+	res, err := w.Operator.Enqueue(ctx, specs)
+	for i := range res {
+		if specs[i].Queue == w.queue {
+			res[i].Warning = fmt.Sprintf("no daemon has ever served queue %q", w.queue)
+		}
+	}
+	return res, err
+}
+
+// TestEnqueueWarning: the backend's warning on an enqueue
+// (worker.EnqueueResult.Warning) is the reply's "warning", per job of a
+// batch, and absent when there is none; the API's Go client reads it back
+// into its results.
+func TestEnqueueWarning(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *Options) {
+		backend := o.Backend
+		o.Backend = func() admin.Operator { return warner{backend(), "reprots"} }
+	})
+	const warning = `no daemon has ever served queue \"reprots\"`
+	r := b.want(b.do("POST", "/v1/queues/reprots/jobs", producerSecret, `{"delay": "1h"}`), http.StatusCreated)
+	if !strings.Contains(string(r.body), `"warning":"`+warning+`"`) {
+		t.Errorf("enqueue to an unserved queue: %s", r.body)
+	}
+	r = b.want(b.do("POST", "/v1/queues/reports/jobs", producerSecret, `{"delay": "1h"}`), http.StatusCreated)
+	if strings.Contains(string(r.body), "warning") {
+		t.Errorf("enqueue to a served queue: %s", r.body)
+	}
+	r = b.want(b.do("POST", "/v1/queues/reprots/jobs/batch", producerSecret, `{"jobs": [{"delay": "1h"}, {"delay": "1h"}]}`), http.StatusOK)
+	var batch batchReply
+	r.json(t, &batch)
+	for i, item := range batch.Jobs {
+		if item.Warning != strings.ReplaceAll(warning, `\"`, `"`) {
+			t.Errorf("batch item %d: warning %q", i, item.Warning)
+		}
+	}
+
+	c := newClient(t, b, producerSecret)
+	res, err := c.Enqueue(t.Context(), []worker.JobSpec{{Queue: "reprots", Delay: time.Hour}})
+	if err != nil || res[0].Warning == "" {
+		t.Errorf("one job through the client: %+v, %v; want a warning", res, err)
+	}
+	res, err = c.Enqueue(t.Context(), []worker.JobSpec{{Queue: "reprots", Delay: time.Hour}, {Queue: "reports", Delay: time.Hour}})
+	if err != nil || len(res) != 2 || res[0].Warning == "" || res[1].Warning != "" {
+		t.Errorf("a batch through the client: %+v, %v; want a warning on the first job only", res, err)
+	}
+}
+
+// TestEnqueueWarnsUnserved: on the real backend, an enqueue to a queue no
+// daemon has ever served warns, naming the queue, and one to a queue a
+// daemon serves does not; the job is stored either way.
+func TestEnqueueWarnsUnserved(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.run("reports", func(context.Context, *worker.Job) error { return nil }, worker.QueueOptions{})
+	testkit.Eventually(t, 10*time.Second, "the daemon to report", func() bool {
+		f, err := b.client.Fleet(t.Context(), "reports")
+		return err == nil && len(f.Processes) == 1
+	})
+	var out enqueued
+	b.want(b.do("POST", "/v1/queues/reprots/jobs", producerSecret, `{"delay": "1h"}`), http.StatusCreated).json(t, &out)
+	if !strings.Contains(out.Warning, `"reprots"`) {
+		t.Errorf("enqueue to a queue never served: warning %q, want one naming it", out.Warning)
+	}
+	r := b.want(b.do("POST", "/v1/queues/reports/jobs", producerSecret, `{"delay": "1h"}`), http.StatusCreated)
+	if strings.Contains(string(r.body), "warning") {
+		t.Errorf("enqueue to a served queue: %s", r.body)
+	}
+	if s, err := b.client.Stats(t.Context(), "reprots"); err != nil || s.Scheduled != 1 {
+		t.Errorf("queue reprots: %+v, %v; the warned job is stored all the same", s, err)
 	}
 }
