@@ -120,3 +120,28 @@ func waitFleet(t *testing.T, b *cliBundle, queue string) {
 		return err == nil && len(f.Processes) > 0
 	})
 }
+
+// TestPrintWorkersKinds: queue status lists the kinds each process
+// serves in a KINDS column, when one serves several kinds, and has no
+// such column otherwise.
+func TestPrintWorkersKinds(t *testing.T) {
+	t.Parallel()
+	seen := time.Now()
+	v := wire.Queue{Partitions: 1, Workers: []wire.Process{
+		{ID: "a", Concurrency: 2, SeenAt: seen, Kinds: []string{"", "email.send"}},
+		{ID: "b", Concurrency: 1, SeenAt: seen},
+	}}
+	var out strings.Builder
+	if err := printWorkers(&out, v); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(rows) != 3 || !strings.HasSuffix(rows[0], "KINDS") || !strings.HasSuffix(rows[1], " (no kind),email.send") || !strings.HasSuffix(rows[2], " any") {
+		t.Errorf("workers with kinds:\n%s", out.String())
+	}
+	v.Workers[0].Kinds = nil
+	out.Reset()
+	if err := printWorkers(&out, v); err != nil || strings.Contains(out.String(), "KINDS") {
+		t.Errorf("workers without kinds (%v):\n%s", err, out.String())
+	}
+}

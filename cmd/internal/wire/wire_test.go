@@ -180,7 +180,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	fleet := admin.Fleet{Leader: "b", Processes: []admin.FleetProcess{
 		{ID: "a", Concurrency: 5, RateLimit: worker.RateLimit{N: 10, Per: time.Second}, ReportedAt: at(1, 0).UTC()},
 		{ID: "b", Concurrency: 20, RateLimit: worker.RateLimit{N: 100, Per: time.Minute}, Leader: true, ReportedAt: at(2, 500).UTC()},
-		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC()},
+		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC(), Kinds: []string{"", "email.send"}},
 	}, Partitions: 3, PartitionLeaders: []string{"b", "a", ""}}
 	v := through(t, QueueOf("emails", stats, fleet))
 	if v.Name != "emails" || v.Concurrency != 26 || v.Leader == nil || *v.Leader != "b" ||
