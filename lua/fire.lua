@@ -7,6 +7,10 @@
 -- ARGV[1] leader field   ARGV[2] wake channel   ARGV[3] schedule name
 -- ARGV[4] fire time, ms   ARGV[5] max attempts (0 = the queue's)
 -- ARGV[6] timeout ms (0 = the queue's)   ARGV[7] payload
+-- ARGV[8] (optional) the job's headers section, "name=value\n" per header
+--   (store/headers.go; 2 to 16384 bytes ending in a newline), as enqueue.lua
+--   takes it: the job's kind travels there; absent or '' for none, and the
+--   record is then the c3 one older versions wrote
 -- returns: {1, now} enqueued; {0, now} this fire (or a later one) was made
 --          already; {-2, now} the fire time is still ahead on the Redis clock
 --          (nothing changed: call again then); {-1, 0} the caller no longer
@@ -24,6 +28,10 @@ for i = 5, 6 do
     return redis.error_reply('ERR courier: max attempts and timeout must be integers from 0 to 999999999999')
   end
 end
+local hdrs = ARGV[8] or ''
+if hdrs ~= '' and (#hdrs < 2 or #hdrs > 16384 or string.byte(hdrs, #hdrs) ~= 10) then
+  return redis.error_reply('ERR courier: headers must be 2 to 16384 bytes ending in a newline')
+end
 local fire = tonumber(ARGV[4])
 if not fenced(KEYS[4], ARGV[1]) then return {-1, 0} end
 
@@ -35,7 +43,11 @@ redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 local id = 'periodic:' .. ARGV[3] .. ':' .. ARGV[4]
 if redis.call('HEXISTS', KEYS[1], id) == 1 then return {0, now} end
 local prev = head_ms(KEYS[2])
-redis.call('HSET', KEYS[1], id, 'c3;0;' .. ARGV[5] .. ';' .. ARGV[6] .. ';' .. ms_str(now) .. ';0;' .. ARGV[7])
+local rec = 'c3;0;' .. ARGV[5] .. ';' .. ARGV[6] .. ';' .. ms_str(now) .. ';0;' .. ARGV[7]
+if hdrs ~= '' then -- c4: with a headers section (record.lua)
+  rec = 'c4;0;' .. ARGV[5] .. ';' .. ARGV[6] .. ';' .. ms_str(now) .. ';0;' .. #hdrs .. ';' .. hdrs .. ARGV[7]
+end
+redis.call('HSET', KEYS[1], id, rec)
 redis.call('ZADD', KEYS[2], ARGV[4], id)
 redis.call('HDEL', KEYS[5], id) -- left behind under this id (see record.lua)
 wake(ARGV[2], prev, fire)

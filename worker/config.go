@@ -92,6 +92,12 @@ type Config struct {
 	// Durability is a Client's default Durability per queue name, for the
 	// jobs enqueued without their own (JobSpec.Durability). Default: none.
 	Durability map[string]Durability
+	// RefuseUnserved makes a Client refuse, with ErrUnserved and writing
+	// nothing, an enqueue to a queue or kind no Daemon has ever served (a
+	// typo such as "reprots"): one read per enqueue call, none while the
+	// Client remembers the queue served (30s). Default false: only the
+	// operator's admin.Client.Enqueue warns (EnqueueResult.Warning).
+	RefuseUnserved bool
 	// Registerer receives the metrics (docs/monitoring.md) of a Daemon or
 	// a Client; several may share one, and its series. Nil: no metrics.
 	Registerer prometheus.Registerer

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -121,6 +122,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			group = name
 		}
 		exec, abort := executor(name, reg, d.env), aborter(name, reg, d.cfg.Logger)
+		var byKind pool.KindObserver // nil unless the queue serves several kinds, and metrics are on
+		if kinds := servedKinds(reg.handler); kinds != nil && m != nil {
+			byKind = kindMetrics{m.Kinds(name, kinds)}
+		}
 		for i, part := range parts {
 			share := completedShare(reg.opts, i) // completed jobs this partition retains
 			queues = append(queues, pool.Queue{
@@ -133,6 +138,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				Exec:        exec,
 				Abort:       abort,
 				Retain:      share > 0,
+				Kinds:       byKind,
 			})
 			duty := carrier.Queue{Name: part, Group: group, MaxAttempts: reg.opts.MaxAttempts,
 				DeadMaxJobs:      (d.cfg.DeadMaxJobs + len(parts) - 1) / len(parts),
@@ -244,6 +250,13 @@ func (d *Daemon) Leading(queue string) bool {
 	return c != nil && d.working.Load() && c.Leading(queue)
 }
 
+// kindMetrics records the attempts of a queue of several kinds by kind.
+type kindMetrics struct{ m *metrics.Kinds }
+
+func (k kindMetrics) Ended(rec *store.Record, o metrics.Outcome, started bool, ran time.Duration) {
+	k.m.Ended(rec.Headers[core.KindHeader], o, started, ran)
+}
+
 func periodics(ps []Periodic) []carrier.Periodic {
 	out := make([]carrier.Periodic, 0, len(ps))
 	for _, p := range ps {
@@ -251,6 +264,7 @@ func periodics(ps []Periodic) []carrier.Periodic {
 		out = append(out, carrier.Periodic{
 			Name: p.Name, Schedule: sched, Payload: p.Payload,
 			MaxAttempts: p.MaxAttempts, Timeout: p.Timeout, SkipMissed: p.SkipMissed,
+			Headers: core.WithKind(nil, p.Kind),
 		})
 	}
 	return out

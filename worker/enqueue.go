@@ -42,10 +42,38 @@ func (c *Client) EnqueueMany(ctx context.Context, specs []JobSpec) ([]EnqueueRes
 			queues = append(queues, specs[i].Queue)
 		}
 	}
+	if c.cfg.RefuseUnserved {
+		if err := c.refuseUnserved(ctx, specs); err != nil {
+			return nil, err
+		}
+	}
 	ctx, sent := c.tracer.send(ctx, specs, jobs)
 	err := c.enqueueAll(ctx, queues, specs, jobs, results, now)
 	sent(results, err)
 	return results, err
+}
+
+// refuseUnserved refuses specs when one is of a queue or kind no daemon
+// has ever served (Config.RefuseUnserved), naming the first such spec.
+func (c *Client) refuseUnserved(ctx context.Context, specs []JobSpec) error {
+	queues, kinds := make([]string, len(specs)), make([]string, len(specs))
+	for i := range specs {
+		queues[i], kinds[i] = specs[i].Queue, specs[i].Kind
+	}
+	warnings, err := c.core.Served.Check(ctx, queues, kinds)
+	if err != nil {
+		return fmt.Errorf("enqueue refused, nothing stored: check the queues were served (Config.RefuseUnserved): %w", err)
+	}
+	for i, w := range warnings {
+		if w == "" {
+			continue
+		}
+		if len(specs) > 1 {
+			w = fmt.Sprintf("specs[%d]: %s", i, w)
+		}
+		return fmt.Errorf("enqueue refused, nothing stored: %s: %w", w, ErrUnserved)
+	}
+	return nil
 }
 
 // enqueueAll writes validated jobs, queue by queue, and fills their results.

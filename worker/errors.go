@@ -47,6 +47,10 @@ var (
 	// written. Free memory in Redis or raise maxmemory, then enqueue
 	// again.
 	ErrRedisOOM = errors.New("redis is out of memory (maxmemory reached)")
+	// ErrUnserved: Config.RefuseUnserved refused an enqueue to a queue, or
+	// a kind of a queue, that no daemon has ever served; nothing was
+	// stored. The error names the queue and kind.
+	ErrUnserved = errors.New("never served by a daemon")
 )
 
 // ValidationError reports a bad value. Field names it by its Go name, a

@@ -27,18 +27,33 @@ func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx,
 
 // JSONHandler returns a Handler that decodes each job's payload as JSON into
 // a T before calling fn. A payload that does not decode fails permanently:
-// retrying cannot fix it.
+// retrying cannot fix it. When T has a method Kind() string (see
+// Producer), Register refuses it in a Kinds under another key.
 func JSONHandler[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
 	if fn == nil {
 		return HandlerFunc(nil) // refused by Register
 	}
-	return HandlerFunc(func(ctx context.Context, job *Job) error {
-		var v T
-		if err := json.Unmarshal(job.Payload, &v); err != nil {
-			return Permanent(fmt.Errorf("decode JSON payload into %T: %w", v, err))
-		}
-		return fn(ctx, job, v)
-	})
+	return jsonHandler[T](fn)
+}
+
+// jsonHandler is JSONHandler's Handler: it knows its payload type.
+type jsonHandler[T any] func(ctx context.Context, job *Job, payload T) error
+
+func (h jsonHandler[T]) Handle(ctx context.Context, job *Job) error {
+	var v T
+	if err := json.Unmarshal(job.Payload, &v); err != nil {
+		return Permanent(fmt.Errorf("decode JSON payload into %T: %w", v, err))
+	}
+	return h(ctx, job, v)
+}
+
+// typedKind reports the kind a typed handler's payload type names (its
+// Kind() method), for Register's check of a Kinds.
+func (jsonHandler[T]) typedKind() (string, bool) { return kindOf[T]() }
+
+// kindTyped is a Handler whose payload type names a kind: JSONHandler[T].
+type kindTyped interface {
+	typedKind() (kind string, ok bool)
 }
 
 // Kinds is the Handler of a queue that serves several kinds of job, like
@@ -81,6 +96,11 @@ func (k Kinds) validate() error {
 		}
 		if f, isFunc := k[kind].(HandlerFunc); k[kind] == nil || isFunc && f == nil {
 			return invalid("Handler", "Kinds[%q] is nil", kind)
+		}
+		if t, ok := k[kind].(kindTyped); ok {
+			if typed, ok := t.typedKind(); ok && typed != kind {
+				return invalid("Handler", "Kinds[%q] is a JSONHandler of a payload whose Kind() is %q: its producer's jobs would not reach it; use the key %q", kind, typed, typed)
+			}
 		}
 	}
 	return nil

@@ -27,6 +27,9 @@ type Periodic struct {
 	// field, or a descriptor such as @hourly; UTC unless it starts with
 	// CRON_TZ=<zone>. Set Every or Cron, not both.
 	Cron string
+	// Kind is the kind of every fire's job (JobSpec.Kind), for a queue
+	// whose handler is a Kinds that serves it; "" for none.
+	Kind string
 	// Payload is the payload of every fire.
 	Payload []byte
 	// MaxAttempts and Timeout apply to each fire; 0 means the queue's.
@@ -48,6 +51,11 @@ func (p Periodic) schedule() (core.FireTimes, error) {
 	for i := 0; i < len(p.Name); i++ {
 		if !isNameChar(p.Name[i]) {
 			return nil, invalid("Name", "%q has %q at byte %d; allowed are A-Z a-z 0-9 . _ -", p.Name, p.Name[i], i)
+		}
+	}
+	if p.Kind != "" {
+		if err := ValidateKind(p.Kind); err != nil {
+			return nil, err
 		}
 	}
 	if p.MaxAttempts < 0 {

@@ -12,16 +12,39 @@ import (
 // Producer enqueues jobs of one queue whose payload is a T encoded as
 // JSON, the producing side of JSONHandler[T]: both use encoding/json, so
 // the handler receives the value sent, as far as encoding/json round-trips
-// it. It is safe for concurrent use.
+// it. When T has a method Kind() string, every job gets that kind
+// (JobSpec.Kind), and Register holds a JSONHandler[T] to the same kind in
+// a Kinds. It is safe for concurrent use.
 type Producer[T any] struct {
 	c     *Client
 	queue string
+	kind  string // T's Kind(), "" when T has none
 }
 
-// NewProducer returns a Producer of queue on c. It does not check queue:
-// a bad name is reported by each enqueue, as Client.Enqueue reports it.
+// NewProducer returns a Producer of queue on c. It does not check queue
+// or T's kind: a bad one is reported by each enqueue, as Client.Enqueue
+// reports it.
 func NewProducer[T any](c *Client, queue string) *Producer[T] {
-	return &Producer[T]{c: c, queue: queue}
+	kind, _ := kindOf[T]()
+	return &Producer[T]{c: c, queue: queue, kind: kind}
+}
+
+// kinded is a payload type that names its jobs' kind, as River's job
+// arguments do.
+type kinded interface{ Kind() string }
+
+// kindOf returns the kind a T names through its method Kind() string, called
+// on T's zero value (on a pointer to a new zero value when T is a pointer),
+// and whether T has one.
+func kindOf[T any]() (string, bool) {
+	var v T
+	if k, ok := any(v).(kinded); ok {
+		if t := reflect.TypeFor[T](); t.Kind() == reflect.Pointer {
+			k = reflect.New(t.Elem()).Interface().(kinded)
+		}
+		return k.Kind(), true
+	}
+	return "", false
 }
 
 // Enqueue adds one job with v as its payload to p's queue, to run now,
@@ -42,7 +65,7 @@ func (p *Producer[T]) EnqueueSpec(ctx context.Context, v T, spec JobSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	spec.Queue, spec.Payload = p.queue, payload
+	spec.Queue, spec.Payload, spec.Kind = p.queue, payload, p.kindOr(spec.Kind)
 	return p.c.Enqueue(ctx, spec)
 }
 
@@ -60,7 +83,7 @@ func (p *Producer[T]) EnqueueMany(ctx context.Context, vs []T) ([]EnqueueResult,
 		if err != nil {
 			return nil, fmt.Errorf("vs[%d]: %w", i, err)
 		}
-		specs[i] = JobSpec{Queue: p.queue, Payload: payload}
+		specs[i] = JobSpec{Queue: p.queue, Kind: p.kind, Payload: payload}
 	}
 	res, err := p.c.EnqueueMany(ctx, specs)
 	var ve *ValidationError
@@ -84,8 +107,18 @@ func (p *Producer[T]) check(spec *JobSpec) error {
 		return invalid("Queue", "is the Producer's, %q; leave it empty (got %q)", p.queue, spec.Queue)
 	case spec.Payload != nil:
 		return invalid("Payload", "is the Producer's encoding of the value; leave it nil (got %d bytes)", len(spec.Payload))
+	case p.kind != "" && spec.Kind != "" && spec.Kind != p.kind:
+		return invalid("Kind", "is the Producer's, %q (the Kind() of %s); leave it empty (got %q)", p.kind, reflect.TypeFor[T](), spec.Kind)
 	}
 	return nil
+}
+
+// kindOr is the kind of a job of p: T's, else the spec's own.
+func (p *Producer[T]) kindOr(kind string) string {
+	if p.kind != "" {
+		return p.kind
+	}
+	return kind
 }
 
 // encode is the payload of v: its JSON, exactly what JSONHandler[T]

@@ -39,12 +39,33 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
+	if err := periodicKinds(h, opts.Periodic); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.queues[queue]; dup {
 		return fmt.Errorf("register queue %q: %w", queue, invalid("Queue", "%q has a handler already", queue))
 	}
 	r.queues[queue] = registration{handler: h, opts: opts}
+	return nil
+}
+
+// periodicKinds checks that h serves the kind of each periodic job of ps:
+// a kind needs a Kinds with its key, and so does no kind in a Kinds.
+func periodicKinds(h Handler, ps []Periodic) error {
+	kinds, isKinds := h.(Kinds)
+	for i, p := range ps {
+		at := fmt.Sprintf("Periodic[%d].Kind", i)
+		switch _, served := kinds[p.Kind]; {
+		case !isKinds && p.Kind != "":
+			return invalid(at, "is %q, but the queue's handler is not a Kinds: it would run every kind with its one handler", p.Kind)
+		case isKinds && !served && p.Kind == "":
+			return invalid(at, "is empty, but the queue's Kinds has no handler for jobs without a kind (it serves %s)", kinds.names())
+		case isKinds && !served:
+			return invalid(at, "is %q, but the queue's Kinds has no handler for it (it serves %s)", p.Kind, kinds.names())
+		}
+	}
 	return nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +33,15 @@ func newProcessID() string {
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 }
 
+// servedKinds is what a queue with handler h serves: the kinds of a Kinds,
+// sorted; nil for one handler, which serves every kind.
+func servedKinds(h Handler) []string {
+	if k, ok := h.(Kinds); ok {
+		return slices.Sorted(maps.Keys(k))
+	}
+	return nil
+}
+
 // reportLoop reports the Daemon to the fleet of each of its queues until
 // ctx ends, then withdraws it.
 func (d *Daemon) reportLoop(ctx context.Context) {
@@ -43,6 +54,7 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 			ID: d.id, Concurrency: reg.opts.Concurrency,
 			RateN: reg.opts.RateLimit.N, RatePerMs: reg.opts.RateLimit.Per.Milliseconds(),
 			Version: d.cfg.Version, Started: started, Periodic: reportSchedules(reg.opts.Periodic),
+			Kinds: servedKinds(reg.handler),
 		})
 		retain = append(retain, reg.opts.IDRetention)
 	}
@@ -57,6 +69,11 @@ func (d *Daemon) reportLoop(ctx context.Context) {
 			members[i].Reported = time.Now()
 			if err := d.st.Report(ctx, name, members[i], core.FleetTTL); err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Warn("fleet report failed; will retry", "queue", name, "err", err)
+			}
+			// What it serves outlives the report: enqueues to a queue or
+			// kind no daemon ever served warn (admin.Client.Enqueue).
+			if err := d.st.RecordServed(ctx, name, members[i].Kinds); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn("record the kinds served failed; will retry", "queue", name, "err", err)
 			}
 			if retain[i] > 0 || first {
 				if err := d.layer.SetIDRetention(ctx, name, retain[i]); err != nil && ctx.Err() == nil {

@@ -43,6 +43,7 @@ const tracerName = "github.com/seed-53d105c9/courier/worker"
 const (
 	attrAttempt = attribute.Key("courier.job.attempt") // the attempt a consumer span runs, from 1
 	attrOutcome = attribute.Key("courier.job.outcome") // success, retry, snooze or dead
+	attrKind    = attribute.Key("courier.job.kind")    // the job's kind (JobSpec.Kind), when it has one
 	// attrSkipped counts the jobs of a producer span that got no trace
 	// context: their own headers left no room for it.
 	attrSkipped = attribute.Key("courier.trace_context.skipped")
@@ -85,13 +86,16 @@ func (t *tracer) send(ctx context.Context, specs []JobSpec, jobs []store.NewJob)
 		return ctx, noSent
 	}
 	name := "send"
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, attrSystem, semconv.MessagingOperationTypeSend, attrOpSend)
 	if q, ok := oneQueue(specs); ok {
 		// The conventions name a span by its operation alone when its
 		// messages go to several destinations.
 		name += " " + q
 		attrs = append(attrs, semconv.MessagingDestinationName(q))
+	}
+	if k := oneKind(specs); k != "" {
+		attrs = append(attrs, attrKind.String(k))
 	}
 	firstID := jobs[0].ID // the enqueue may change it (placeID)
 	if len(jobs) == 1 {
@@ -130,6 +134,17 @@ func oneQueue(specs []JobSpec) (string, bool) {
 		}
 	}
 	return q, true
+}
+
+// oneKind returns the kind of specs when they all have one kind, else "".
+func oneKind(specs []JobSpec) string {
+	k := specs[0].Kind
+	for i := range specs {
+		if specs[i].Kind != k {
+			return ""
+		}
+	}
+	return k
 }
 
 // injectTrace gives each of jobs the trace context of ctx in a copy of
@@ -215,6 +230,9 @@ func (t *tracer) process(ctx context.Context, job *Job) (context.Context, func(o
 		attrSystem, semconv.MessagingOperationTypeProcess, attrOpProcess,
 		semconv.MessagingDestinationName(job.Queue), semconv.MessagingMessageID(job.ID),
 		attrAttempt.Int(job.Attempt)))
+	if job.Kind != "" {
+		span.SetAttributes(attrKind.String(job.Kind))
+	}
 	return ctx, func(o pool.Outcome, err error) {
 		span.SetAttributes(attrOutcome.String(string(o.Kind.Result())))
 		switch {

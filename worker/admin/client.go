@@ -36,8 +36,10 @@ var _ Operator = (*Client)(nil)
 // application's Config: Prefix above all (an operator on another prefix
 // sees none of the application's queues), and Registerer and
 // TracerProvider for its calls and its enqueues. An invalid cfg is an
-// error naming its fields, as worker.NewClient's.
+// error naming its fields, as worker.NewClient's. RefuseUnserved is
+// ignored: the operator's Enqueue warns instead.
 func NewClient(rdb rueidis.Client, cfg worker.Config) (*Client, error) {
+	cfg.RefuseUnserved = false
 	w, err := worker.NewClient(rdb, cfg) // checks rdb and cfg
 	if err != nil {
 		return nil, err
@@ -62,9 +64,25 @@ func (c *Client) renewProducer() {
 // Enqueue adds jobs, as worker.Client.EnqueueMany does: if any spec is
 // invalid nothing is written and the error names the spec and field;
 // otherwise each result says whether its job was added or, when not, why
-// (ErrDuplicate, ErrUniqueKeyHeld).
+// (ErrDuplicate, ErrUniqueKeyHeld), and its Warning whether no daemon has
+// ever served the job's queue or kind (a typo, or consumers not deployed
+// yet): one read per call, none while the Client remembers the queues
+// served. A failed read leaves the warnings empty.
 func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
-	return c.producer.Load().EnqueueMany(ctx, specs)
+	res, err := c.producer.Load().EnqueueMany(ctx, specs)
+	if err != nil {
+		return res, err
+	}
+	queues, kinds := make([]string, len(specs)), make([]string, len(specs))
+	for i := range specs {
+		queues[i], kinds[i] = specs[i].Queue, specs[i].Kind
+	}
+	if warnings, werr := c.core.Served.Check(ctx, queues, kinds); werr == nil {
+		for i, w := range warnings {
+			res[i].Warning = w
+		}
+	}
+	return res, nil
 }
 
 // Get reads a job, as worker.Client.Get does: an error wrapping

@@ -108,7 +108,7 @@ func (c *Client) Fleet(ctx context.Context, queue string) (Fleet, error) {
 		p := FleetProcess{
 			ID: m.ID, Concurrency: m.Concurrency, Leader: m.Leader, ReportedAt: m.Reported,
 			RateLimit: worker.RateLimit{N: m.RateN, Per: time.Duration(m.RatePerMs) * time.Millisecond},
-			Version:   m.Version, StartedAt: m.Started,
+			Version:   m.Version, StartedAt: m.Started, Kinds: m.Kinds,
 		}
 		for _, s := range m.Periodic {
 			p.Periodic = append(p.Periodic, s.Name)

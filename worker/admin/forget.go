@@ -48,7 +48,9 @@ const forgetTries = 3
 // meanwhile is never touched. A producer that enqueues to the queue just
 // after it was forgotten gets it listed again when its worker.Client
 // records the queue name next (within a minute; at its next Enqueue for
-// this Client). Forgetting a queue that is not known is no error.
+// this Client). What daemons served of the queue is forgotten with it:
+// Enqueue warns of the queue again until a daemon serves it. Forgetting a
+// queue that is not known is no error.
 func (c *Client) Forget(ctx context.Context, queue string) error {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
@@ -86,7 +88,9 @@ func (c *Client) Forget(ctx context.Context, queue string) error {
 			// routed by the layout of the queue as it is then.
 			c.core.Layer.Forget(queue)
 			c.renewProducer()
-			return nil
+			c.core.Served.Forget(queue)
+			// What daemons served of it goes too: enqueues to it warn again.
+			return c.core.St.ForgetServed(ctx, queue)
 		}
 		// Something arrived between the look and the script: look again.
 	}

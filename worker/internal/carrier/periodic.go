@@ -24,6 +24,8 @@ type Periodic struct {
 	Payload     []byte
 	MaxAttempts int
 	Timeout     time.Duration
+	// Headers are every fire's job's headers (its kind travels there).
+	Headers map[string]string
 	// SkipMissed drops the fires missed while no process led the queue;
 	// by default a new leader enqueues them (at most maxCatchUp).
 	SkipMissed bool
@@ -64,6 +66,7 @@ func (c *Carrier) periodicLoop(ctx context.Context, queue, field string, p Perio
 			Payload:     p.Payload,
 			MaxAttempts: p.MaxAttempts,
 			Timeout:     p.Timeout,
+			Headers:     p.Headers,
 		})
 		switch {
 		case errors.Is(err, ErrNotLeader):

@@ -21,13 +21,15 @@ type Client struct {
 	// copy that may be stale.
 	Layer  *queue.Layer
 	Prefix string
+	// Served answers whether daemons ever served a queue and kind.
+	Served *Served
 }
 
 // New returns a Client on rdb under prefix (validated by the caller),
 // counting its Redis calls in m (nil: no metrics).
 func New(rdb rueidis.Client, prefix string, m *metrics.Set) *Client {
 	st := store.New(rdb, prefix, m.Redis())
-	return &Client{St: st, Layer: queue.New(st), Prefix: prefix}
+	return &Client{St: st, Layer: queue.New(st), Prefix: prefix, Served: NewServed(st)}
 }
 
 // EachPartition runs f on every partition of queue, in order, and joins

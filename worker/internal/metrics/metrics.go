@@ -18,6 +18,7 @@ type Set struct {
 	queuePaused *prometheus.GaugeVec
 	readyLevels *prometheus.GaugeVec
 	jobs        *jobMetrics
+	kinds       *kindMetrics
 	redis       *Redis
 }
 
@@ -44,13 +45,15 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_ready_priority",
 			Help: "Ready jobs (due now) of the queue by priority level: high, normal, low; sampled by the queue's leader.",
 		}, []string{"queue", "priority"}),
-		jobs: newJobMetrics(),
+		jobs:  newJobMetrics(),
+		kinds: newKindMetrics(),
 	}
 	j := s.jobs
 	if err := register(reg, "job",
 		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused), share(&s.readyLevels),
 		share(&j.enqueued), share(&j.duplicates), share(&j.processed), share(&j.duration), share(&j.lag),
 		share(&j.running), share(&j.concurrency), share(&j.replication), share(&j.unreplicated),
+		share(&s.kinds.processed), share(&s.kinds.duration),
 	); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,13 @@ func (p *Pool) execute(r *run, respawn func()) {
 				obs.Ended(r.q.label(), res, true, time.Since(start))
 			}
 		}
+		if k := r.q.Kinds; k != nil { // a queue of several kinds only
+			if start.IsZero() {
+				k.Ended(&r.rec, metrics.OutcomeCancelled, false, 0)
+			} else {
+				k.Ended(&r.rec, res, true, time.Since(start))
+			}
+		}
 		r.q.slots.release(1)
 	}()
 	if context.Cause(r.ctx) != nil {

@@ -90,6 +90,16 @@ type Queue struct {
 	// Retain keeps the queue's finished jobs, with their results, in the
 	// completed set (Store.Complete) instead of deleting them (Store.Ack).
 	Retain bool
+	// Kinds is told the end of each attempt with its job, for the metrics
+	// by kind of a queue that serves several; nil (every other queue)
+	// costs nothing.
+	Kinds KindObserver
+}
+
+// KindObserver is told when a job of a queue with several kinds ends, as
+// Observer.Ended is; calls come from the workers' goroutines, concurrently.
+type KindObserver interface {
+	Ended(rec *store.Record, o metrics.Outcome, started bool, ran time.Duration)
 }
 
 // Observer is told when jobs start and end. Calls come from the workers'

@@ -318,6 +318,8 @@ func TestCarrierScriptsRejectBadArguments(t *testing.T) {
 			{"fire max attempts in exponent form", script.Fire, fireKeys, fireArgs("tick", past, "1e1", "0")},
 			{"fire timeout in hex", script.Fire, fireKeys, fireArgs("tick", past, "0", "0x10")},
 			{"fire timeout too long for a record", script.Fire, fireKeys, fireArgs("tick", past, "0", "9999999999999")},
+			{"fire headers without a newline", script.Fire, fireKeys, append(fireArgs("tick", past, "0", "0"), "a=b")},
+			{"fire headers of one byte", script.Fire, fireKeys, append(fireArgs("tick", past, "0", "0"), "\n")},
 		}
 		before := carrierStateOf(t, c, k)
 		for _, tt := range tests {
@@ -356,6 +358,36 @@ func TestForgetSchedules(t *testing.T) {
 		}
 		if gone, err := s.ForgetSchedules(t.Context(), queue, []string{"kept"}, time.UnixMilli(now-86400000)); err != nil || gone != nil {
 			t.Errorf("second call = %v, %v; want nothing", gone, err)
+		}
+	})
+}
+
+// TestFireHeaders: a fire with headers (a job kind travels there) writes
+// the c4 record enqueue writes, which reads back with them; without, the c3
+// record older versions wrote and read.
+func TestFireHeaders(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		field := leaderField(t, s, c, queue)
+		at := time.UnixMilli(testkit.RedisNow(t, c) - 1000)
+		h := map[string]string{"courier.kind": "report:daily", "x-team": "ops"}
+		if res, err := s.Fire(t.Context(), queue, field, store.Fire{Schedule: "kinded", At: at, Payload: []byte("p"), Headers: h}); err != nil || !res.Fired {
+			t.Fatalf("Fire with headers = %+v, %v", res, err)
+		}
+		if res, err := s.Fire(t.Context(), queue, field, store.Fire{Schedule: "plain", At: at, Payload: []byte("q")}); err != nil || !res.Fired {
+			t.Fatalf("Fire without headers = %+v, %v", res, err)
+		}
+		kinded := get(t, s, store.FireID("kinded", at))
+		if !maps.Equal(kinded.Record.Headers, h) || string(kinded.Record.Payload) != "p" {
+			t.Errorf("fired job with headers: headers %v payload %q", kinded.Record.Headers, kinded.Record.Payload)
+		}
+		raw := testkit.HGetAll(t, c, k.Jobs)
+		if r := raw[store.FireID("kinded", at)]; !strings.HasPrefix(r, "c4;") {
+			t.Errorf("record with headers %q, want a c4 record", r)
+		}
+		if r := raw[store.FireID("plain", at)]; !strings.HasPrefix(r, "c3;") || !strings.HasSuffix(r, ";q") {
+			t.Errorf("record without headers %q, want the c3 record", r)
 		}
 	})
 }

@@ -19,6 +19,9 @@ type Fire struct {
 	Payload     []byte
 	MaxAttempts int           // 0 = the queue's
 	Timeout     time.Duration // 0 = the queue's
+	// Headers are the job's headers (its kind travels there); nil for
+	// none, and the record is then the one versions before headers read.
+	Headers map[string]string
 }
 
 // FireResult says what a Fire call did.
@@ -37,10 +40,14 @@ func FireID(schedule string, at time.Time) string {
 // later one of the schedule was made already. Fenced like Recover.
 func (s *Store) Fire(ctx context.Context, queue, leader string, f Fire) (FireResult, error) {
 	k := s.Keys(queue)
-	n, err := script.Fire.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Periodic, k.Leader, k.State}, []string{
+	args := []string{
 		leader, k.Wake, f.Schedule, strconv.FormatInt(f.At.UnixMilli(), 10),
 		strconv.Itoa(f.MaxAttempts), strconv.FormatInt(f.Timeout.Milliseconds(), 10), string(f.Payload),
-	}).AsIntSlice()
+	}
+	if h := EncodeHeaders(f.Headers); h != "" {
+		args = append(args, h)
+	}
+	n, err := script.Fire.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Periodic, k.Leader, k.State}, args).AsIntSlice()
 	if err != nil {
 		return FireResult{}, fmt.Errorf("fire %s/%s: %w", queue, f.Schedule, err)
 	}

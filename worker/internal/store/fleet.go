@@ -29,6 +29,10 @@ type Member struct {
 	// Periodic lists the queue's periodic schedules the process fires
 	// while it leads, sorted by name: enough to compute their fire times.
 	Periodic []MemberSchedule `json:"periodic,omitempty"`
+	// Kinds lists the kinds of job the process serves on the queue
+	// (worker.Kinds), sorted, "" for jobs without a kind; nil when the
+	// queue has one handler for every job.
+	Kinds []string `json:"kinds,omitempty"`
 	// Leader is set by Fleet: the member holds the queue's leader lock.
 	Leader bool `json:"-"`
 }

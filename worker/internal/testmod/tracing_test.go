@@ -150,7 +150,7 @@ func TestTraceJob(t *testing.T) {
 		}
 		checkAttrs(t, send, map[string]any{"messaging.system": "courier", "messaging.operation.type": "send",
 			"messaging.operation.name": "send", "messaging.destination.name": "q", "messaging.message.id": id},
-			"messaging.batch.message_count")
+			"messaging.batch.message_count", "courier.job.kind")
 		handlerSaw := seen.all()
 		for i, p := range procs {
 			attempt := i + 1
@@ -178,6 +178,27 @@ func TestTraceJob(t *testing.T) {
 		if ok.Status.Code != codes.Unset || hasEvent(ok, "exception") {
 			t.Errorf("successful attempt: status %v, exception event %t; want Unset, none", ok.Status.Code, hasEvent(ok, "exception"))
 		}
+	})
+}
+
+// TestTraceKind: the send and process spans of a job of a kind carry it
+// as courier.job.kind, on a queue split in 3 partitions.
+func TestTraceKind(t *testing.T) {
+	t.Parallel()
+	workertest.ForEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		tr := newTraced(t)
+		cfg := workertest.Config(t, prefix)
+		cfg.TracerProvider = tr.tp
+		c := workertest.NewClient(t, rdb, cfg)
+		ok := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+		workertest.StartDaemon(t, rdb, workertest.Register(t, nil, "kq", worker.Kinds{"mail.send": ok}, worker.QueueOptions{Partitions: 3}), cfg)
+		if _, err := c.Enqueue(t.Context(), worker.JobSpec{Queue: "kq", Kind: "mail.send"}); err != nil {
+			t.Fatal(err)
+		}
+		proc := tr.waitSpans(t, "process kq", 1)[0]
+		send := tr.named("send kq")[0]
+		checkAttrs(t, send, map[string]any{"courier.job.kind": "mail.send"})
+		checkAttrs(t, proc, map[string]any{"courier.job.kind": "mail.send", "courier.job.outcome": "success"})
 	})
 }
 

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// servedFresh is how long a Served remembers that daemons served a queue
+// (store.Served) before it reads the record again: a kind added to it
+// meanwhile is read at once, since a miss is never remembered.
+const servedFresh = 30 * time.Second
+
+// Served answers whether daemons ever served the queues and kinds a
+// producer enqueues to (store.ServedKey), for the operator's warning and
+// worker.Config.RefuseUnserved: one HMGET per call for the queues it does
+// not remember, none for those it does.
+type Served struct {
+	st  *store.Store
+	now func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]servedAt // queue → its record, while fresh
+}
+
+type servedAt struct {
+	rec store.Served
+	at  time.Time
+}
+
+// NewServed returns a Served that reads through st.
+func NewServed(st *store.Store) *Served {
+	return &Served{st: st, now: time.Now, seen: make(map[string]servedAt)}
+}
+
+// Check returns, for the jobs of queues[i] of kinds[i], "" when a daemon
+// ever served that queue and kind, else a sentence saying what no daemon
+// served.
+func (s *Served) Check(ctx context.Context, queues, kinds []string) ([]string, error) {
+	out := make([]string, len(queues))
+	now := s.now()
+	var read []string
+	s.mu.Lock()
+	for i, q := range queues {
+		if e, ok := s.seen[q]; (!ok || now.Sub(e.at) >= servedFresh || !e.rec.Serves(kinds[i])) && !slices.Contains(read, q) {
+			read = append(read, q)
+		}
+	}
+	s.mu.Unlock()
+	recs, found, err := s.st.ServedOf(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range read {
+		if found[i] {
+			s.seen[q] = servedAt{recs[i], now}
+		} else {
+			delete(s.seen, q)
+		}
+	}
+	for i, q := range queues {
+		e, ok := s.seen[q]
+		switch {
+		case !ok:
+			out[i] = fmt.Sprintf("no daemon has ever served queue %q", q)
+		case !e.rec.Serves(kinds[i]):
+			out[i] = fmt.Sprintf("no daemon has ever served %s of queue %q (kinds served: %s)", kindName(kinds[i]), q, kindList(e.rec.Kinds))
+		}
+	}
+	return out, nil
+}
+
+// Forget drops what s remembers of queue: it was forgotten.
+func (s *Served) Forget(queue string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.seen, queue)
+}
+
+// kindName names a kind in a sentence.
+func kindName(kind string) string {
+	if kind == "" {
+		return "jobs without a kind"
+	}
+	return "kind " + strconv.Quote(kind)
+}
+
+// kindList lists kinds for a sentence, "" as (none).
+func kindList(kinds []string) string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k
+		if k == "" {
+			out[i] = "(none)"
+		}
+	}
+	return strings.Join(out, ", ")
+}
