@@ -20,6 +20,10 @@ func TestEnqueueKind(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	url := b.apiServer(t)
+	nop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+	serveInProcess(t, worker.Config{Prefix: b.prefix, PollInterval: 20 * time.Millisecond}, "kq",
+		worker.Kinds{"email.send": nop, "report:build": nop, "": nop}, worker.QueueOptions{})
+	waitFleet(t, b, "kq")
 
 	code, stdout, stderr := b.run(t, "", "enqueue", "--queue", "kq", "--id", "direct", "--kind", "email.send", "--delay", "1h", "--payload", "x")
 	if code != 0 || stdout != "direct\n" {
@@ -61,6 +65,16 @@ func TestEnqueueKind(t *testing.T) {
 	if _, stdout, _ = b.run(t, "", "jobs list", "--queue", "plainq", "--state", "scheduled"); strings.Contains(stdout, "KIND") {
 		t.Errorf("a page without kinds has a KIND column:\n%s", stdout)
 	}
+
+	// The daemon's kinds, in queue status and its JSON.
+	code, stdout, stderr = b.run(t, "", "queue status", "--queue", "kq")
+	if code != 0 || !regexp.MustCompile(`(?m)KINDS\n.* \(no kind\),email\.send,report:build$`).MatchString(stdout) {
+		t.Errorf("queue status: exit %d, stderr %q; want the kinds served in:\n%s", code, stderr, stdout)
+	}
+	code, stdout, _ = b.run(t, "", "queue status", "--queue", "kq", "--json")
+	if v := decodeJSON[wire.Queue](t, stdout); code != 0 || len(v.Workers) != 1 || strings.Join(v.Workers[0].Kinds, ",") != ",email.send,report:build" {
+		t.Errorf("queue status --json: exit %d: %s", code, stdout)
+	}
 }
 
 // hasRow reports whether a row of a table starts with the
@@ -74,16 +88,19 @@ func hasRow(rows []string, id, kind string) bool {
 	return false
 }
 
-// TestEnqueueWarnsUnserved: courier enqueue to a queue no daemon has
-// ever served prints the library's warning on stderr (and in --json), on
-// Redis and through the API, and still succeeds; to a served queue it
-// does not warn.
+// TestEnqueueWarnsUnserved: courier enqueue to a queue, or of a kind,
+// no daemon has ever served prints the library's warning on stderr (and
+// in --json), on Redis and through the API, and still succeeds; to a
+// served queue or kind it does not warn.
 func TestEnqueueWarnsUnserved(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	url := b.apiServer(t)
-	b.serveWith(t, "reports", func(context.Context, *worker.Job) error { return nil }, worker.QueueOptions{}, worker.Config{})
+	nop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+	b.serveWith(t, "reports", nop, worker.QueueOptions{}, worker.Config{})
+	serveInProcess(t, worker.Config{Prefix: b.prefix, PollInterval: 20 * time.Millisecond}, "mailq", worker.Kinds{"email.send": nop}, worker.QueueOptions{})
 	waitFleet(t, b, "reports")
+	waitFleet(t, b, "mailq")
 
 	const warning = `courier enqueue: warning: no daemon has ever served queue "reprots"`
 	viaAPI := []string{"--api", url, "--token", testAdminToken}
@@ -105,6 +122,15 @@ func TestEnqueueWarnsUnserved(t *testing.T) {
 		code, stdout, stderr = run("--queue", "reports", "--delay", "1h", "--payload", "x")
 		if code != exitOK || strings.Contains(stderr, "ever served") {
 			t.Errorf("%s: a served queue: exit %d, stdout %q, stderr %q; want no warning", path, code, stdout, stderr)
+		}
+		const kindWarning = `courier enqueue: warning: no daemon has ever served kind "emial.send" of queue "mailq" (kinds served: email.send)`
+		code, stdout, stderr = run("--queue", "mailq", "--kind", "emial.send", "--delay", "1h", "--payload", "x")
+		if code != exitOK || strings.TrimSpace(stdout) == "" || !strings.Contains(stderr, kindWarning+"\n") {
+			t.Errorf("%s: a kind never served: exit %d, stdout %q, stderr %q; want an id and %q", path, code, stdout, stderr, kindWarning)
+		}
+		code, stdout, stderr = run("--queue", "mailq", "--kind", "email.send", "--delay", "1h", "--payload", "x")
+		if code != exitOK || strings.Contains(stderr, "ever served") {
+			t.Errorf("%s: a served kind: exit %d, stdout %q, stderr %q; want no warning", path, code, stdout, stderr)
 		}
 	}
 	if s := b.stats(t, "reprots"); s.Scheduled != 4 {

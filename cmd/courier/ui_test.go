@@ -414,15 +414,15 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		if s := b.text(`[data-queue="kinded"] .kinds`); !strings.Contains(s, "kinds served: email.send") {
 			t.Errorf("the fleet's chip of queue kinded reads %q", s)
 		}
-		// A queue no daemon has ever served: stored, with a warning.
-		b.open(base+"/ui/queues/kinded-nowhere", "#enqueue-submit")
-		b.do(10*time.Second, sendKeys("#enqueue-payload", "x"))
+		// A kind no daemon has ever served: stored, with a warning.
+		b.open(base+"/ui/queues/kinded", "#enqueue-submit")
+		b.do(10*time.Second, sendKeys("#enqueue-kind", "emial.send"), sendKeys("#enqueue-id", "typo-from-form"), sendKeys("#enqueue-payload", "x"))
 		b.submit("#enqueue-submit", ".flash.error")
-		if s := b.text(".flash.error"); !strings.Contains(s, `no daemon has ever served queue "kinded-nowhere"`) {
+		if s := b.text(".flash.error"); !strings.Contains(s, `no daemon has ever served kind "emial.send" of queue "kinded"`) {
 			t.Errorf("the enqueue's flash reads %q; want the warning", s)
 		}
-		if st, err := client.Stats(ctx, "kinded-nowhere"); err != nil || st.Ready != 1 {
-			t.Errorf("queue kinded-nowhere: %+v, %v; want the job stored", st, err)
+		if j, err := client.Get(ctx, "kinded", "typo-from-form"); err != nil || j.Kind != "emial.send" {
+			t.Errorf("the warned job: %+v, %v; want it stored", j, err)
 		}
 	})
 

@@ -110,8 +110,8 @@ func TestEnqueueKindRefused(t *testing.T) {
 	}
 }
 
-// warner is a backend that warns on every job of queue, as admin.Client
-// warns on a queue no daemon has served.
+// warner is a backend that warns on every job of queue and on no other,
+// as admin.Client warns on a queue no daemon has served.
 type warner struct {
 	admin.Operator
 	queue string
@@ -120,6 +120,7 @@ type warner struct {
 func (w warner) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	res, err := w.Operator.Enqueue(ctx, specs)
 	for i := range res {
+		res[i].Warning = ""
 		if specs[i].Queue == w.queue {
 			res[i].Warning = fmt.Sprintf("no daemon has ever served queue %q", w.queue)
 		}
@@ -166,9 +167,9 @@ func TestEnqueueWarning(t *testing.T) {
 	}
 }
 
-// TestEnqueueWarnsUnserved: on the real backend, an enqueue to a queue no
-// daemon has ever served warns, naming the queue, and one to a queue a
-// daemon serves does not; the job is stored either way.
+// TestEnqueueWarnsUnserved: on the real backend, an enqueue to a queue,
+// or of a kind, no daemon has ever served warns, naming it, and one to a
+// queue or kind a daemon serves does not; the job is stored either way.
 func TestEnqueueWarnsUnserved(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -185,6 +186,22 @@ func TestEnqueueWarnsUnserved(t *testing.T) {
 	r := b.want(b.do("POST", "/v1/queues/reports/jobs", producerSecret, `{"delay": "1h"}`), http.StatusCreated)
 	if strings.Contains(string(r.body), "warning") {
 		t.Errorf("enqueue to a served queue: %s", r.body)
+	}
+
+	// By kind: the batch's job of a kind never served warns, naming it.
+	nop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+	b.serveHandler("mailq", worker.Kinds{"email.send": nop}, worker.QueueOptions{}, worker.Config{})
+	testkit.Eventually(t, 10*time.Second, "the daemon of mailq to report", func() bool {
+		f, err := b.client.Fleet(t.Context(), "mailq")
+		return err == nil && len(f.Processes) == 1
+	})
+	var batch batchReply
+	b.want(b.do("POST", "/v1/queues/mailq/jobs/batch", producerSecret,
+		`{"jobs": [{"kind": "email.send", "delay": "1h"}, {"kind": "emial.send", "delay": "1h"}, {"delay": "1h"}]}`), http.StatusOK).json(t, &batch)
+	for i, want := range []string{"", `kind "emial.send" of queue "mailq"`, `jobs without a kind of queue "mailq"`} {
+		if got := batch.Jobs[i].Warning; (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("batch item %d: warning %q, want %q", i, got, want)
+		}
 	}
 	if s, err := b.client.Stats(t.Context(), "reprots"); err != nil || s.Scheduled != 1 {
 		t.Errorf("queue reprots: %+v, %v; the warned job is stored all the same", s, err)

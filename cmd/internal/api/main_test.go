@@ -188,6 +188,12 @@ func (b *bundle) run(queue string, h worker.HandlerFunc, opts worker.QueueOption
 // prefix, a quick poll) until the test ends.
 func (b *bundle) serve(queue string, h worker.HandlerFunc, opts worker.QueueOptions, cfg worker.Config) {
 	b.t.Helper()
+	b.serveHandler(queue, h, opts, cfg)
+}
+
+// serveHandler is serve with any handler (a worker.Kinds).
+func (b *bundle) serveHandler(queue string, h worker.Handler, opts worker.QueueOptions, cfg worker.Config) {
+	b.t.Helper()
 	reg := worker.NewRegistry()
 	if err := reg.Register(queue, h, opts); err != nil {
 		b.t.Fatal(err)
