@@ -52,8 +52,8 @@ type queueView struct {
 	// tables have a kind column, as a job listed has a kind.
 	Served   kindsServed
 	ShowKind bool
-	P50           string
-	P99           string
+	P50      string
+	P99      string
 }
 
 // tab is one state's tab.
