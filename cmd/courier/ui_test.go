@@ -403,6 +403,9 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 		b.do(10*time.Second, sendKeys("#enqueue-kind", "email.send"), sendKeys("#enqueue-id", "from-form"), sendKeys("#enqueue-payload", `{"to": "ada"}`))
 		b.submit("#enqueue-submit", ".flash.ok")
+		if b.exists("#flash-warning") {
+			t.Errorf("an enqueue of a served kind warns: %q", b.text(".flash.ok"))
+		}
 		if j, err := client.Get(ctx, "kinded", "from-form"); err != nil || j.Kind != "email.send" {
 			t.Fatalf("the form's job: %+v, %v; want kind email.send", j, err)
 		}
@@ -417,8 +420,8 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		// A kind no daemon has ever served: stored, with a warning.
 		b.open(base+"/ui/queues/kinded", "#enqueue-submit")
 		b.do(10*time.Second, sendKeys("#enqueue-kind", "emial.send"), sendKeys("#enqueue-id", "typo-from-form"), sendKeys("#enqueue-payload", "x"))
-		b.submit("#enqueue-submit", ".flash.error")
-		if s := b.text(".flash.error"); !strings.Contains(s, `no daemon has ever served kind "emial.send" of queue "kinded"`) {
+		b.submit("#enqueue-submit", "#flash-warning")
+		if s := b.text("#flash-warning"); !strings.Contains(s, `no daemon has ever served kind "emial.send" of queue "kinded"`) {
 			t.Errorf("the enqueue's flash reads %q; want the warning", s)
 		}
 		if j, err := client.Get(ctx, "kinded", "typo-from-form"); err != nil || j.Kind != "emial.send" {

@@ -84,12 +84,8 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request, s *session) er
 	if err := reply.decode(&res); err != nil {
 		return err
 	}
-	fl := flash{OK: true, Text: "Enqueued job " + res.ID, Link: jobURL(queue, res.ID), LinkText: "show it"}
-	if res.Warning != "" {
-		// Stored all the same, but likely never run: told as a warning.
-		fl.OK, fl.Text = false, fl.Text+". Warning: "+res.Warning+"."
-	}
-	h.setFlash(w, r, s, fl)
+	// A warning: stored all the same, but nothing may ever run it.
+	h.setFlash(w, r, s, flash{OK: true, Text: "Enqueued job " + res.ID, Link: jobURL(queue, res.ID), LinkText: "show it", Warning: res.Warning})
 	seeOther(w, r, back(r, queueURL(queue)))
 	return nil
 }

@@ -98,8 +98,8 @@ func TestKindsOnPages(t *testing.T) {
 	}
 }
 
-// warnOn is an API backend that warns on every job of queue, as
-// admin.Client does on a queue no daemon has served.
+// warnOn is an API backend that warns on every job of queue and on no
+// other, as admin.Client does on a queue no daemon has served.
 type warnOn struct {
 	admin.Operator
 	queue string
@@ -108,6 +108,7 @@ type warnOn struct {
 func (w warnOn) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	res, err := w.Operator.Enqueue(ctx, specs)
 	for i := range res {
+		res[i].Warning = ""
 		if specs[i].Queue == w.queue {
 			res[i].Warning = fmt.Sprintf("no daemon has ever served queue %q", w.queue)
 		}
@@ -117,7 +118,7 @@ func (w warnOn) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.E
 
 // TestEnqueueFormKind: the enqueue form sends its kind, the API refuses
 // a bad one naming kind, and the API's warning on an enqueue to a queue
-// no daemon has served is the flash, the job stored all the same.
+// no daemon has served qualifies the flash, the job stored all the same.
 func TestEnqueueFormKind(t *testing.T) {
 	t.Parallel()
 	b := setup(t, config{apiOpts: func(o *api.Options) {
@@ -130,6 +131,9 @@ func TestEnqueueFormKind(t *testing.T) {
 
 	p := br.submit("/ui/queues/q/enqueue", url.Values{"payload": {"{}"}, "id": {"k"}, "kind": {"email.send"}})
 	wantFlash(t, p, "ok", "Enqueued job k")
+	if strings.Contains(p.body, `id="flash-warning"`) {
+		t.Error("an enqueue the backend did not warn on shows a warning")
+	}
 	if j := b.job("q", "k"); j.Kind != "email.send" {
 		t.Errorf("enqueued kind %q, want email.send", j.Kind)
 	}
@@ -142,6 +146,9 @@ func TestEnqueueFormKind(t *testing.T) {
 
 	br.get("/ui/queues/reprots")
 	p = br.submit("/ui/queues/reprots/enqueue", url.Values{"id": {"w"}})
-	wantFlash(t, p, "error", `Enqueued job w. Warning: no daemon has ever served queue "reprots".`)
+	wantFlash(t, p, "ok", "Enqueued job w")
+	if !strings.Contains(p.body, `<span class="warning" id="flash-warning">Warning: no daemon has ever served queue &#34;reprots&#34;</span>`) {
+		t.Errorf("the enqueue's flash lacks the API's warning: %s", p.body)
+	}
 	b.job("reprots", "w")
 }
