@@ -71,7 +71,7 @@ func (c *Client) refuseUnserved(ctx context.Context, specs []JobSpec) error {
 		if len(specs) > 1 {
 			w = fmt.Sprintf("specs[%d]: %s", i, w)
 		}
-		return fmt.Errorf("enqueue refused, nothing stored: %s: %w", w, ErrUnserved)
+		return fmt.Errorf("%w: %s; nothing stored", ErrUnserved, w)
 	}
 	return nil
 }

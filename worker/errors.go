@@ -50,7 +50,7 @@ var (
 	// ErrUnserved: Config.RefuseUnserved refused an enqueue to a queue, or
 	// a kind of a queue, that no daemon has ever served; nothing was
 	// stored. The error names the queue and kind.
-	ErrUnserved = errors.New("never served by a daemon")
+	ErrUnserved = errors.New("enqueue refused (Config.RefuseUnserved)")
 )
 
 // ValidationError reports a bad value. Field names it by its Go name, a

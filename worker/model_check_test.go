@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,13 +180,18 @@ func (w *world) checkRuns() {
 func (w *world) checkOnce() {
 	for k, js := range w.jobs {
 		want := 0
+		kinds := map[string]bool{}
 		for _, j := range js {
-			if !j.cancelled {
+			if !j.cancelled && j.kind != modelUnserved {
 				want++
 			}
+			kinds[j.kind] = true
 		}
 		ok, lived := 0, 0
 		for _, r := range w.runsOf(k) {
+			if !kinds[r.kind] || r.kind == modelUnserved {
+				w.violation("%s: a handler ran it as kind %q; it was enqueued as %v (kind %q has no handler)", k, r.kind, kinds, modelUnserved)
+			}
 			if !r.ok {
 				continue
 			}
@@ -248,6 +254,24 @@ func (w *world) checkRate() {
 					time.Duration(window)*time.Microsecond, q.limit.N, q.limit.Per, time.UnixMicro(claims[i].at).Format("15:04:05.000000"), strings.Join(in, ", "))
 				return
 			}
+		}
+	}
+}
+
+// checkUnserved checks that every job of a kind no daemon serves ended
+// dead, with an error naming its kind, and no handler ran it (checkOnce).
+func (w *world) checkUnserved() {
+	for k, js := range w.jobs {
+		j := js[0]
+		if len(js) != 1 || j.kind != modelUnserved || j.cancelled {
+			continue
+		}
+		job, err := w.c.Get(w.t.Context(), j.queue, j.id)
+		switch {
+		case err != nil:
+			w.violation("%s: a job of kind %q: Get = %v; want it dead", k, j.kind, err)
+		case job.State != worker.StateDead || !strings.Contains(job.LastError, strconv.Quote(modelUnserved)):
+			w.violation("%s: a job of kind %q is %s with last error %q; want dead, naming the kind", k, j.kind, job.State, job.LastError)
 		}
 	}
 }

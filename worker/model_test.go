@@ -26,7 +26,8 @@ import (
 // is refused or accepted against the promises (ids, retained ids, unique
 // keys and their windows, never refused for a layout change); at the end,
 // no accepted job is lost, none ran twice but where a daemon was killed,
-// and no window of the rate limit took more than the limit.
+// no window of the rate limit took more than the limit, every job ran with
+// its kind and a job of a kind no daemon serves died unrun.
 //
 // COURIER_MODEL_SEEDS (default 2) seeds of COURIER_MODEL_STEPS (default
 // 60) steps run on single Redis and on a Cluster; COURIER_MODEL_SEED
@@ -151,6 +152,13 @@ func (w *world) enqueue() {
 		if w.rng.IntN(10) == 0 {
 			s.Payload = []byte("fail-once")
 		}
+		if q.kinds {
+			s.Kind = modelKinds[w.rng.IntN(len(modelKinds))]
+			if s.ID == "" && s.UniqueKey == "" && w.rng.IntN(8) == 0 {
+				// Only on a generated id: a dead job keeps its id.
+				s.Kind = modelUnserved
+			}
+		}
 		specs[i] = s
 	}
 	homes := make([]string, len(specs))
@@ -182,7 +190,8 @@ func (w *world) enqueue() {
 			continue
 		}
 		j := &mjob{queue: q.name, id: r.ID, key: s.UniqueKey, window: s.UniqueFor, afterFinish: s.UniqueAfterFinish,
-			callerID: s.ID != "", failOnce: string(s.Payload) == "fail-once", accepted: time.Now(), home: homes[i], retained: retained}
+			callerID: s.ID != "", failOnce: string(s.Payload) == "fail-once", accepted: time.Now(), home: homes[i], retained: retained,
+			kind: s.Kind}
 		if homes[i] == "?" {
 			j.home = ""
 		}
@@ -361,6 +370,7 @@ func (w *world) finish() {
 	})
 	w.checkRuns()
 	w.checkOnce()
+	w.checkUnserved()
 	w.checkRate()
 }
 

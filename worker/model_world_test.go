@@ -35,7 +35,16 @@ type mqueue struct {
 	paused     bool
 	pausedAt   int64      // Redis µs read after the last Pause returned
 	pauses     [][2]int64 // ended pauses: [after Pause returned, before Resume was sent)
+	// kinds: the queue is served with worker.Kinds (modelKinds), and its
+	// jobs get a kind, one of them or one no daemon serves.
+	kinds bool
 }
+
+// modelKinds are the kinds a queue with kinds serves ("" for jobs without
+// one); modelUnserved is a kind none serves: its jobs die unrun.
+var modelKinds = []string{"", "mail"}
+
+const modelUnserved = "nobody.serves"
 
 // mconf is what one daemon runs a queue with.
 type mconf struct {
@@ -69,7 +78,8 @@ type mjob struct {
 	home        string        // its partition (its jobs key), when the layout was settled at its enqueue; "" unknown
 	retained    time.Duration // the queue's settled id retention at its enqueue; -1 unknown
 	cancelled   bool
-	cancelledAt int64 // Redis µs read after Cancel returned nil
+	cancelledAt int64  // Redis µs read after Cancel returned nil
+	kind        string // JobSpec.Kind
 }
 
 // mrun is one attempt a handler ran.
@@ -77,6 +87,7 @@ type mrun struct {
 	daemon  int
 	claimed int64 // job.StartedAt, Redis µs
 	attempt int
+	kind    string // job.Kind, as the handler saw it
 	done    bool
 	ok      bool // returned nil with its context alive
 	ended   time.Time
@@ -125,7 +136,7 @@ func newWorld(t *testing.T, connect func(testing.TB) rueidis.Client, seed uint64
 		jobs: map[string][]*mjob{}, keys: map[string][]*mjob{}, runs: map[string][]*mrun{}, checked: map[string]int{},
 		queues: []*mqueue{
 			{name: "limited", limit: worker.RateLimit{N: 20, Per: 200 * time.Millisecond}, partitions: 2, retention: time.Hour},
-			{name: "plain", partitions: 1},
+			{name: "plain", partitions: 1, kinds: true},
 		},
 	}
 	t.Cleanup(w.stopAll)
@@ -159,7 +170,7 @@ func (w *world) redisNow() int64 {
 func (w *world) handler(daemon int) worker.HandlerFunc {
 	return func(ctx context.Context, job *worker.Job) error {
 		k := job.Queue + "/" + job.ID
-		r := &mrun{daemon: daemon, claimed: job.StartedAt.UnixMicro(), attempt: job.Attempt}
+		r := &mrun{daemon: daemon, claimed: job.StartedAt.UnixMicro(), attempt: job.Attempt, kind: job.Kind}
 		w.mu.Lock()
 		w.runs[k] = append(w.runs[k], r)
 		w.mu.Unlock()
@@ -185,7 +196,15 @@ func (w *world) start() *mdaemon {
 	reg := worker.NewRegistry()
 	for _, q := range w.queues {
 		md.conf[q.name] = mconf{partitions: q.partitions, retention: q.retention}
-		err := reg.Register(q.name, w.handler(md.id), worker.QueueOptions{
+		var h worker.Handler = w.handler(md.id)
+		if q.kinds {
+			k := worker.Kinds{}
+			for _, kind := range modelKinds {
+				k[kind] = h
+			}
+			h = k
+		}
+		err := reg.Register(q.name, h, worker.QueueOptions{
 			Concurrency: 8, Partitions: q.partitions, IDRetention: q.retention, RateLimit: q.limit,
 			MaxAttempts: 25, Backoff: worker.FixedSteps{10 * time.Millisecond},
 		})

@@ -13,9 +13,18 @@ import (
 )
 
 // servedFresh is how long a Served remembers that daemons served a queue
-// (store.Served) before it reads the record again: a kind added to it
-// meanwhile is read at once, since a miss is never remembered.
-const servedFresh = 30 * time.Second
+// (store.Served) before it reads the record again. Check never remembers
+// a miss, so a queue or kind served since is seen at once; Warn remembers
+// one for missFresh, so that a producer sending to a queue no daemon
+// serves yet (a bench, a queue whose consumers are still rolling out) pays
+// its read once every missFresh, not on every call.
+const (
+	servedFresh = 30 * time.Second
+	missFresh   = 5 * time.Second
+	// maxSeen bounds what a Served remembers: producers may name any
+	// queue. Past it, the entries no longer fresh go.
+	maxSeen = 1000
+)
 
 // Served answers whether daemons ever served the queues and kinds a
 // producer enqueues to (store.ServedKey), for the operator's warning and
@@ -30,8 +39,15 @@ type Served struct {
 }
 
 type servedAt struct {
-	rec store.Served
-	at  time.Time
+	rec   store.Served
+	found bool // a daemon served the queue
+	at    time.Time
+}
+
+// knows reports whether e answers for kind at now without a read.
+func (e servedAt) knows(kind string, now time.Time, trustMisses bool) bool {
+	age := now.Sub(e.at)
+	return e.found && e.rec.Serves(kind) && age < servedFresh || trustMisses && age < missFresh
 }
 
 // NewServed returns a Served that reads through st.
@@ -41,14 +57,25 @@ func NewServed(st *store.Store) *Served {
 
 // Check returns, for the jobs of queues[i] of kinds[i], "" when a daemon
 // ever served that queue and kind, else a sentence saying what no daemon
-// served.
+// served: for a refusal (worker.Config.RefuseUnserved), so a miss is
+// always read afresh.
 func (s *Served) Check(ctx context.Context, queues, kinds []string) ([]string, error) {
+	return s.check(ctx, queues, kinds, false)
+}
+
+// Warn is Check for a warning (admin.Client.Enqueue): a miss read within
+// missFresh is trusted.
+func (s *Served) Warn(ctx context.Context, queues, kinds []string) ([]string, error) {
+	return s.check(ctx, queues, kinds, true)
+}
+
+func (s *Served) check(ctx context.Context, queues, kinds []string, trustMisses bool) ([]string, error) {
 	out := make([]string, len(queues))
 	now := s.now()
 	var read []string
 	s.mu.Lock()
 	for i, q := range queues {
-		if e, ok := s.seen[q]; (!ok || now.Sub(e.at) >= servedFresh || !e.rec.Serves(kinds[i])) && !slices.Contains(read, q) {
+		if e, ok := s.seen[q]; (!ok || !e.knows(kinds[i], now, trustMisses)) && !slices.Contains(read, q) {
 			read = append(read, q)
 		}
 	}
@@ -60,16 +87,19 @@ func (s *Served) Check(ctx context.Context, queues, kinds []string) ([]string, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, q := range read {
-		if found[i] {
-			s.seen[q] = servedAt{recs[i], now}
-		} else {
-			delete(s.seen, q)
+		s.seen[q] = servedAt{recs[i], found[i], now}
+	}
+	if len(s.seen) > maxSeen {
+		for q, e := range s.seen {
+			if now.Sub(e.at) >= servedFresh || !e.found {
+				delete(s.seen, q)
+			}
 		}
 	}
 	for i, q := range queues {
-		e, ok := s.seen[q]
+		e := s.seen[q]
 		switch {
-		case !ok:
+		case !e.found:
 			out[i] = fmt.Sprintf("no daemon has ever served queue %q", q)
 		case !e.rec.Serves(kinds[i]):
 			out[i] = fmt.Sprintf("no daemon has ever served %s of queue %q (kinds served: %s)", kindName(kinds[i]), q, kindList(e.rec.Kinds))
