@@ -147,11 +147,8 @@ func TestBatch(t *testing.T) {
 
 	calls := b.calls.n.Load()
 	r := b.want(b.do("POST", "/v1/queues/bulk/jobs/batch", producerSecret, body.String()), 200)
-	// One for the 1,000 jobs, and one read of whether a daemon ever served
-	// the queue (for the enqueue's warning: none has; a served queue is
-	// remembered for a while and costs nothing).
-	if n := b.calls.n.Load() - calls; n != 2 {
-		t.Errorf("the batch took %d Redis round trips, want 2", n)
+	if n := b.calls.n.Load() - calls; n != 1 {
+		t.Errorf("the batch took %d Redis round trips, want 1", n)
 	}
 	var got batchReply
 	r.json(t, &got)
