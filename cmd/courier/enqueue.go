@@ -22,6 +22,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
 	id := fs.String("id", "", "job id; a job with this id already in the queue is refused (default: a generated id)")
+	kind := fs.String("kind", "", "the job's kind, for a queue that serves several (A-Z a-z 0-9 . _ - : /, e.g. email.send; default: none)")
 	delay := fs.Duration("delay", 0, "run the job after this long, e.g. 90s or 2h")
 	at := fs.String("at", "", "run the job at this time, RFC 3339 (2026-11-21T18:00:00Z)")
 	maxAttempts := fs.Int("max-attempts", 0, "attempts before the job goes dead (default: the queue's)")
@@ -51,7 +52,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		if err != nil {
 			return err
 		}
-		spec := worker.JobSpec{Queue: *queue, ID: *id, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
+		spec := worker.JobSpec{Queue: *queue, ID: *id, Kind: *kind, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
 			Priority: level, UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
 		if given["replicas"] || given["replicas-timeout"] || given["aof"] {
 			spec.Durability = worker.Durability{Replicas: *replicas, Timeout: *replicasTimeout, AOF: *aof}
@@ -91,10 +92,12 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		defer closeClient()
-		jobID, err := enqueueOne(ctx, client, spec)
+		res, err := enqueueOne(ctx, client, spec)
+		jobID := res.ID
 		if errors.Is(err, worker.ErrNotReplicated) {
 			warnPrefix(ctx, client, std)
-			return notReplicated(jobID, err, *asJSON, std)
+			warnUnserved(res, std)
+			return notReplicated(res, err, *asJSON, std)
 		}
 		if errors.Is(err, worker.ErrDuplicate) {
 			// Refused for its unique key, the client returns the holder's id.
@@ -109,11 +112,13 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 			return err
 		}
 		warnPrefix(ctx, client, std)
+		warnUnserved(res, std)
 		if *asJSON {
-			// The id member of the API's reply to an enqueue.
+			// The id and warning members of the API's reply to an enqueue.
 			return writeJSON(std.out, struct {
-				ID string `json:"id"`
-			}{jobID})
+				ID      string `json:"id"`
+				Warning string `json:"warning,omitempty"`
+			}{jobID, res.Warning})
 		}
 		fmt.Fprintln(std.out, printable(jobID)) // through --api, the server says what the id is
 		return nil
@@ -126,6 +131,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 // whoever wrote --max-attempts 0 or --id "" meant something else.
 var zeroFlags = []struct{ name, means string }{
 	{"id", "a generated id"},
+	{"kind", "no kind"},
 	{"max-attempts", "the queue's default"},
 	{"timeout", "the queue's default"},
 	{"unique-key", "no unique key"},
@@ -156,14 +162,15 @@ func enqueueShape(fs *flag.FlagSet, given map[string]bool, queue string) error {
 // notReplicated reports a job stored but not confirmed on the replicas
 // asked for: its id on stdout (with --json, the API's 202 reply), the
 // warning on stderr; the command fails with the code of not_replicated.
-func notReplicated(id string, err error, asJSON bool, std streams) error {
-	msg := printableError(err.Error())
+func notReplicated(res worker.EnqueueResult, err error, asJSON bool, std streams) error {
+	id, msg := res.ID, printableError(err.Error())
 	if asJSON {
 		if werr := writeJSON(std.out, struct {
 			ID         string     `json:"id"`
 			Replicated bool       `json:"replicated"`
 			Error      wire.Error `json:"error"`
-		}{id, false, wire.Error{Code: wire.CodeNotReplicated, Message: err.Error()}}); werr != nil {
+			Warning    string     `json:"warning,omitempty"`
+		}{id, false, wire.Error{Code: wire.CodeNotReplicated, Message: err.Error()}, res.Warning}); werr != nil {
 			return werr
 		}
 	} else {
@@ -214,19 +221,30 @@ func isTerminal(f *os.File) bool {
 	return err != nil || !os.SameFile(st, null)
 }
 
-// enqueueOne adds spec through client and returns its id and error as
-// worker.Client.Enqueue does: the id of the job, or of the one that holds
-// its id or unique key (with an error wrapping worker.ErrDuplicate), or of
-// a job stored but not confirmed on replicas (worker.ErrNotReplicated).
-func enqueueOne(ctx context.Context, client admin.Operator, spec worker.JobSpec) (string, error) {
+// enqueueOne adds spec through client and returns its result and error
+// as worker.Client.Enqueue does: the id of the job, or of the one that
+// holds its id or unique key (with an error wrapping worker.ErrDuplicate),
+// or of a job stored but not confirmed on replicas
+// (worker.ErrNotReplicated); and the operator's warning, if any.
+func enqueueOne(ctx context.Context, client admin.Operator, spec worker.JobSpec) (worker.EnqueueResult, error) {
 	res, err := client.Enqueue(ctx, []worker.JobSpec{spec})
 	if err != nil {
 		if len(res) == 1 {
-			return res[0].ID, err
+			return res[0], err
 		}
-		return "", err
+		return worker.EnqueueResult{}, err
 	}
-	return res[0].ID, res[0].Err
+	return res[0], res[0].Err
+}
+
+// warnUnserved passes on, on stderr, the warning of an enqueue to a queue
+// or kind no daemon has ever served (worker.EnqueueResult.Warning): a
+// typo, or a daemon not deployed yet. The job is stored all the same and
+// the exit code is unchanged.
+func warnUnserved(res worker.EnqueueResult, std streams) {
+	if res.Warning != "" {
+		fmt.Fprintf(std.err, "courier enqueue: warning: %s\n", printableError(res.Warning))
+	}
 }
 
 // warnPrefix warns, on stderr, when daemons run on Redis but none on the

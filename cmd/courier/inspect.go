@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -135,14 +137,20 @@ func orDash(s *string) string {
 	return *s
 }
 
-// printWorkers prints the processes serving a queue, when there are any.
+// printWorkers prints the processes serving a queue, when there are any;
+// a KINDS column when one serves several kinds (worker.Kinds).
 func printWorkers(w io.Writer, v wire.Queue) error {
 	if len(v.Workers) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKER\tCONCURRENCY\tRATE LIMIT\tLEADER\tSEEN")
+	kinds := slices.ContainsFunc(v.Workers, func(p wire.Process) bool { return p.Kinds != nil })
+	header := "WORKER\tCONCURRENCY\tRATE LIMIT\tLEADER\tSEEN"
+	if kinds {
+		header += "\tKINDS"
+	}
+	fmt.Fprintln(tw, header)
 	for _, p := range v.Workers {
 		leader := "no"
 		if p.Leader {
@@ -152,9 +160,27 @@ func printWorkers(w io.Writer, v wire.Queue) error {
 			// Of a partitioned queue: how many partitions it leads.
 			leader = fmt.Sprintf("%d of %d partitions", v.Fleet().Leads(p.ID), v.Partitions)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", printable(p.ID), p.Concurrency, printable(orDash(p.RateLimit)), leader, relative(p.SeenAt))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s", printable(p.ID), p.Concurrency, printable(orDash(p.RateLimit)), leader, relative(p.SeenAt))
+		if kinds {
+			fmt.Fprintf(tw, "\t%s", kindsCell(p.Kinds))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// kindsCell lists the kinds a process serves: "any" for a process with
+// one handler for every job, "(no kind)" for the handler of jobs without
+// one.
+func kindsCell(kinds []string) string {
+	if kinds == nil {
+		return "any"
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = cmp.Or(printable(k), "(no kind)")
+	}
+	return strings.Join(names, ",")
 }
 
 func printJob(w io.Writer, j *worker.Job) {
@@ -165,6 +191,9 @@ func printJob(w io.Writer, j *worker.Job) {
 	}
 	fmt.Fprintf(tw, "id:\t%s\n", printable(j.ID))
 	fmt.Fprintf(tw, "queue:\t%s\n", printable(j.Queue))
+	if j.Kind != "" {
+		fmt.Fprintf(tw, "kind:\t%s\n", printable(j.Kind))
+	}
 	fmt.Fprintf(tw, "state:\t%s\n", printable(string(j.State)))
 	fmt.Fprintf(tw, "attempts:\t%d spent (limit: %s)\n", j.Attempt, limit)
 	fmt.Fprintf(tw, "priority:\t%s\n", j.Priority)

@@ -35,6 +35,9 @@ func TestEnqueueHeaders(t *testing.T) { //nolint:tparallel // the refusals run o
 	url := b.apiServer(t)
 	want := map[string]string{"tenant": "acme", "sig": "k=v==", "empty": ""}
 	flags := []string{"--header", "tenant=acme", "--header", "sig=k=v==", "--header", "empty=", "--delay", "1h", "--payload", "x"}
+	// A daemon serves q, so that no enqueue warns it is never served.
+	b.serveWith(t, "q", func(context.Context, *worker.Job) error { return nil }, worker.QueueOptions{}, worker.Config{})
+	waitFleet(t, b, "q")
 
 	// (stderr may warn that the daemons of other tests use other prefixes)
 	code, stdout, stderr := b.run(t, "", "enqueue", append([]string{"--queue", "q", "--id", "direct"}, flags...)...)

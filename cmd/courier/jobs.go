@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -138,30 +139,46 @@ func listJobs(ctx context.Context, client admin.Operator, q admin.JobListParams,
 	return nil
 }
 
-// printJobs prints jobs in a table whose columns suit their state.
+// printJobs prints jobs in a table whose columns suit their state; a
+// KIND column follows the id when a job of the page has a kind.
 func printJobs(w io.Writer, state worker.State, jobs []*worker.Job) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	kinds := slices.ContainsFunc(jobs, func(j *worker.Job) bool { return j.Kind != "" })
+	row := func(j *worker.Job, format string, args ...any) {
+		cells := []any{printable(j.ID)}
+		if kinds {
+			format = "%s\t" + format
+			cells = append(cells, printable(orNone(j.Kind)))
+		}
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append(cells, args...)...)
+	}
+	header := func(columns string) {
+		if kinds {
+			columns = "KIND\t" + columns
+		}
+		fmt.Fprintln(tw, "ID\t"+columns)
+	}
 	switch state {
 	case worker.StateActive:
-		fmt.Fprintln(tw, "ID\tWORKER\tSTARTED\tLEASE UNTIL\tATTEMPT\tPROGRESS")
+		header("WORKER\tSTARTED\tLEASE UNTIL\tATTEMPT\tPROGRESS")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printable(j.ID), printable(orNone(j.Worker)), stampOrDash(j.StartedAt), stamp(j.LeaseUntil), j.Attempt,
+			row(j, "%s\t%s\t%s\t%d\t%s", printable(orNone(j.Worker)), stampOrDash(j.StartedAt), stamp(j.LeaseUntil), j.Attempt,
 				progressCell(j.Progress))
 		}
 	case worker.StateCompleted:
-		fmt.Fprintln(tw, "ID\tFINISHED AT\tATTEMPTS\tRESULT")
+		header("FINISHED AT\tATTEMPTS\tRESULT")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(j.ID), stamp(j.FinishedAt), j.Attempt, resultCell(j.Result))
+			row(j, "%s\t%d\t%s", stamp(j.FinishedAt), j.Attempt, resultCell(j.Result))
 		}
 	case worker.StateDead:
-		fmt.Fprintln(tw, "ID\tDIED AT\tATTEMPTS\tLAST ERROR")
+		header("DIED AT\tATTEMPTS\tLAST ERROR")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(j.ID), stamp(j.DiedAt), j.Attempt, printable(oneLine(j.LastError, 100)))
+			row(j, "%s\t%d\t%s", stamp(j.DiedAt), j.Attempt, printable(oneLine(j.LastError, 100)))
 		}
 	default:
-		fmt.Fprintln(tw, "ID\tPRIORITY\tRUN AT\tATTEMPTS\tLAST ERROR")
+		header("PRIORITY\tRUN AT\tATTEMPTS\tLAST ERROR")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", printable(j.ID), j.Priority, stamp(j.RunAt), j.Attempt, printable(oneLine(j.LastError, 60)))
+			row(j, "%s\t%s\t%d\t%s", j.Priority, stamp(j.RunAt), j.Attempt, printable(oneLine(j.LastError, 60)))
 		}
 	}
 	return tw.Flush()

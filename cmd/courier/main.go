@@ -76,7 +76,7 @@ type action struct {
 // Flags by the library field they set, per command.
 var (
 	enqueueFlags = map[string]string{
-		"Queue": "--queue", "ID": "--id", "Payload": "--payload", "Delay": "--delay",
+		"Queue": "--queue", "ID": "--id", "Kind": "--kind", "Payload": "--payload", "Delay": "--delay",
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 		"Durability.Replicas": "--replicas", "Durability.Timeout": "--replicas-timeout", "Durability.AOF": "--aof",
@@ -94,7 +94,7 @@ func commands() map[string]command {
 		"dev": {summary: "run the daemon on an embedded in-memory store (nothing persists)",
 			synopsis: "[--addr HOST:PORT] [--http-addr HOST:PORT] [flags]", define: defineDev},
 		"enqueue": {summary: "put a job on a queue",
-			synopsis: "--queue Q [--id ID] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
+			synopsis: "--queue Q [--id ID] [--kind K] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
 				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--replicas N [--replicas-timeout D] [--aof]] [--header NAME=VALUE]... " +
 				"[--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
 			fields: enqueueFlags, define: defineEnqueue},

@@ -32,6 +32,7 @@ import (
 var parityNames = map[string]struct{ json, flag string }{
 	"Queue":               {"queue", "--queue"},
 	"ID":                  {"id", "--id"},
+	"Kind":                {"kind", "--kind"},
 	"Payload":             {"payload", "--payload"},
 	"Delay":               {"delay", "--delay"},
 	"RunAt":               {"run_at", "--at"},
@@ -66,6 +67,7 @@ func parityCases() []parityCase {
 	over := strings.Repeat("p", limit+1)
 	full := strings.Repeat("p", limit-2) // as a JSON string, with its quotes: limit bytes
 	longID := strings.Repeat("i", worker.MaxIDLen)
+	longKind := strings.Repeat("k", worker.MaxKindLen)
 	far := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
 	soon := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	before1970 := time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)
@@ -117,6 +119,21 @@ func parityCases() []parityCase {
 		{name: "queue name of 129 characters", queue: strings.Repeat("q", worker.MaxQueueNameLen+1), want: "Queue"},
 		{name: "unknown priority", spec: worker.JobSpec{Priority: worker.PriorityHigh + 1},
 			flags: []string{"--priority", "urgent"}, body: `{"priority": "urgent"}`, want: "Priority"},
+		{name: "kind", spec: worker.JobSpec{Kind: "email.send"},
+			flags: []string{"--kind", "email.send"}, body: `{"kind": "email.send"}`},
+		{name: "kind of 128 bytes", spec: worker.JobSpec{Kind: longKind},
+			flags: []string{"--kind", longKind}, body: `{"kind": "` + longKind + `"}`},
+		{name: "kind of 129 bytes", spec: worker.JobSpec{Kind: longKind + "k"},
+			flags: []string{"--kind", longKind + "k"}, body: `{"kind": "` + longKind + `k"}`, want: "Kind"},
+		{name: "kind with a space", spec: worker.JobSpec{Kind: "email send"},
+			flags: []string{"--kind", "email send"}, body: `{"kind": "email send"}`, want: "Kind"},
+		{name: "kind with a non-ASCII letter", spec: worker.JobSpec{Kind: "café"},
+			flags: []string{"--kind", "café"}, body: `{"kind": "café"}`, want: "Kind"},
+		{name: "the kind's reserved header", spec: worker.JobSpec{Headers: map[string]string{"courier.kind": "email.send"}},
+			flags: []string{"--header", "courier.kind=email.send"}, body: `{"headers": {"courier.kind": "email.send"}}`, want: `Headers["courier.kind"]`},
+		{name: "a kind and 32 headers", spec: worker.JobSpec{Kind: "k", Headers: headers(worker.MaxHeaders, 1)},
+			flags: append([]string{"--kind", "k"}, headerFlags(headers(worker.MaxHeaders, 1))...),
+			body:  `{"kind": "k", ` + strings.TrimPrefix(headerBody(headers(worker.MaxHeaders, 1)), "{"), want: "Headers"},
 		{name: "32 headers", spec: worker.JobSpec{Headers: headers(worker.MaxHeaders, 1)},
 			flags: headerFlags(headers(worker.MaxHeaders, 1)), body: headerBody(headers(worker.MaxHeaders, 1))},
 		{name: "33 headers", spec: worker.JobSpec{Headers: headers(worker.MaxHeaders+1, 1)},
@@ -245,6 +262,7 @@ func TestEnqueueGivenZero(t *testing.T) {
 		want  string
 	}{
 		{"empty id", []string{"--id", ""}, `{"id": ""}`, "ID"},
+		{"empty kind", []string{"--kind", ""}, `{"kind": ""}`, "Kind"},
 		{"max attempts 0", []string{"--max-attempts", "0"}, `{"max_attempts": 0}`, "MaxAttempts"},
 		{"timeout 0", []string{"--timeout", "0s"}, `{"timeout": "0s"}`, "Timeout"},
 		{"empty unique key", []string{"--unique-key", ""}, `{"unique_key": ""}`, "UniqueKey"},

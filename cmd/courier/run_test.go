@@ -257,11 +257,11 @@ func TestDrainReturnsUnfinishedJobs(t *testing.T) {
 	client := testClient(t, prefix)
 	var ids []string
 	for i := range jobs {
-		id, err := enqueueOne(t.Context(), client, worker.JobSpec{Queue: "hooks", ID: fmt.Sprintf("slow-%d", i)})
+		r, err := enqueueOne(t.Context(), client, worker.JobSpec{Queue: "hooks", ID: fmt.Sprintf("slow-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, id)
+		ids = append(ids, r.ID)
 	}
 	slow.waitInFlight(jobs, 10*time.Second)
 	start := time.Now()

@@ -385,6 +385,55 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 	})
 
+	t.Run("job kinds: served, not served, and an enqueue that warns", func(t *testing.T) {
+		// A daemon of this test's serves one kind of queue kinded; the
+		// queue is paused, so that its jobs stay listed.
+		if err := client.Pause(ctx, "kinded"); err != nil {
+			t.Fatal(err)
+		}
+		nop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
+		serveInProcess(t, worker.Config{Prefix: prefix, PollInterval: 50 * time.Millisecond}, "kinded", worker.Kinds{"email.send": nop}, worker.QueueOptions{})
+		enqueue(worker.JobSpec{Queue: "kinded", ID: "sent", Kind: "email.send"}, worker.JobSpec{Queue: "kinded", ID: "typo", Kind: "emial.send"})
+		testkit.Eventually(t, 15*time.Second, "the daemon reports the kinds it serves", func() bool {
+			f, err := client.Fleet(ctx, "kinded")
+			return err == nil && len(f.Processes) == 1 && len(f.Processes[0].Kinds) == 1
+		})
+		b.open(base+"/ui/queues/kinded", "#kinds-served")
+		if s := b.text("#kinds-served"); !strings.Contains(s, "email.send") {
+			t.Errorf("the kinds served read %q; want email.send", s)
+		}
+		if b.exists(`tr[data-job-id="sent"] .unserved`) || !b.exists(`tr[data-job-id="typo"] .unserved`) {
+			t.Errorf("rows %q and %q: want only the typo's kind marked as not served",
+				b.text(`tr[data-job-id="sent"]`), b.text(`tr[data-job-id="typo"]`))
+		}
+		b.do(10*time.Second, sendKeys("#enqueue-kind", "email.send"), sendKeys("#enqueue-id", "from-form"), sendKeys("#enqueue-payload", `{"to": "ada"}`))
+		b.submit("#enqueue-submit", ".flash.ok")
+		if b.exists("#flash-warning") {
+			t.Errorf("an enqueue of a served kind warns: %q", b.text(".flash.ok"))
+		}
+		if j, err := client.Get(ctx, "kinded", "from-form"); err != nil || j.Kind != "email.send" {
+			t.Fatalf("the form's job: %+v, %v; want kind email.send", j, err)
+		}
+		b.open(base+"/ui/queues/kinded/jobs/from-form", "#job-kind")
+		if s := b.text("#job-kind"); s != "email.send" {
+			t.Errorf("the job page's kind reads %q", s)
+		}
+		b.open(base+"/ui/fleet", `[data-queue="kinded"]`)
+		if s := b.text(`[data-queue="kinded"] .kinds`); !strings.Contains(s, "kinds served: email.send") {
+			t.Errorf("the fleet's chip of queue kinded reads %q", s)
+		}
+		// A kind no daemon has ever served: stored, with a warning.
+		b.open(base+"/ui/queues/kinded", "#enqueue-submit")
+		b.do(10*time.Second, sendKeys("#enqueue-kind", "emial.send"), sendKeys("#enqueue-id", "typo-from-form"), sendKeys("#enqueue-payload", "x"))
+		b.submit("#enqueue-submit", "#flash-warning")
+		if s := b.text("#flash-warning"); !strings.Contains(s, `no daemon has ever served kind "emial.send" of queue "kinded"`) {
+			t.Errorf("the enqueue's flash reads %q; want the warning", s)
+		}
+		if j, err := client.Get(ctx, "kinded", "typo-from-form"); err != nil || j.Kind != "emial.send" {
+			t.Errorf("the warned job: %+v, %v; want it stored", j, err)
+		}
+	})
+
 	t.Run("a producer token reads what the API gives it, and cannot purge", func(t *testing.T) {
 		hooks.failing.Store(true)
 		enqueue(worker.JobSpec{Queue: "hooks", ID: "bad2", Payload: []byte(`{"fail": true}`)})

@@ -57,6 +57,7 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 // jobBody is an enqueue request's job.
 type jobBody struct {
 	ID                string            `json:"id,omitempty"`
+	Kind              string            `json:"kind,omitempty"`
 	Payload           json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64     *string           `json:"payload_base64,omitempty"`
 	Delay             string            `json:"delay,omitempty"`
@@ -82,7 +83,7 @@ type durabilityBody struct {
 // as JSON when it is compact JSON (which the API keeps as is), else in
 // base64.
 func bodyOf(spec worker.JobSpec) jobBody {
-	b := jobBody{ID: spec.ID, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
+	b := jobBody{ID: spec.ID, Kind: spec.Kind, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
 		Headers: spec.Headers}
 	if len(spec.Payload) > 0 {
 		b.Payload, b.PayloadBase64 = wire.BytesOf(spec.Payload)
@@ -127,8 +128,9 @@ func resultError(e *wire.Error) error {
 // each queue's first job. Each result's Err wraps worker.ErrDuplicate when
 // its id existed or its unique key was held (its ID is then the
 // holder's), and worker.ErrNotReplicated when its job was stored but not
-// confirmed on replicas. A refused request is the error, with the results
-// of the requests before it.
+// confirmed on replicas; its Warning is the server's (a queue or kind no
+// daemon has ever served). A refused request is the error, with the
+// results of the requests before it.
 func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.EnqueueResult, error) {
 	var queues []string
 	for i, spec := range specs {
@@ -145,11 +147,12 @@ func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.
 	}
 	res := make([]worker.EnqueueResult, len(specs))
 	if len(specs) == 1 {
-		id, err := c.enqueueOne(ctx, specs[0])
+		r, err := c.enqueueOne(ctx, specs[0])
 		if err != nil && !errors.Is(err, worker.ErrDuplicate) && !errors.Is(err, worker.ErrNotReplicated) {
 			return nil, err
 		}
-		res[0] = worker.EnqueueResult{ID: id, Err: err}
+		r.Err = err
+		res[0] = r
 		return res, nil
 	}
 	for _, queue := range queues {
@@ -167,25 +170,25 @@ func (c *Client) Enqueue(ctx context.Context, specs []worker.JobSpec) ([]worker.
 }
 
 // enqueueOne adds spec through POST /v1/queues/{queue}/jobs and returns
-// its id; an existing id is an error that wraps worker.ErrDuplicate, with
-// the id returned, and so is a unique key another job holds, with that
-// job's id returned. A job stored but not confirmed on the replicas its
-// Durability asked for is returned with an error that matches
-// worker.ErrNotReplicated.
-func (c *Client) enqueueOne(ctx context.Context, spec worker.JobSpec) (string, error) {
+// its id and the server's warning; an existing id is an error that wraps
+// worker.ErrDuplicate, with the id returned, and so is a unique key
+// another job holds, with that job's id returned. A job stored but not
+// confirmed on the replicas its Durability asked for is returned with an
+// error that matches worker.ErrNotReplicated.
+func (c *Client) enqueueOne(ctx context.Context, spec worker.JobSpec) (worker.EnqueueResult, error) {
 	var out enqueued
 	err := c.do(ctx, http.MethodPost, queuePath(spec.Queue)+"/jobs", bodyOf(spec), &out)
 	if errors.Is(err, worker.ErrDuplicate) {
 		var e *Error
 		if errors.As(err, &e) && e.ExistingID != "" {
-			return e.ExistingID, err
+			return worker.EnqueueResult{ID: e.ExistingID}, err
 		}
-		return spec.ID, err // a server of a version before existing_id
+		return worker.EnqueueResult{ID: spec.ID}, err // a server of a version before existing_id
 	}
 	if err != nil {
-		return "", err
+		return worker.EnqueueResult{}, err
 	}
-	return out.ID, resultError(out.Error)
+	return worker.EnqueueResult{ID: out.ID, Warning: out.Warning}, resultError(out.Error)
 }
 
 // enqueueBatch adds the specs at the indexes at, all of queue, through
@@ -208,7 +211,7 @@ func (c *Client) enqueueBatch(ctx context.Context, queue string, specs []worker.
 		r := &res[at[k]]
 		r.ID = item.ID
 		if item.Status == "created" {
-			r.Err = resultError(item.Error)
+			r.Err, r.Warning = resultError(item.Error), item.Warning
 			continue
 		}
 		e := &Error{wireError: wire.Error{Code: wire.CodeConflict, Message: "not created"}}

@@ -125,6 +125,7 @@ func unavailable(err error) *Error {
 var jsonFields = map[string]string{
 	"Queue":               "queue",
 	"ID":                  "id",
+	"Kind":                "kind",
 	"Payload":             "payload",
 	"Delay":               "delay",
 	"RunAt":               "run_at",

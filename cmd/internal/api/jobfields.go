@@ -24,6 +24,7 @@ type jobMember struct {
 // list them. jsonFields (errors.go) maps the library's field names back.
 var jobMembers = []jobMember{
 	member("id", stringField, func(s *worker.JobSpec) *string { return &s.ID }, "a generated id"),
+	member("kind", stringField, func(s *worker.JobSpec) *string { return &s.Kind }, "no kind"),
 	{"payload", readPayload},
 	{"payload_base64", readPayloadBase64},
 	member("delay", durationField, func(s *worker.JobSpec) *time.Duration { return &s.Delay }, ""),

@@ -17,12 +17,14 @@ import (
 
 // enqueued is the reply to an enqueue: the job's id and when it is due;
 // for a job stored but not confirmed on the replicas its durability asked
-// for (202), replicated false and why.
+// for (202), replicated false and why; a warning when the job went to a
+// queue or kind no daemon has ever served (worker.EnqueueResult.Warning).
 type enqueued struct {
 	ID         string      `json:"id"`
 	RunAt      time.Time   `json:"run_at"`
 	Replicated *bool       `json:"replicated,omitempty"`
 	Error      *wire.Error `json:"error,omitempty"`
+	Warning    string      `json:"warning,omitempty"`
 }
 
 // POST /v1/queues/{queue}/jobs
@@ -47,7 +49,7 @@ func (h *Handler) enqueue(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out := enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now)}
+	out := enqueued{ID: res[0].ID, RunAt: dueAt(spec, c.now), Warning: res[0].Warning}
 	status := http.StatusCreated
 	if err := res[0].Err; errors.Is(err, worker.ErrNotReplicated) {
 		// Stored all the same: a success, told apart by its status.
@@ -70,13 +72,15 @@ func traced(c *call) context.Context {
 
 // batchItem is the outcome of one job of a batch. A job created but not
 // confirmed on the replicas its durability asked for has replicated false
-// and an error of code not_replicated.
+// and an error of code not_replicated; one created in a queue or kind no
+// daemon has ever served, a warning.
 type batchItem struct {
 	ID         string      `json:"id"`
 	Status     string      `json:"status"` // created or conflict
 	RunAt      *time.Time  `json:"run_at,omitempty"`
 	Replicated *bool       `json:"replicated,omitempty"`
 	Error      *wire.Error `json:"error,omitempty"`
+	Warning    string      `json:"warning,omitempty"`
 }
 
 // batchReply is the reply to a batch, one item per job in request order;
@@ -128,7 +132,7 @@ func (h *Handler) enqueueBatch(c *call) (int, any, error) {
 		}
 		out.Created++
 		at := dueAt(specs[i], c.now)
-		out.Jobs[i] = batchItem{ID: r.ID, Status: "created", RunAt: &at}
+		out.Jobs[i] = batchItem{ID: r.ID, Status: "created", RunAt: &at, Warning: r.Warning}
 		if r.Err != nil {
 			out.NotReplicated++
 			out.Jobs[i].Replicated, out.Jobs[i].Error = replicatedFalse(), notReplicated(r.Err)

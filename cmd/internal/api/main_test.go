@@ -43,11 +43,17 @@ type bundle struct {
 	logs   *testkit.Buffer
 }
 
-// setup starts an API with a producer and an admin token; mutate adjusts
-// the options first.
+// setup starts an API with a producer and an admin token on single
+// Redis; mutate adjusts the options first.
 func setup(t *testing.T, mutate ...func(*Options)) *bundle {
 	t.Helper()
-	b := &bundle{t: t, rdb: testkit.Single(t), prefix: testkit.Prefix(t), logs: &testkit.Buffer{}}
+	return setupOn(t, testkit.Single(t), mutate...)
+}
+
+// setupOn is setup on rdb (testkit.Cluster, for one).
+func setupOn(t *testing.T, rdb rueidis.Client, mutate ...func(*Options)) *bundle {
+	t.Helper()
+	b := &bundle{t: t, rdb: rdb, prefix: testkit.Prefix(t), logs: &testkit.Buffer{}}
 	b.calls = &countingClient{Client: b.rdb}
 	client, err := admin.NewClient(b.calls, worker.Config{Prefix: b.prefix})
 	if err != nil {
@@ -181,6 +187,12 @@ func (b *bundle) run(queue string, h worker.HandlerFunc, opts worker.QueueOption
 // serve runs a daemon of queue with handler h under cfg (the bundle's
 // prefix, a quick poll) until the test ends.
 func (b *bundle) serve(queue string, h worker.HandlerFunc, opts worker.QueueOptions, cfg worker.Config) {
+	b.t.Helper()
+	b.serveHandler(queue, h, opts, cfg)
+}
+
+// serveHandler is serve with any handler (a worker.Kinds).
+func (b *bundle) serveHandler(queue string, h worker.Handler, opts worker.QueueOptions, cfg worker.Config) {
 	b.t.Helper()
 	reg := worker.NewRegistry()
 	if err := reg.Register(queue, h, opts); err != nil {

@@ -78,24 +78,26 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request, s *session) er
 		return h.queuePage(w, r, s, reply.status, &form, &flash{Text: e.Message})
 	}
 	var res struct {
-		ID string `json:"id"`
+		ID      string `json:"id"`
+		Warning string `json:"warning"`
 	}
 	if err := reply.decode(&res); err != nil {
 		return err
 	}
-	h.setFlash(w, r, s, flash{OK: true, Text: "Enqueued job " + res.ID, Link: jobURL(queue, res.ID), LinkText: "show it"})
+	// A warning: stored all the same, but nothing may ever run it.
+	h.setFlash(w, r, s, flash{OK: true, Text: "Enqueued job " + res.ID, Link: jobURL(queue, res.ID), LinkText: "show it", Warning: res.Warning})
 	seeOther(w, r, back(r, queueURL(queue)))
 	return nil
 }
 
 // enqueueForm is the enqueue form as filled in.
 type enqueueForm struct {
-	ID, Payload, Delay, Priority, UniqueKey, MaxAttempts string
+	ID, Kind, Payload, Delay, Priority, UniqueKey, MaxAttempts string
 }
 
 func enqueueFormOf(r *http.Request) enqueueForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	return enqueueForm{ID: v("id"), Payload: r.PostFormValue("payload"), Delay: v("delay"),
+	return enqueueForm{ID: v("id"), Kind: v("kind"), Payload: r.PostFormValue("payload"), Delay: v("delay"),
 		Priority: v("priority"), UniqueKey: v("unique_key"), MaxAttempts: v("max_attempts")}
 }
 
@@ -119,6 +121,7 @@ func (f enqueueForm) body() map[string]any {
 		}
 	}
 	set("id", f.ID)
+	set("kind", f.Kind)
 	set("delay", f.Delay)
 	set("priority", f.Priority)
 	set("unique_key", f.UniqueKey)

@@ -23,6 +23,9 @@ type flash struct {
 	// enqueued), shown as LinkText.
 	Link     string `json:"l,omitempty"`
 	LinkText string `json:"lt,omitempty"`
+	// Warning, when set, qualifies a success: the job enqueued went to a
+	// queue or kind no daemon has ever served (the API's "warning").
+	Warning string `json:"w,omitempty"`
 	// More, when set, continues a requeue or purge that matched more dead
 	// jobs than one request handles.
 	More *more `json:"m,omitempty"`
@@ -46,6 +49,9 @@ func (m *more) URL() string { return queueURL(m.Queue) + "/" + m.Action }
 func (h *Handler) setFlash(w http.ResponseWriter, r *http.Request, s *session, f flash) {
 	if len(f.Text) > maxFlashText {
 		f.Text = truncate(maxFlashText, f.Text)
+	}
+	if len(f.Warning) > maxFlashText {
+		f.Warning = truncate(maxFlashText, f.Warning)
 	}
 	data, err := json.Marshal(f)
 	if err != nil {

@@ -57,6 +57,7 @@ type servedQueue struct {
 	RateLimit   worker.RateLimit
 	Leader      bool
 	Periodic    []string
+	Kinds       []string // by name (worker.Kinds); nil: one handler for every job
 }
 
 // fleet serves GET /ui/fleet: the processes serving the queues of the
@@ -82,7 +83,7 @@ func (h *Handler) fleet(w http.ResponseWriter, r *http.Request, s *session) erro
 				p.Reported = fp.ReportedAt
 			}
 			p.Queues = append(p.Queues, servedQueue{Name: q, Concurrency: fp.Concurrency, RateLimit: fp.RateLimit,
-				Leader: fp.Leader, Periodic: fp.Periodic})
+				Leader: fp.Leader, Periodic: fp.Periodic, Kinds: fp.Kinds})
 			switch n, f := fleets[i].Leads(fp.ID), fleets[i]; {
 			case n > 0 && f.Partitions > 1:
 				p.Leads = append(p.Leads, lead{Queue: q, Partitions: fmt.Sprintf("%d of %d partitions", n, f.Partitions)})

@@ -48,8 +48,12 @@ type queueView struct {
 	// ShowCompleted: the completed count and tab are shown, as the queue
 	// holds completed jobs (or the completed tab is the one open).
 	ShowCompleted bool
-	P50           string
-	P99           string
+	// Served is what the queue's live processes serve; ShowKind: the
+	// tables have a kind column, as a job listed has a kind.
+	Served   kindsServed
+	ShowKind bool
+	P50      string
+	P99      string
 }
 
 // tab is one state's tab.
@@ -130,6 +134,7 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		return err
 	}
 	v.Jobs = page.Jobs
+	v.Served, v.ShowKind = servedBy(v.Fleet), anyKind(page.Jobs)
 	if list.Cursor != "" {
 		v.First = tabURL(queue, string(v.State), "", v.Error)
 	}

@@ -124,6 +124,7 @@ func funcs() template.FuncMap {
 		"queueURL": queueURL,
 		"jobURL":   jobURL,
 		"tabURL":   tabURL,
+		"kindName": kindName,
 	}
 }
 

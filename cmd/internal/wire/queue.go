@@ -65,6 +65,10 @@ type Process struct {
 	// Periodic names the queue's periodic schedules the process fires
 	// when it leads.
 	Periodic []string `json:"periodic"`
+	// Kinds lists the kinds of job the process serves on the queue, sorted,
+	// "" for jobs without a kind (admin.FleetProcess.Kinds); left out when
+	// it has one handler for every job of the queue.
+	Kinds []string `json:"kinds,omitempty"`
 }
 
 // QueueOf is a queue as the API and the CLI show it, from its stats and
@@ -88,7 +92,7 @@ func QueueOf(name string, s admin.QueueStats, f admin.Fleet) Queue {
 	for _, p := range f.Processes {
 		v.Concurrency += p.Concurrency
 		pv := Process{ID: p.ID, Concurrency: p.Concurrency, RateLimit: rateLimit(p.RateLimit), Leader: p.Leader, SeenAt: p.ReportedAt.UTC(),
-			Version: p.Version, Periodic: p.Periodic}
+			Version: p.Version, Periodic: p.Periodic, Kinds: p.Kinds}
 		if pv.Periodic == nil {
 			pv.Periodic = []string{}
 		}
@@ -130,6 +134,9 @@ func (v *Queue) Fleet() admin.Fleet {
 		f.Processes[i] = admin.FleetProcess{ID: p.ID, Concurrency: p.Concurrency, Leader: p.Leader, ReportedAt: p.SeenAt.UTC(), Version: p.Version}
 		if len(p.Periodic) > 0 {
 			f.Processes[i].Periodic = p.Periodic
+		}
+		if len(p.Kinds) > 0 {
+			f.Processes[i].Kinds = p.Kinds
 		}
 		if p.StartedAt != nil {
 			f.Processes[i].StartedAt = p.StartedAt.UTC()

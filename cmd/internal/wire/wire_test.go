@@ -43,7 +43,7 @@ func at(sec int, nsec int) time.Time {
 func TestJobRoundTrip(t *testing.T) {
 	t.Parallel()
 	full := worker.Job{
-		ID: "order-1", Queue: "emails", State: worker.StateActive, Attempt: 2, MaxAttempts: 5, Timeout: 90 * time.Second,
+		ID: "order-1", Queue: "emails", Kind: "email.send", State: worker.StateActive, Attempt: 2, MaxAttempts: 5, Timeout: 90 * time.Second,
 		EnqueuedAt: at(1, 0), RunAt: at(2, 5000), LeaseUntil: at(3, 123456789), StartedAt: at(4, 1000),
 		Worker: "host-1:42", DiedAt: at(5, 0), LastError: "boom <b>",
 		Priority: worker.PriorityHigh, UniqueKey: "k", UniqueFor: time.Hour, UniqueAfterFinish: true,
@@ -136,14 +136,14 @@ func TestJobResult(t *testing.T) {
 		}
 	}
 
-	// Progress and headers, as the API writes them.
-	data, err := json.Marshal(JobOf(&worker.Job{ID: "x", Queue: "q", State: worker.StateActive, Payload: []byte("1"),
+	// Kind, progress and headers, as the API writes them.
+	data, err := json.Marshal(JobOf(&worker.Job{ID: "x", Queue: "q", Kind: "report:build", State: worker.StateActive, Payload: []byte("1"),
 		Headers:  map[string]string{"b": "2", "a": "1"},
 		Progress: &worker.Progress{Percent: 50, Message: "half", UpdatedAt: at(2, 0)}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"id":"x","queue":"q","state":"active","attempts":0,"priority":"normal","payload":1,` +
+	want := `{"id":"x","queue":"q","kind":"report:build","state":"active","attempts":0,"priority":"normal","payload":1,` +
 		`"headers":{"a":"1","b":"2"},"progress":{"percent":50,"message":"half","updated_at":"2026-03-04T05:06:02Z"}}`
 	if string(data) != want {
 		t.Errorf("job %s, want %s", data, want)
@@ -180,7 +180,7 @@ func TestQueueRoundTrip(t *testing.T) {
 	fleet := admin.Fleet{Leader: "b", Processes: []admin.FleetProcess{
 		{ID: "a", Concurrency: 5, RateLimit: worker.RateLimit{N: 10, Per: time.Second}, ReportedAt: at(1, 0).UTC()},
 		{ID: "b", Concurrency: 20, RateLimit: worker.RateLimit{N: 100, Per: time.Minute}, Leader: true, ReportedAt: at(2, 500).UTC()},
-		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC()},
+		{ID: "c", Concurrency: 1, ReportedAt: at(3, 0).UTC(), Kinds: []string{"", "email.send"}},
 	}, Partitions: 3, PartitionLeaders: []string{"b", "a", ""}}
 	v := through(t, QueueOf("emails", stats, fleet))
 	if v.Name != "emails" || v.Concurrency != 26 || v.Leader == nil || *v.Leader != "b" ||
