@@ -73,7 +73,7 @@ func run(ctx context.Context, addr string, cfg worker.Config) error {
 		Resize{}.Kind(): worker.JSONHandler(resize),
 		Digest{}.Kind(): worker.JSONHandler(digest),
 	}, worker.QueueOptions{
-		RetainCompleted: worker.Retention{Age: 24 * time.Hour}, // keep results a day
+		RetainCompleted: worker.Retention{Count: 10_000, Age: 24 * time.Hour}, // keep results
 		Periodic: []worker.Periodic{worker.PeriodicJSON(
 			worker.Periodic{Name: "daily-digest", Cron: "0 8 * * *", Kind: Digest{}.Kind()}, Digest{To: "team@example.com"})},
 	})
