@@ -170,9 +170,16 @@ func TestClientDuplicate(t *testing.T) {
 		// The same id in another queue is another job.
 		enqueue(t, c, worker.JobSpec{Queue: "other", ID: "order-1"})
 
-		// Once the job is gone its id can be used again.
+		// A cancelled job keeps its id; once it is purged, the id can be
+		// used again.
 		if err := c.Cancel(t.Context(), "q", "order-1"); err != nil {
 			t.Fatalf("Cancel: %v", err)
+		}
+		if _, err := c.Enqueue(t.Context(), worker.JobSpec{Queue: "q", ID: "order-1"}); !errors.Is(err, worker.ErrDuplicate) {
+			t.Fatalf("Enqueue of a cancelled job's id: err = %v, want ErrDuplicate", err)
+		}
+		if res, err := c.Op.Triage(t.Context(), admin.TriageParams{Queue: "q", State: worker.StateCancelled, Action: admin.TriagePurge, IDs: []string{"order-1"}}); err != nil || res.Changed != 1 {
+			t.Fatalf("purge of the cancelled job: %+v, %v", res, err)
 		}
 		enqueue(t, c, worker.JobSpec{Queue: "q", ID: "order-1", Payload: []byte("third")})
 		if job := getJob(t, c, "q", "order-1"); string(job.Payload) != "third" || job.State != worker.StateReady {
