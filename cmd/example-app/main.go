@@ -38,9 +38,13 @@ type Digest struct {
 func (Digest) Kind() string { return "email.digest" }
 
 // resize reports its progress and returns the thumbnail's address.
-func resize(_ context.Context, job *worker.Job, r Resize) error {
+func resize(ctx context.Context, job *worker.Job, r Resize) error {
 	for pct := 25.0; pct <= 100; pct += 25 {
-		time.Sleep(300 * time.Millisecond) // the work
+		select {
+		case <-time.After(300 * time.Millisecond): // the work
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 		if err := job.ReportProgress(pct, "resizing "+r.Image); err != nil {
 			return err
 		}
@@ -115,20 +119,16 @@ func run(ctx context.Context, addr string, cfg worker.Config) error {
 		return err
 	}
 
-	for { // follow the resize to its result
-		job, err := client.Get(ctx, "media", id)
-		if err != nil {
+	for tick := time.Tick(200 * time.Millisecond); ; <-tick { // follow the resize to its result
+		switch job, err := client.Get(ctx, "media", id); {
+		case err != nil:
 			return err
-		}
-		if job.State == worker.StateCompleted {
+		case job.State == worker.StateCompleted:
 			log.Printf("resize %s done: %s", id, job.Result)
-			break
-		}
-		if job.Progress != nil {
+			<-ctx.Done() // serve until SIGTERM; Stop drains
+			return nil
+		case job.Progress != nil:
 			log.Printf("resize %s: %.0f%% %s", id, job.Progress.Percent, job.Progress.Message)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	<-ctx.Done() // serve until SIGTERM; Stop drains
-	return nil
 }

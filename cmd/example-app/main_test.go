@@ -72,7 +72,7 @@ func TestExampleApp(t *testing.T) {
 	testkit.EventuallyState(t, 30*time.Second, func() (bool, string) {
 		out := stderr.String()
 		return strings.Contains(out, "done: {\"url\":\"https://cdn.example.com/640/cat.png\"}") &&
-			strings.Contains(out, "% resizing cat.png") && strings.Contains(out, "digest sent to ada@example.com"),
+				strings.Contains(out, "% resizing cat.png") && strings.Contains(out, "digest sent to ada@example.com"),
 			"the program did not follow its job to the result; stderr:\n" + out
 	})
 	ops, err := admin.NewClient(testkit.Single(t), worker.Config{Prefix: prefix})

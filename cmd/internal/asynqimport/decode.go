@@ -69,17 +69,17 @@ func decodeTask(b []byte) (task, error) {
 			v, n = protowire.ConsumeVarint(b)
 			switch num {
 			case 5:
-				t.Retry = int64(int32(v)) //nolint:gosec // int32 fields travel as varints of their 64-bit sign extension
+				t.Retry = signed(v)
 			case 6:
-				t.Retried = int64(int32(v)) //nolint:gosec // likewise
+				t.Retried = signed(v)
 			case 8:
-				t.Timeout = int64(v) //nolint:gosec // int64 fields travel as their two's complement
+				t.Timeout = signed(v)
 			case 9:
-				t.Deadline = int64(v) //nolint:gosec // likewise
+				t.Deadline = signed(v)
 			case 11:
-				t.LastFailedAt = int64(v) //nolint:gosec // likewise
+				t.LastFailedAt = signed(v)
 			case 12:
-				t.Retention = int64(v) //nolint:gosec // likewise
+				t.Retention = signed(v)
 			}
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
@@ -130,3 +130,8 @@ func (t *task) header(b []byte) error {
 	t.Headers[k] = v
 	return nil
 }
+
+// signed is the integer a varint of an int32 or int64 field holds: both
+// travel as the 64-bit two's complement of their value (an int32 sign
+// extended), so the bits are the value.
+func signed(v uint64) int64 { return int64(v) } // #nosec G115 -- two's complement, as protobuf encodes it

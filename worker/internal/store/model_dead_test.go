@@ -62,9 +62,6 @@ func (m *storeModel) triaged() store.Set {
 	return store.SetDead
 }
 
-// deadID returns the id of a dead job of the model, or else a random one.
-func (m *storeModel) deadID() string { return m.keptID(store.SetDead) }
-
 // keptID returns the id of a job of the model in set (dead or cancelled),
 // or else a random one.
 func (m *storeModel) keptID(set store.Set) string {
