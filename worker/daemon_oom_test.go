@@ -54,7 +54,8 @@ func TestDaemonRunsJobsOnceWhileRedisIsFull(t *testing.T) {
 
 	// A daemon that starts while Redis is full starts: its queue names are
 	// recorded already (the cleanup fails the test if its Run failed).
-	startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
+	second := startDaemon(t, rdb, register(t, nil, "q", h, worker.QueueOptions{}), cfg)
+	testkit.Eventually(t, 10*time.Second, "the second daemon to start while Redis is full", second.Running)
 
 	_, err := c.Enqueue(t.Context(), worker.JobSpec{Queue: "q"})
 	if !errors.Is(err, worker.ErrRedisOOM) {
