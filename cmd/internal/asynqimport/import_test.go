@@ -406,7 +406,9 @@ func TestImportAsynqScale(t *testing.T) {
 			al += already[st]
 		}
 		lost, dup := exactlyOnce(t, src, cs, q, s)
-		t.Logf("%s: %s, moved %d, already imported %d, lost %d, duplicated %d", what, d.Round(time.Millisecond), m, al, lost, dup)
+		var table strings.Builder
+		sum.Write(&table)
+		t.Logf("%s: %s, moved %d, already imported %d, lost %d, duplicated %d; its ledger:\n%s", what, d.Round(time.Millisecond), m, al, lost, dup, table.String())
 		if lost != 0 || dup != 0 {
 			t.Errorf("%s: lost %d, duplicated %d", what, lost, dup)
 		}
