@@ -302,8 +302,11 @@ func TestRunServesAPI(t *testing.T) {
 	if code, body = apiRequest(t, "DELETE", base+"/v1/queues/q/jobs/later", testProducerToken, ""); code != 204 {
 		t.Errorf("cancel by the producer: %d %s", code, body)
 	}
-	if code, body = apiRequest(t, "DELETE", base+"/v1/queues/q/jobs/later", testAdminToken, ""); code != 404 {
-		t.Errorf("cancel again: %d %s", code, body)
+	if code, body = apiRequest(t, "DELETE", base+"/v1/queues/q/jobs/later", testAdminToken, ""); code != 204 {
+		t.Errorf("cancel again: %d %s; want 204, the job is cancelled already", code, body)
+	}
+	if code, body = apiRequest(t, "GET", base+"/v1/queues/q/jobs/later", testProducerToken, ""); code != 200 || !strings.Contains(body, `"state":"cancelled"`) {
+		t.Errorf("get of the cancelled job: %d %s", code, body)
 	}
 	// The queue with its fleet: this process leads, with its concurrency
 	// and rate limit.

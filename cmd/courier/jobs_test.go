@@ -197,6 +197,13 @@ func TestQueueWaitAndForget(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"empty": true`) {
 		t.Errorf("wait on an empty queue: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+	// The cancelled job is kept, and keeps the queue in use, until purged.
+	code, stdout, stderr = b.run(t, "", "queue forget", "--queue", "busy")
+	checkOutput(t, code, stdout, stderr, exitConflict, "1 cancelled job")
+	code, stdout, stderr = b.run(t, "", "dead purge", "--queue", "busy", "--state", "cancelled", "--all", "--yes")
+	if code != 0 {
+		t.Fatalf("purge of the cancelled job: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	code, stdout, stderr = b.run(t, "", "queue forget", "--queue", "busy")
 	if code != 0 || stdout != "forgot queue busy\n" {
 		t.Errorf("forget: exit %d, stdout %q, stderr %q", code, stdout, stderr)

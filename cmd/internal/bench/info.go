@@ -39,6 +39,9 @@ var scriptInternal = map[string]bool{
 	// queue_set.lua's and queue_copy.lua's (a pause); the fleet's heartbeat SET, a client's, is counted here
 	// too: one a process every few seconds, nothing beside a job's calls.
 	"set": true,
+	// import.lua's ledger of imported ids (courier import asynq; no bench
+	// mode runs it).
+	"smismember": true, "sadd": true,
 }
 
 // clientCalls is the number of commands clients sent between a and b, not
