@@ -3,6 +3,7 @@ package workertest
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -58,13 +59,16 @@ func New(t testing.TB) *Store {
 }
 
 // testConfig is Store.Config: the defaults, but quick to notice due jobs,
-// quick to stop, and logging warnings and errors to the test's output.
+// quick to stop, and logging warnings and errors to the test's output
+// until the test's cleanup (a daemon's goroutine that logs after the test
+// ended, such as a lock's late undo, then writes nowhere rather than race
+// the test's end).
 func testConfig(t testing.TB) worker.Config {
 	return worker.Config{
 		PollInterval:    25 * time.Millisecond,
 		RecoverInterval: 100 * time.Millisecond,
 		ShutdownTimeout: 5 * time.Second,
-		Logger:          slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:          slog.New(slog.NewTextHandler(untilCleanup(t), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
 
@@ -153,3 +157,29 @@ func waitRun(done <-chan error, shutdown time.Duration) error {
 
 // errRunHung: a Daemon's Run did not return after its context ended.
 var errRunHung = errors.New("run did not return within the shutdown timeout and 5s of its context ending")
+
+// cutOff is a writer that goes to w until it is cut off, then nowhere.
+type cutOff struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (c *cutOff) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w == nil {
+		return len(p), nil
+	}
+	return c.w.Write(p)
+}
+
+// untilCleanup is t's output until t's cleanup.
+func untilCleanup(t testing.TB) io.Writer {
+	c := &cutOff{w: t.Output()}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.w = nil
+	})
+	return c
+}
