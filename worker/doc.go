@@ -31,7 +31,9 @@
 //
 // or, in a service that does other work too, d.Start(ctx) and, at its
 // end, d.Stop(ctx). Registry.Use adds middleware around every handler;
-// Client.Use adds hooks that run on every job enqueued.
+// Client.Use adds hooks that run on every job enqueued. A queue serves
+// several kinds of job with a Kinds as its handler (JobSpec.Kind). Package
+// worker/workertest unit-tests handlers and runs the scripts in memory.
 //
 // A handler returns nil when the job is done. Any other error spends the
 // attempt and schedules a retry after the queue's RetryPolicy (exponential
