@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
@@ -447,4 +450,41 @@ func TestImportAsynqScale(t *testing.T) {
 	if lost != 0 || dup != 0 {
 		t.Errorf("kill -9 midway: lost %d, duplicated %d", lost, dup)
 	}
+}
+
+// TestImportAsynqFromCluster imports from asynq on a Redis Cluster of its
+// own, seeded by asynq's client with asynq.RedisClusterClientOpt, through
+// courier import asynq --from-cluster: every state moved, none lost or
+// duplicated, and a second run moves nothing.
+func TestImportAsynqFromCluster(t *testing.T) {
+	t.Parallel()
+	const q = "cmail"
+	backends(t, q, func(t *testing.T, cs courierSide) {
+		ac := testkit.StartPrivateCluster(t, 3, 0)
+		src := ac.Client(t)
+		s := seedWith(t, asynq.RedisClusterClientOpt{Addrs: ac.Addrs()}, q, 40)
+		cmd := exec.Command(courierBinary(t), "import", "asynq", "--from-cluster", strings.Join(ac.Addrs(), ","),
+			"--redis", strings.Join(cs.addrs, ","), "--prefix", cs.cfg.Prefix, "--batch", "7", "--apply")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("courier import asynq --from-cluster: %v\n%s", err, out)
+		}
+		for state, ids := range s.byState {
+			if !regexp.MustCompile(`(?m)^` + q + ` +` + q + ` +` + state + ` +` + strconv.Itoa(len(ids)) + ` +` + strconv.Itoa(len(ids)) + ` +0 +0 `).Match(out) {
+				t.Errorf("%s: want %d found and moved; output:\n%s", state, len(ids), out)
+			}
+		}
+		if lost, dup := exactlyOnce(t, src, cs, q, s); lost != 0 || dup != 0 {
+			t.Errorf("lost %d, duplicated %d", lost, dup)
+		}
+		checkFields(t, src, cs, q, s)
+
+		again := importOnce(t, src, cs, Options{Apply: true})
+		f2, m2, _, _ := tally(again)
+		for state := range s.byState {
+			if f2[state] != 0 || m2[state] != 0 {
+				t.Errorf("second run, %s: found %d, moved %d", state, f2[state], m2[state])
+			}
+		}
+	})
 }
