@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -321,6 +323,34 @@ func TestImportAsynqCrashBetweenScripts(t *testing.T) {
 		if _, err := Run(t.Context(), src, cs.admin, o); !errors.Is(err, crash) {
 			t.Fatalf("the crashed run: %v", err)
 		}
+
+		// A dry run now reads the ledger: the crashed round's tasks are
+		// already imported, not to move; it changes nothing.
+		before, ledger := asynqKeys(t, src), ledgerSize(t, cs, q)
+		dry := importOnce(t, src, cs, Options{Batch: 5})
+		dryFound, dryAlready, dryWould := 0, 0, 0
+		for _, r := range dry.Rows {
+			dryFound += r.Found
+			dryAlready += r.Already
+		}
+		var table bytes.Buffer
+		dry.Write(&table)
+		for _, line := range strings.Split(table.String(), "\n")[1:] {
+			if f := strings.Fields(line); len(f) >= 5 && f[2] != "active" {
+				n, _ := strconv.Atoi(f[4])
+				dryWould += n
+			}
+		}
+		if dryAlready != 5 || dryWould != dryFound-5 {
+			t.Errorf("dry run after the crash: found %d, would move %d, already %d; want the crashed round's 5 already, the rest to move:\n%s", dryFound, dryWould, dryAlready, table.String())
+		}
+		if after := asynqKeys(t, src); !maps.Equal(before, after) {
+			t.Error("the dry run changed asynq")
+		}
+		if n := ledgerSize(t, cs, q); n != ledger {
+			t.Errorf("the dry run changed the ledger: %d entries, then %d", ledger, n)
+		}
+
 		sum := importOnce(t, src, cs, Options{Apply: true, Batch: 5})
 		_, _, already, _ := tally(sum)
 		total := 0
@@ -487,4 +517,24 @@ func TestImportAsynqFromCluster(t *testing.T) {
 			}
 		}
 	})
+}
+
+// ledgerSize is the number of entries of the asynq import ledgers of
+// Courier queue q, every partition's.
+func ledgerSize(t *testing.T, cs courierSide, q string) int64 {
+	t.Helper()
+	parts, err := cs.admin.Partitions(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for i := range parts {
+		jobs := rediskeys.PartitionKeys(cs.cfg.Prefix, q, parts, i).Jobs
+		c, err := cs.rdb.Do(t.Context(), cs.rdb.B().Scard().Key(strings.TrimSuffix(jobs, "jobs")+"imported:asynq").Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
 }
