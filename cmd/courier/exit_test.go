@@ -162,6 +162,10 @@ func TestExitCodes(t *testing.T) {
 			{"ok", tc{args: []string{"import", "asynq", "--from", "redis://" + b.addr + "/0", "--queues", "none-such"}, redis: true}},
 			{"usage", tc{args: []string{"import", "asynq", "--queues", "a"}, code: exitUsage, redis: true}},
 			{"usage: a bad --map", tc{args: []string{"import", "asynq", "--from", "redis://" + b.addr + "/0", "--map", "a=b{c}"}, code: exitUsage, redis: true}},
+			{"usage: --from and --from-cluster", tc{args: []string{"import", "asynq", "--from", "redis://" + b.addr + "/0", "--from-cluster", b.addr}, code: exitUsage, redis: true}},
+			{"usage: a database in --from-cluster", tc{args: []string{"import", "asynq", "--from-cluster", "redis://" + b.addr + "/1"}, code: exitUsage, redis: true}},
+			{"failure: --from-cluster names a Redis that is not a Cluster", tc{args: []string{"import", "asynq", "--from-cluster", b.addr}, code: exitFailure, redis: true}},
+			{"Redis down: --from-cluster", tc{args: []string{"import", "asynq", "--from-cluster", down, "--redis", down}, code: exitUnavailable}},
 			{"Redis down", tc{args: []string{"import", "asynq", "--from", "redis://" + down + "/0", "--redis", down}, code: exitUnavailable}},
 		},
 		"healthcheck": {

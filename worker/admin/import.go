@@ -110,6 +110,48 @@ func (c *Client) Import(ctx context.Context, system string, jobs []ImportJob) ([
 	return res, nil
 }
 
+// Imported reports, for each job, whether the import ledger of system
+// holds its Source in a partition of its queue: what Import would answer
+// ImportAlready for. It only reads, for a migration tool's dry run.
+func (c *Client) Imported(ctx context.Context, system string, jobs []ImportJob) ([]bool, error) {
+	if err := worker.ValidateQueueName(system); err != nil {
+		return nil, fmt.Errorf("import ledger name %q: %w", system, err)
+	}
+	out := make([]bool, len(jobs))
+	byQueue := map[string][]int{}
+	for i := range jobs {
+		if q := jobs[i].Spec.Queue; worker.ValidateQueueName(q) == nil {
+			byQueue[q] = append(byQueue[q], i)
+		}
+	}
+	for q, idx := range byQueue {
+		l, err := c.core.Layer.Layout(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range l.All(q) {
+			var members []string
+			var which []int
+			for _, i := range idx {
+				if !out[i] {
+					members, which = append(members, jobs[i].Source), append(which, i)
+				}
+			}
+			if len(members) == 0 {
+				break
+			}
+			held, err := c.core.St.Ledgered(ctx, c.core.St.LedgerKey(p, system), members)
+			if err != nil {
+				return nil, err
+			}
+			for k, h := range held {
+				out[which[k]] = h
+			}
+		}
+	}
+	return out, nil
+}
+
 // importQueue imports the jobs of one queue (their indexes idx), routed
 // by its layout, and fills their results.
 func (c *Client) importQueue(ctx context.Context, system, queue string, jobs []ImportJob, idx []int, res []ImportResult) error {

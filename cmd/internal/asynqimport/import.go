@@ -44,8 +44,8 @@ type Options struct {
 	// name goes to the Courier queue of the same name, which must be a
 	// valid Courier queue name.
 	Map map[string]string
-	// Apply moves the tasks; false is a dry run that reads and changes
-	// nothing.
+	// Apply moves the tasks; false is a dry run that reads (asynq, and
+	// Courier's import ledger) and changes nothing.
 	Apply bool
 	// Batch is the tasks per round, 1 to 1000 (0: DefaultBatch).
 	Batch int
@@ -69,7 +69,7 @@ type Row struct {
 	Moved  int    // written to Courier and deleted from asynq
 	// Already are tasks the ledger shows imported before (a run that
 	// stopped between Courier's write and asynq's delete): deleted from
-	// asynq now, nothing written.
+	// asynq now, nothing written (on a dry run: would be).
 	Already int
 	// Skipped are the tasks left in asynq, by reason.
 	Skipped map[string]int
@@ -202,6 +202,18 @@ func (o *Options) moveBatch(ctx context.Context, src rueidis.Client, dst *admin.
 		jobs, ids = append(jobs, j), append(ids, e.id)
 	}
 	if !o.Apply {
+		// What the ledger holds was imported before (a run stopped
+		// between Courier's write and asynq's delete): the apply would
+		// write nothing for it and finish its delete.
+		held, err := dst.Imported(ctx, System, jobs)
+		if err != nil {
+			return 0, err
+		}
+		for _, h := range held {
+			if h {
+				row.Already++
+			}
+		}
 		return len(ents), nil
 	}
 	if len(jobs) == 0 {
@@ -307,7 +319,7 @@ func (s *Summary) Write(w interface{ Write([]byte) (int, error) }) {
 	for _, r := range s.Rows {
 		moved := r.Moved
 		if !s.Apply && r.State != "active" {
-			moved = r.Found - r.SkippedTotal()
+			moved = r.Found - r.SkippedTotal() - r.Already
 		}
 		var reasons []string
 		for _, k := range slices.Sorted(maps.Keys(r.Skipped)) {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
+	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -318,6 +323,34 @@ func TestImportAsynqCrashBetweenScripts(t *testing.T) {
 		if _, err := Run(t.Context(), src, cs.admin, o); !errors.Is(err, crash) {
 			t.Fatalf("the crashed run: %v", err)
 		}
+
+		// A dry run now reads the ledger: the crashed round's tasks are
+		// already imported, not to move; it changes nothing.
+		before, ledger := asynqKeys(t, src), ledgerSize(t, cs, q)
+		dry := importOnce(t, src, cs, Options{Batch: 5})
+		dryFound, dryAlready, dryWould := 0, 0, 0
+		for _, r := range dry.Rows {
+			dryFound += r.Found
+			dryAlready += r.Already
+		}
+		var table bytes.Buffer
+		dry.Write(&table)
+		for _, line := range strings.Split(table.String(), "\n")[1:] {
+			if f := strings.Fields(line); len(f) >= 5 && f[2] != "active" {
+				n, _ := strconv.Atoi(f[4])
+				dryWould += n
+			}
+		}
+		if dryAlready != 5 || dryWould != dryFound-5 {
+			t.Errorf("dry run after the crash: found %d, would move %d, already %d; want the crashed round's 5 already, the rest to move:\n%s", dryFound, dryWould, dryAlready, table.String())
+		}
+		if after := asynqKeys(t, src); !maps.Equal(before, after) {
+			t.Error("the dry run changed asynq")
+		}
+		if n := ledgerSize(t, cs, q); n != ledger {
+			t.Errorf("the dry run changed the ledger: %d entries, then %d", ledger, n)
+		}
+
 		sum := importOnce(t, src, cs, Options{Apply: true, Batch: 5})
 		_, _, already, _ := tally(sum)
 		total := 0
@@ -447,4 +480,61 @@ func TestImportAsynqScale(t *testing.T) {
 	if lost != 0 || dup != 0 {
 		t.Errorf("kill -9 midway: lost %d, duplicated %d", lost, dup)
 	}
+}
+
+// TestImportAsynqFromCluster imports from asynq on a Redis Cluster of its
+// own, seeded by asynq's client with asynq.RedisClusterClientOpt, through
+// courier import asynq --from-cluster: every state moved, none lost or
+// duplicated, and a second run moves nothing.
+func TestImportAsynqFromCluster(t *testing.T) {
+	t.Parallel()
+	const q = "cmail"
+	backends(t, q, func(t *testing.T, cs courierSide) {
+		ac := testkit.StartPrivateCluster(t, 3, 0)
+		src := ac.Client(t)
+		s := seedWith(t, asynq.RedisClusterClientOpt{Addrs: ac.Addrs()}, q, 40)
+		cmd := exec.Command(courierBinary(t), "import", "asynq", "--from-cluster", strings.Join(ac.Addrs(), ","),
+			"--redis", strings.Join(cs.addrs, ","), "--prefix", cs.cfg.Prefix, "--batch", "7", "--apply")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("courier import asynq --from-cluster: %v\n%s", err, out)
+		}
+		for state, ids := range s.byState {
+			if !regexp.MustCompile(`(?m)^` + q + ` +` + q + ` +` + state + ` +` + strconv.Itoa(len(ids)) + ` +` + strconv.Itoa(len(ids)) + ` +0 +0 `).Match(out) {
+				t.Errorf("%s: want %d found and moved; output:\n%s", state, len(ids), out)
+			}
+		}
+		if lost, dup := exactlyOnce(t, src, cs, q, s); lost != 0 || dup != 0 {
+			t.Errorf("lost %d, duplicated %d", lost, dup)
+		}
+		checkFields(t, src, cs, q, s)
+
+		again := importOnce(t, src, cs, Options{Apply: true})
+		f2, m2, _, _ := tally(again)
+		for state := range s.byState {
+			if f2[state] != 0 || m2[state] != 0 {
+				t.Errorf("second run, %s: found %d, moved %d", state, f2[state], m2[state])
+			}
+		}
+	})
+}
+
+// ledgerSize is the number of entries of the asynq import ledgers of
+// Courier queue q, every partition's.
+func ledgerSize(t *testing.T, cs courierSide, q string) int64 {
+	t.Helper()
+	parts, err := cs.admin.Partitions(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for i := range parts {
+		jobs := rediskeys.PartitionKeys(cs.cfg.Prefix, q, parts, i).Jobs
+		c, err := cs.rdb.Do(t.Context(), cs.rdb.B().Scard().Key(strings.TrimSuffix(jobs, "jobs")+"imported:asynq").Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
 }

@@ -38,8 +38,14 @@ func (s *seeded) total() int {
 // pending (Client.Enqueue) and scheduled (ProcessIn an hour).
 func seed(t testing.TB, addr, q string, n int) *seeded {
 	t.Helper()
+	return seedWith(t, asynq.RedisClientOpt{Addr: addr}, q, n)
+}
+
+// seedWith is seed through asynq's connection options opt (a Redis
+// Cluster's: asynq.RedisClusterClientOpt).
+func seedWith(t testing.TB, opt asynq.RedisConnOpt, q string, n int) *seeded {
+	t.Helper()
 	ctx := t.Context()
-	opt := asynq.RedisClientOpt{Addr: addr}
 	cl := asynq.NewClient(opt)
 	t.Cleanup(func() { _ = cl.Close() })
 	insp := asynq.NewInspector(opt)
