@@ -252,6 +252,9 @@ func (w *world) cancel() {
 			}
 		}
 		w.violation("cancel %s/%s: not found, yet it never finished", j.queue, j.id)
+	case errors.Is(err, worker.ErrJobDead) && j.kind == modelUnserved:
+		// It died unrun before the cancel, as a job of a kind no daemon
+		// serves does (checkUnserved checks how).
 	default:
 		w.violation("cancel %s/%s: %v", j.queue, j.id, err)
 	}
