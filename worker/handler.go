@@ -21,6 +21,13 @@ type Handler interface {
 	Handle(ctx context.Context, job *Job) error
 }
 
+// isNil reports whether h is no handler: nil, or a nil HandlerFunc
+// (what JSONHandler returns for a nil fn).
+func isNil(h Handler) bool {
+	f, isFunc := h.(HandlerFunc)
+	return h == nil || isFunc && f == nil
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, job *Job) error
 
@@ -127,7 +134,7 @@ func (k Kinds) validate() error {
 				return fmt.Errorf("Kinds: %w", err)
 			}
 		}
-		if f, isFunc := k[kind].(HandlerFunc); k[kind] == nil || isFunc && f == nil {
+		if isNil(k[kind]) {
 			return invalid("Handler", "Kinds[%q] is nil", kind)
 		}
 		if t, ok := k[kind].(kindTyped); ok {

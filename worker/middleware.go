@@ -35,7 +35,7 @@ func (r *Registry) wrapped() (map[string]registration, error) {
 				return nil, fmt.Errorf("worker: Registry.Use: middleware %d is nil", i)
 			}
 			reg.handler = mw(reg.handler)
-			if f, isFunc := reg.handler.(HandlerFunc); reg.handler == nil || isFunc && f == nil {
+			if isNil(reg.handler) {
 				return nil, fmt.Errorf("worker: Registry.Use: middleware %d returned a nil Handler for queue %q", i, name)
 			}
 		}

@@ -31,7 +31,7 @@ func (r *Registry) Register(queue string, h Handler, opts QueueOptions) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
-	if f, isFunc := h.(HandlerFunc); h == nil || isFunc && f == nil {
+	if isNil(h) {
 		return fmt.Errorf("register queue %q: %w", queue, invalid("Handler", "is nil"))
 	}
 	if kinds, ok := h.(Kinds); ok {
