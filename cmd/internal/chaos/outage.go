@@ -16,7 +16,7 @@ import (
 // after Redis answers again, however long it waited.
 const (
 	// outageHold is how long Redis stays down once the daemons were
-	// restarted: long enough for their waits to back off to the cap (1 s
+	// restarted: long enough for their waits to back off to the cap (0.5 s
 	// between attempts), so the time to ready measured is the slow case.
 	outageHold = 3 * time.Second
 	// readyWithin bounds the time from Redis answering again until every
