@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,32 +21,10 @@ import (
 // The tests in this file run the courier binary as users do: built once
 // with go build, started as a process, stopped with signals.
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	errBuild  error
-)
-
 // courierBinary builds cmd/courier once per test run and returns its path.
 func courierBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "courier-bin-")
-		if err != nil {
-			errBuild = err
-			return
-		}
-		buildPath = filepath.Join(dir, "courier")
-		// go test puts its own GOROOT/bin first on PATH.
-		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
-		if err != nil {
-			errBuild = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if errBuild != nil {
-		t.Fatal(errBuild)
-	}
-	return buildPath
+	return testkit.Build(t, ".")
 }
 
 // How often a wait on a courier process looks again: each look reads its

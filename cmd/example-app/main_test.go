@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,10 +52,7 @@ func TestExampleApp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts a process")
 	}
-	bin := filepath.Join(t.TempDir(), "example-app")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.Build(t, ".")
 	prefix := testkit.Prefix(t)
 	var stderr testkit.Buffer
 	cmd := exec.Command(bin)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,11 +20,7 @@ func TestExampleWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts a process")
 	}
-	bin := filepath.Join(t.TempDir(), "example-worker")
-	// go test puts its own GOROOT/bin first on PATH.
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.Build(t, ".")
 	addr, prefix := testkit.SingleAddr(t), testkit.Prefix(t)
 	var stderr testkit.Buffer
 	cmd := exec.Command(bin, "--redis", addr, "--prefix", prefix)

@@ -1,12 +1,8 @@
 package asynqimport
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,31 +11,10 @@ import (
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	errBuild  error
-)
-
 // courierBinary builds cmd/courier once per test run.
 func courierBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "courier-bin-")
-		if err != nil {
-			errBuild = err
-			return
-		}
-		buildPath = filepath.Join(dir, "courier")
-		out, err := exec.Command("go", "build", "-o", buildPath, "github.com/seed-53d105c9/courier/cmd/courier").CombinedOutput()
-		if err != nil {
-			errBuild = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if errBuild != nil {
-		t.Fatal(errBuild)
-	}
-	return buildPath
+	return testkit.Build(t, "github.com/seed-53d105c9/courier/cmd/courier")
 }
 
 // killMidway starts courier import asynq from the asynq at addr into cs,
