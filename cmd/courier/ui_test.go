@@ -25,7 +25,9 @@ import (
 // hookServer is the webhook receiver of the UI's tests: a job whose
 // payload says "block" is held until the daemon gives up on it (a job to
 // cancel while it runs), one that says "fail" is refused with a 400 whose
-// body holds markup while failing is set, and every other is taken.
+// body holds markup while failing is set, one that says "invalid" is
+// refused with a 422 (the dead job of the dead set's screenshot), and
+// every other is taken.
 type hookServer struct {
 	srv     *httptest.Server
 	failing atomic.Bool
@@ -57,6 +59,10 @@ func newHookServer(t *testing.T) *hookServer {
 		case strings.Contains(string(body), "fail") && h.failing.Load():
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `<script>window.__pwned = "error"</script> refused`)
+			return
+		case strings.Contains(string(body), "invalid"):
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `email address rejected`)
 			return
 		}
 		h.mu.Lock()
@@ -370,10 +376,13 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 	})
 
 	t.Run("screenshots", func(t *testing.T) {
+		// The dead set's picture shows a dead job and its error.
+		enqueue(worker.JobSpec{Queue: "hooks", ID: "signup-42", Payload: []byte(`{"email": "invalid"}`)})
+		testkit.Eventually(t, 15*time.Second, "job signup-42 dies", func() bool { return stateOf("hooks", "signup-42") == worker.StateDead })
 		pages := []struct{ name, path, sel string }{
 			{"overview", "/ui/", "#counts"},
 			{"queue", "/ui/queues/mail", "#queue-counts"},
-			{"dead", "/ui/queues/hooks?state=dead", `#jobs`},
+			{"dead", "/ui/queues/hooks?state=dead", `tr[data-job-id="signup-42"]`},
 			{"job", "/ui/queues/hooks/jobs/long", "#payload"},
 			{"periodic", "/ui/periodic", "main"},
 			{"fleet", "/ui/fleet", "main"},

@@ -85,7 +85,10 @@ func timeline(j *worker.Job, now time.Time) []event {
 	if j.State == worker.StateActive || j.State == worker.StateCompleted {
 		spent-- // the running or the successful attempt is counted, and did not fail
 	}
-	if spent > 0 && j.State != worker.StateDead {
+	// A dead or cancelled job's last event says how many attempts it had
+	// and quotes its last error: the attempts before it are not told
+	// apart (a cancel's own error is the last).
+	if spent > 0 && j.State != worker.StateDead && j.State != worker.StateCancelled {
 		e := event{What: fmt.Sprintf("%d attempt(s) failed and were retried", spent)}
 		if j.LastError != "" {
 			e.What += "; the last with"

@@ -194,3 +194,15 @@ func TestTimelineOfACompletedJob(t *testing.T) {
 		t.Fatalf("a job completed at its first attempt: timeline = %+v", ev)
 	}
 }
+
+// TestTimelineOfACancelledJob: a job cancelled while its attempt ran is
+// not said to have failed and been retried.
+func TestTimelineOfACancelledJob(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	j := &worker.Job{State: worker.StateCancelled, Attempt: 1, EnqueuedAt: now.Add(-time.Minute), FinishedAt: now, LastError: "cancelled"}
+	ev := timeline(j, now)
+	if len(ev) != 2 || ev[1].What != "cancelled after 1 attempt(s)" || ev[1].Detail != "cancelled" || !ev[1].At.Equal(now) {
+		t.Fatalf("timeline = %+v", ev)
+	}
+}
