@@ -52,7 +52,7 @@ func Build(t testing.TB, pkg string) string {
 			name = filepath.Base(wd)
 		}
 		b.path = filepath.Join(dir, name)
-		out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput() // #nosec G204 -- a test's own package path
+		out, err := exec.CommandContext(t.Context(), "go", "build", "-o", b.path, pkg).CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
