@@ -53,36 +53,16 @@
 --   the records returned; with a rate limit, plus O(log E + 1000) for the
 --   E <= rate_n entries of the rate zset (never a scan of the window).
 --
--- The rate zset holds one entry per claim call that took k > 0 jobs: score
--- = the claim time in µs (never below the previous entry's, so scores follow
--- the order of the calls even if the Redis clock steps back), member =
--- "<cumulative>:<k>", where cumulative (16 digits, zero-padded, so equal
--- scores sort by it too) counts every job claimed through the key so far.
--- The jobs claimed in the window are then last.cumulative - first.cumulative
--- + first.k, read from the two ends of the zset. Entries at or below
--- now - rate_ms have left the window; at most 1000 are dropped per call, and
--- any left over still count, which only claims less. The key expires
--- rate_ms after its newest entry, so an idle queue leaves nothing behind.
+-- The rate zset is a window of rate.lua's: one entry per claim call that
+-- took jobs, read from its two ends.
 
 local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
 if not n or n < 1 or n > 1000 then return redis.error_reply('ERR courier: claim 1 to 1000 jobs per call') end
 if not lease or lease < 1 then return redis.error_reply('ERR courier: lease_ms must be positive') end
 
-local rate_n, rate_ms = 0, 0
-local rn_s, rms_s = ARGV[3] or '', ARGV[4] or ''
-if rn_s ~= '' and rn_s ~= '0' then
-  if not string.match(rn_s, '^%d+$') or #rn_s > 7 or tonumber(rn_s) > 1000000 then
-    return redis.error_reply('ERR courier: rate_n must be 1 to 1000000')
-  end
-  -- 3.2e10 ms is a year: the window in µs stays an exact double.
-  if not string.match(rms_s, '^%d+$') or #rms_s > 11 or tonumber(rms_s) < 1 or tonumber(rms_s) > 31622400000 then
-    return redis.error_reply('ERR courier: rate_ms must be 1 to 31622400000')
-  end
-  if not KEYS[7] then return redis.error_reply('ERR courier: a rate limit needs the rate key') end
-  rate_n, rate_ms = tonumber(rn_s), tonumber(rms_s)
-elseif rms_s ~= '' and rms_s ~= '0' then
-  return redis.error_reply('ERR courier: rate_ms without rate_n')
-end
+local rate_n, rate_ms = rate_args(ARGV[3], ARGV[4])
+if not rate_n then return redis.error_reply('ERR courier: ' .. rate_ms) end
+if rate_n > 0 and not KEYS[7] then return redis.error_reply('ERR courier: a rate limit needs the rate key') end
 
 if not KEYS[8] then return redis.error_reply('ERR courier: claim needs the paused key (KEYS[8])') end
 if not KEYS[15] then return redis.error_reply('ERR courier: claim needs the due:high, due:low, opts, unique and history keys (KEYS[9] to KEYS[15])') end
@@ -150,21 +130,9 @@ if rate_n > 0 then
       end
     end
   end
-  local rk = KEYS[7]
-  local cutoff = ms_str(now_us - rate_ms * 1000)
-  local gone = math.min(redis.call('ZCOUNT', rk, '-inf', cutoff), 1000)
-  local first = redis.call('ZRANGE', rk, gone, gone, 'WITHSCORES')
-  local used = 0
-  rate_cum = 0
-  if first[1] then
-    local last = redis.call('ZRANGE', rk, -1, -1, 'WITHSCORES')
-    local c1, k1 = string.match(first[1], '^(%d+):(%d+)$')
-    local cl = string.match(last[1], '^(%d+):%d+$')
-    if not c1 or not cl then return redis.error_reply('ERR courier: the rate key holds an entry that is not a rate entry') end
-    rate_cum, rate_first, rate_last = tonumber(cl), tonumber(first[2]), tonumber(last[2])
-    used = rate_cum - tonumber(c1) + tonumber(k1)
-  end
-  if gone > 0 then redis.call('ZREMRANGEBYRANK', rk, 0, gone - 1) end
+  local used
+  used, rate_cum, rate_first, rate_last = rate_read(KEYS[7], now_us, rate_ms)
+  if not used then return redis.error_reply('ERR courier: the rate key holds an entry that is not a rate entry') end
   take = math.max(math.min(n, rate_n - used), 0)
   rate_n = rate_n - used -- from here on: the capacity left
 end
@@ -319,11 +287,8 @@ if leveled then nxt = heads_ms(d) else nxt = head_ms(KEYS[2]) end
 if nxt then out[2] = nxt end
 
 if claimed > 0 and rate_ms > 0 then
-  local score = math.max(now_us, rate_last or now_us)
+  local score = rate_note(KEYS[7], now_us, rate_ms, rate_cum, rate_last, claimed)
   rate_first = rate_first or score
-  redis.call('ZADD', KEYS[7], ms_str(score), string.format('%016d:%d', rate_cum + claimed, claimed))
-  -- the newest entry leaves the window at score + rate_ms; round up to ms
-  redis.call('PEXPIRE', KEYS[7], ms_str(rate_ms + math.ceil((score - now_us) / 1000) + 1))
 end
 if rate_ms > 0 and rate_n - claimed <= 0 and nxt then
   -- The oldest entry leaves the window, freeing capacity, once the clock

@@ -22,13 +22,14 @@
 //
 // # Shared helpers
 //
-// record.lua, options.lua and paging.lua are not scripts: record.lua holds
+// record.lua, options.lua, paging.lua and rate.lua are not scripts: record.lua holds
 // the job record codec and small helpers (now_ms, head_ms, wake,
 // pairs_from, held, fenced, …), options.lua those of priorities and unique
 // jobs (dues, take_levels, uniq_holder, finished, …), paging.lua those of
-// reading a sorted set from a cursor (rank_after); each a top-level
+// reading a sorted set from a cursor (rank_after), rate.lua those of a
+// sliding-window rate limit (rate_read, rate_note); each a top-level
 // "function name(" or "NAME = " definition, and no name is defined twice
-// across the three. A script calls them by
+// across the four. A script calls them by
 // name; the script layer ships a script with only the helpers it names (and
 // theirs), declared local on the script's first line and defined after the
 // script, whose body runs as a function called at the end. A script's own

@@ -13,7 +13,7 @@ import (
 // helperFiles are the files of helpers scripts share: the record codec
 // and the common helpers, those of priorities and unique jobs, those of
 // paging. Every other .lua file is a script.
-func helperFiles() []string { return []string{"record.lua", "options.lua", "paging.lua"} }
+func helperFiles() []string { return []string{"record.lua", "options.lua", "paging.lua", "rate.lua"} }
 
 // isHelperFile reports whether file (a name in package lua) holds helpers.
 func isHelperFile(file string) bool { return slices.Contains(helperFiles(), file) }
