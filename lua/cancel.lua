@@ -19,7 +19,9 @@
 -- KEYS[5] state hash   KEYS[6] claims hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] unique hash
 -- KEYS[11] unique:exp zset   KEYS[12] completed zset (complete.lua)
--- KEYS[13] cancelled zset
+-- KEYS[13] cancelled zset   KEYS[14..20] the seven keys of job keys
+--   (keys.lua's kset): a keyed job that had not started leaves its key's
+--   waiting jobs (kdrop); a running one gives its slot back (kfree)
 -- ARGV[1] id   ARGV[2] wake channel
 -- returns: 1 = it had not started: now cancelled, 2 = it was running: now
 --   cancelled, its worker told; 0 = no such job; -2 = dead already
@@ -29,13 +31,20 @@
 -- bound: one job; O(log N)
 
 local id, channel = ARGV[1], ARGV[2]
-if not KEYS[13] or not channel or channel == '' then
+if not KEYS[20] or not channel or channel == '' then
   return redis.error_reply('ERR courier: cancel needs the claims, due levels, opts, unique, completed and cancelled keys and the wake channel')
 end
 local os = opts_of(KEYS[9], {id})
 local due = KEYS[2]
 if os then due = dues(KEYS[7], KEYS[2], KEYS[8])[level_of(os[1])] end
-if redis.call('ZREM', due, id) == 1 then
+local ks, key = kset(14), os and os[1] and key_of(os[1])
+local waited
+if key then
+  waited = kdrop(ks, {{id, key, level_of(os[1])}}) == 1
+else
+  waited = redis.call('ZREM', due, id) == 1
+end
+if waited then
   local now = now_ms()
   if redis.call('HEXISTS', KEYS[1], id) == 0 then
     -- the record vanished (deleted by hand): nothing to keep
@@ -53,6 +62,7 @@ if redis.call('ZSCORE', KEYS[3], id) then
   local claim = claim_token(redis.call('HGET', KEYS[6], id))
   redis.call('ZREM', KEYS[3], id)
   redis.call('HDEL', KEYS[6], id)
+  if key then wake(channel, nil, kfree(ks, {[key] = 1}, now)) end
   if redis.call('HEXISTS', KEYS[1], id) == 0 then
     redis.call('HDEL', KEYS[5], id)
     return 2 -- the record vanished (deleted by hand): nothing to keep

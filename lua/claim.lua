@@ -15,6 +15,11 @@
 --   is partition i of the m a limit is shared by, share_next the same in a
 --   layout being written, share_was the shares it had within the last
 --   window (record.lua's share_set); read only with a limit
+-- KEYS[17..23] (optional) the seven keys of job keys (keys.lua's kset):
+--   with them, the due jobs of keys are claimed too, key by key in
+--   proportion to their weights (kclaim), each key at most up to its cap;
+--   the queue's unkeyed jobs take a key's share of the call while keys have
+--   jobs due, and whatever the keys leave
 -- ARGV[1] n = max jobs to claim (the caller's free slots)   ARGV[2] lease_ms
 -- ARGV[3] rate_n   ARGV[4] rate_ms: at most rate_n jobs of the queue are
 --   claimed, by all callers together, in any window of rate_ms; absent, ""
@@ -31,6 +36,9 @@
 --   256 bytes, without '@' or newline: stored with each job's claim token as
 --   "<token>@<process>" (see record.lua), so Get and List can tell who runs
 --   a job
+-- ARGV[7] the default cap of a job key: at most this many jobs of one key
+--   run at once, across the queue's processes (absent, '' or '0' = none;
+--   1 to 1000000); a key's kconf override replaces it
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
@@ -46,11 +54,14 @@
 --   record.lua; the running attempt is attempts + 1). The run-at of a job
 --   of the high or low priority level carries its level's letter in front
 --   ('h' or 'l', then the ms), so a queue without levels pays nothing for
---   them. Within one call the jobs come level by level, each level by
+--   them; a keyed job's ends in a space and its key. Within one call the jobs come level by level, each level by
 --   run-at. A record whose header
 --   is not the fresh default gets its state entry here when it has none.
 -- bound: n <= 1000; O(1) when paused, else O(levels + n log N) plus the bytes of
---   the records returned; with a rate limit, plus O(log E + 1000) for the
+--   the records returned; with job keys, plus kclaim's O(KPROMOTE log K +
+--   (n + 8) log N): at most n + 8 keys visited and 100 keys woken per call,
+--   whatever the number of keys K (idle keys are in none of the sets read);
+--   with a rate limit, plus O(log E + 1000) for the
 --   E <= rate_n entries of the rate zset (never a scan of the window).
 --
 -- The rate zset is a window of rate.lua's: one entry per claim call that
@@ -78,6 +89,18 @@ if (ARGV[5] or '') ~= '' then
   end
 end
 
+local ks, kcap = nil, 0 -- the keys of job keys, and the default cap of a key
+if KEYS[23] then
+  ks = kset(17)
+  local c = ARGV[7] or ''
+  if c ~= '' then
+    if not string.match(c, '^%d+$') or #c > 7 or tonumber(c) > 1000000 then
+      return redis.error_reply('ERR courier: the key cap must be 0 to 1000000')
+    end
+    kcap = tonumber(c)
+  end
+end
+
 local proc = ARGV[6] or ''
 if #proc > 256 or string.find(proc, '[@\n]') then
   return redis.error_reply("ERR courier: the process id must be at most 256 bytes, without '@' or newline")
@@ -87,10 +110,12 @@ local now, now_us = now_ms()
 -- A paused queue hands out nothing, checked before any write. One EXISTS
 -- tells a running queue without priority levels (the common case) from
 -- the rest, which pay for a second.
-local leveled = false
-if redis.call('EXISTS', KEYS[8], KEYS[9], KEYS[10]) > 0 then
+local leveled, keyed = false, false
+local exists = redis.call('EXISTS', KEYS[8], KEYS[9], KEYS[10], ks and ks.ready or KEYS[8], ks and ks.wait or KEYS[8])
+if exists > 0 then
   if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0} end
-  leveled = true
+  leveled = redis.call('EXISTS', KEYS[9], KEYS[10]) > 0
+  keyed = ks ~= nil and (not leveled or redis.call('EXISTS', ks.ready, ks.wait) > 0)
 end
 local out = {now_us, -1, 0}
 
@@ -141,10 +166,30 @@ local claimed = 0
 local lags -- lags[b]: the claimed jobs of lag bucket b, for the history
 local due, levels = {}, nil -- levels[i]: the level of the i-th job of due; nil = all normal
 local d = dues(KEYS[9], KEYS[2], KEYS[10])
+-- Keyed jobs first, leaving the unkeyed ones a key's share of the call
+-- while they have a job due (and what the keys leave, below).
+local kdue, klv, kof, kmore = nil, nil, nil, false
+if keyed and take > 0 then
+  local keep = 0
+  local uh
+  if leveled then uh = heads_ms(d) else uh = head_ms(KEYS[2]) end
+  if uh and uh <= now then keep = math.ceil(take / (redis.call('ZCARD', ks.ready) + 1)) end
+  if take - keep > 0 then
+    kdue, klv, kof, kmore = kclaim(ks, take - keep, now, kcap)
+    take = take - #kdue / 2
+  end
+end
 if take > 0 and not leveled then
   due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, take)
 elseif take > 0 then
   due, levels = take_levels(d, now, take, weights, now_us)
+end
+local nu = #due / 2 -- the unkeyed jobs, before the keyed ones
+if kdue and #kdue > 0 then
+  levels = levels or {}
+  for i = 1, nu do levels[i] = levels[i] or 'n' end
+  for i = 1, #kdue do due[#due + 1] = kdue[i] end
+  for i = 1, #klv do levels[nu + i] = klv[i] end
 end
 if #due > 0 then
   local ids = {}
@@ -153,7 +198,7 @@ if #due > 0 then
   -- good: indexes (into ids) of the jobs to claim, ng of them; heads: the
   -- decoded header of those whose header is not the fresh default (nil
   -- while there is none, so a queue of fresh records takes the fast path).
-  local good, heads, dead, ng = {}, nil, {}, 0
+  local good, heads, dead, ng, bad = {}, nil, {}, 0, nil
   for i = 1, #ids do
     local s = recs[i]
     if s then
@@ -179,6 +224,8 @@ if #due > 0 then
         good[ng] = i
       else
         local id = ids[i]
+        bad = bad or {}
+        bad[i] = true
         redis.call('HSET', KEYS[1], id, rec_corrupt(s, now))
         dead[#dead + 1] = now
         dead[#dead + 1] = id
@@ -187,11 +234,23 @@ if #due > 0 then
     end
     -- an id with no record is dropped from due: there is nothing to run
   end
-  if not levels then
+  -- the keyed jobs left kdue in kclaim; one whose record is gone or
+  -- corrupt gives its slot back
+  local kgone = nil
+  for i = nu + 1, #ids do
+    if not recs[i] or (bad and bad[i]) then
+      kgone = kgone or {}
+      kgone[kof[i - nu]] = (kgone[kof[i - nu]] or 0) + 1
+    end
+  end
+  if kgone then kfree(ks, kgone, now) end
+  if nu == 0 then
+    -- no unkeyed job
+  elseif not levels then
     redis.call('ZREM', KEYS[2], unpack(ids))
   else
     local by = {h = {}, n = {}, l = {}}
-    for i = 1, #ids do
+    for i = 1, nu do
       local b = by[levels[i]]
       b[#b + 1] = ids[i]
     end
@@ -243,6 +302,7 @@ if #due > 0 then
       out[o + 1] = id
       local lv = levels and levels[i] or 'n'
       if lv == 'n' then out[o + 2] = due[i * 2] else out[o + 2] = lv .. due[i * 2] end
+      if i > nu then out[o + 2] = out[o + 2] .. ' ' .. kof[i - nu] end -- a keyed job's key
       out[o + 3] = tok
       out[o + 4] = recs[i]
       out[o + 5] = state
@@ -270,10 +330,13 @@ if #due > 0 then
     end
     if not levels then
       count_lags(1, ng)
-    else -- level by level
+    else -- level by level; keyed jobs one by one (they come key by key)
       local from = 1
       for k = 1, ng do
-        if k == ng or levels[good[k]] ~= levels[good[k + 1]] then
+        if good[k] > nu then
+          count_lags(k, k)
+          from = k + 1
+        elseif k == ng or levels[good[k]] ~= levels[good[k + 1]] or good[k + 1] > nu then
           count_lags(from, k)
           from = k + 1
         end
@@ -284,6 +347,10 @@ if #due > 0 then
 end
 local nxt
 if leveled then nxt = heads_ms(d) else nxt = head_ms(KEYS[2]) end
+if keyed then
+  local kn = knext(ks, kmore, now)
+  if kn and (not nxt or kn < nxt) then nxt = kn end
+end
 if nxt then out[2] = nxt end
 
 if claimed > 0 and rate_ms > 0 then

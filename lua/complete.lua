@@ -6,6 +6,9 @@
 -- KEYS[8] history hash   KEYS[9] history:minutes zset (record.lua's
 --   history_add): the jobs completed count as succeeded
 -- KEYS[10] completed zset (id → finish time, ms)   KEYS[11] results hash
+-- KEYS[12..18] (optional) the seven keys of job keys (keys.lua's kset):
+--   a keyed job's slot is released (kfree), its key woken on the wake
+--   channel, ARGV[2], when it was parked; the pairs then start at ARGV[3]
 -- ARGV[1] m = number of results (0 to the number of pairs)   then pairs of
 --   id, claim (the claim token the worker got)   then m pairs of position
 --   (1-based, into the id/claim pairs) and result (the handler's result
@@ -32,9 +35,11 @@
 
 if not KEYS[11] then return redis.error_reply('ERR courier: complete needs the completed and results keys') end
 local m = tonumber(ARGV[1])
-if not m or m < 0 or m % 1 ~= 0 or m * 4 > #ARGV - 1 then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
+local base = 1 -- the pairs follow ARGV[base]
+if KEYS[18] then base = 2 end
+if not m or m < 0 or m % 1 ~= 0 or m * 4 > #ARGV - base then return redis.error_reply('ERR courier: m must be 0 to the number of jobs') end
 local last = #ARGV - 2 * m
-local ids, toks = pairs_from(2, 1000, last)
+local ids, toks = pairs_from(base + 1, 1000, last)
 if type(ids) == 'table' and ids.err then return ids end
 local res = {} -- position → result
 for j = last + 1, #ARGV, 2 do
@@ -69,6 +74,7 @@ redis.call('HDEL', KEYS[3], unpack(done))
 local os = opts_of(KEYS[5], done)
 if os then
   finished(KEYS[6], KEYS[7], done, os, now)
+  if KEYS[18] then wake(ARGV[2], nil, kfree_of(kset(12), os, now)) end
   redis.call('HDEL', KEYS[5], unpack(done))
 end
 local moved = redis.call('ZREM', KEYS[2], unpack(done))

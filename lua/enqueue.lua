@@ -6,6 +6,8 @@
 --   (the queue's record, queue_set.lua: id_retention, ms a caller-supplied
 --   id stays refused after its job finished; retired; the layout, v)
 -- KEYS[10] (optional; sent to a partition i >= 1) the same settings hash
+-- KEYS[#KEYS - 6 ..] (sent only with keyed jobs, after KEYS[10] when it is
+--   sent: 16 or 17 keys) the seven keys of job keys (keys.lua's kset)
 -- ARGV[1] wake channel   ARGV[2] n = number of jobs   ARGV[3] k = number of
 --   jobs with options
 -- ARGV[4] the version of the queue's layout the caller routed by ('' = no
@@ -21,7 +23,10 @@
 --   default), timeout_ms (0 = queue default), payload (bytes, may be empty)
 -- then k pairs: the job's position (1..n, increasing) and its options,
 --   "<level>;<since>;<for_ms>;<caller>;" .. unique_key (see options.lua's
---   opts; caller: '1' when the caller chose the id). A job without a pair is
+--   opts; caller: '1' when the caller chose the id), or for a keyed job
+--   "<level>;<since>;<for_ms>;<caller + 2>;<keylen>;" .. key .. unique_key
+--   (caller '2' or '3'; key 1 to 256 bytes): the job waits among its key's
+--   (keys.lua) instead of in a due zset. A job without a pair is
 --   of the normal priority, has no unique key, and its id was generated: a
 --   call of such jobs only (the common case) carries no options at all.
 -- then h pairs (0 <= h <= n): the job's position (1..n, increasing) and its
@@ -45,6 +50,9 @@ if #ARGV < hbase or (#ARGV - hbase) % 2 ~= 0 or (#ARGV - hbase) / 2 > n then
   return redis.error_reply('ERR courier: 6 values per job, 2 per job with options and 2 per job with headers expected')
 end
 if not KEYS[9] then return redis.error_reply('ERR courier: enqueue needs the due levels, opts, unique and settings keys') end
+local ks = nil -- the keys of job keys, when sent
+if #KEYS >= 16 then ks = kset(#KEYS - 6) end
+local checked = #KEYS == 10 or #KEYS == 17 -- a partition i >= 1: its retirement is checked
 if not ARGV[4] or (ARGV[4] ~= '' and (not string.find(ARGV[4], '^%d+$') or #ARGV[4] > 16)) then
   return redis.error_reply('ERR courier: the layout version must be digits or empty')
 end
@@ -72,14 +80,14 @@ end
 -- the partition's settings, read once: retirement, layout, id retention
 local st = redis.call('HMGET', KEYS[9], 'retired', 'v', 'id_retention')
 local cv = tonumber(ARGV[4])
-if st[1] and (KEYS[10] or cv) then return redis.error_reply('ERR courier: partition retired') end
+if st[1] and (checked or cv) then return redis.error_reply('ERR courier: partition retired') end
 if cv then
   local pv = tonumber(st[2])
   if pv and pv > cv then
     local l = redis.call('HMGET', KEYS[9], 'partitions', 'partitions_prev')
     return redis.error_reply('ERR courier: layout ' .. st[2] .. ';' .. (l[1] or '1') .. ';' .. (l[2] or ''))
   end
-  if not pv and KEYS[10] and cv > 0 then return redis.error_reply('ERR courier: layout unknown') end
+  if not pv and checked and cv > 0 then return redis.error_reply('ERR courier: layout unknown') end
 end
 local opts, last = {}, 0 -- job position -> options
 for j = 0, k - 1 do
@@ -88,9 +96,16 @@ for j = 0, k - 1 do
   if not pos or pos <= last or pos > n or pos % 1 ~= 0 then
     return redis.error_reply('ERR courier: option positions must increase within 1..n')
   end
-  local level, _, w = string.match(o, '^([hnl]);([ef%-]);(%d+);[01];')
+  local level, _, w, c, rest = string.match(o, '^([hnl]);([ef%-]);(%d+);([0-3]);()')
   if not level or #w > 12 then
-    return redis.error_reply('ERR courier: job ' .. pos .. ' options must be "<h|n|l>;<e|f|->;<for_ms>;<0|1>;<unique key>"')
+    return redis.error_reply('ERR courier: job ' .. pos .. ' options must be "<h|n|l>;<e|f|->;<for_ms>;<0-3>;[<keylen>;<key>]<unique key>"')
+  end
+  if c == '2' or c == '3' then
+    local len = string.match(o, '^(%d+);', rest)
+    if not len or #len > 3 or tonumber(len) < 1 or tonumber(len) > 256 or #o < rest + #len + tonumber(len) then
+      return redis.error_reply('ERR courier: job ' .. pos .. ' key must be 1 to 256 bytes, given as "<keylen>;<key>"')
+    end
+    if not ks then return redis.error_reply('ERR courier: a keyed job needs the keys of job keys') end
   end
   opts[pos], last = o, pos
 end
@@ -199,9 +214,16 @@ local os, uset, uexp = {}, {}, {}
 -- call. held[f] is the id holding f now, or false; jobs of this call that
 -- take a field update it, so a later copy of a key finds the first.
 local lv, since, w, caller, kf, fields = {}, {}, {}, {}, {}, {}
+local jkey = {} -- position -> the job's key, for a keyed job
 for pos, o in pairs(opts) do
   local key
-  lv[pos], since[pos], w[pos], caller[pos], key = string.match(o, '^([hnl]);([ef%-]);(%d+);([01]);(.*)$')
+  lv[pos], since[pos], w[pos], caller[pos], key = string.match(o, '^([hnl]);([ef%-]);(%d+);([0-3]);(.*)$')
+  if caller[pos] == '2' or caller[pos] == '3' then
+    local len, at = string.match(key, '^(%d+);()')
+    jkey[pos] = string.sub(key, at, at + tonumber(len) - 1)
+    key = string.sub(key, at + tonumber(len))
+    if caller[pos] == '2' then caller[pos] = '0' else caller[pos] = '1' end
+  end
   if key ~= '' then
     kf[pos] = 'k:' .. key
     fields[#fields + 1] = kf[pos]
@@ -216,6 +238,7 @@ if #fields > 0 and redis.call('EXISTS', KEYS[7]) == 1 then
 end
 local reused = {} -- added jobs whose id the caller chose: an old entry may be left under it
 local retain_s = ms_str(retain)
+local kj = {} -- the keyed jobs added: {id, key, level, run-at}
 for i = 0, n - 1 do
   local b = B + i * 6
   local pos = i + 1
@@ -231,12 +254,24 @@ for i = 0, n - 1 do
   end
   if out[pos] == 1 then
     local score, score_s = score_of(b)
-    local z = zadd[lv[pos] or 'n']
-    z[#z + 1] = score_s
-    z[#z + 1] = id
     added[#added + 1] = id
-    if earliest == nil or score < earliest then earliest = score end
-    if o then
+    if jkey[pos] then
+      kj[#kj + 1] = {id, jkey[pos], lv[pos], score}
+      -- the stored entry: the level in upper case, then the key (options.lua's opt_decode)
+      local r = '0'
+      if caller[pos] == '1' then
+        reused[#reused + 1] = id
+        r = retain_s
+      end
+      os[#os + 1] = id
+      os[#os + 1] = string.upper(lv[pos]) .. ';' .. since[pos] .. ';' .. w[pos] .. ';' .. r .. ';' .. #jkey[pos] .. ';' .. jkey[pos] .. string.sub(f or 'k:', 3)
+    else
+      local z = zadd[lv[pos] or 'n']
+      z[#z + 1] = score_s
+      z[#z + 1] = id
+      if earliest == nil or score < earliest then earliest = score end
+    end
+    if o and not jkey[pos] then
       -- the entry is the options as given, but for the retention of a
       -- caller's id in place of its flag
       if caller[pos] == '1' then
@@ -272,6 +307,9 @@ if #added > 0 then
   -- the unique fields taken (uniq_set's layout), one write for the call
   if #uset > 0 then redis.call('HSET', KEYS[7], unpack(uset)) end
   if #uexp > 0 then redis.call('ZADD', KEYS[8], unpack(uexp)) end
+  -- keyed jobs wait among their key's, and their keys are placed for claims
+  local t = ks and kput(ks, kj, now)
+  if t and (earliest == nil or t < earliest) then earliest = t end
 end
 wake(ARGV[1], prev, earliest)
 return out

@@ -3,6 +3,8 @@
 -- KEYS[5] claims hash   KEYS[6] state hash   KEYS[7] due:high zset
 -- KEYS[8] due:low zset   KEYS[9] opts hash   KEYS[10] completed zset
 -- KEYS[11] results hash   KEYS[12] cancelled zset (cancel.lua)
+-- KEYS[13] (optional) the kids zset of job keys (keys.lua): a keyed job
+--   that waits is 'due' there
 -- ARGV[1] id
 -- returns: nil when there is no such job, else {record, claim, set, score,
 --   now_ms, state, opts, worker, result}
@@ -28,6 +30,7 @@ local claim = tonumber(tok or '') or -1
 local st = redis.call('HGET', KEYS[6], id) or ''
 local o = redis.call('HGET', KEYS[9], id) or ''
 local sets = {{KEYS[2], 'due'}, {KEYS[7], 'due'}, {KEYS[8], 'due'}, {KEYS[3], 'active'}, {KEYS[4], 'dead'}, {KEYS[10], 'completed'}, {KEYS[12], 'cancelled'}}
+if KEYS[13] then table.insert(sets, 1, {KEYS[13], 'due'}) end
 for _, ks in ipairs(sets) do
   local score = redis.call('ZSCORE', ks[1], id)
   if score then

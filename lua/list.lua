@@ -3,11 +3,13 @@
 -- KEYS[1] jobs hash   KEYS[2] due zset   KEYS[3] due:high zset
 -- KEYS[4] due:low zset   KEYS[5] active zset   KEYS[6] state hash
 -- KEYS[7] claims hash   KEYS[8] opts hash   KEYS[9] completed zset
--- KEYS[10] results hash
+-- KEYS[10] results hash   KEYS[11] (optional) the kids zset of job keys
+--   (keys.lua): the keyed jobs that wait, listed as a fourth level 'k'
+--   after the low one (ready), or merged with the others (scheduled)
 -- ARGV[1] what = 'ready' (due at or before the Redis clock's now) |
 --   'scheduled' (due later) | 'active' | 'completed' (complete.lua)
 -- ARGV[2] limit = most jobs on the page, 1 to 1000
--- ARGV[3] cursor level: 'h', 'n' or 'l' for 'ready' (the previous page's
+-- ARGV[3] cursor level: 'h', 'n', 'l' or 'k' for 'ready' (the previous page's
 --   last job's level), '' otherwise and at the start
 -- ARGV[4] cursor score: that job's run-at, lease deadline or finish time
 --   in ms ('' = from the start)   ARGV[5] cursor id ('' when ARGV[4] is '')
@@ -60,8 +62,8 @@ if cscore == '' then
   if cid ~= '' or clevel ~= '' then return redis.error_reply('ERR courier: cursor id or level without a score') end
 elseif not string.match(cscore, '^%d+$') or #cscore > 15 or cid == '' then
   return redis.error_reply('ERR courier: cursor must be whole ms (at most 15 digits) and an id')
-elseif (what == 'ready') ~= (clevel == 'h' or clevel == 'n' or clevel == 'l') then
-  return redis.error_reply("ERR courier: cursor level must be 'h', 'n' or 'l' for 'ready', '' otherwise")
+elseif (what == 'ready') ~= (clevel == 'h' or clevel == 'n' or clevel == 'l' or clevel == 'k') then
+  return redis.error_reply("ERR courier: cursor level must be 'h', 'n', 'l' or 'k' for 'ready', '' otherwise")
 end
 if not max_bytes or not string.match(ARGV[6], '^%d+$') or max_bytes < 1 then
   return redis.error_reply('ERR courier: max_bytes must be positive')
@@ -69,6 +71,11 @@ end
 
 local now = now_ms()
 local d = dues(KEYS[3], KEYS[2], KEYS[4])
+local lvs = LEVELS
+if KEYS[11] then
+  d.k = KEYS[11]
+  lvs = {'h', 'n', 'l', 'k'}
+end
 -- ids, levels, scores: the page's jobs and one more, when there is one.
 local ids, levels, scores = {}, {}, {}
 local function add(id, lv, score)
@@ -80,7 +87,7 @@ end
 if what == 'ready' then
   -- Level by level, from the cursor's; each up to now.
   local past = cscore ~= ''
-  for _, lv in ipairs(LEVELS) do
+  for _, lv in ipairs(lvs) do
     if past and lv == clevel then past = false end
     if not past and #ids <= limit then
       local start = 0
@@ -98,7 +105,7 @@ elseif what == 'scheduled' then
   -- cursor and after now, CHUNK members at a time.
   local CHUNK = math.min(limit + 1, 100)
   local heads = {}
-  for _, lv in ipairs(LEVELS) do
+  for _, lv in ipairs(lvs) do
     local k = d[lv]
     local start = redis.call('ZCOUNT', k, '-inf', now)
     if cscore ~= '' then start = math.max(start, rank_after(k, cscore, cid)) end

@@ -7,6 +7,7 @@
 -- unique key or a retained id has no options entry, and the scripts read
 -- none for it: a queue that uses neither costs one EXISTS per call.
 --   opts[id]    = "<level>;<since>;<for_ms>;<retain_ms>;" .. unique_key
+--                 (a keyed job's: see opt_decode)
 --                 written by enqueue, deleted with the record. level: 'h'
 --                 (high), 'n' (normal), 'l' (low); since: 'e' (the unique
 --                 window counts from the enqueue), 'f' (from the finish) or
@@ -32,12 +33,31 @@
 -- option is that the caller chose its id.
 CALLER_ONLY = 'n;-;0;1;'
 
--- opt_decode returns the level, since, window (ms), retention (ms) and
--- unique key of an options entry, or nil when s is not one.
+-- opt_decode returns the level, since, window (ms), retention (ms), unique
+-- key and job key (nil for none) of an options entry, or nil when s is not
+-- one. A keyed job's entry has its level in upper case and its key after
+-- the retention: "<H|N|L>;<since>;<for_ms>;<retain_ms>;<keylen>;" .. key ..
+-- unique_key (keys.lua); versions before job keys read no options in it.
 function opt_decode(s)
-  local level, since, w, r, pos = string.match(s, '^([hnl]);([ef%-]);(%d+);(%d+);()')
+  local level, since, w, r, pos = string.match(s, '^([hnlHNL]);([ef%-]);(%d+);(%d+);()')
   if not level or #w > 12 or #r > 12 then return nil end
-  return level, since, tonumber(w), tonumber(r), string.sub(s, pos)
+  local key = nil
+  if level <= 'Z' then
+    local len, at = string.match(s, '^(%d+);()', pos)
+    if not len then return nil end
+    key = string.sub(s, at, at + tonumber(len) - 1)
+    pos = at + tonumber(len)
+    level = string.lower(level)
+  end
+  return level, since, tonumber(w), tonumber(r), string.sub(s, pos), key
+end
+
+-- key_of returns the job key of an options entry, or nil when it has none.
+function key_of(o)
+  local c = string.byte(o, 1)
+  if not c or c > 90 then return nil end -- not upper case: no key
+  local _, _, _, _, _, key = opt_decode(o)
+  return key
 end
 
 -- opts_of returns the options entries of ids (false where a job has none),
@@ -51,7 +71,7 @@ end
 -- or nil: 'n').
 function level_of(o)
   if o then
-    local c = string.sub(o, 1, 1)
+    local c = string.lower(string.sub(o, 1, 1))
     if c == 'h' or c == 'l' then return c end
   end
   return 'n'

@@ -10,6 +10,9 @@
 -- KEYS[13] history hash   KEYS[14] history:minutes zset (record.lua's
 --   history_add): the jobs back to due count as retried, those moved to
 --   dead as died
+-- KEYS[15..21] the seven keys of job keys (keys.lua's kset): a keyed job's
+--   slot is released (kfree), and one with attempts left waits among its
+--   key's again (kput)
 -- ARGV[1] wake channel   ARGV[2] limit   ARGV[3] default max attempts (for jobs without their own)
 -- ARGV[4] leader field (<client-uuid>:<holder>)
 -- returns: {recovered, dead}, or {-1, 0} when the caller no longer holds the
@@ -21,7 +24,7 @@
 local limit, defmax = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 1000 then return redis.error_reply('ERR courier: limit must be 1 to 1000') end
 if not defmax or defmax < 1 then return redis.error_reply('ERR courier: default max attempts must be >= 1') end
-if not KEYS[14] then return redis.error_reply('ERR courier: recover needs the due levels, opts, unique and history keys') end
+if not KEYS[21] then return redis.error_reply('ERR courier: recover needs the due levels, opts, unique and history keys and those of job keys') end
 if not fenced(KEYS[7], ARGV[4]) then return {-1, 0} end
 
 local now = now_ms()
@@ -38,6 +41,7 @@ redis.call('HDEL', KEYS[5], unpack(ids))
 local now_s = ms_str(now)
 local states, due, dead, died, died_os = {}, {h = {}, n = {}, l = {}}, {}, {}, {}
 local ndue = 0
+local kj = {} -- keyed jobs back to waiting: {id, key, level, run-at}
 for i, id in ipairs(ids) do
   -- A job whose record is gone (deleted by hand) has nothing to run.
   if redis.call('HEXISTS', KEYS[1], id) == 1 then
@@ -61,9 +65,15 @@ for i, id in ipairs(ids) do
       died[#died + 1] = id
       died_os[#died] = os and os[i]
     else
-      local z = due[level_of(os and os[i])]
-      z[#z + 1] = now_s
-      z[#z + 1] = id
+      local o = os and os[i]
+      local key = o and key_of(o)
+      if key then
+        kj[#kj + 1] = {id, key, level_of(o), now}
+      else
+        local z = due[level_of(o)]
+        z[#z + 1] = now_s
+        z[#z + 1] = id
+      end
       ndue = ndue + 1
     end
     states[#states + 1] = id
@@ -76,7 +86,13 @@ if #dead > 0 then
   redis.call('ZADD', KEYS[4], unpack(dead))
   if os then finished(KEYS[11], KEYS[12], died, died_os, now) end
 end
-if ndue > 0 then wake(ARGV[1], prev, now) end
+if ndue > #kj then wake(ARGV[1], prev, now) end
+if os then
+  -- every keyed job that left active gives its slot back, whatever became of it
+  local ks = kset(15)
+  wake(ARGV[1], nil, kfree_of(ks, os, now))
+  wake(ARGV[1], nil, kput(ks, kj, now))
+end
 -- The history, after the work (it never fails the recovery).
 history_add(KEYS[13], KEYS[14], now, 'r', ndue)
 history_add(KEYS[13], KEYS[14], now, 'd', #dead / 2)

@@ -4,6 +4,8 @@
 --   or the cancelled zset   KEYS[4] state hash
 -- KEYS[5] due:high zset   KEYS[6] due:low zset   KEYS[7] opts hash
 -- KEYS[8] unique hash   KEYS[9] unique:exp zset
+-- KEYS[10..16] the seven keys of job keys (keys.lua's kset): a keyed job
+--   waits among its key's (kput)
 -- ARGV[1] wake channel   then ids
 -- returns: array with one integer per id, 1 = requeued, 0 = not in that set
 --   (a repeated id counts once)
@@ -14,7 +16,7 @@
 --   are reset in the state entries, and a record is read only for a dead job
 --   without one (the slow path of record.lua)
 
-if not KEYS[9] then return redis.error_reply('ERR courier: requeue needs the due levels, opts and unique keys') end
+if not KEYS[16] then return redis.error_reply('ERR courier: requeue needs the due levels, opts and unique keys and those of job keys') end
 if #ARGV - 1 > 1000 then return redis.error_reply('ERR courier: at most 1000 jobs per call') end
 if #ARGV < 2 then return {} end
 local ids = {}
@@ -28,6 +30,7 @@ local died = redis.call('ZMSCORE', KEYS[3], unpack(ids))
 local st = {}
 if redis.call('EXISTS', KEYS[4]) == 1 then st = redis.call('HMGET', KEYS[4], unpack(ids)) end
 local out, seen, moved, due, states = {}, {}, {}, {h = {}, n = {}, l = {}}, {}
+local kj = {} -- keyed jobs: {id, key, level, run-at}
 for i, id in ipairs(ids) do
   out[i] = 0
   local fresh = false
@@ -47,9 +50,14 @@ for i, id in ipairs(ids) do
     states[#states + 1] = id
     states[#states + 1] = fresh
     local o = os and os[i]
-    local z = due[level_of(o)]
-    z[#z + 1] = now_s
-    z[#z + 1] = id
+    local jk = o and key_of(o)
+    if jk then
+      kj[#kj + 1] = {id, jk, level_of(o), now}
+    else
+      local z = due[level_of(o)]
+      z[#z + 1] = now_s
+      z[#z + 1] = id
+    end
     out[i] = 1
     if o then
       local _, since, w, _, key = opt_decode(o)
@@ -69,6 +77,7 @@ if #moved > 0 then
   redis.call('ZREM', KEYS[3], unpack(moved))
   redis.call('HSET', KEYS[4], unpack(states))
   zadd_levels(d, due)
-  wake(ARGV[1], prev, now)
+  if #kj < #moved then wake(ARGV[1], prev, now) end
+  wake(ARGV[1], nil, kput(kset(10), kj, now))
 end
 return out

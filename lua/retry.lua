@@ -5,6 +5,9 @@
 -- KEYS[11] unique:exp zset   KEYS[12] history hash   KEYS[13] history:minutes
 --   zset (record.lua's history_add): the attempt counts as retried (to
 --   'due') or died (to 'dead'); nothing when the record had vanished
+-- KEYS[14..20] the seven keys of job keys (keys.lua's kset): a
+--   keyed job's slot is released (kfree) and, to 'due', the job waits among
+--   its key's again (kput)
 -- ARGV[1] wake channel   ARGV[2] id   ARGV[3] claim   ARGV[4] to = 'due' | 'dead'
 -- ARGV[5] delay_ms (for 'due')   ARGV[6] error text (stored as the last error)
 -- returns: 1 = moved, 0 = stale (the job is not active under that claim)
@@ -18,12 +21,16 @@ if not string.match(ARGV[3], '^%d+$') then return redis.error_reply('ERR courier
 if to ~= 'due' and to ~= 'dead' then return redis.error_reply("ERR courier: to must be 'due' or 'dead'") end
 if to == 'due' and (not delay or delay < 0) then return redis.error_reply('ERR courier: delay_ms must be >= 0') end
 
-if not KEYS[13] then return redis.error_reply('ERR courier: retry needs the due levels, opts, unique and history keys') end
+if not KEYS[20] then return redis.error_reply('ERR courier: retry needs the due levels, opts, unique, history keys and those of job keys') end
 if not held(KEYS[5], {id}, {ARGV[3]})[1] then return 0 end
 local now = now_ms()
 redis.call('HDEL', KEYS[5], id)
 redis.call('ZREM', KEYS[3], id)
 local os = opts_of(KEYS[9], {id})
+local ks, key = kset(14), os and os[1] and key_of(os[1])
+if key then
+  wake(ARGV[1], nil, kfree(ks, {[key] = 1}, now_ms()))
+end
 if redis.call('HEXISTS', KEYS[1], id) == 0 then
   redis.call('HDEL', KEYS[6], id)
   if os then
@@ -40,10 +47,14 @@ if to == 'dead' then
   redis.call('ZADD', KEYS[4], now, id)
   finished(KEYS[10], KEYS[11], {id}, os, now)
 else
-  local d = dues(KEYS[7], KEYS[2], KEYS[8])
-  local prev = heads_ms(d)
-  redis.call('ZADD', d[level_of(os and os[1])], now + delay, id)
-  wake(ARGV[1], prev, now + delay)
+  if key then
+    wake(ARGV[1], nil, kput(ks, {{id, key, level_of(os[1]), now + delay}}, now))
+  else
+    local d = dues(KEYS[7], KEYS[2], KEYS[8])
+    local prev = heads_ms(d)
+    redis.call('ZADD', d[level_of(os and os[1])], now + delay, id)
+    wake(ARGV[1], prev, now + delay)
+  end
 end
 history_add(KEYS[12], KEYS[13], now, to == 'dead' and 'd' or 'r', 1) -- after the work; never fails it
 return 1

@@ -3,11 +3,13 @@
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] claims hash
 -- KEYS[4] due:high zset   KEYS[5] due:low zset   KEYS[6] opts hash (each job
 --   goes back to the due zset of its priority level)
+-- KEYS[7..13] the seven keys of job keys (keys.lua's kset): a keyed job's
+--   slot is released (kfree) and it waits among its key's again (kput)
 -- ARGV[1] wake channel   ARGV[2] delay_ms   then pairs of id, claim
 -- returns: number of jobs moved (stale pairs are skipped; a repeated id counts once)
 -- bound: <= 1000 pairs; O(n log N)
 
-if not KEYS[6] then return redis.error_reply('ERR courier: snooze needs the due levels and opts keys') end
+if not KEYS[13] then return redis.error_reply('ERR courier: snooze needs the due levels, opts keys and those of job keys') end
 local delay = tonumber(ARGV[2])
 if not delay or delay < 0 then return redis.error_reply('ERR courier: delay_ms must be >= 0') end
 local ids, toks = pairs_from(3, 1000)
@@ -25,14 +27,26 @@ if #moved == 0 then return 0 end
 local d = dues(KEYS[4], KEYS[1], KEYS[5])
 local os = opts_of(KEYS[6], moved)
 local due = {h = {}, n = {}, l = {}}
+local kj = {} -- keyed jobs: {id, key, level, run-at}
 for i, id in ipairs(moved) do
-  local z = due[level_of(os and os[i])]
-  z[#z + 1] = at
-  z[#z + 1] = id
+  local o = os and os[i]
+  local key = o and key_of(o)
+  if key then
+    kj[#kj + 1] = {id, key, level_of(o), now + delay}
+  else
+    local z = due[level_of(o)]
+    z[#z + 1] = at
+    z[#z + 1] = id
+  end
 end
 local prev = heads_ms(d)
 redis.call('HDEL', KEYS[3], unpack(moved))
 local n = redis.call('ZREM', KEYS[2], unpack(moved))
 zadd_levels(d, due)
-wake(ARGV[1], prev, now + delay)
+if #kj < #moved then wake(ARGV[1], prev, now + delay) end
+if #kj > 0 then
+  local ks = kset(7)
+  wake(ARGV[1], nil, kfree_of(ks, os, now))
+  wake(ARGV[1], nil, kput(ks, kj, now))
+end
 return n

@@ -3,6 +3,8 @@
 -- KEYS[1] due zset   KEYS[2] active zset   KEYS[3] dead zset
 -- KEYS[4] paused string (queue_set.lua)   KEYS[5] due:high zset   KEYS[6] due:low zset
 -- KEYS[7] completed zset (complete.lua)   KEYS[8] cancelled zset (cancel.lua)
+-- KEYS[9] (optional) the kids zset of job keys (keys.lua): its jobs count
+--   as ready or scheduled (not in ready_high or ready_low)
 -- ARGV: none
 -- returns: {ready, scheduled, active, dead, now_ms, paused, ready_high,
 --   ready_low, completed, cancelled}; ready = due now, scheduled = due later, of every
@@ -19,6 +21,10 @@ for i, k in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
   by[i] = redis.call('ZCOUNT', k, '-inf', now)
   ready = ready + by[i]
   due = due + redis.call('ZCARD', k)
+end
+if KEYS[9] then
+  ready = ready + redis.call('ZCOUNT', KEYS[9], '-inf', now)
+  due = due + redis.call('ZCARD', KEYS[9])
 end
 local active = redis.call('ZCOUNT', KEYS[2], '-inf', '(inf')
 return {ready, due - ready, active, redis.call('ZCARD', KEYS[3]), now, redis.call('EXISTS', KEYS[4]), by[2], by[3],

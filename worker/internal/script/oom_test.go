@@ -37,7 +37,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 	run := func(s *Script, keys []string, args ...string) rueidis.RedisResult {
 		return s.Exec(ctx, c, keys, args)
 	}
-	if err := run(Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
+	if err := run(Retry, k.withKeys(k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex), k.wake, "j4", tok, "dead", "0", "boom").Error(); err != nil {
 		t.Fatalf("retry to dead before: %v", err)
 	}
 	if err := run(LockAcquire, []string{leader}, "60000", "me:leader").Error(); !rueidis.IsRedisNil(err) {
@@ -82,12 +82,12 @@ func TestScriptsUnderOOM(t *testing.T) {
 		// A retained job's result is stored while Redis is full (see
 		// complete.lua's header).
 		{Complete, []string{k.jobs, k.active, k.claims, k.state, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex, k.completed, k.results}, []string{"1", "j5", tok, "1", `{"ok":true}`}, one},
-		{Retry, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
-		{Snooze, []string{k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts}, []string{k.wake, "0", "j3", tok}, one},
-		{Cancel, []string{k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed, k.cancelled}, []string{"j6", k.wake}, nil},
+		{Retry, k.withKeys(k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex), []string{k.wake, "j2", tok, "due", "1000", "failed"}, one},
+		{Snooze, k.withKeys(k.due, k.active, k.claims, k.dueHigh, k.dueLow, k.opts), []string{k.wake, "0", "j3", tok}, one},
+		{Cancel, k.withKeys(k.jobs, k.due, k.active, k.dead, k.state, k.claims, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.completed, k.cancelled), []string{"j6", k.wake}, nil},
 		{Claim, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, k.rate, k.paused, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{"10", "60000"}, nil},
-		{Requeue, []string{k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp}, []string{k.wake, "j4"}, nil},
-		{Recover, []string{k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex}, []string{k.wake, "100", "3", "me:leader"}, led},
+		{Requeue, k.withKeys(k.jobs, k.due, k.dead, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp), []string{k.wake, "j4"}, nil},
+		{Recover, k.withKeys(k.jobs, k.due, k.active, k.dead, k.claims, k.state, leader, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.history, k.historyIndex), []string{k.wake, "100", "3", "me:leader"}, led},
 		{Trim, []string{k.jobs, k.dead, leader, k.state, k.opts, k.results}, []string{"me:leader", "10", "1000", "100"}, led},
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
 		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},

@@ -12,8 +12,11 @@ import (
 
 // helperFiles are the files of helpers scripts share: the record codec
 // and the common helpers, those of priorities and unique jobs, those of
-// paging. Every other .lua file is a script.
-func helperFiles() []string { return []string{"record.lua", "options.lua", "paging.lua", "rate.lua"} }
+// paging, of rate limits and of job keys. Every other .lua file is a
+// script.
+func helperFiles() []string {
+	return []string{"record.lua", "options.lua", "paging.lua", "rate.lua", "keys.lua"}
+}
 
 // isHelperFile reports whether file (a name in package lua) holds helpers.
 func isHelperFile(file string) bool { return slices.Contains(helperFiles(), file) }

@@ -19,6 +19,7 @@ type queueKeys struct {
 	dueHigh, dueLow, opts, unique, uniqueExp, settings         string
 	history, historyIndex, completed, results                  string
 	cancelled                                                  string
+	keySet                                                     []string // lua/keys.lua's seven keys
 }
 
 func keysOf(prefix, queue string) queueKeys {
@@ -27,8 +28,12 @@ func keysOf(prefix, queue string) queueKeys {
 		k("jobs"), k("due"), k("active"), k("dead"), k("claims"), k("state"), k("rate"), k("paused"), k("wake"),
 		k("due:high"), k("due:low"), k("opts"), k("unique"), k("unique:exp"), k("settings"),
 		k("history"), k("history:minutes"), k("completed"), k("results"), k("cancelled"),
+		[]string{k("k:ids"), k("k:due"), k("k:ready"), k("k:wait"), k("k:state"), k("k:count"), k("k:conf")},
 	}
 }
+
+// withKeys returns keys followed by the seven keys of job keys.
+func (k queueKeys) withKeys(keys ...string) []string { return append(keys, k.keySet...) }
 
 // enqueueRaw enqueues jobs due now with the enqueue script.
 func enqueueRaw(t *testing.T, c Conn, k queueKeys, ids ...string) {

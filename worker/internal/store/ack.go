@@ -11,10 +11,11 @@ import (
 // Ack deletes finished jobs of queue and returns how many were deleted; jobs
 // not active under the given claim are skipped.
 func (s *Store) Ack(ctx context.Context, queue string, toks []Token) (int, error) {
-	keys := ackKeys(s.Keys(queue))
+	k := s.Keys(queue)
+	keys := append(ackKeys(k), k.keySet()...)
 	done := 0
 	for batch := range slices.Chunk(toks, MaxBatch) {
-		n, err := script.Ack.Exec(ctx, s.c, keys, tokenArgs(nil, batch)).AsInt64()
+		n, err := script.Ack.Exec(ctx, s.c, keys, tokenArgs([]string{k.Wake}, batch)).AsInt64()
 		if err != nil {
 			return done, fmt.Errorf("ack %s: %w", queue, err)
 		}

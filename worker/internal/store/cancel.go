@@ -36,6 +36,7 @@ const SetCancelled Set = "cancelled"
 func (s *Store) Cancel(ctx context.Context, queue, id string) (CancelResult, error) {
 	k := s.Keys(queue)
 	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.State, k.Claims, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Completed, k.Cancelled}
+	keys = append(keys, k.keySet()...)
 	n, err := script.Cancel.Exec(ctx, s.c, keys, []string{id, k.Wake}).AsInt64()
 	if err != nil {
 		return CancelNotFound, fmt.Errorf("cancel %s job %q: %w", queue, id, err)

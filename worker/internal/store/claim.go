@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
@@ -78,7 +79,14 @@ type ClaimOptions struct {
 	// Process is the claiming process's id, recorded with each job's claim
 	// (Record.Worker); "" records none. At most 256 bytes, without '@'.
 	Process string
+	// KeyCap is the default cap of a job key: at most this many jobs of
+	// one key run at once, across every process (lua/keys.lua); a key's
+	// own cap (SetKeyCap) replaces it. 0 = none. At most MaxKeyCap.
+	KeyCap int
 }
+
+// MaxKeyCap is the largest cap of a job key.
+const MaxKeyCap = 1_000_000
 
 // Weights are the shares of the high, normal and low priority levels, each
 // 0 to MaxWeight, not all 0; the zero Weights is strict priority.
@@ -102,8 +110,9 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	if limit != (Rate{}) {
 		rateN, rateMs = strconv.Itoa(limit.N), strconv.FormatInt(limit.Per.Milliseconds(), 10)
 	}
-	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Settings},
-		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process}).ToArray()
+	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Settings,
+		k.KeyIDs, k.KeyDue, k.KeyReady, k.KeyWait, k.KeyState, k.KeyCount, k.KeyConf},
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process, strconv.Itoa(o.KeyCap)}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
@@ -133,12 +142,14 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 		if runAtStr != "" && (runAtStr[0] == 'h' || runAtStr[0] == 'l') {
 			level, runAtStr = runAtStr[:1], runAtStr[1:]
 		}
+		runAtStr, key, _ := strings.Cut(runAtStr, " ") // a keyed job's key follows
 		runAt, _ := strconv.ParseInt(runAtStr, 10, 64)
 		claim, _ := vals[i+2].AsInt64()
 		raw, _ := vals[i+3].ToString()
 		st, _ := vals[i+4].ToString()
 		r, err := decodeJob(id, raw, st)
 		r.Claim, r.Attempt, r.RunAt, r.Priority, r.Worker = claim, r.Attempt+1, time.UnixMilli(runAt), priorityOf(level), o.Process
+		r.Key = key
 		if err != nil {
 			c.Bad = append(c.Bad, BadRecord{Token: Token{ID: id, Claim: r.Claim}, Err: err})
 			continue

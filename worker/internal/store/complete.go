@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/seed-53d105c9/courier/worker/internal/script"
@@ -35,12 +36,13 @@ const MaxCompleteBytes = 4 << 20
 // of results (completeBatches).
 func (s *Store) Complete(ctx context.Context, queue string, done []Completion) (int, error) {
 	k := s.Keys(queue)
-	keys := append(ackKeys(k), k.Completed, k.Results)
+	keys := append(append(ackKeys(k), k.Completed, k.Results), k.keySet()...)
 	moved := 0
 	for batch := range completeBatches(done) {
 		args := reportArgs(make([]string, 0, 1+2*len(batch)), batch, func(d Completion) Token { return d.Token }, func(d Completion) (string, bool) {
 			return string(d.Result), len(d.Result) > 0
 		})
+		args = slices.Insert(args, 1, k.Wake) // after m: the channel of keys' wake-ups
 		n, err := script.Complete.Exec(ctx, s.c, keys, args).AsInt64()
 		if err != nil {
 			return moved, fmt.Errorf("complete %s: %w", queue, err)

@@ -23,6 +23,11 @@ type NewJob struct {
 	Payload     []byte
 	Priority    Priority
 	Unique      Unique
+	// Key is the job's key (lua/keys.lua): the job waits among its key's
+	// jobs, and claims share slots among keys and keep each under its cap.
+	// "" for none. 1 to 256 bytes without NUL (the worker package holds
+	// it to the id rules).
+	Key string
 	// CallerID says the caller chose ID: it stays refused after the job
 	// finished for the queue's id retention (SetIDRetention).
 	CallerID bool
@@ -107,6 +112,9 @@ func (s *Store) enqueueCalls(to Target, jobs []NewJob) []script.Call {
 		keys := []string{k.Jobs, k.Due, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.Settings}
 		if IsPartition(to.Partition) {
 			keys = append(keys, k.Settings) // checked for retirement
+		}
+		if slices.ContainsFunc(batch, func(j NewJob) bool { return j.Key != "" }) {
+			keys = append(keys, k.keySet()...)
 		}
 		calls = append(calls, script.Call{Keys: keys, Args: args})
 	}

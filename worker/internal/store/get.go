@@ -37,7 +37,7 @@ var ErrNotFound = errors.New("job not found")
 // Get reads job id of queue. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, queue, id string) (Snapshot, error) {
 	k := s.Keys(queue)
-	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results, k.Cancelled}
+	keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.DueHigh, k.DueLow, k.Opts, k.Completed, k.Results, k.Cancelled, k.KeyIDs}
 	vals, err := script.Get.Exec(ctx, s.c, keys, []string{id}).ToArray()
 	if rueidis.IsRedisNil(err) {
 		return Snapshot{}, ErrNotFound

@@ -65,9 +65,23 @@ type Keys struct {
 	// options entry, its cancel time (ms, Redis clock) is its score, until
 	// the leader trims it or an operator requeues or purges it.
 	Cancelled string // zset: id → cancel time, ms
+	// Job keys (lua/keys.lua): a keyed job waits in KeyIDs (id → run-at,
+	// ms) and KeyDue (its key's range, by level and run-at) instead of a
+	// due zset; KeyReady holds the keys that may start a job (key → pass),
+	// KeyWait those that may later (key → ms), KeyState the slots each
+	// key holds and whether it is parked at its cap, KeyCount each key's
+	// waiting jobs, KeyConf the per-key overrides (cap, weight). All stay
+	// absent, and cost nothing, while the queue has no keyed job.
+	KeyIDs, KeyDue, KeyReady, KeyWait, KeyState, KeyCount, KeyConf string
 	// Wake is the pub/sub channel on which scripts announce a new earliest
 	// due job. It is not a key: it travels in ARGV.
 	Wake string
+}
+
+// keySet returns the seven keys of job keys, in the order lua/keys.lua's
+// kset reads them.
+func (k Keys) keySet() []string {
+	return []string{k.KeyIDs, k.KeyDue, k.KeyReady, k.KeyWait, k.KeyState, k.KeyCount, k.KeyConf}
 }
 
 // QueueKeys returns the keys of queue under prefix. The queue name must have
@@ -97,6 +111,13 @@ func QueueKeys(prefix, queue string) Keys {
 		Completed:    base + "completed",
 		Results:      base + "results",
 		Cancelled:    base + "cancelled",
+		KeyIDs:       base + "k:ids",
+		KeyDue:       base + "k:due",
+		KeyReady:     base + "k:ready",
+		KeyWait:      base + "k:wait",
+		KeyState:     base + "k:state",
+		KeyCount:     base + "k:count",
+		KeyConf:      base + "k:conf",
 		Wake:         base + "wake",
 	}
 }

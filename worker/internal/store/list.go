@@ -83,7 +83,7 @@ func (s *Store) List(ctx context.Context, queue string, q ListQuery) (ListPage, 
 		level, score = levelLetter(q.After.Level, q.What), msArg(q.After.Score)
 	}
 	args := []string{string(q.What), strconv.Itoa(q.Limit), level, score, q.After.ID, strconv.Itoa(cmp.Or(q.MaxBytes, DeadPageBytes))}
-	keys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts, k.Completed, k.Results}
+	keys := []string{k.Jobs, k.Due, k.DueHigh, k.DueLow, k.Active, k.State, k.Claims, k.Opts, k.Completed, k.Results, k.KeyIDs}
 	vals, err := script.List.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
 		return ListPage{}, fmt.Errorf("list %s jobs of %s: %w", q.What, queue, err)

@@ -16,6 +16,10 @@ const (
 	PriorityLow    Priority = -1
 	PriorityNormal Priority = 0
 	PriorityHigh   Priority = 1
+	// LevelKeyed is not a priority: it is where a ListReady cursor stands
+	// when it is among the keyed jobs, which list.lua reads after the low
+	// level (letter k).
+	LevelKeyed Priority = 2
 )
 
 // Letter is the level's letter in the scripts (and in the cursors of
@@ -26,6 +30,8 @@ func (p Priority) Letter() string {
 		return "h"
 	case PriorityLow:
 		return "l"
+	case LevelKeyed:
+		return "k"
 	}
 	return "n"
 }
@@ -39,6 +45,8 @@ func ParseLetter(letter string) (p Priority, ok bool) {
 		return PriorityNormal, true
 	case "l":
 		return PriorityLow, true
+	case "k":
+		return LevelKeyed, true
 	}
 	return PriorityNormal, false
 }
@@ -66,9 +74,10 @@ type Unique struct {
 const MaxUniqueFor = 365 * 24 * time.Hour
 
 // options is the options value enqueue.lua takes for a job: "" for a job
-// with none, else "<level>;<since>;<for_ms>;<caller>;<key>".
+// with none, else "<level>;<since>;<for_ms>;<caller>;<unique key>", or
+// for a keyed job "<level>;<since>;<for_ms>;<caller+2>;<keylen>;<key><unique key>".
 func (j *NewJob) options() string {
-	if j.Priority == PriorityNormal && j.Unique.Key == "" && !j.CallerID {
+	if j.Priority == PriorityNormal && j.Unique.Key == "" && !j.CallerID && j.Key == "" {
 		return ""
 	}
 	since := "-"
@@ -78,11 +87,16 @@ func (j *NewJob) options() string {
 			since = "f"
 		}
 	}
-	caller := "0"
+	caller := 0
 	if j.CallerID {
-		caller = "1"
+		caller = 1
 	}
-	return j.Priority.Letter() + ";" + since + ";" + strconv.FormatInt(j.Unique.For.Milliseconds(), 10) + ";" + caller + ";" + j.Unique.Key
+	key := ""
+	if j.Key != "" {
+		caller += 2
+		key = strconv.Itoa(len(j.Key)) + ";" + j.Key
+	}
+	return j.Priority.Letter() + ";" + since + ";" + strconv.FormatInt(j.Unique.For.Milliseconds(), 10) + ";" + strconv.Itoa(caller) + ";" + key + j.Unique.Key
 }
 
 // decodeOpts fills r's Priority and Unique from its options entry ("" when
@@ -99,8 +113,18 @@ func decodeOpts(r *Record, s string) error {
 	if err != nil {
 		return fmt.Errorf("job %q: options entry %q: %w", r.ID, s, ErrCorrupt)
 	}
+	unique := parts[4]
+	if lv := parts[0]; lv != strings.ToLower(lv) { // a keyed job's: "<keylen>;<key>" first
+		n, rest, ok := strings.Cut(unique, ";")
+		l, err := strconv.Atoi(n)
+		if !ok || err != nil || l < 1 || l > len(rest) {
+			return fmt.Errorf("job %q: options entry %q: %w", r.ID, s, ErrCorrupt)
+		}
+		r.Key, unique = rest[:l], rest[l:]
+		parts[0] = strings.ToLower(lv)
+	}
 	r.Priority = priorityOf(parts[0])
-	r.Unique = Unique{Key: parts[4]}
+	r.Unique = Unique{Key: unique}
 	if parts[1] != "-" {
 		r.Unique.For, r.Unique.AfterFinish = time.Duration(w)*time.Millisecond, parts[1] == "f"
 	}

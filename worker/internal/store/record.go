@@ -41,6 +41,9 @@ type Record struct {
 	// Priority, Get both.
 	Priority Priority
 	Unique   Unique
+	// Key is the job's key (NewJob.Key), "" for none: Claim, Get and List
+	// set it.
+	Key string
 
 	// Headers are the job's headers (nil when it has none), from a c4
 	// record.

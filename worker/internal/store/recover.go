@@ -27,7 +27,7 @@ type Recovered struct {
 // queue's leader lock; a caller that lost the lock gets ErrNotLeader.
 func (s *Store) Recover(ctx context.Context, queue, leader string, limit, defaultMax int) (Recovered, error) {
 	k := s.Keys(queue)
-	a, b, err := fencedPair(script.Recover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex},
+	a, b, err := fencedPair(script.Recover.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Leader, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.KeyIDs, k.KeyDue, k.KeyReady, k.KeyWait, k.KeyState, k.KeyCount, k.KeyConf},
 		[]string{k.Wake, strconv.Itoa(min(limit, MaxBatch)), strconv.Itoa(defaultMax), leader}))
 	if err != nil {
 		return Recovered{}, fmt.Errorf("recover %s: %w", queue, err)

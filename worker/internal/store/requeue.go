@@ -19,7 +19,7 @@ func (s *Store) Requeue(ctx context.Context, queue string, from Set, ids []strin
 	}
 	moved = make([]bool, 0, len(ids))
 	for batch := range slices.Chunk(ids, MaxBatch) {
-		flags, err := script.Requeue.Exec(ctx, s.c, []string{k.Jobs, k.Due, set, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}, append([]string{k.Wake}, batch...)).AsIntSlice()
+		flags, err := script.Requeue.Exec(ctx, s.c, append([]string{k.Jobs, k.Due, set, k.State, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp}, k.keySet()...), append([]string{k.Wake}, batch...)).AsIntSlice()
 		if err != nil {
 			return moved, fmt.Errorf("requeue %s: %w", queue, err)
 		}

@@ -17,7 +17,7 @@ func (s *Store) Snooze(ctx context.Context, queue string, toks []Token, delay ti
 	moved := 0
 	for batch := range slices.Chunk(toks, MaxBatch) {
 		args := tokenArgs([]string{k.Wake, strconv.FormatInt(delay.Milliseconds(), 10)}, batch)
-		n, err := script.Snooze.Exec(ctx, s.c, []string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}, args).AsInt64()
+		n, err := script.Snooze.Exec(ctx, s.c, append([]string{k.Due, k.Active, k.Claims, k.DueHigh, k.DueLow, k.Opts}, k.keySet()...), args).AsInt64()
 		if err != nil {
 			return moved, fmt.Errorf("snooze %s: %w", queue, err)
 		}

@@ -47,7 +47,7 @@ func (s *Store) StatsOf(ctx context.Context, queues []string) ([]Stats, error) {
 }
 
 func statsKeys(k Keys) []string {
-	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed, k.Cancelled}
+	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed, k.Cancelled, k.KeyIDs}
 }
 
 // decodeStats reads the reply of stats.lua for queue.

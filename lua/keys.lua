@@ -1,0 +1,313 @@
+-- keys.lua: the helpers of job keys (per-key caps and fair share), which
+-- scripts share as they share record.lua's. Not a script of its own: the
+-- script layer ships each script with the definitions it names (see doc.go).
+--
+-- A job may belong to a key (a tenant, a customer, a resource: JobSpec.Key).
+-- A keyed job waits in the partition its key routes to, never in the due
+-- zsets: claims take jobs key by key, in proportion to the keys' weights, and
+-- never run more jobs of a key at once than its cap. A queue without keyed
+-- jobs has none of the keys below, and the scripts pay one EXISTS for them
+-- at most. The seven keys of a partition, passed together in KEYS in this
+-- order (kset):
+--   kids       zset: id → run-at (ms) of every keyed job that waits, due or
+--              not: what "due" is for an unkeyed job, so get, list, stats,
+--              cancel and purge find keyed jobs there.
+--   kdue       zset, every score 0: one member per waiting keyed job,
+--              "<key>\0<level><run-at>\0<id>" (kmember): level 'a' (high),
+--              'b' (normal), 'c' (low), run-at in ms, 13 digits. A key's
+--              waiting jobs are one range of it, by level, then run-at:
+--              a claim reads a key's due jobs with one ZRANGEBYLEX per level.
+--   kready     zset: key → pass. The keys whose next job is due and which
+--              may start one (below their cap, not limited): claims take the
+--              key of the lowest pass first, and move it on by 1000 / its
+--              weight per job started (stride scheduling), so keys share
+--              the starts in proportion to their weights.
+--   kwait      zset: key → ms. Keys whose next job is due later, or which
+--              are limited until then (back-pressure, a rate limit): claims
+--              move those that are due to kready, at most KPROMOTE per call.
+--   kstate     hash: "r:"..key → jobs of the key running (slots held);
+--              "p:"..key → '1' while the key is parked: it has waiting jobs
+--              but runs at its cap, so it is in neither kready nor kwait,
+--              and the release of a slot (kfree) places it again;
+--              "u:"..key → ms until which the key is limited; "vt" → the
+--              pass of the key last served (a key that becomes ready starts
+--              there); "lv" → '1' once a keyed job of a level other than
+--              normal was enqueued (claims then read three levels).
+--   kcount     zset: key → its waiting jobs (due or not): the keys with the
+--              most backlog, and every key that has waiting jobs.
+--   kconf      hash: per-key overrides, "c:"..key → cap (0 = none),
+--              "w:"..key → weight (1 to 1000; default 1).
+-- Invariants: a waiting keyed job is in kids and kdue, and its key has an
+-- entry in kcount; a key with waiting jobs is in kready, in kwait or parked
+-- (a key may also sit in kready or kwait with none left: the next claim
+-- that meets it drops it); "r:"..key counts the key's jobs in active, so a
+-- slot is held exactly as long as its job's lease: every script that takes
+-- a keyed job out of active calls kfree.
+
+-- KLEVEL maps a priority level to its letter in a kdue member.
+KLEVEL = {h = 'a', n = 'b', l = 'c'}
+
+-- KPROMOTE bounds the keys a claim moves from kwait to kready.
+KPROMOTE = 100
+
+-- KSTRIDE is a key's pass step per job started, at weight 1.
+KSTRIDE = 1000
+
+-- kset returns the seven key names of job keys from KEYS[i] on (see the
+-- header).
+function kset(i)
+  return {ids = KEYS[i], due = KEYS[i + 1], ready = KEYS[i + 2], wait = KEYS[i + 3],
+    state = KEYS[i + 4], count = KEYS[i + 5], conf = KEYS[i + 6]}
+end
+
+-- kmember returns the kdue member of job id of key, level lv ('h', 'n' or
+-- 'l') and run-at at (ms, a number).
+function kmember(key, lv, at, id)
+  return key .. '\0' .. KLEVEL[lv] .. string.format('%013d', at) .. '\0' .. id
+end
+
+-- kpad formats ms as kmember does.
+function kpad(ms)
+  return string.format('%013d', ms)
+end
+
+-- khead returns the earliest run-at (ms) of key's waiting jobs, or nil when
+-- it has none; with levels (kstate's "lv"), the earliest of the three.
+function khead(ks, key, levels)
+  local best = nil
+  local lvs = {'b'}
+  if levels then lvs = {'a', 'b', 'c'} end
+  for _, l in ipairs(lvs) do
+    local m = redis.call('ZRANGEBYLEX', ks.due, '[' .. key .. '\0' .. l, '(' .. key .. '\0' .. l .. '~', 'LIMIT', 0, 1)[1]
+    if m then
+      local at = tonumber(string.sub(m, #key + 3, #key + 15))
+      if not best or at < best then best = at end
+    end
+  end
+  return best
+end
+
+-- kvt returns the pass a key that becomes ready starts at.
+function kvt(ks)
+  return redis.call('HGET', ks.state, 'vt') or '0'
+end
+
+-- kplace puts key, whose earliest waiting job runs at at (ms), where a
+-- claim finds it: nothing when it is parked (kfree places it) or already
+-- ready; kready when at and its limit (if any) have passed, else kwait at
+-- the later of the two (or earlier than it was). It returns the time (ms)
+-- from which the key may start a job, or nil when it was left as it was.
+function kplace(ks, key, at, now)
+  local st = redis.call('HMGET', ks.state, 'p:' .. key, 'u:' .. key)
+  if st[1] then return nil end
+  if redis.call('ZSCORE', ks.ready, key) then return nil end
+  local u = tonumber(st[2] or '')
+  if u and u > at then at = u end
+  if at <= now then
+    redis.call('ZREM', ks.wait, key)
+    redis.call('ZADD', ks.ready, kvt(ks), key)
+    return now
+  end
+  local was = tonumber(redis.call('ZSCORE', ks.wait, key) or '')
+  if was and was <= at then return nil end
+  redis.call('ZADD', ks.wait, ms_str(at), key)
+  return at
+end
+
+-- kput adds the keyed jobs js (a list of {id, key, level, run-at ms}) to
+-- the waiting ones and places their keys (kplace). It returns the earliest
+-- time (ms) from which a key it placed may start a job, or nil.
+function kput(ks, js, now)
+  if #js == 0 then return nil end
+  local ids, due, per, earliest, lv = {}, {}, {}, {}, false
+  for i, j in ipairs(js) do
+    local id, key, l, at = j[1], j[2], j[3], j[4]
+    ids[2 * i - 1] = ms_str(at)
+    ids[2 * i] = id
+    due[2 * i - 1] = '0'
+    due[2 * i] = kmember(key, l, at, id)
+    per[key] = (per[key] or 0) + 1
+    if not earliest[key] or at < earliest[key] then earliest[key] = at end
+    if l ~= 'n' then lv = true end
+  end
+  redis.call('ZADD', ks.ids, unpack(ids))
+  redis.call('ZADD', ks.due, unpack(due))
+  if lv then redis.call('HSET', ks.state, 'lv', '1') end
+  local first = nil
+  for key, k in pairs(per) do
+    redis.call('ZINCRBY', ks.count, k, key)
+    local t = kplace(ks, key, earliest[key], now)
+    if t and (not first or t < first) then first = t end
+  end
+  return first
+end
+
+-- kdrop removes waiting keyed jobs from kids, kdue and kcount: js is a list
+-- of {id, key, level}; each job's run-at is read from kids. It returns the
+-- number removed (a job no longer waiting is skipped).
+function kdrop(ks, js)
+  if #js == 0 then return 0 end
+  local ids = {}
+  for i, j in ipairs(js) do ids[i] = j[1] end
+  local ats = redis.call('ZMSCORE', ks.ids, unpack(ids))
+  local gone, members, per = {}, {}, {}
+  for i, j in ipairs(js) do
+    if ats[i] then
+      gone[#gone + 1] = j[1]
+      members[#members + 1] = kmember(j[2], j[3], tonumber(ats[i]), j[1])
+      per[j[2]] = (per[j[2]] or 0) + 1
+    end
+  end
+  if #gone == 0 then return 0 end
+  redis.call('ZREM', ks.ids, unpack(gone))
+  redis.call('ZREM', ks.due, unpack(members))
+  for key, k in pairs(per) do kcount_add(ks, key, -k) end
+  return #gone
+end
+
+-- kcount_add adds k (maybe negative) to key's waiting jobs in kcount, and
+-- drops the entry at 0.
+function kcount_add(ks, key, k)
+  if tonumber(redis.call('ZINCRBY', ks.count, k, key)) <= 0 then redis.call('ZREM', ks.count, key) end
+end
+
+-- kfree releases the slots of keyed jobs that left active: per maps a key
+-- to its number of such jobs. A parked key is placed again (kplace). It
+-- returns the earliest time (ms) from which a key it placed may start a
+-- job, or nil.
+function kfree(ks, per, now)
+  local first, levels = nil, nil
+  for key, k in pairs(per) do
+    if redis.call('HINCRBY', ks.state, 'r:' .. key, -k) <= 0 then redis.call('HDEL', ks.state, 'r:' .. key) end
+    if redis.call('HDEL', ks.state, 'p:' .. key) == 1 then
+      if levels == nil then levels = redis.call('HGET', ks.state, 'lv') == '1' end
+      local at = khead(ks, key, levels)
+      if at then
+        local t = kplace(ks, key, at, now)
+        if t and (not first or t < first) then first = t end
+      end
+    end
+  end
+  return first
+end
+
+-- kfree_of releases the slots of the jobs whose options entries are os
+-- (opts_of; nil or false entries: no key), which just left active (kfree).
+function kfree_of(ks, os, now)
+  if not os then return nil end
+  local per, any = {}, false
+  for _, o in pairs(os) do
+    local key = o and key_of(o)
+    if key then
+      per[key] = (per[key] or 0) + 1
+      any = true
+    end
+  end
+  if not any then return nil end
+  return kfree(ks, per, now)
+end
+
+-- kclaim takes up to n due keyed jobs at now, key by key from kready's
+-- lowest pass, each key at most up to its cap (the default cap, 0 = none,
+-- or its kconf override) and at most quantum jobs per visit. It moves the
+-- due keys of kwait to kready first (at most KPROMOTE), and visits at most
+-- n + 8 keys. It returns the jobs as ZRANGEBYSCORE WITHSCORES does (id,
+-- run-at as a string), their levels ('h', 'n' or 'l') and their keys, with
+-- their slots taken and their keys placed again; and whether a key is
+-- still ready.
+-- O(KPROMOTE log K + (n + 8) log N) for K keys and N waiting jobs.
+function kclaim(ks, n, now, cap_default)
+  local due, levels, kof = {}, {}, {}
+  local w = redis.call('ZRANGEBYSCORE', ks.wait, '-inf', now, 'LIMIT', 0, KPROMOTE)
+  local st = redis.call('HMGET', ks.state, 'vt', 'lv')
+  local vt, lv = st[1] or '0', st[2] == '1'
+  if #w > 0 then
+    redis.call('ZREM', ks.wait, unpack(w))
+    local z = {}
+    for i, key in ipairs(w) do
+      z[2 * i - 1] = vt
+      z[2 * i] = key
+    end
+    redis.call('ZADD', ks.ready, 'NX', unpack(z))
+  end
+  local nready = redis.call('ZCARD', ks.ready)
+  if nready == 0 then return due, levels, kof, false end
+  local quantum = math.max(1, math.floor(n / nready))
+  local conf = redis.call('EXISTS', ks.conf) == 1
+  local lvs = {'b'}
+  if lv then lvs = {'a', 'b', 'c'} end
+  local letter = {a = 'h', b = 'n', c = 'l'}
+  local got, visits, last = 0, 0, nil
+  local pad_now = kpad(now + 1)
+  local ids = {}
+  while got < n and visits < n + 8 do
+    local top = redis.call('ZPOPMIN', ks.ready)
+    if not top[1] then break end
+    visits = visits + 1
+    local key, pass = top[1], tonumber(top[2])
+    last = pass
+    local s = redis.call('HMGET', ks.state, 'r:' .. key, 'u:' .. key)
+    local run, u = tonumber(s[1] or '0'), tonumber(s[2] or '')
+    local cap, weight = cap_default, 1
+    if conf then
+      local c = redis.call('HMGET', ks.conf, 'c:' .. key, 'w:' .. key)
+      cap = tonumber(c[1] or '') or cap
+      weight = tonumber(c[2] or '') or 1
+    end
+    if u and u > now then
+      redis.call('ZADD', ks.wait, ms_str(u), key)
+    elseif cap > 0 and run >= cap then
+      redis.call('HSET', ks.state, 'p:' .. key, '1')
+    else
+      local q = math.min(n - got, quantum)
+      if cap > 0 then q = math.min(q, cap - run) end
+      local took, mine = 0, {}
+      for _, l in ipairs(lvs) do
+        if took >= q then break end
+        local ms = redis.call('ZRANGEBYLEX', ks.due, '[' .. key .. '\0' .. l, '(' .. key .. '\0' .. l .. pad_now, 'LIMIT', 0, q - took)
+        for _, m in ipairs(ms) do
+          local at = string.sub(m, #key + 3, #key + 15)
+          local id = string.sub(m, #key + 17)
+          mine[#mine + 1] = m
+          ids[#ids + 1] = id
+          due[#due + 1] = id
+          due[#due + 1] = string.format('%d', tonumber(at))
+          levels[#due / 2] = letter[l]
+          kof[#due / 2] = key
+        end
+        took = took + #ms
+      end
+      if took > 0 then
+        -- out of kdue before the key's next visit reads it again
+        redis.call('ZREM', ks.due, unpack(mine))
+        got = got + took
+        run = run + took
+        redis.call('HINCRBY', ks.state, 'r:' .. key, took)
+        kcount_add(ks, key, -took)
+        pass = pass + took * KSTRIDE / math.max(weight, 1)
+      end
+      if cap > 0 and run >= cap then
+        if redis.call('ZSCORE', ks.count, key) then redis.call('HSET', ks.state, 'p:' .. key, '1') end
+      else
+        local at = khead(ks, key, lv)
+        if at then
+          if at <= now then
+            redis.call('ZADD', ks.ready, string.format('%.17g', pass), key)
+          else
+            redis.call('ZADD', ks.wait, ms_str(at), key)
+          end
+        end
+      end
+    end
+  end
+  if #ids > 0 then redis.call('ZREM', ks.ids, unpack(ids)) end
+  if last then redis.call('HSET', ks.state, 'vt', string.format('%.17g', last)) end
+  return due, levels, kof, redis.call('ZCARD', ks.ready) > 0
+end
+
+-- knext returns the earliest time (ms) at which a keyed job may be claimed
+-- after a claim at now that left ready keys (more) or not, or nil.
+function knext(ks, more, now)
+  if more then return now end
+  return head_ms(ks.wait)
+end
