@@ -17,6 +17,9 @@
 -- KEYS[20] completed zset   KEYS[21] results hash   KEYS[22] cancelled zset
 --   (cancelled jobs keep the queue in use, as dead ones do: an operator
 --   may requeue them)
+-- KEYS[23..29] (optional) the seven keys of job keys (keys.lua's kset):
+--   a keyed job that waits keeps the queue in use (its record does); what
+--   keys leave behind (a key's pass, its own cap and weight) is deleted
 -- ARGV: none
 -- returns: 1 = the queue was unused and its leftovers are gone (or there were
 --   none), 0 = it is in use (nothing changed)
@@ -32,4 +35,5 @@ if redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[8], KEYS[9], KEYS[10], KEYS[11], 
 if redis.call('ZCOUNT', KEYS[3], '-inf', '(inf') > 0 then return 0 end
 if redis.call('HLEN', KEYS[1]) > redis.call('ZCARD', KEYS[20]) then return 0 end
 redis.call('UNLINK', KEYS[1], KEYS[3], KEYS[5], KEYS[6], KEYS[7], KEYS[14], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21])
+if KEYS[29] then redis.call('UNLINK', KEYS[23], KEYS[24], KEYS[25], KEYS[26], KEYS[27], KEYS[28], KEYS[29]) end
 return 1

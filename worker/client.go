@@ -43,6 +43,15 @@ type JobSpec struct {
 	// Priority orders the queue's due jobs: higher first (see Priority).
 	// The zero value is PriorityNormal.
 	Priority Priority
+	// Key is the tenant, customer, user or resource the job belongs to
+	// (any string within the id rules; empty: none). The queue's
+	// QueueOptions.KeyConcurrency caps how many jobs of one key run at
+	// once, across every process, and claims share the free slots among
+	// the keys that have work due, so one key's backlog never delays
+	// another key's job (docs/keys.md). On a partitioned queue a keyed job
+	// lives in its key's partition, and so does its UniqueKey: a unique
+	// key is enforced among the jobs of one key there.
+	Key string
 	// UniqueKey makes the job unique in its queue (any string within the
 	// id rules; empty: none): until this job has finished (acked, dead or
 	// cancelled), an enqueue with the same key is refused with

@@ -127,6 +127,7 @@ func (d *Daemon) run(ctx context.Context, hurry <-chan struct{}, up func()) erro
 				MaxAttempts: reg.opts.MaxAttempts,
 				RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per}, // each partition claims its share (queue.Layer)
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
+				KeyCap:      reg.opts.KeyConcurrency,
 				Exec:        exec,
 				Abort:       abort,
 				Retain:      share > 0,

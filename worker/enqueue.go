@@ -170,7 +170,7 @@ func (c *Client) groups(queue string, l store.Layout, fallback bool, specs []Job
 		if !fallback {
 			c.placeID(&specs[i], &jobs[i], l, now)
 			results[i].ID = jobs[i].ID
-			to = store.Target{Partition: l.Home(queue, cmp.Or(jobs[i].Unique.Key, jobs[i].ID)), Version: l.Version}
+			to = store.Target{Partition: l.Home(queue, homeKey(&jobs[i])), Version: l.Version}
 		}
 		dur := c.durabilityOf(&specs[i])
 		var g *enqueueGroup
@@ -193,14 +193,14 @@ func (c *Client) groups(queue string, l store.Layout, fallback bool, specs []Job
 	return groups
 }
 
-// placeID gives a job with a unique key and a generated id, on a queue of
-// several partitions, an id of the same partition as its key, so that Get
-// and Cancel find it in one call.
+// placeID gives a job with a key or a unique key and a generated id, on a
+// queue of several partitions, an id of the same partition as that key
+// (homeKey), so that Get and Cancel find it in one call.
 func (c *Client) placeID(spec *JobSpec, job *store.NewJob, l store.Layout, now time.Time) {
-	if l.Partitions <= 1 || spec.ID != "" || job.Unique.Key == "" {
+	if l.Partitions <= 1 || spec.ID != "" || homeKey(job) == job.ID {
 		return
 	}
-	want := store.PartitionOf(job.Unique.Key, l.Partitions)
+	want := store.PartitionOf(homeKey(job), l.Partitions)
 	for store.PartitionOf(job.ID, l.Partitions) != want {
 		job.ID = c.ids.next(now)
 	}
@@ -283,6 +283,7 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 		Payload:     spec.Payload,
 		Priority:    store.Priority(spec.Priority),
 		Unique:      store.Unique{Key: spec.UniqueKey, For: spec.UniqueFor.Truncate(time.Millisecond), AfterFinish: spec.UniqueAfterFinish},
+		Key:         spec.Key,
 		CallerID:    spec.ID != "",
 		Headers:     core.WithKind(spec.Headers, spec.Kind),
 	}, nil
@@ -293,3 +294,8 @@ func (c *Client) newJob(spec *JobSpec, now time.Time) (store.NewJob, error) {
 func (c *Client) Validate(spec JobSpec) error {
 	return validateSpec(&spec, c.cfg.MaxPayloadBytes, c.cfg.MaxScheduleAhead, time.Now())
 }
+
+// homeKey is what places a job among a queue's partitions: its key (all of
+// a key's jobs share a partition, where its cap and share are kept), else
+// its unique key, else its id.
+func homeKey(j *store.NewJob) string { return cmp.Or(j.Key, j.Unique.Key, j.ID) }

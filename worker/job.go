@@ -66,6 +66,8 @@ type Job struct {
 	LastError string
 	// Priority is the job's priority level.
 	Priority Priority
+	// Key is the job's key (JobSpec.Key), "" for none.
+	Key string
 	// UniqueKey, UniqueFor and UniqueAfterFinish are the job's unique key
 	// and window as enqueued (read; a handler's Job leaves them empty: the
 	// claim does not read them, to stay fast).
@@ -108,6 +110,7 @@ func jobFromRecord(queue string, r *store.Record) *Job {
 		RunAt:             r.RunAt,
 		LastError:         r.LastError,
 		Priority:          Priority(r.Priority),
+		Key:               r.Key,
 		UniqueKey:         r.Unique.Key,
 		UniqueFor:         r.Unique.For,
 		UniqueAfterFinish: r.Unique.AfterFinish,

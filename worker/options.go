@@ -57,7 +57,16 @@ type QueueOptions struct {
 	// beyond its bounds. A retained job's id stays taken until then.
 	// Default: off, finished jobs are deleted at once.
 	RetainCompleted Retention
+	// KeyConcurrency caps how many jobs of one key (JobSpec.Key) run at
+	// once, across every process and partition serving the queue; a
+	// key's own cap, set at run time (admin.Client.SetKeyLimits), replaces
+	// it. Jobs without a key are not capped. Like Partitions, give every
+	// process the same. 0 to MaxKeyConcurrency; default 0, no cap.
+	KeyConcurrency int
 }
+
+// MaxKeyConcurrency bounds QueueOptions.KeyConcurrency and a key's own cap.
+const MaxKeyConcurrency = store.MaxKeyCap
 
 // Retention bounds the completed jobs a queue keeps
 // (QueueOptions.RetainCompleted).
@@ -132,6 +141,9 @@ func (o QueueOptions) validate() error {
 	}
 	if err := o.PriorityWeights.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.KeyConcurrency < 0 || o.KeyConcurrency > MaxKeyConcurrency {
+		errs = append(errs, invalid("KeyConcurrency", "must be 0 to %d (got %d)", MaxKeyConcurrency, o.KeyConcurrency))
 	}
 	switch {
 	case o.IDRetention < 0:

@@ -84,6 +84,15 @@ const MaxUniqueFor = store.MaxUniqueFor
 
 // validateUnique checks the unique fields of spec.
 func validateUnique(spec *JobSpec) error {
+	if spec.Key != "" {
+		if err := ValidateID(spec.Key); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				return invalid("Key", "%s", ve.Reason)
+			}
+			return err
+		}
+	}
 	if spec.UniqueKey != "" {
 		if err := ValidateID(spec.UniqueKey); err != nil {
 			var ve *ValidationError

@@ -85,6 +85,8 @@ func (c *Client) Import(ctx context.Context, system string, jobs []ImportJob) ([
 			err = errors.New("invalid ID: an imported job needs its id")
 		case j.Spec.Delay != 0:
 			err = errors.New("invalid Delay: an imported job is due at its RunAt")
+		case j.Spec.Key != "":
+			err = errors.New("invalid Key: an imported job has no key (asynq has none); enqueue keyed jobs with worker.Client")
 		case j.Source == "":
 			err = errors.New("invalid Source: is empty")
 		case j.Attempts < 0:

@@ -22,6 +22,7 @@ func jobOf(queue string, r *store.Record) *worker.Job {
 		RunAt:             r.RunAt,
 		LastError:         r.LastError,
 		Priority:          worker.Priority(r.Priority),
+		Key:               r.Key,
 		UniqueKey:         r.Unique.Key,
 		UniqueFor:         r.Unique.For,
 		UniqueAfterFinish: r.Unique.AfterFinish,

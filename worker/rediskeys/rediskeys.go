@@ -37,6 +37,13 @@ type Queue struct {
 	// Cancelled holds the cancelled jobs (admin.Client.Cancel): id → cancel
 	// time, ms. Their records stay in Jobs until trimmed, requeued or purged.
 	Cancelled string
+	// Job keys (worker.JobSpec.Key, lua/keys.lua): KeyIDs holds the keyed
+	// jobs that wait (id → run-at, ms), KeyDue the same by key, level and
+	// run-at, KeyReady the keys that may start a job, KeyWait those that
+	// may later, KeyState the slots each key holds ("r:<key>" → running
+	// jobs) and whether it is parked at its cap, KeyCount each key's
+	// waiting jobs, KeyConf the keys' own caps and weights.
+	KeyIDs, KeyDue, KeyReady, KeyWait, KeyState, KeyCount, KeyConf string
 }
 
 // All returns q's keys in the order of Queue's fields, for a tool that
@@ -44,7 +51,8 @@ type Queue struct {
 func (q Queue) All() []string {
 	return []string{q.Jobs, q.Due, q.Active, q.Dead, q.Claims, q.State, q.Rate, q.Paused,
 		q.DueHigh, q.DueLow, q.Opts, q.Unique, q.UniqueExp, q.Settings, q.History, q.HistoryIndex,
-		q.Completed, q.Results, q.Cancelled}
+		q.Completed, q.Results, q.Cancelled,
+		q.KeyIDs, q.KeyDue, q.KeyReady, q.KeyWait, q.KeyState, q.KeyCount, q.KeyConf}
 }
 
 // QueueKeys returns the keys of queue under prefix: those of its partition
@@ -57,6 +65,8 @@ func QueueKeys(prefix, queue string) Queue {
 		Unique: k.Unique, UniqueExp: k.UniqueExp, Settings: k.Settings, History: k.History,
 		HistoryIndex: k.HistoryIndex, Completed: k.Completed, Results: k.Results,
 		Cancelled: k.Cancelled,
+		KeyIDs:    k.KeyIDs, KeyDue: k.KeyDue, KeyReady: k.KeyReady, KeyWait: k.KeyWait,
+		KeyState: k.KeyState, KeyCount: k.KeyCount, KeyConf: k.KeyConf,
 	}
 }
 
@@ -75,7 +85,8 @@ func PartitionKeys(prefix, queue string, partitions, i int) Queue {
 }
 
 // PartitionOf returns the partition, of partitions, that holds a job whose
-// partition key is key: its unique key when it has one, else its id. It is
+// partition key is key: its job key when it has one, else its unique key,
+// else its id. It is
 // FNV-1a (64 bits) of key modulo partitions, so every producer and tool
 // agrees on it.
 func PartitionOf(key string, partitions int) int { return store.PartitionOf(key, partitions) }

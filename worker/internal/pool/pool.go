@@ -83,7 +83,10 @@ type Queue struct {
 	RateLimit store.Rate
 	// Weights share each claim among the priority levels; zero = strict.
 	Weights store.Weights
-	Exec    Exec
+	// KeyCap caps the running jobs of one job key, across every process
+	// (store.ClaimOptions.KeyCap); 0 = none.
+	KeyCap int
+	Exec   Exec
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.
 	Abort Abort

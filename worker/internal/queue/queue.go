@@ -157,6 +157,11 @@ func (y *Layer) Serve(ctx context.Context, queue string, n int) ([]string, error
 				return nil, err
 			}
 		}
+		// Keys' own caps and weights, which every partition holds, go to
+		// the added ones before any producer routes a key there.
+		if err := y.st.CopyKeyLimits(ctx, queue, added); err != nil {
+			return nil, err
+		}
 		pub, ok, err := y.st.PublishLayout(ctx, queue, rec.Rev, want, want.ShareOf(queue, queue))
 		if err != nil {
 			return nil, err

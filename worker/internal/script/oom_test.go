@@ -92,6 +92,8 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{UniqExpire, []string{k.unique, k.uniqueExp, k.jobs, leader}, []string{"me:leader", "100"}, led},
 		{HistoryTrim, []string{k.history, k.historyIndex, leader}, []string{"me:leader", "60"}, one},
 		{Purge, []string{k.jobs, k.dead, k.state, k.opts}, []string{"", "j4"}, nil},
+		// A key's cap can be lowered (or raised) while Redis is full.
+		{KeyConf, k.keySet, []string{k.wake, "acme", "2", "3"}, one},
 		{Enqueue, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings}, []string{k.wake, "1", "0", "", "new", "-1", "0", "0", "0", "payload"}, nil},
 		{Import, []string{k.jobs, k.due, k.state, k.dueHigh, k.dueLow, k.opts, k.unique, k.uniqueExp, k.settings, k.dead, prefix + ":{q}:imported:asynq"},
 			[]string{k.wake, "1", "", "src", "imported", "0", "1", "0", "0", "", "-1", "", "", "payload"}, nil},

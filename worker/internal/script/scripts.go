@@ -73,6 +73,11 @@ var (
 	// QueueCopy gives a partition the queue's record unless it holds that
 	// revision or a newer one: a second run finds it and writes nothing.
 	QueueCopy = declare("queue_copy", Resend, AllowOOM)
+	// KeyConf sets a job key's own cap and weight in one partition: tiny
+	// writes an operator must be able to make when Redis is full (lowering
+	// a tenant's cap is how one stops it from flooding a downstream); a
+	// second run sets the same values again.
+	KeyConf = declare("key_conf", Resend, AllowOOM)
 	// Stats counts a queue's jobs by state and reads its pause flag (read
 	// only).
 	Stats = declare("stats", Resend, DenyOOM)
@@ -96,7 +101,7 @@ var (
 func All() []*Script {
 	return []*Script{
 		Enqueue, Claim, Ack, Complete, Retry, Snooze, Extend, Cancel, Requeue,
-		Recover, Trim, UniqExpire, HistoryTrim, Fire, Import, Purge, Forget, QueueSet, QueueCopy, Get, Stats, DeadList, List,
+		Recover, Trim, UniqExpire, HistoryTrim, Fire, Import, Purge, Forget, QueueSet, QueueCopy, KeyConf, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
 	}
 }

@@ -1,0 +1,168 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
+)
+
+// KeyLimits are a job key's own limits (worker.JobSpec.Key), set at run
+// time with SetKeyLimits; they replace the queue's for that key.
+type KeyLimits struct {
+	// Concurrency is how many of the key's jobs run at once, across every
+	// process and partition: -1 = the queue's QueueOptions.KeyConcurrency,
+	// 0 = no cap, else 1 to worker.MaxKeyConcurrency.
+	Concurrency int
+	// Weight is the key's share of the starts among the keys with work due,
+	// against the others' (default 1): a key of weight 3 starts three jobs
+	// for every one of a key of weight 1 while both have work. 0 = the
+	// default; else 1 to MaxKeyWeight.
+	Weight int
+}
+
+// MaxKeyWeight is the largest KeyLimits.Weight.
+const MaxKeyWeight = store.MaxKeyWeight
+
+// DefaultKeyLimits are the limits of a key that has none of its own.
+var DefaultKeyLimits = KeyLimits{Concurrency: -1}
+
+// KeyStats is what a queue holds of one job key.
+type KeyStats struct {
+	Key string
+	// Waiting counts the key's jobs that wait, due now or later; Running
+	// those that run (the slots the key holds).
+	Waiting, Running int64
+	// Limits are the key's own limits (DefaultKeyLimits when it has none).
+	Limits KeyLimits
+	// AtCap reports the key runs at its cap with jobs waiting: none of its
+	// jobs starts until one of those running ends.
+	AtCap bool
+}
+
+// KeyList is one queue's keys with the most waiting jobs.
+type KeyList struct {
+	Keys []KeyStats // most waiting first
+	// Total counts the keys that have waiting jobs.
+	Total int64
+}
+
+// SetKeyLimits sets key's own limits in queue, in every partition, at
+// once: the next claim applies them, and a key held at its old cap starts
+// jobs at once when the new one is higher. DefaultKeyLimits removes them.
+// The limits stay until changed, across restarts.
+func (c *Client) SetKeyLimits(ctx context.Context, queue, key string, l KeyLimits) error {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return err
+	}
+	if err := validateKey(key); err != nil {
+		return err
+	}
+	switch {
+	case l.Concurrency < -1 || l.Concurrency > worker.MaxKeyConcurrency:
+		return &worker.ValidationError{Field: "Concurrency", Reason: fmt.Sprintf("must be -1 (the queue's), 0 (none) or 1 to %d (got %d)", worker.MaxKeyConcurrency, l.Concurrency)}
+	case l.Weight < 0 || l.Weight > MaxKeyWeight:
+		return &worker.ValidationError{Field: "Weight", Reason: fmt.Sprintf("must be 0 (the default, 1) or 1 to %d (got %d)", MaxKeyWeight, l.Weight)}
+	}
+	parts, err := c.core.Layer.Partitions(ctx, queue)
+	if err != nil {
+		return err
+	}
+	return c.core.St.SetKeyLimits(ctx, parts, key, store.KeyLimits{Cap: l.Concurrency, Weight: l.Weight})
+}
+
+// Keys returns up to n (1 to 1,000) of queue's keys with the most waiting
+// jobs, across its partitions, with their running jobs and limits.
+func (c *Client) Keys(ctx context.Context, queue string, n int) (KeyList, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return KeyList{}, err
+	}
+	if n < 1 || n > 1000 {
+		return KeyList{}, &worker.ValidationError{Field: "n", Reason: fmt.Sprintf("must be 1 to 1000 (got %d)", n)}
+	}
+	parts, err := c.core.Layer.Partitions(ctx, queue)
+	if err != nil {
+		return KeyList{}, err
+	}
+	var out KeyList
+	for _, p := range parts {
+		top, total, err := c.core.St.TopKeys(ctx, p, n)
+		if err != nil {
+			return KeyList{}, err
+		}
+		out.Total += total
+		for _, k := range top {
+			out.Keys = append(out.Keys, keyStats(k))
+		}
+	}
+	// A key lives in one partition (but while a layout change drains): merge.
+	out.Keys = mergeKeys(out.Keys)
+	slices.SortFunc(out.Keys, func(a, b KeyStats) int { return cmp.Or(cmp.Compare(b.Waiting, a.Waiting), cmp.Compare(a.Key, b.Key)) })
+	if len(out.Keys) > n {
+		out.Keys = out.Keys[:n]
+	}
+	return out, nil
+}
+
+// Key returns what queue holds of key, across its partitions: zero counts
+// for a key with no job.
+func (c *Client) Key(ctx context.Context, queue, key string) (KeyStats, error) {
+	if err := worker.ValidateQueueName(queue); err != nil {
+		return KeyStats{}, err
+	}
+	if err := validateKey(key); err != nil {
+		return KeyStats{}, err
+	}
+	parts, err := c.core.Layer.Partitions(ctx, queue)
+	if err != nil {
+		return KeyStats{}, err
+	}
+	var all []KeyStats
+	for _, p := range parts {
+		infos, err := c.core.St.KeyInfos(ctx, p, []string{key})
+		if err != nil {
+			return KeyStats{}, err
+		}
+		all = append(all, keyStats(infos[0]))
+	}
+	return mergeKeys(all)[0], nil
+}
+
+func keyStats(k store.KeyInfo) KeyStats {
+	return KeyStats{Key: k.Key, Waiting: k.Waiting, Running: k.Running,
+		Limits: KeyLimits{Concurrency: k.Limits.Cap, Weight: k.Limits.Weight}, AtCap: k.Parked}
+}
+
+// mergeKeys sums the entries of one key (from several partitions) into one,
+// keeping the first's limits.
+func mergeKeys(ks []KeyStats) []KeyStats {
+	var out []KeyStats
+	at := map[string]int{}
+	for _, k := range ks {
+		if i, ok := at[k.Key]; ok {
+			out[i].Waiting += k.Waiting
+			out[i].Running += k.Running
+			out[i].AtCap = out[i].AtCap || k.AtCap
+			continue
+		}
+		at[k.Key] = len(out)
+		out = append(out, k)
+	}
+	return out
+}
+
+// validateKey checks a job key by the id rules (worker.ValidateID).
+func validateKey(key string) error {
+	if err := worker.ValidateID(key); err != nil {
+		var ve *worker.ValidationError
+		if errors.As(err, &ve) {
+			return &worker.ValidationError{Field: "Key", Reason: ve.Reason}
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/seed-53d105c9/courier/worker/internal/script"
+)
+
+// KeyLimits are a job key's own limits (lua/keys.lua's kconf): they replace
+// the queue's for that key.
+type KeyLimits struct {
+	// Cap is how many of the key's jobs run at once, across every process:
+	// -1 = the queue's default (ClaimOptions.KeyCap), 0 = none, else 1 to
+	// MaxKeyCap.
+	Cap int
+	// Weight is the key's share of the claims among the keys with work due,
+	// 1 to MaxKeyWeight; 0 = the default, 1.
+	Weight int
+}
+
+// MaxKeyWeight is the largest weight of a job key.
+const MaxKeyWeight = 1000
+
+// SetKeyLimits writes key's own limits into each of partitions (all of a
+// queue's: a key's jobs live in one of them, which depends on the layout),
+// one script call each in one round trip (lua/key_conf.lua). A key parked
+// at its old cap is placed again at once.
+func (s *Store) SetKeyLimits(ctx context.Context, partitions []string, key string, l KeyLimits) error {
+	c := ""
+	if l.Cap >= 0 {
+		c = strconv.Itoa(l.Cap)
+	}
+	w := ""
+	if l.Weight > 0 {
+		w = strconv.Itoa(l.Weight)
+	}
+	calls := make([]script.Call, len(partitions))
+	for i, p := range partitions {
+		k := s.Keys(p)
+		calls[i] = script.Call{Keys: k.keySet(), Args: []string{k.Wake, key, c, w}}
+	}
+	for i, res := range script.KeyConf.ExecMulti(ctx, s.c, calls...) {
+		if err := res.Error(); err != nil {
+			return fmt.Errorf("set limits of key %q in %s: %w", key, partitions[i], err)
+		}
+	}
+	return nil
+}
+
+// KeyInfo is what one partition holds of a job key.
+type KeyInfo struct {
+	Key     string
+	Waiting int64 // jobs that wait, due or not
+	Running int64 // jobs running (slots held)
+	Limits  KeyLimits
+	// Parked reports the key runs at its cap with jobs waiting: it starts
+	// no job until one of its running jobs ends.
+	Parked bool
+	// LimitedUntil is when the key's back-pressure ends (zero: none).
+	LimitedUntil int64 // ms
+}
+
+// TopKeys returns up to n keys of partition with the most waiting jobs,
+// most first, and the total of keys with waiting jobs. Read only; two
+// round trips.
+func (s *Store) TopKeys(ctx context.Context, partition string, n int) ([]KeyInfo, int64, error) {
+	k := s.Keys(partition)
+	res := s.c.DoMulti(ctx,
+		s.c.B().Zrange().Key(k.KeyCount).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build(),
+		s.c.B().Zcard().Key(k.KeyCount).Build())
+	top, err := res[0].AsZScores()
+	if err != nil {
+		return nil, 0, fmt.Errorf("top keys of %s: %w", partition, err)
+	}
+	total, err := res[1].AsInt64()
+	if err != nil {
+		return nil, 0, fmt.Errorf("keys of %s: %w", partition, err)
+	}
+	keys := make([]string, len(top))
+	for i, z := range top {
+		keys[i] = z.Member
+	}
+	infos, err := s.KeyInfos(ctx, partition, keys)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range infos {
+		infos[i].Waiting = int64(top[i].Score)
+	}
+	return infos, total, nil
+}
+
+// KeyInfos reads what partition holds of each of keys (Waiting from its
+// count), in one round trip.
+func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) ([]KeyInfo, error) {
+	k := s.Keys(partition)
+	out := make([]KeyInfo, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	cmds := make(rueidis.Commands, 0, 3*len(keys))
+	for _, key := range keys {
+		cmds = append(cmds,
+			s.c.B().Zscore().Key(k.KeyCount).Member(key).Build(),
+			s.c.B().Hmget().Key(k.KeyState).Field("r:"+key, "p:"+key, "u:"+key).Build(),
+			s.c.B().Hmget().Key(k.KeyConf).Field("c:"+key, "w:"+key).Build())
+	}
+	res := s.c.DoMulti(ctx, cmds...)
+	for i, key := range keys {
+		info := KeyInfo{Key: key, Limits: KeyLimits{Cap: -1}}
+		if w, err := res[3*i].AsFloat64(); err == nil {
+			info.Waiting = int64(w)
+		} else if !rueidis.IsRedisNil(err) {
+			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
+		}
+		st, err := res[3*i+1].ToArray()
+		if err != nil {
+			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
+		}
+		info.Running, _ = st[0].AsInt64()
+		_, perr := st[1].ToString()
+		info.Parked = perr == nil
+		info.LimitedUntil, _ = st[2].AsInt64()
+		conf, err := res[3*i+2].ToArray()
+		if err != nil {
+			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
+		}
+		if c, err := conf[0].AsInt64(); err == nil {
+			info.Limits.Cap = int(c)
+		}
+		if w, err := conf[1].AsInt64(); err == nil {
+			info.Limits.Weight = int(w)
+		}
+		out[i] = info
+	}
+	return out, nil
+}
+
+// CopyKeyLimits copies the keys' own limits of from (partition 0 of a
+// queue) into each of to (partitions a layout change adds), before the
+// layout that routes keys there is published. Plain commands: the limits
+// are settings, written whole.
+func (s *Store) CopyKeyLimits(ctx context.Context, from string, to []string) error {
+	if len(to) == 0 {
+		return nil
+	}
+	conf, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.Keys(from).KeyConf).Build()).AsStrMap()
+	if err != nil {
+		return fmt.Errorf("read the key limits of %s: %w", from, err)
+	}
+	if len(conf) == 0 {
+		return nil
+	}
+	cmds := make(rueidis.Commands, 0, len(to))
+	for _, p := range to {
+		set := s.c.B().Hset().Key(s.Keys(p).KeyConf).FieldValue()
+		for f, v := range conf {
+			set = set.FieldValue(f, v)
+		}
+		cmds = append(cmds, set.Build())
+	}
+	for i, res := range s.c.DoMulti(ctx, cmds...) {
+		if err := res.Error(); err != nil {
+			return fmt.Errorf("copy the key limits to %s: %w", to[i], err)
+		}
+	}
+	return nil
+}
