@@ -39,6 +39,10 @@
 -- ARGV[7] the default cap of a job key: at most this many jobs of one key
 --   run at once, across the queue's processes (absent, '' or '0' = none;
 --   1 to 1000000); a key's kconf override replaces it
+-- ARGV[8] the default rate limit of a job key, "<n>;<ms>": at most n jobs of
+--   one key start in any window of ms, across the queue's processes
+--   (rate.lua's window, per key); absent or '' = none; a key's kconf
+--   override replaces it
 -- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
@@ -89,7 +93,7 @@ if (ARGV[5] or '') ~= '' then
   end
 end
 
-local ks, kcap = nil, 0 -- the keys of job keys, and the default cap of a key
+local ks, kcap, krate_default = nil, 0, nil -- the keys of job keys, a key's default cap and rate
 if KEYS[23] then
   ks = kset(17)
   local c = ARGV[7] or ''
@@ -98,6 +102,12 @@ if KEYS[23] then
       return redis.error_reply('ERR courier: the key cap must be 0 to 1000000')
     end
     kcap = tonumber(c)
+  end
+  if (ARGV[8] or '') ~= '' then
+    local a, b = string.match(ARGV[8], '^(%d*);(%d*)$')
+    local rn, rms = rate_args(a, b)
+    if not a or not rn then return redis.error_reply('ERR courier: the key rate must be "<n>;<ms>": ' .. (rms or 'n and ms')) end
+    if rn > 0 then krate_default = {rn, rms} end
   end
 end
 
@@ -175,7 +185,7 @@ if keyed and take > 0 then
   if leveled then uh = heads_ms(d) else uh = head_ms(KEYS[2]) end
   if uh and uh <= now then keep = math.ceil(take / (redis.call('ZCARD', ks.ready) + 1)) end
   if take - keep > 0 then
-    kdue, klv, kof, kmore = kclaim(ks, take - keep, now, kcap)
+    kdue, klv, kof, kmore = kclaim(ks, take - keep, now, now_us, kcap, krate_default)
     take = take - #kdue / 2
   end
 end

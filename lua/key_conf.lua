@@ -6,6 +6,8 @@
 -- ARGV[1] the queue's wake channel   ARGV[2] key (1 to 256 bytes)
 -- ARGV[3] cap: '' = the queue's default (KeyConcurrency), '0' = none,
 --   else 1 to 1000000   ARGV[4] weight: '' = 1 (the default), else 1 to 1000
+-- ARGV[5] rate limit "<n>;<ms>" (rate.lua's bounds), '0;0' = none, '' or
+--   absent = the queue's default (KeyRateLimit)
 -- returns: 1
 -- bound: O(log N): one key's fields, and its head job when it was parked
 
@@ -18,7 +20,14 @@ end
 if weight ~= '' and (not string.match(weight, '^%d+$') or #weight > 4 or tonumber(weight) < 1 or tonumber(weight) > 1000) then
   return redis.error_reply('ERR courier: weight must be empty or 1 to 1000')
 end
+local rate = ARGV[5] or ''
+if rate ~= '' and rate ~= '0;0' then
+  local a, b = string.match(rate, '^(%d+);(%d+)$')
+  local rn, err = rate_args(a, b)
+  if not a or not rn or rn == 0 then return redis.error_reply('ERR courier: rate must be "<n>;<ms>": ' .. (err or 'n and ms')) end
+end
 local ks = kset(1)
+field_set(ks.conf, 'r:' .. key, rate, '')
 field_set(ks.conf, 'c:' .. key, cap, '')
 field_set(ks.conf, 'w:' .. key, weight, '')
 if redis.call('HDEL', ks.state, 'p:' .. key) == 1 then

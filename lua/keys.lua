@@ -36,7 +36,15 @@
 --   kcount     zset: key → its waiting jobs (due or not): the keys with the
 --              most backlog, and every key that has waiting jobs.
 --   kconf      hash: per-key overrides, "c:"..key → cap (0 = none),
---              "w:"..key → weight (1 to 1000; default 1).
+--              "w:"..key → weight (1 to 1000; default 1), "r:"..key → rate
+--              limit "<n>;<ms>" ("0;0" = none).
+-- and one key per key with a rate limit, not in KEYS (it is named after
+-- kstate: krate(ks, key) = "<prefix>:{<partition>}:k:rate:" .. key, in the
+-- same slot): the key's window of rate.lua, which expires a window after
+-- its last start, so a key whose limit is idle keeps nothing. (A script
+-- touching a key it does not declare runs on a Cluster while the key is in
+-- its slot; while the slot migrates, such a window may read as empty, and
+-- the key start more than its limit for one window.)
 -- Invariants: a waiting keyed job is in kids and kdue, and its key has an
 -- entry in kcount; a key with waiting jobs is in kready, in kwait or parked
 -- (a key may also sit in kready or kwait with none left: the next claim
@@ -85,6 +93,11 @@ function khead(ks, key, levels)
     end
   end
   return best
+end
+
+-- krate returns the name of key's rate window (see the header).
+function krate(ks, key)
+  return string.sub(ks.state, 1, -6) .. 'rate:' .. key
 end
 
 -- kvt returns the pass a key that becomes ready starts at.
@@ -207,16 +220,18 @@ function kfree_of(ks, os, now)
   return kfree(ks, per, now)
 end
 
--- kclaim takes up to n due keyed jobs at now, key by key from kready's
--- lowest pass, each key at most up to its cap (the default cap, 0 = none,
--- or its kconf override) and at most quantum jobs per visit. It moves the
+-- kclaim takes up to n due keyed jobs at now (now_us in µs), key by key
+-- from kready's lowest pass, each key at most up to its cap (the default
+-- cap, 0 = none, or its kconf override), within its rate limit (rate: the
+-- default {n, ms} or nil, or its override) and at most quantum jobs per
+-- visit; a key whose window is used up waits in kwait until it frees. It moves the
 -- due keys of kwait to kready first (at most KPROMOTE), and visits at most
 -- n + 8 keys. It returns the jobs as ZRANGEBYSCORE WITHSCORES does (id,
 -- run-at as a string), their levels ('h', 'n' or 'l') and their keys, with
 -- their slots taken and their keys placed again; and whether a key is
 -- still ready.
 -- O(KPROMOTE log K + (n + 8) log N) for K keys and N waiting jobs.
-function kclaim(ks, n, now, cap_default)
+function kclaim(ks, n, now, now_us, cap_default, rate)
   local due, levels, kof = {}, {}, {}
   local w = redis.call('ZRANGEBYSCORE', ks.wait, '-inf', now, 'LIMIT', 0, KPROMOTE)
   local st = redis.call('HMGET', ks.state, 'vt', 'lv')
@@ -248,11 +263,17 @@ function kclaim(ks, n, now, cap_default)
     last = pass
     local s = redis.call('HMGET', ks.state, 'r:' .. key, 'u:' .. key)
     local run, u = tonumber(s[1] or '0'), tonumber(s[2] or '')
-    local cap, weight = cap_default, 1
+    local cap, weight, rn, rms = cap_default, 1, 0, 0
+    if rate then rn, rms = rate[1], rate[2] end
     if conf then
-      local c = redis.call('HMGET', ks.conf, 'c:' .. key, 'w:' .. key)
+      local c = redis.call('HMGET', ks.conf, 'c:' .. key, 'w:' .. key, 'r:' .. key)
       cap = tonumber(c[1] or '') or cap
       weight = tonumber(c[2] or '') or 1
+      local a, b = string.match(c[3] or '', '^(%d+);(%d+)$')
+      if a then rn, rms = tonumber(a), tonumber(b) end
+    end
+    if u and u <= now then
+      redis.call('HDEL', ks.state, 'u:' .. key) -- its limit has passed: nothing kept
     end
     if u and u > now then
       redis.call('ZADD', ks.wait, ms_str(u), key)
@@ -261,8 +282,16 @@ function kclaim(ks, n, now, cap_default)
     else
       local q = math.min(n - got, quantum)
       if cap > 0 then q = math.min(q, cap - run) end
-      local took, mine = 0, {}
-      for _, l in ipairs(lvs) do
+      local rk, rused, rcum, rfirst, rlast
+      if rn > 0 then
+        rk = krate(ks, key)
+        rused, rcum, rfirst, rlast = rate_read(rk, now_us, rms)
+        if not rused then rused, rcum = rn, 0 end -- not a window: start nothing
+        q = math.min(q, math.max(rn - rused, 0))
+      end
+      local took, mine, lvs_now = 0, {}, lvs
+      if q == 0 then lvs_now = {} end
+      for _, l in ipairs(lvs_now) do
         if took >= q then break end
         local ms = redis.call('ZRANGEBYLEX', ks.due, '[' .. key .. '\0' .. l, '(' .. key .. '\0' .. l .. pad_now, 'LIMIT', 0, q - took)
         for _, m in ipairs(ms) do
@@ -285,11 +314,18 @@ function kclaim(ks, n, now, cap_default)
         redis.call('HINCRBY', ks.state, 'r:' .. key, took)
         kcount_add(ks, key, -took)
         pass = pass + took * KSTRIDE / math.max(weight, 1)
+        if rk then rate_note(rk, now_us, rms, rcum, rlast, took) end
       end
       if cap > 0 and run >= cap then
         if redis.call('ZSCORE', ks.count, key) then redis.call('HSET', ks.state, 'p:' .. key, '1') end
       else
         local at = khead(ks, key, lv)
+        if at and rk and rused + took >= rn then
+          -- the window is used up: the key waits until its oldest start leaves it
+          local free = now + rms
+          if rfirst then free = math.ceil(rfirst / 1000) + rms end
+          at = math.max(at, free)
+        end
         if at then
           if at <= now then
             redis.call('ZADD', ks.ready, string.format('%.17g', pass), key)

@@ -128,6 +128,7 @@ func (d *Daemon) run(ctx context.Context, hurry <-chan struct{}, up func()) erro
 				RateLimit:   store.Rate{N: reg.opts.RateLimit.N, Per: reg.opts.RateLimit.Per}, // each partition claims its share (queue.Layer)
 				Weights:     store.Weights{High: reg.opts.PriorityWeights.High, Normal: reg.opts.PriorityWeights.Normal, Low: reg.opts.PriorityWeights.Low},
 				KeyCap:      reg.opts.KeyConcurrency,
+				KeyRate:     store.Rate{N: reg.opts.KeyRateLimit.N, Per: reg.opts.KeyRateLimit.Per},
 				Exec:        exec,
 				Abort:       abort,
 				Retain:      share > 0,

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"time"
 )
 
@@ -118,6 +119,26 @@ func (e *SnoozeError) Error() string { return fmt.Sprintf("snoozed for %s", e.De
 // spending an attempt: the answer to "the resource I need is busy, try
 // later". A negative d counts as zero.
 func Snooze(d time.Duration) error { return &SnoozeError{Delay: max(d, 0)} }
+
+// KeyLimitedError asks for the job, and every other job of its key, to
+// wait Delay without spending an attempt (KeyLimited).
+type KeyLimitedError struct{ Delay time.Duration }
+
+// Error implements error.
+func (e *KeyLimitedError) Error() string { return fmt.Sprintf("key limited for %s", e.Delay) }
+
+// MaxKeyLimited is the longest a handler's KeyLimited holds a key back.
+const MaxKeyLimited = store.MaxKeyLimited
+
+// KeyLimited returns an error that tells Courier the downstream this job's
+// key (Job.Key) stands for takes no more work for d: an API answered 429
+// or 503 with Retry-After for this tenant. The job goes back, due at
+// now+d, without spending an attempt, and no other job of its key starts
+// before then, in any process, while the other keys go on. A limit the key
+// already has that ends later is kept. A job without a key is snoozed
+// (Snooze). d is capped at MaxKeyLimited (24h); a negative d counts as
+// zero. admin.Client.Key shows the limit (KeyStats.LimitedUntil).
+func KeyLimited(d time.Duration) error { return &KeyLimitedError{Delay: min(max(d, 0), MaxKeyLimited)} }
 
 // PanicError is a recovered handler panic; it counts as a failed attempt.
 type PanicError struct {

@@ -139,6 +139,10 @@ func outcome(err error, job *Job, opts QueueOptions) pool.Outcome {
 	if errors.As(err, &snooze) {
 		return pool.Outcome{Kind: pool.Snooze, Delay: snooze.Delay}
 	}
+	var limited *KeyLimitedError
+	if errors.As(err, &limited) {
+		return pool.Outcome{Kind: pool.Snooze, Delay: limited.Delay, LimitKey: job.Key != ""}
+	}
 	text := errorText(err)
 	var perm *PermanentError
 	if errors.As(err, &perm) || job.Attempt >= job.MaxAttempts {

@@ -201,3 +201,67 @@ func TestSetKeyLimits(t *testing.T) {
 		checkInvalid(t, second(c.Enqueue(t.Context(), worker.JobSpec{Queue: q, Key: "has space"})), "Key", "")
 	})
 }
+
+// TestKeyLimitedHoldsBackOneKey has a handler answer "slow down" for one
+// key (worker.KeyLimited, as the webhook does on 429 with Retry-After):
+// no job of that key starts again before the time said, none spends an
+// attempt, and the other key's jobs go on meanwhile.
+func TestKeyLimitedHoldsBackOneKey(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, rdb rueidis.Client, prefix string) {
+		const q, hold = "backpressure", 400 * time.Millisecond
+		cfg := testConfig(t, prefix)
+		c := newClient(t, rdb, cfg)
+		var mu sync.Mutex
+		var limitedAt time.Time
+		starts := map[string][]time.Time{}
+		attempts := map[string]int{}
+		h := worker.HandlerFunc(func(_ context.Context, job *worker.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			starts[job.Key] = append(starts[job.Key], time.Now())
+			attempts[job.ID] = max(attempts[job.ID], job.Attempt)
+			if job.Key == "slow" && limitedAt.IsZero() {
+				limitedAt = time.Now()
+				return worker.KeyLimited(hold)
+			}
+			return nil
+		})
+		startDaemon(t, rdb, register(t, nil, q, h, worker.QueueOptions{Concurrency: 1, Partitions: 2}), cfg)
+		waitPartitions(t, c, q, 2)
+		var jobs []worker.JobSpec
+		for i := range 3 {
+			jobs = append(jobs, worker.JobSpec{Queue: q, Key: "slow", ID: fmt.Sprintf("s%d", i)})
+		}
+		for i := range 20 {
+			jobs = append(jobs, worker.JobSpec{Queue: q, Key: "fast", ID: fmt.Sprintf("f%02d", i)})
+		}
+		enqueueAll(t, c, jobs)
+		testkit.Eventually(t, 20*time.Second, "every job to run", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(starts["slow"]) >= 4 && len(starts["fast"]) >= 20
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		fastDuring := 0
+		for _, at := range starts["fast"] {
+			if at.After(limitedAt) && at.Before(limitedAt.Add(hold)) {
+				fastDuring++
+			}
+		}
+		for _, at := range starts["slow"] {
+			if at.After(limitedAt) && at.Before(limitedAt.Add(hold-clockSlack)) {
+				t.Errorf("a job of the limited key started %s after the limit, before its %s ended", at.Sub(limitedAt), hold)
+			}
+		}
+		if fastDuring == 0 {
+			t.Errorf("no job of the other key ran while slow was limited")
+		}
+		for id, a := range attempts {
+			if a != 1 {
+				t.Errorf("job %s ran attempt %d; a key limit spends none", id, a)
+			}
+		}
+	})
+}

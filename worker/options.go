@@ -63,6 +63,11 @@ type QueueOptions struct {
 	// it. Jobs without a key are not capped. Like Partitions, give every
 	// process the same. 0 to MaxKeyConcurrency; default 0, no cap.
 	KeyConcurrency int
+	// KeyRateLimit caps how many jobs of one key start per window, across
+	// every process (exact, a sliding window like RateLimit's); a key's
+	// own limit, set at run time (admin.Client.SetKeyLimits), replaces it.
+	// Default: no limit.
+	KeyRateLimit RateLimit
 }
 
 // MaxKeyConcurrency bounds QueueOptions.KeyConcurrency and a key's own cap.
@@ -140,6 +145,9 @@ func (o QueueOptions) validate() error {
 		errs = append(errs, err)
 	}
 	if err := o.PriorityWeights.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.KeyRateLimit.validateAs("KeyRateLimit"); err != nil {
 		errs = append(errs, err)
 	}
 	if o.KeyConcurrency < 0 || o.KeyConcurrency > MaxKeyConcurrency {
@@ -229,20 +237,28 @@ func ParseRateLimit(s string) (RateLimit, error) {
 	return RateLimit{N: n, Per: per}, nil
 }
 
-func (r RateLimit) validate() error {
+// Validate checks r's numbers (1 to 1,000,000 per a window of whole ms
+// from 1ms to 366 days; the zero RateLimit, none, is valid): a
+// *ValidationError of field RateLimit, for tools that take a limit outside
+// QueueOptions (admin.KeyLimits).
+func (r RateLimit) Validate() error { return r.validate() }
+
+func (r RateLimit) validate() error { return r.validateAs("RateLimit") }
+
+func (r RateLimit) validateAs(field string) error {
 	switch {
 	case r == (RateLimit{}):
 		return nil
 	case r.N < 1:
-		return invalid("RateLimit", "must allow at least 1 job per window (got %d)", r.N)
+		return invalid(field, "must allow at least 1 job per window (got %d)", r.N)
 	case r.N > store.MaxRateN:
-		return invalid("RateLimit", "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
+		return invalid(field, "must allow at most %d jobs per window (got %d)", store.MaxRateN, r.N)
 	case r.Per < time.Millisecond:
-		return invalid("RateLimit", "window must be at least 1ms (got %s)", r.Per)
+		return invalid(field, "window must be at least 1ms (got %s)", r.Per)
 	case r.Per > store.MaxRatePer:
-		return invalid("RateLimit", "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
+		return invalid(field, "window must be at most %s (got %s)", store.MaxRatePer, r.Per)
 	case r.Per%time.Millisecond != 0:
-		return invalid("RateLimit", "window must be whole milliseconds (got %s)", r.Per)
+		return invalid(field, "window must be whole milliseconds (got %s)", r.Per)
 	}
 	return nil
 }

@@ -142,7 +142,10 @@
 //
 //	2xx                            done
 //	408, 5xx                       retried with the queue's backoff
-//	429 with Retry-After           snoozed for that long, capped at 24h (no attempt spent)
+//	429 with Retry-After           snoozed for that long, capped at 24h (no attempt spent);
+//	                               a job with a key holds back every job of its key as long
+//	                               (worker.KeyLimited), while other keys go on
+//	503 with Retry-After, keyed    the same: the key waits that long
 //	429 without Retry-After        retried with the queue's backoff
 //	3xx                            dead: redirects are not followed
 //	a refused address              dead, nothing sent (see Addresses)

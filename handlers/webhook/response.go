@@ -24,11 +24,12 @@ const (
 )
 
 // outcome turns a response to a POST to where into the handler's result:
-// nil for 2xx; a Snooze for 429 with a valid Retry-After; a retryable error
-// for 408, 429 without it, 5xx and anything unexpected; a Permanent error
-// for redirects and the other 4xx. body is the start of the response body;
-// now is when the response came.
-func (c *config) outcome(where string, resp *http.Response, body []byte, now time.Time) error {
+// nil for 2xx; worker.KeyLimited for 429 with a valid Retry-After (a
+// snooze for a job without a key), and for 503 with one when the job has
+// a key (keyed); a retryable error for 408, 429 without it, 5xx and
+// anything unexpected; a Permanent error for redirects and the other 4xx.
+// body is the start of the response body; now is when the response came.
+func (c *config) outcome(where string, resp *http.Response, body []byte, now time.Time, keyed bool) error {
 	code := resp.StatusCode
 	switch {
 	case 200 <= code && code < 300:
@@ -44,7 +45,12 @@ func (c *config) outcome(where string, resp *http.Response, body []byte, now tim
 	switch {
 	case code == http.StatusTooManyRequests:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), now); ok {
-			return worker.Snooze(d)
+			return worker.KeyLimited(d) // a job without a key is snoozed
+		}
+		return err
+	case code == http.StatusServiceUnavailable && keyed:
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), now); ok {
+			return worker.KeyLimited(d)
 		}
 		return err
 	case code == http.StatusRequestTimeout, 500 <= code:

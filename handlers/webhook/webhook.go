@@ -98,7 +98,7 @@ func (h *handler) post(ctx context.Context, job *worker.Job, target *url.URL, bo
 	// body cut short only shortens the error message.
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseReadMax))
 	resp.Body.Close()
-	err = h.cfg.outcome(where, resp, head, time.Now())
+	err = h.cfg.outcome(where, resp, head, time.Now(), job.Key != "")
 	if err == nil {
 		h.log.LogAttrs(ctx, slog.LevelDebug, "webhook delivered",
 			slog.String("id", job.ID), slog.String("url", where),

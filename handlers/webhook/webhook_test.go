@@ -95,11 +95,13 @@ const (
 	retry     = "retry"
 	permanent = "permanent"
 	snooze    = "snooze"
+	limited   = "limited" // worker.KeyLimited: the job's key waits too
 )
 
 func kind(err error) string {
 	var perm *worker.PermanentError
 	var sn *worker.SnoozeError
+	var kl *worker.KeyLimitedError
 	switch {
 	case err == nil:
 		return done
@@ -107,6 +109,8 @@ func kind(err error) string {
 		return permanent
 	case errors.As(err, &sn):
 		return snooze
+	case errors.As(err, &kl):
+		return limited
 	}
 	return retry
 }
@@ -209,16 +213,21 @@ func TestOutcomes(t *testing.T) {
 		retryAfter string
 		body       string
 		want       string
-		wantDelay  time.Duration // for snooze
+		keyed      bool          // the job has a key
+		wantDelay  time.Duration // for limited
 		wantMsg    string        // after "webhook POST <url>: "
 	}{
 		{name: "200", code: 200, want: done},
 		{name: "201", code: 201, want: done},
 		{name: "204", code: 204, want: done},
-		{name: "429 seconds", code: 429, retryAfter: "30", want: snooze, wantDelay: 30 * time.Second},
-		{name: "429 zero", code: 429, retryAfter: "0", want: snooze, wantDelay: 0},
-		{name: "429 capped", code: 429, retryAfter: "999999999999999999999", want: snooze, wantDelay: 24 * time.Hour},
-		{name: "429 past date", code: 429, retryAfter: "Sun, 06 Nov 1994 08:49:37 GMT", want: snooze, wantDelay: 0},
+		{name: "429 seconds", code: 429, retryAfter: "30", want: limited, wantDelay: 30 * time.Second},
+		{name: "429 zero", code: 429, retryAfter: "0", want: limited, wantDelay: 0},
+		{name: "429 capped", code: 429, retryAfter: "999999999999999999999", want: limited, wantDelay: 24 * time.Hour},
+		{name: "429 past date", code: 429, retryAfter: "Sun, 06 Nov 1994 08:49:37 GMT", want: limited, wantDelay: 0},
+		{name: "429 keyed", code: 429, retryAfter: "30", keyed: true, want: limited, wantDelay: 30 * time.Second},
+		{name: "503 keyed with Retry-After", code: 503, retryAfter: "20", keyed: true, want: limited, wantDelay: 20 * time.Second},
+		{name: "503 keyed without Retry-After", code: 503, keyed: true, want: retry, wantMsg: "503 Service Unavailable"},
+		{name: "503 unkeyed with Retry-After", code: 503, retryAfter: "20", want: retry, wantMsg: "503 Service Unavailable"},
 		{name: "429 without Retry-After", code: 429, want: retry, wantMsg: "429 Too Many Requests"},
 		{name: "429 invalid Retry-After", code: 429, retryAfter: "soon", want: retry},
 		{name: "503", code: 503, body: "down for maintenance\n", want: retry, wantMsg: "503 Service Unavailable: down for maintenance"},
@@ -240,13 +249,17 @@ func TestOutcomes(t *testing.T) {
 				io.WriteString(w, tt.body)
 			})
 			h := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL + "/hook"})
-			err := h.Handle(t.Context(), newJob(`{}`))
+			job := newJob(`{}`)
+			if tt.keyed {
+				job.Key = "acme"
+			}
+			err := h.Handle(t.Context(), job)
 			if got := kind(err); got != tt.want {
 				t.Fatalf("Handle = %v (%s); want %s", err, got, tt.want)
 			}
-			var sn *worker.SnoozeError
-			if errors.As(err, &sn) && sn.Delay != tt.wantDelay {
-				t.Errorf("snooze delay = %s; want %s", sn.Delay, tt.wantDelay)
+			var kl *worker.KeyLimitedError
+			if errors.As(err, &kl) && kl.Delay != tt.wantDelay {
+				t.Errorf("limited for %s; want %s", kl.Delay, tt.wantDelay)
 			}
 			if tt.wantMsg != "" {
 				if want := "webhook POST " + rc.srv.URL + "/hook: " + tt.wantMsg; !strings.HasSuffix(err.Error(), want) {
@@ -264,13 +277,13 @@ func TestRetryAfterDate(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
 	err := newLocalHandler(t, webhook.Settings{URL: rc.srv.URL}).Handle(t.Context(), newJob(`{}`))
-	var sn *worker.SnoozeError
-	if !errors.As(err, &sn) {
-		t.Fatalf("Handle = %v; want a *worker.SnoozeError", err)
+	var kl *worker.KeyLimitedError
+	if !errors.As(err, &kl) {
+		t.Fatalf("Handle = %v; want a *worker.KeyLimitedError", err)
 	}
 	// The date has whole seconds, and time passed since it was written.
-	if sn.Delay > 2*time.Hour || sn.Delay < 2*time.Hour-10*time.Second {
-		t.Errorf("snooze delay = %s; want about 2h", sn.Delay)
+	if kl.Delay > 2*time.Hour || kl.Delay < 2*time.Hour-10*time.Second {
+		t.Errorf("limited for %s; want about 2h", kl.Delay)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/internal/store"
@@ -23,6 +24,9 @@ type KeyLimits struct {
 	// for every one of a key of weight 1 while both have work. 0 = the
 	// default; else 1 to MaxKeyWeight.
 	Weight int
+	// RateLimit caps the key's starts per window, across every process:
+	// nil = the queue's QueueOptions.KeyRateLimit, a zero RateLimit = none.
+	RateLimit *worker.RateLimit
 }
 
 // MaxKeyWeight is the largest KeyLimits.Weight.
@@ -42,6 +46,10 @@ type KeyStats struct {
 	// AtCap reports the key runs at its cap with jobs waiting: none of its
 	// jobs starts until one of those running ends.
 	AtCap bool
+	// LimitedUntil is when the key's back-pressure ends: a handler said its
+	// downstream takes no more work until then (worker.KeyLimited), and
+	// none of its jobs starts before it. Zero when it has none.
+	LimitedUntil time.Time
 }
 
 // KeyList is one queue's keys with the most waiting jobs.
@@ -68,11 +76,18 @@ func (c *Client) SetKeyLimits(ctx context.Context, queue, key string, l KeyLimit
 	case l.Weight < 0 || l.Weight > MaxKeyWeight:
 		return &worker.ValidationError{Field: "Weight", Reason: fmt.Sprintf("must be 0 (the default, 1) or 1 to %d (got %d)", MaxKeyWeight, l.Weight)}
 	}
+	var rate *store.Rate
+	if l.RateLimit != nil {
+		if err := l.RateLimit.Validate(); err != nil {
+			return err
+		}
+		rate = &store.Rate{N: l.RateLimit.N, Per: l.RateLimit.Per}
+	}
 	parts, err := c.core.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return err
 	}
-	return c.core.St.SetKeyLimits(ctx, parts, key, store.KeyLimits{Cap: l.Concurrency, Weight: l.Weight})
+	return c.core.St.SetKeyLimits(ctx, parts, key, store.KeyLimits{Cap: l.Concurrency, Weight: l.Weight, Rate: rate})
 }
 
 // Keys returns up to n (1 to 1,000) of queue's keys with the most waiting
@@ -133,8 +148,15 @@ func (c *Client) Key(ctx context.Context, queue, key string) (KeyStats, error) {
 }
 
 func keyStats(k store.KeyInfo) KeyStats {
-	return KeyStats{Key: k.Key, Waiting: k.Waiting, Running: k.Running,
+	s := KeyStats{Key: k.Key, Waiting: k.Waiting, Running: k.Running,
 		Limits: KeyLimits{Concurrency: k.Limits.Cap, Weight: k.Limits.Weight}, AtCap: k.Parked}
+	if r := k.Limits.Rate; r != nil {
+		s.Limits.RateLimit = &worker.RateLimit{N: r.N, Per: r.Per}
+	}
+	if k.LimitedUntil > 0 {
+		s.LimitedUntil = time.UnixMilli(k.LimitedUntil)
+	}
+	return s
 }
 
 // mergeKeys sums the entries of one key (from several partitions) into one,
@@ -147,6 +169,9 @@ func mergeKeys(ks []KeyStats) []KeyStats {
 			out[i].Waiting += k.Waiting
 			out[i].Running += k.Running
 			out[i].AtCap = out[i].AtCap || k.AtCap
+			if k.LimitedUntil.After(out[i].LimitedUntil) {
+				out[i].LimitedUntil = k.LimitedUntil
+			}
 			continue
 		}
 		at[k.Key] = len(out)

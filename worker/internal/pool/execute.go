@@ -123,7 +123,11 @@ func (p *Pool) settle(r *run, o Outcome) metrics.Outcome {
 		case Dead:
 			return p.st.Kill(ctx, r.q.Name, tok, o.Err)
 		}
-		n, err := p.st.Snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
+		snooze := p.st.Snooze
+		if o.LimitKey {
+			snooze = p.st.SnoozeLimited
+		}
+		n, err := snooze(ctx, r.q.Name, []store.Token{tok}, o.Delay)
 		return n == 1, err
 	})
 	p.mu.Lock()

@@ -21,6 +21,7 @@ type Store interface {
 	Retry(ctx context.Context, queue string, tok store.Token, delay time.Duration, errText string) (bool, error)
 	Kill(ctx context.Context, queue string, tok store.Token, errText string) (bool, error)
 	Snooze(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
+	SnoozeLimited(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error)
 	Extend(ctx context.Context, byQueue map[string][]store.Renewal, lease time.Duration) (map[string][]store.Lost, error)
 	Complete(ctx context.Context, queue string, done []store.Completion) (int, error)
 	Subscribe(ctx context.Context, queues []string, onWake func(queue string, runAtMs int64), onCancel func(queue string, tok store.Token), onSubscribed func()) error
@@ -59,6 +60,9 @@ type Outcome struct {
 	Kind  Kind
 	Delay time.Duration // for Retry and Snooze
 	Err   string        // last error to record, for Retry and Dead
+	// LimitKey, for a Snooze of a keyed job, limits its key for Delay too
+	// (store.SnoozeLimited): no job of the key starts before then.
+	LimitKey bool
 }
 
 // Exec runs one job. It must return when ctx ends (or soon after).
@@ -86,6 +90,9 @@ type Queue struct {
 	// KeyCap caps the running jobs of one job key, across every process
 	// (store.ClaimOptions.KeyCap); 0 = none.
 	KeyCap int
+	// KeyRate caps the starts of one job key per window, across every
+	// process (store.ClaimOptions.KeyRate); zero = none.
+	KeyRate store.Rate
 	Exec   Exec
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.

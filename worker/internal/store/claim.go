@@ -83,6 +83,19 @@ type ClaimOptions struct {
 	// one key run at once, across every process (lua/keys.lua); a key's
 	// own cap (SetKeyCap) replaces it. 0 = none. At most MaxKeyCap.
 	KeyCap int
+	// KeyRate is the default rate limit of a job key: at most N jobs of one
+	// key start in any window Per, across every process; a key's own limit
+	// (SetKeyLimits) replaces it. The zero Rate is none.
+	KeyRate Rate
+}
+
+// keyArg is the rate as claim.lua's ARGV[8] and key_conf.lua's ARGV[5]
+// take it: "<n>;<ms>", "" for none.
+func (r Rate) keyArg() string {
+	if r == (Rate{}) {
+		return ""
+	}
+	return strconv.Itoa(r.N) + ";" + strconv.FormatInt(r.Per.Milliseconds(), 10)
 }
 
 // MaxKeyCap is the largest cap of a job key.
@@ -112,7 +125,7 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	}
 	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Settings,
 		k.KeyIDs, k.KeyDue, k.KeyReady, k.KeyWait, k.KeyState, k.KeyCount, k.KeyConf},
-		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process, strconv.Itoa(o.KeyCap)}).ToArray()
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process, strconv.Itoa(o.KeyCap), o.KeyRate.keyArg()}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -20,6 +22,9 @@ type KeyLimits struct {
 	// Weight is the key's share of the claims among the keys with work due,
 	// 1 to MaxKeyWeight; 0 = the default, 1.
 	Weight int
+	// Rate is the key's rate limit: nil = the queue's default
+	// (ClaimOptions.KeyRate), the zero Rate = none.
+	Rate *Rate
 }
 
 // MaxKeyWeight is the largest weight of a job key.
@@ -41,7 +46,14 @@ func (s *Store) SetKeyLimits(ctx context.Context, partitions []string, key strin
 	calls := make([]script.Call, len(partitions))
 	for i, p := range partitions {
 		k := s.Keys(p)
-		calls[i] = script.Call{Keys: k.keySet(), Args: []string{k.Wake, key, c, w}}
+		r := ""
+		if l.Rate != nil {
+			r = "0;0"
+			if *l.Rate != (Rate{}) {
+				r = l.Rate.keyArg()
+			}
+		}
+		calls[i] = script.Call{Keys: k.keySet(), Args: []string{k.Wake, key, c, w, r}}
 	}
 	for i, res := range script.KeyConf.ExecMulti(ctx, s.c, calls...) {
 		if err := res.Error(); err != nil {
@@ -107,7 +119,7 @@ func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) (
 		cmds = append(cmds,
 			s.c.B().Zscore().Key(k.KeyCount).Member(key).Build(),
 			s.c.B().Hmget().Key(k.KeyState).Field("r:"+key, "p:"+key, "u:"+key).Build(),
-			s.c.B().Hmget().Key(k.KeyConf).Field("c:"+key, "w:"+key).Build())
+			s.c.B().Hmget().Key(k.KeyConf).Field("c:"+key, "w:"+key, "r:"+key).Build())
 	}
 	res := s.c.DoMulti(ctx, cmds...)
 	for i, key := range keys {
@@ -134,6 +146,9 @@ func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) (
 		}
 		if w, err := conf[1].AsInt64(); err == nil {
 			info.Limits.Weight = int(w)
+		}
+		if r, err := conf[2].ToString(); err == nil {
+			info.Limits.Rate = parseKeyRate(r)
 		}
 		out[i] = info
 	}
@@ -169,4 +184,18 @@ func (s *Store) CopyKeyLimits(ctx context.Context, from string, to []string) err
 		}
 	}
 	return nil
+}
+
+// parseKeyRate reads a kconf rate "<n>;<ms>" ("0;0": none).
+func parseKeyRate(s string) *Rate {
+	n, ms, ok := strings.Cut(s, ";")
+	a, err1 := strconv.Atoi(n)
+	b, err2 := strconv.ParseInt(ms, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil
+	}
+	if a == 0 {
+		return &Rate{}
+	}
+	return &Rate{N: a, Per: time.Duration(b) * time.Millisecond}
 }

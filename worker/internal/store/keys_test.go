@@ -213,3 +213,99 @@ func TestCancelOfAWaitingKeyedJob(t *testing.T) {
 		}
 	})
 }
+
+func TestSnoozeLimitedHoldsTheKeyBack(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		k := s.Keys(queue)
+		enqueue(t, s, keyed("a1", "acme"), keyed("a2", "acme"), keyed("b1", "beta"))
+		first := claimKeys(t, s, 1, 0, time.Minute)
+		if len(first.Jobs) != 1 {
+			t.Fatalf("claimed %v", ids(first.Jobs))
+		}
+		var a store.Record
+		for _, r := range first.Jobs {
+			a = r
+		}
+		if a.Key != "acme" {
+			// beta came first: take acme's too
+			got := claimKeys(t, s, 1, 0, time.Minute)
+			a = got.Jobs[0]
+		}
+		if n, err := s.SnoozeLimited(t.Context(), queue, []store.Token{a.Token()}, 400*time.Millisecond); err != nil || n != 1 {
+			t.Fatalf("SnoozeLimited = %d, %v", n, err)
+		}
+		if h := slotsHeld(t, c, k); h["acme"] != 0 {
+			t.Fatalf("slots = %v: the snooze gave acme's back", h)
+		}
+		got := claimKeys(t, s, 10, 0, time.Minute)
+		for _, r := range got.Jobs {
+			if r.Key == "acme" {
+				t.Fatalf("claimed %s of the limited key acme", r.ID)
+			}
+		}
+		if got.Next.IsZero() || time.Until(got.Next) > time.Second {
+			t.Fatalf("Next = %v, want the end of acme's limit", got.Next)
+		}
+		testkit.Eventually(t, 3*time.Second, "acme's jobs once its limit passed", func() bool {
+			return len(claimKeys(t, s, 10, 0, time.Minute).Jobs) > 0
+		})
+		snap := get(t, s, a.ID)
+		if snap.Set != store.SetActive || snap.Record.Attempt != 1 {
+			t.Fatalf("%s: set %s, attempt %d; want active on its first attempt (the limit spends none)", a.ID, snap.Set, snap.Record.Attempt)
+		}
+	})
+}
+
+func TestKeyRateLimit(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		var jobs []store.NewJob
+		for i := range 8 {
+			jobs = append(jobs, keyed(fmt.Sprintf("a%d", i), "acme"), keyed(fmt.Sprintf("b%d", i), "beta"))
+		}
+		enqueue(t, s, jobs...)
+		// beta's own limit: 1 per window; acme takes the queue's 3.
+		one := store.Rate{N: 1, Per: time.Hour}
+		if err := s.SetKeyLimits(t.Context(), []string{queue}, "beta", store.KeyLimits{Cap: -1, Rate: &one}); err != nil {
+			t.Fatal(err)
+		}
+		o := store.ClaimOptions{KeyRate: store.Rate{N: 3, Per: 600 * time.Millisecond}}
+		count := func(recs []store.Record) map[string]int {
+			m := map[string]int{}
+			for _, r := range recs {
+				m[r.Key]++
+			}
+			return m
+		}
+		started := map[string]int{}
+		deadline := time.Now().Add(400 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			got, err := s.ClaimWith(t.Context(), queue, 10, time.Minute, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, n := range count(got.Jobs) {
+				started[k] += n
+			}
+		}
+		if started["acme"] != 3 || started["beta"] != 1 {
+			t.Fatalf("within one window: started %v; want acme 3 (the queue's key limit), beta 1 (its own)", started)
+		}
+		testkit.Eventually(t, 3*time.Second, "acme's window to free", func() bool {
+			got, err := s.ClaimWith(t.Context(), queue, 10, time.Minute, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := count(got.Jobs)
+			if m["beta"] > 0 {
+				t.Fatalf("beta started again within its hour")
+			}
+			return m["acme"] > 0
+		})
+		infos, err := s.KeyInfos(t.Context(), queue, []string{"beta"})
+		if err != nil || infos[0].Limits.Rate == nil || *infos[0].Limits.Rate != one {
+			t.Fatalf("KeyInfos(beta) = %+v, %v; want its rate 1 per 1h", infos, err)
+		}
+	})
+}

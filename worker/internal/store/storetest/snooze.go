@@ -39,3 +39,9 @@ func (f *Fake) Snooze(_ context.Context, queue string, toks []store.Token, delay
 	f.record(c)
 	return c.Got, nil
 }
+
+// SnoozeLimited is Snooze: the fake holds no job keys (the store's keyed
+// behaviour is proven on real Redis, in package store's tests).
+func (f *Fake) SnoozeLimited(ctx context.Context, queue string, toks []store.Token, delay time.Duration) (int, error) {
+	return f.Snooze(ctx, queue, toks, delay)
+}
