@@ -93,7 +93,7 @@ type Queue struct {
 	// KeyRate caps the starts of one job key per window, across every
 	// process (store.ClaimOptions.KeyRate); zero = none.
 	KeyRate store.Rate
-	Exec   Exec
+	Exec    Exec
 	// Abort decides for a job whose Exec called runtime.Goexit; nil retries
 	// it after a second.
 	Abort Abort
