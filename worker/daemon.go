@@ -188,8 +188,19 @@ func (d *Daemon) run(ctx context.Context, hurry <-chan struct{}, up func()) erro
 				ReadyHigh: s.ReadyHigh, ReadyLow: s.ReadyLow,
 			})
 			m.QueuePaused(queue, s.Paused)
+			m.QueueKeyCount(queue, s.Keys)
 		},
-		OnFire: func(queue string) { m.Enqueued(queue, 1) },
+		OnKeys: func(queue string, top []store.KeyInfo) {
+			keys := make([]metrics.KeySample, len(top))
+			now := time.Now().UnixMilli()
+			for i, k := range top {
+				keys[i] = metrics.KeySample{Key: k.Key, Ready: k.Ready, Scheduled: max(k.Waiting-k.Ready, 0), Running: k.Running,
+					AtCap: k.Parked, Limited: k.LimitedUntil > now}
+			}
+			m.QueueKeys(queue, keys)
+		},
+		TopKeys: metricsTopKeys,
+		OnFire:  func(queue string) { m.Enqueued(queue, 1) },
 		FleetSize: func(ctx context.Context, queue string) (int, error) {
 			f, err := d.st.FleetInfo(ctx, queue)
 			return len(f.Members), err
@@ -265,3 +276,7 @@ func periodics(ps []Periodic) []carrier.Periodic {
 	}
 	return out
 }
+
+// metricsTopKeys is how many job keys of a queue its leader reports by
+// name (courier_key_jobs): those with the most waiting jobs.
+const metricsTopKeys = 10

@@ -38,9 +38,10 @@ var DefaultKeyLimits = KeyLimits{Concurrency: -1}
 // KeyStats is what a queue holds of one job key.
 type KeyStats struct {
 	Key string
-	// Waiting counts the key's jobs that wait, due now or later; Running
-	// those that run (the slots the key holds).
-	Waiting, Running int64
+	// Waiting counts the key's jobs that wait, due now or later, Ready
+	// those of them due now; Running those that run (the slots the key
+	// holds).
+	Waiting, Ready, Running int64
 	// Limits are the key's own limits (DefaultKeyLimits when it has none).
 	Limits KeyLimits
 	// AtCap reports the key runs at its cap with jobs waiting: none of its
@@ -148,7 +149,7 @@ func (c *Client) Key(ctx context.Context, queue, key string) (KeyStats, error) {
 }
 
 func keyStats(k store.KeyInfo) KeyStats {
-	s := KeyStats{Key: k.Key, Waiting: k.Waiting, Running: k.Running,
+	s := KeyStats{Key: k.Key, Waiting: k.Waiting, Ready: k.Ready, Running: k.Running,
 		Limits: KeyLimits{Concurrency: k.Limits.Cap, Weight: k.Limits.Weight}, AtCap: k.Parked}
 	if r := k.Limits.Rate; r != nil {
 		s.Limits.RateLimit = &worker.RateLimit{N: r.N, Per: r.Per}
@@ -167,6 +168,7 @@ func mergeKeys(ks []KeyStats) []KeyStats {
 	for _, k := range ks {
 		if i, ok := at[k.Key]; ok {
 			out[i].Waiting += k.Waiting
+			out[i].Ready += k.Ready
 			out[i].Running += k.Running
 			out[i].AtCap = out[i].AtCap || k.AtCap
 			if k.LimitedUntil.After(out[i].LimitedUntil) {

@@ -27,6 +27,7 @@ type Store interface {
 	ForgetQueues(ctx context.Context, keep []string) ([]string, error)
 	Stats(ctx context.Context, queue string) (store.Stats, error)
 	StatsOf(ctx context.Context, queues []string) ([]store.Stats, error)
+	TopKeys(ctx context.Context, partition string, n int) ([]store.KeyInfo, int64, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -94,6 +95,12 @@ type Config struct {
 	// OnSample receives the sizes and the pause flag of a queue this
 	// process leads.
 	OnSample func(queue string, s store.Stats)
+	// OnKeys receives, after a sample of a queue that has job keys (or had
+	// them at the sample before), its TopKeys keys with the most waiting
+	// jobs, across its partitions, most first.
+	OnKeys func(queue string, top []store.KeyInfo)
+	// TopKeys is how many keys of a queue OnKeys receives.
+	TopKeys int
 	// OnFire is told of each periodic job this process enqueued.
 	OnFire func(queue string)
 	// FleetSize returns how many processes serve a queue (by its name, a

@@ -209,13 +209,41 @@ func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 	if c.cfg.OnSample == nil || q.partition() {
 		return nil
 	}
+	keyed := false // the last sample found job keys
 	return every(ctx, c.cfg.SampleInterval, func() error {
 		// A failed sample is skipped: the next one comes in SampleInterval.
-		if all, err := c.st.StatsOf(ctx, append([]string{q.Name}, q.Sum...)); err == nil {
-			c.cfg.OnSample(q.label(), store.Total(all))
+		parts := append([]string{q.Name}, q.Sum...)
+		all, err := c.st.StatsOf(ctx, parts)
+		if err != nil {
+			return nil
+		}
+		total := store.Total(all)
+		c.cfg.OnSample(q.label(), total)
+		if c.cfg.OnKeys != nil && (total.Keys > 0 || keyed) {
+			if top, err := c.topKeys(ctx, parts); err == nil {
+				c.cfg.OnKeys(q.label(), top)
+				keyed = total.Keys > 0
+			}
 		}
 		return nil
 	})
+}
+
+// topKeys returns the TopKeys keys of partitions with the most waiting
+// jobs, most first.
+func (c *Carrier) topKeys(ctx context.Context, parts []string) ([]store.KeyInfo, error) {
+	var all []store.KeyInfo
+	for _, p := range parts {
+		top, _, err := c.st.TopKeys(ctx, p, c.cfg.TopKeys)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, top...)
+	}
+	slices.SortFunc(all, func(a, b store.KeyInfo) int {
+		return cmp.Or(cmp.Compare(b.Waiting, a.Waiting), cmp.Compare(a.Key, b.Key))
+	})
+	return all[:min(len(all), c.cfg.TopKeys)], nil
 }
 
 // every calls f now and then every interval until ctx ends or f returns

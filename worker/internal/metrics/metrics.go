@@ -17,6 +17,10 @@ type Set struct {
 	queueJobs   *prometheus.GaugeVec
 	queuePaused *prometheus.GaugeVec
 	readyLevels *prometheus.GaugeVec
+	queueKeys   *prometheus.GaugeVec
+	keyJobs     *prometheus.GaugeVec
+	keyAtCap    *prometheus.GaugeVec
+	keyLimited  *prometheus.GaugeVec
 	jobs        *jobMetrics
 	kinds       *kindMetrics
 	redis       *Redis
@@ -45,12 +49,29 @@ func New(reg prometheus.Registerer) (*Set, error) {
 			Name: "courier_queue_ready_priority",
 			Help: "Ready jobs (due now) of the queue by priority level: high, normal, low; sampled by the queue's leader.",
 		}, []string{"queue", "priority"}),
+		queueKeys: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_queue_keys",
+			Help: "Job keys of the queue that have waiting jobs (worker.JobSpec.Key); sampled by the queue's leader.",
+		}, []string{"queue"}),
+		keyJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_key_jobs",
+			Help: "Jobs of a job key by state: ready (due now), scheduled (due later) or running, for the queue's keys with the most waiting jobs (at most 10 keys a queue, so the series stay bounded); sampled by the queue's leader.",
+		}, []string{"queue", "key", "state"}),
+		keyAtCap: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_key_at_cap",
+			Help: "1 while a job key runs at its concurrency cap with jobs waiting, else 0; for the keys of courier_key_jobs.",
+		}, []string{"queue", "key"}),
+		keyLimited: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "courier_key_limited",
+			Help: "1 while a job key is held back by a handler's worker.KeyLimited (a downstream's 429 or 503), else 0; for the keys of courier_key_jobs.",
+		}, []string{"queue", "key"}),
 		jobs:  newJobMetrics(),
 		kinds: newKindMetrics(),
 	}
 	j := s.jobs
 	if err := register(reg, "job",
 		share(&s.leader), share(&s.queueJobs), share(&s.queuePaused), share(&s.readyLevels),
+		share(&s.queueKeys), share(&s.keyJobs), share(&s.keyAtCap), share(&s.keyLimited),
 		share(&j.enqueued), share(&j.duplicates), share(&j.processed), share(&j.duration), share(&j.lag),
 		share(&j.running), share(&j.concurrency), share(&j.replication), share(&j.unreplicated),
 		share(&s.kinds.processed), share(&s.kinds.duration),
@@ -86,6 +107,8 @@ func (s *Set) Leader(queue string, leading bool) {
 		s.queueJobs.DeletePartialMatch(prometheus.Labels{"queue": queue})
 		s.queuePaused.DeleteLabelValues(queue)
 		s.readyLevels.DeletePartialMatch(prometheus.Labels{"queue": queue})
+		s.dropKeys(queue)
+		s.queueKeys.DeleteLabelValues(queue)
 	}
 	s.leader.WithLabelValues(queue).Set(v)
 }
@@ -111,6 +134,54 @@ func (s *Set) QueueJobs(queue string, q QueueSizes) {
 	s.readyLevels.WithLabelValues(queue, "high").Set(float64(q.ReadyHigh))
 	s.readyLevels.WithLabelValues(queue, "normal").Set(float64(q.Ready - q.ReadyHigh - q.ReadyLow))
 	s.readyLevels.WithLabelValues(queue, "low").Set(float64(q.ReadyLow))
+}
+
+// KeySample is one key of a leader's sample of a queue's keys.
+type KeySample struct {
+	Key                       string
+	Ready, Scheduled, Running int64
+	AtCap, Limited            bool
+}
+
+// QueueKeyCount records a leader's sample of how many job keys of a queue
+// have waiting jobs (0 while it has none: the series exists for every
+// queue a leader samples).
+func (s *Set) QueueKeyCount(queue string, keys int64) {
+	if s == nil {
+		return
+	}
+	s.queueKeys.WithLabelValues(queue).Set(float64(keys))
+}
+
+// QueueKeys records a leader's sample of the job keys of a queue with the
+// most waiting jobs (at most 10 are kept; the series of keys that left
+// the top go).
+func (s *Set) QueueKeys(queue string, top []KeySample) {
+	if s == nil {
+		return
+	}
+	s.dropKeys(queue)
+	for _, k := range top[:min(len(top), 10)] {
+		s.keyJobs.WithLabelValues(queue, k.Key, "ready").Set(float64(k.Ready))
+		s.keyJobs.WithLabelValues(queue, k.Key, "scheduled").Set(float64(k.Scheduled))
+		s.keyJobs.WithLabelValues(queue, k.Key, "running").Set(float64(k.Running))
+		s.keyAtCap.WithLabelValues(queue, k.Key).Set(b2f(k.AtCap))
+		s.keyLimited.WithLabelValues(queue, k.Key).Set(b2f(k.Limited))
+	}
+}
+
+func (s *Set) dropKeys(queue string) {
+	q := prometheus.Labels{"queue": queue}
+	s.keyJobs.DeletePartialMatch(q)
+	s.keyAtCap.DeletePartialMatch(q)
+	s.keyLimited.DeletePartialMatch(q)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // QueuePaused records a leader's sample of whether queue is paused.

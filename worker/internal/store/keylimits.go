@@ -67,6 +67,7 @@ func (s *Store) SetKeyLimits(ctx context.Context, partitions []string, key strin
 type KeyInfo struct {
 	Key     string
 	Waiting int64 // jobs that wait, due or not
+	Ready   int64 // of those, the jobs due now (by this process's clock)
 	Running int64 // jobs running (slots held)
 	Limits  KeyLimits
 	// Parked reports the key runs at its cap with jobs waiting: it starts
@@ -114,22 +115,36 @@ func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) (
 	if len(keys) == 0 {
 		return out, nil
 	}
-	cmds := make(rueidis.Commands, 0, 3*len(keys))
+	const per = 6 // commands per key
+	cmds := make(rueidis.Commands, 0, per*len(keys))
+	before := fmt.Sprintf("%013d", time.Now().UnixMilli()+1)
 	for _, key := range keys {
 		cmds = append(cmds,
 			s.c.B().Zscore().Key(k.KeyCount).Member(key).Build(),
 			s.c.B().Hmget().Key(k.KeyState).Field("r:"+key, "p:"+key, "u:"+key).Build(),
 			s.c.B().Hmget().Key(k.KeyConf).Field("c:"+key, "w:"+key, "r:"+key).Build())
+		for _, level := range []string{"a", "b", "c"} { // lua/keys.lua's kmember
+			from := key + "\x00" + level
+			cmds = append(cmds, s.c.B().Zlexcount().Key(k.KeyDue).Min("["+from).Max("("+from+before).Build())
+		}
 	}
 	res := s.c.DoMulti(ctx, cmds...)
 	for i, key := range keys {
+		res := res[per*i : per*i+per]
 		info := KeyInfo{Key: key, Limits: KeyLimits{Cap: -1}}
-		if w, err := res[3*i].AsFloat64(); err == nil {
+		if w, err := res[0].AsFloat64(); err == nil {
 			info.Waiting = int64(w)
 		} else if !rueidis.IsRedisNil(err) {
 			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
 		}
-		st, err := res[3*i+1].ToArray()
+		for _, r := range res[3:] {
+			n, err := r.AsInt64()
+			if err != nil {
+				return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
+			}
+			info.Ready += n
+		}
+		st, err := res[1].ToArray()
 		if err != nil {
 			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
 		}
@@ -137,7 +152,7 @@ func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) (
 		_, perr := st[1].ToString()
 		info.Parked = perr == nil
 		info.LimitedUntil, _ = st[2].AsInt64()
-		conf, err := res[3*i+2].ToArray()
+		conf, err := res[2].ToArray()
 		if err != nil {
 			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
 		}

@@ -21,6 +21,8 @@ type Stats struct {
 	// ReadyHigh and ReadyLow count the jobs of Ready at the high and low
 	// priority levels.
 	ReadyHigh, ReadyLow int64
+	// Keys counts the job keys that have waiting jobs (lua/keys.lua).
+	Keys int64
 }
 
 // Stats counts the jobs of queue by state and reads its pause flag.
@@ -47,7 +49,7 @@ func (s *Store) StatsOf(ctx context.Context, queues []string) ([]Stats, error) {
 }
 
 func statsKeys(k Keys) []string {
-	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed, k.Cancelled, k.KeyIDs}
+	return []string{k.Due, k.Active, k.Dead, k.Paused, k.DueHigh, k.DueLow, k.Completed, k.Cancelled, k.KeyIDs, k.KeyCount}
 }
 
 // decodeStats reads the reply of stats.lua for queue.
@@ -56,10 +58,10 @@ func decodeStats(queue string, res rueidis.RedisResult) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats %s: %w", queue, err)
 	}
-	if len(n) != 10 {
+	if len(n) != 11 {
 		return Stats{}, fmt.Errorf("stats %s: unexpected reply of %d values", queue, len(n))
 	}
-	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7], Completed: n[8], Cancelled: n[9]}, nil
+	return Stats{Ready: n[0], Scheduled: n[1], Active: n[2], Dead: n[3], Paused: n[5] == 1, ReadyHigh: n[6], ReadyLow: n[7], Completed: n[8], Cancelled: n[9], Keys: n[10]}, nil
 }
 
 // Total adds up the sizes of parts (the partitions of a queue, at least
@@ -77,6 +79,7 @@ func Total(parts []Stats) Stats {
 		t.Cancelled += o.Cancelled
 		t.ReadyHigh += o.ReadyHigh
 		t.ReadyLow += o.ReadyLow
+		t.Keys += o.Keys
 	}
 	return t
 }
