@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
 	"github.com/seed-53d105c9/courier/worker/internal/workertest"
+	"github.com/seed-53d105c9/courier/worker/rediskeys"
 )
 
 // The model's checks. The model asserts only what it knows for certain:
@@ -308,4 +310,59 @@ func (w *world) checkUnserved() {
 			w.violation("%s: a job of kind %q is %s with last error %q; want dead, naming the kind", k, j.kind, job.State, job.LastError)
 		}
 	}
+}
+
+// checkKeys checks the job keys: no key ran more jobs at once than its cap
+// but while a layout change drained the queue's old partitions; a job
+// whose handler said worker.KeyLimited spent no attempt for it; and once
+// every job ran, no key holds a slot or waits in any partition of any
+// layout the queue had.
+func (w *world) checkKeys() {
+	w.mu.Lock()
+	for _, o := range w.keyOver {
+		if !o.draining {
+			w.violation("key %s ran %d jobs at once at %s; its cap is %d", o.key, o.running, o.at.Format("15:04:05.000000"), w.queue(strings.SplitN(o.key, "/", 2)[0]).keyCap)
+		}
+	}
+	w.mu.Unlock()
+	for k, js := range w.jobs {
+		if len(js) != 1 || js[0].jobKey == "" { // one job of the id, with a key
+			continue
+		}
+		for _, r := range w.runsOf(k) {
+			if r.payload == "limit-once" && r.attempt > 1 && !w.anyCut(k) {
+				w.violation("%s: attempt %d after a worker.KeyLimited, which spends none", k, r.attempt)
+			}
+		}
+	}
+	for _, q := range w.queues {
+		if q.keyCap == 0 {
+			continue
+		}
+		for n := 1; n <= 4; n++ {
+			for i := range n {
+				k := rediskeys.PartitionKeys(w.cfg.Prefix, q.name, n, i)
+				for f, v := range testkit.HGetAll(w.t, w.rdb, k.KeyState) {
+					if strings.HasPrefix(f, "r:") || strings.HasPrefix(f, "p:") {
+						w.violation("%s: after every job ran, %s holds %s = %s (a slot leaked)", q.name, k.KeyState, f, v)
+					}
+				}
+				n, err := w.rdb.Do(w.t.Context(), w.rdb.B().Zcard().Key(k.KeyIDs).Build()).AsInt64()
+				if err != nil || n != 0 {
+					w.violation("%s: after every job ran, %s holds %d keyed jobs (%v)", q.name, k.KeyIDs, n, err)
+				}
+			}
+		}
+	}
+}
+
+// anyCut reports whether an attempt of k may have lost its outcome to a
+// kill -9 (its next attempt then counts one more).
+func (w *world) anyCut(k string) bool {
+	for _, r := range w.runsOf(k) {
+		if w.cut(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -150,8 +150,21 @@ func (w *world) enqueue() {
 		case 2:
 			s.Delay = 300 * time.Millisecond
 		}
-		if w.rng.IntN(10) == 0 {
+		if q.keyCap > 0 && w.rng.IntN(2) == 0 {
+			// A job key; one that comes with a unique key is a function
+			// of it, as a tenant's unique keys are its own (docs/keys.md).
+			s.Key = modelKeys[w.rng.IntN(len(modelKeys))]
+			if s.UniqueKey != "" {
+				s.Key = modelKeys[int(s.UniqueKey[len(s.UniqueKey)-1])%len(modelKeys)]
+			}
+		}
+		switch w.rng.IntN(10) {
+		case 0:
 			s.Payload = []byte("fail-once")
+		case 1:
+			if s.Key != "" {
+				s.Payload = []byte("limit-once") // its handler says worker.KeyLimited once
+			}
 		}
 		if q.kinds {
 			s.Kind = modelKinds[w.rng.IntN(len(modelKinds))]
@@ -165,9 +178,12 @@ func (w *world) enqueue() {
 	homes := make([]string, len(specs))
 	for i, s := range specs {
 		homes[i] = "?"
-		if s.ID != "" {
+		switch {
+		case s.Key != "" && (s.ID != "" || s.UniqueKey != ""):
+			homes[i] = w.homeOf(q, s.Key) // a keyed job lives in its key's partition
+		case s.ID != "":
 			homes[i] = w.homeOf(q, s.ID)
-		} else if s.UniqueKey != "" {
+		case s.UniqueKey != "":
 			homes[i] = w.homeOf(q, s.UniqueKey)
 		}
 	}
@@ -186,13 +202,13 @@ func (w *world) enqueue() {
 	for i, r := range res {
 		s := specs[i]
 		w.checkEnqueued(q, s, r, homes[i], retained, before)
-		notes = append(notes, fmt.Sprintf("%s(key=%s for=%s after=%t)=%v", r.ID, s.UniqueKey, s.UniqueFor, s.UniqueAfterFinish, r.Err))
+		notes = append(notes, fmt.Sprintf("%s(unique=%s for=%s after=%t key=%s)=%v", r.ID, s.UniqueKey, s.UniqueFor, s.UniqueAfterFinish, s.Key, r.Err))
 		if r.Err != nil {
 			continue
 		}
 		j := &mjob{queue: q.name, id: r.ID, key: s.UniqueKey, window: s.UniqueFor, afterFinish: s.UniqueAfterFinish,
 			callerID: s.ID != "", failOnce: string(s.Payload) == "fail-once", accepted: time.Now(), home: homes[i], retained: retained,
-			kind: s.Kind}
+			kind: s.Kind, jobKey: s.Key}
 		if homes[i] == "?" {
 			j.home = ""
 		}
@@ -377,6 +393,7 @@ func (w *world) finish() {
 	w.checkUnserved()
 	w.checkRate()
 	w.checkCancelled()
+	w.checkKeys()
 }
 
 // resume resumes q (finish's).

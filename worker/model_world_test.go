@@ -38,6 +38,22 @@ type mqueue struct {
 	// kinds: the queue is served with worker.Kinds (modelKinds), and its
 	// jobs get a kind, one of them or one no daemon serves.
 	kinds bool
+	// keyCap: half the queue's jobs get a job key (modelKeys), and no key
+	// runs more than keyCap jobs at once (QueueOptions.KeyConcurrency).
+	keyCap int
+}
+
+// modelKeys are the job keys of a queue with a key cap.
+var modelKeys = []string{"t0", "t1", "t2"}
+
+// keyOver is a start that took a key above its cap: when, which key, how
+// many ran, and whether a layout change was draining the queue's old
+// partitions (a key may then run up to its cap in each of two).
+type keyOver struct {
+	at       time.Time
+	key      string
+	running  int
+	draining bool
 }
 
 // modelKinds are the kinds a queue with kinds serves ("" for jobs without
@@ -80,6 +96,7 @@ type mjob struct {
 	cancelled   bool
 	cancelledAt int64  // Redis µs read after Cancel returned nil
 	kind        string // JobSpec.Kind
+	jobKey      string // JobSpec.Key
 }
 
 // mrun is one attempt a handler ran.
@@ -88,6 +105,7 @@ type mrun struct {
 	claimed int64 // job.StartedAt, Redis µs
 	attempt int
 	kind    string // job.Kind, as the handler saw it
+	payload string
 	done    bool
 	ok      bool // returned nil with its context alive
 	ended   time.Time
@@ -111,6 +129,8 @@ type world struct {
 	keys    map[string][]*mjob // "queue/key" → the accepted jobs of that unique key
 	mu      sync.Mutex
 	runs    map[string][]*mrun // "queue/id" → attempts, appended by the handlers
+	keyRun  map[string]int     // "queue/key" → its jobs running now (under mu)
+	keyOver []keyOver          // starts above a key's cap (under mu)
 	checked map[string]int     // runs already checked, by "queue/id"
 	trail   []string           // the steps, printed with a violation
 	bad     []string
@@ -134,8 +154,9 @@ func newWorld(t *testing.T, connect func(testing.TB) rueidis.Client, seed uint64
 		t: t, logs: logs, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), connect: connect, rdb: rdb, cfg: cfg,
 		c: newClient(t, rdb, cfg), op: newClient(t, rdb, cfg),
 		jobs: map[string][]*mjob{}, keys: map[string][]*mjob{}, runs: map[string][]*mrun{}, checked: map[string]int{},
+		keyRun: map[string]int{},
 		queues: []*mqueue{
-			{name: "limited", limit: worker.RateLimit{N: 20, Per: 200 * time.Millisecond}, partitions: 2, retention: time.Hour},
+			{name: "limited", limit: worker.RateLimit{N: 20, Per: 200 * time.Millisecond}, partitions: 2, retention: time.Hour, keyCap: 2},
 			{name: "plain", partitions: 1, kinds: true},
 		},
 	}
@@ -170,20 +191,41 @@ func (w *world) redisNow() int64 {
 func (w *world) handler(daemon int) worker.HandlerFunc {
 	return func(ctx context.Context, job *worker.Job) error {
 		k := job.Queue + "/" + job.ID
-		r := &mrun{daemon: daemon, claimed: job.StartedAt.UnixMicro(), attempt: job.Attempt, kind: job.Kind}
+		r := &mrun{daemon: daemon, claimed: job.StartedAt.UnixMicro(), attempt: job.Attempt, kind: job.Kind, payload: string(job.Payload)}
+		kk := job.Queue + "/" + job.Key
 		w.mu.Lock()
 		w.runs[k] = append(w.runs[k], r)
+		over := 0
+		if job.Key != "" {
+			w.keyRun[kk]++
+			if c := w.queue(job.Queue).keyCap; w.keyRun[kk] > c {
+				over = w.keyRun[kk]
+			}
+		}
 		w.mu.Unlock()
+		if over > 0 {
+			o := keyOver{at: time.Now(), key: kk, running: over, draining: w.draining(job.Queue)}
+			w.mu.Lock()
+			w.keyOver = append(w.keyOver, o)
+			w.mu.Unlock()
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Duration(len(job.ID)%4) * 3 * time.Millisecond):
 		}
 		fail := job.Attempt == 1 && string(job.Payload) == "fail-once"
+		limited := !r.retried() && string(job.Payload) == "limit-once" && w.firstRun(k, r)
 		w.mu.Lock()
-		r.done, r.ended, r.ok = true, time.Now(), !fail && ctx.Err() == nil
+		r.done, r.ended, r.ok = true, time.Now(), !fail && !limited && ctx.Err() == nil
+		if job.Key != "" {
+			w.keyRun[kk]--
+		}
 		w.mu.Unlock()
-		if fail {
+		switch {
+		case fail:
 			return errors.New("fails its first attempt")
+		case limited:
+			return worker.KeyLimited(50 * time.Millisecond) // the key waits too; no attempt is spent
 		}
 		return nil
 	}
@@ -205,7 +247,7 @@ func (w *world) start() *mdaemon {
 			h = k
 		}
 		err := reg.Register(q.name, h, worker.QueueOptions{
-			Concurrency: 8, Partitions: q.partitions, IDRetention: q.retention, RateLimit: q.limit,
+			Concurrency: 8, Partitions: q.partitions, IDRetention: q.retention, RateLimit: q.limit, KeyConcurrency: q.keyCap,
 			MaxAttempts: 25, Backoff: worker.FixedSteps{10 * time.Millisecond},
 		})
 		if err != nil {
@@ -372,4 +414,24 @@ func (w *world) fail() {
 	}
 	w.t.Fatalf("%d violation(s):\n  %s\nlast steps:\n  %s\nlast warnings of the daemons:\n  %s", len(w.bad),
 		strings.Join(w.bad, "\n  "), strings.Join(tail, "\n  "), strings.Join(logs, "\n  "))
+}
+
+// retried reports whether r is an attempt after the first.
+func (r *mrun) retried() bool { return r.attempt > 1 }
+
+// firstRun reports whether r is the first attempt recorded of k.
+func (w *world) firstRun(k string, r *mrun) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.runs[k]) > 0 && w.runs[k][0] == r
+}
+
+// draining reports whether queue's record names earlier partitions that
+// may still hold jobs (a layout change drains them).
+func (w *world) draining(queue string) bool {
+	prev, err := w.rdb.Do(context.WithoutCancel(w.t.Context()), w.rdb.B().Hget().Key(rediskeys.QueueKeys(w.cfg.Prefix, queue).Settings).Field("partitions_prev").Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return false
+	}
+	return err != nil || prev != ""
 }
