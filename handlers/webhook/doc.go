@@ -89,6 +89,7 @@
 //	Courier-Job-Id     the job's id
 //	Courier-Queue      the job's queue
 //	Courier-Attempt    the attempt, 1 for the first
+//	Courier-Job-Key    the job's key (worker.JobSpec.Key), for a job that has one
 //	Courier-Timestamp  the time of the request, in Unix seconds
 //	Courier-Signature  the signature (see Signature), when a secret is set
 //	traceparent        the attempt's span, W3C Trace Context (with

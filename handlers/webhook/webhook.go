@@ -29,6 +29,7 @@ const (
 	HeaderAttempt   = "Courier-Attempt"   // the attempt, from 1, in decimal
 	HeaderTimestamp = "Courier-Timestamp" // when the request was made (and signed), in Unix seconds
 	HeaderSignature = "Courier-Signature" // Sign's result; only when a secret is set
+	HeaderJobKey    = "Courier-Job-Key"   // the job's key (worker.JobSpec.Key); only for a job that has one
 )
 
 // userAgent is sent unless Settings.Headers names another.
@@ -122,6 +123,9 @@ func (h *handler) setHeaders(hdr http.Header, job *worker.Job, body []byte) {
 	hdr.Set(HeaderQueue, job.Queue)
 	hdr.Set(HeaderAttempt, strconv.Itoa(job.Attempt))
 	hdr.Set(HeaderTimestamp, ts)
+	if job.Key != "" {
+		hdr.Set(HeaderJobKey, job.Key)
+	}
 	switch {
 	case h.cfg.secret == nil:
 	case h.cfg.sigVersion == SignatureV1:

@@ -144,7 +144,7 @@ func TestDelivered(t *testing.T) {
 			s := tt.settings
 			s.URL = rc.srv.URL + "/hook?k=v"
 			h := newLocalHandler(t, s)
-			job := &worker.Job{ID: "job-7", Queue: "orders", Payload: []byte(`{"order":42}`), Attempt: 3}
+			job := &worker.Job{ID: "job-7", Queue: "orders", Payload: []byte(`{"order":42}`), Attempt: 3, Key: "acme"}
 
 			before := time.Now().Unix()
 			if err := h.Handle(t.Context(), job); err != nil {
@@ -165,6 +165,7 @@ func TestDelivered(t *testing.T) {
 				"Courier-Job-Id":  "job-7",
 				"Courier-Queue":   "orders",
 				"Courier-Attempt": "3",
+				"Courier-Job-Key": "acme",
 			}
 			for k, v := range tt.extra {
 				want[k] = v
