@@ -79,6 +79,7 @@ type Daemon struct {
 	redisAddrs         []string
 	prefix, queue, url string
 	partitions         int // the queue's; 0 or 1: not split
+	keyCap             int // the queue's key_concurrency; 0: none
 
 	mu   sync.Mutex
 	gen  int
@@ -111,6 +112,9 @@ func (d *Daemon) Start() error {
 	split := ""
 	if d.partitions > 1 {
 		split = fmt.Sprintf("\n    partitions: %d", d.partitions)
+	}
+	if d.keyCap > 0 {
+		split += fmt.Sprintf("\n    key_concurrency: %d", d.keyCap)
 	}
 	cfg := fmt.Sprintf(daemonConfig, strings.Join(addrs, ", "), d.prefix, d.httpAddr,
 		daemonShutdown, daemonLease, daemonLeaderLease, daemonRecoverPeriod, daemonPollInterval,

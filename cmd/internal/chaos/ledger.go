@@ -54,6 +54,7 @@ type Ledger struct {
 	aborted    int // requests whose sender went away before the answer
 	overlaps   int // requests that arrived while another for the same job was open
 	overlapIDs []string
+	capOver    int // requests that took their key above its cap
 	faults     []Fault
 	notes      []string
 	broken     []string // promises broken on the way, beyond the figures
@@ -152,6 +153,20 @@ func (l *Ledger) Overlapped(id string) {
 		l.overlapIDs = append(l.overlapIDs, id)
 	}
 	l.mu.Unlock()
+}
+
+// KeyOver records a request that took its job's key above its cap.
+func (l *Ledger) KeyOver() {
+	l.mu.Lock()
+	l.capOver++
+	l.mu.Unlock()
+}
+
+// CapViolations counts the requests KeyOver recorded.
+func (l *Ledger) CapViolations() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.capOver
 }
 
 // Delivered reports whether id was delivered at least once.

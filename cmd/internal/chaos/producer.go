@@ -37,7 +37,12 @@ type Producer struct {
 	durability worker.Durability // asked of every enqueue
 	rng        *rand.Rand
 	seq        int
+	keyed      bool // give each job a job key (Scenario.KeyCap)
 }
+
+// chaosKeys is how many job keys a scenario with keys spreads its jobs
+// over.
+const chaosKeys = 20
 
 // newProducer returns a producer of rate jobs per second whose enqueues
 // ask for d; seed makes the handling times of its jobs repeatable.
@@ -97,6 +102,14 @@ func (p *Producer) next(n int) []worker.JobSpec {
 			ID:         fmt.Sprintf("j%06d", p.seq),
 			Payload:    fmt.Appendf(nil, `{"ms":%d}`, ms),
 			Durability: p.durability,
+		}
+		if p.keyed {
+			// Half the jobs are one key's, above its cap; the rest spread.
+			k := 0
+			if p.rng.IntN(2) == 0 {
+				k = 1 + p.rng.IntN(chaosKeys-1)
+			}
+			specs[i].Key = fmt.Sprintf("tenant-%02d", k)
 		}
 	}
 	return specs

@@ -36,8 +36,10 @@ type Receiver struct {
 	srv    *http.Server
 	ln     net.Listener
 
-	mu   sync.Mutex
-	open map[string]int // requests being held, by job id
+	mu      sync.Mutex
+	open    map[string]int // requests being held, by job id
+	keyCap  int            // a scenario with job keys: each key's cap
+	keyOpen map[string]int // requests being held, by job key
 }
 
 // startReceiver listens on a free loopback port; ctx is every request's
@@ -47,7 +49,7 @@ func startReceiver(ctx context.Context, l *Ledger) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{URL: "http://" + ln.Addr().String() + "/deliver", ledger: l, ln: ln, open: map[string]int{}}
+	r := &Receiver{URL: "http://" + ln.Addr().String() + "/deliver", ledger: l, ln: ln, open: map[string]int{}, keyOpen: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /deliver", r.deliver)
 	r.srv = &http.Server{
@@ -67,6 +69,9 @@ func (r *Receiver) deliver(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer r.hold(id)()
+	if key := req.Header.Get(webhook.HeaderJobKey); key != "" {
+		defer r.holdKey(key)()
+	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	if err != nil {
 		r.ledger.Aborted()
@@ -98,6 +103,24 @@ func (r *Receiver) hold(id string) (release func()) {
 		r.mu.Lock()
 		if r.open[id]--; r.open[id] == 0 {
 			delete(r.open, id)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// holdKey counts a request of key open, recording one above the key's
+// cap, and returns the function that closes it.
+func (r *Receiver) holdKey(key string) (release func()) {
+	r.mu.Lock()
+	r.keyOpen[key]++
+	if r.keyCap > 0 && r.keyOpen[key] > r.keyCap {
+		r.ledger.KeyOver()
+	}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.keyOpen[key]--; r.keyOpen[key] == 0 {
+			delete(r.keyOpen, key)
 		}
 		r.mu.Unlock()
 	}

@@ -146,6 +146,7 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	loadCtx, stopLoad := context.WithDeadline(ctx, loadStart.Add(plan.Load))
 	defer stopLoad()
 	prod := newProducer(w.client, queueName, l, plan.Rate, sc.Durability, uint64(len(sc.Name)))
+	prod.keyed = sc.KeyCap > 0
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
@@ -165,6 +166,13 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	stopMeter()
 	dead, states, err := w.lookUpLost(ctx)
 	r.Tally = l.Tally(dead, states)
+	if sc.KeyCap > 0 {
+		r.CapViolations = l.CapViolations()
+		var lerr error
+		if r.LeakedSlots, lerr = w.leakedSlots(ctx, 10*time.Second); lerr != nil && err == nil {
+			err = lerr
+		}
+	}
 	if meter != nil {
 		r.Spread = meter.shares(shards, w.slots, l.DeliveredIDs())
 		if f, ferr := os.Create(filepath.Join(dir, "work.json")); ferr == nil {

@@ -47,6 +47,11 @@ type Scenario struct {
 	Target int
 	// Durability is asked of every enqueue of the producer.
 	Durability worker.Durability
+	// KeyCap, when set, gives every job a job key (half of them one key,
+	// the rest spread over chaosKeys - 1 others) and the queue that key
+	// cap (key_concurrency): the receiver counts each key's requests in
+	// flight, and the world the slots held once the queue is idle.
+	KeyCap int
 	Promise    Promise
 	// Short: part of the short run. A scenario left out of a run still
 	// has its row, marked "not run".
@@ -154,6 +159,24 @@ func Scenarios() []*Scenario {
 			// daemons' part of the failover.
 			Promise: Promise{Lost: Zero, Confirmed: true, Duplicates: Shown, Overlaps: Shown,
 				Resume: failoverResume, Ready: readyWithin},
+		},
+		{
+			Name: "keys-daemon-kill9", Fault: "kill -9 of a daemon, in turn, restarted 0.5 s later; one every 3.5 s; jobs of 20 keys, half of one, each key capped at 3",
+			Topology: OnSingle, KeyCap: 3, Short: true, Inject: killDaemons,
+			Promise: Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero, KeyCaps: true},
+		},
+		{
+			Name: "keys-redis-blip", Fault: "a 1 s blip every 3 s (as redis-blip); jobs of 20 keys, half of one, each key capped at 3",
+			Topology: OnSingle, KeyCap: 3, Inject: blipRedis,
+			Promise: Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero, KeyCaps: true},
+		},
+		{
+			Name:     "keys-cluster-failover",
+			Fault:    "the failover of cluster-failover (partition 0 of 6, enqueues confirmed by 1 replica); jobs of 20 keys, half of one, each key capped at 3",
+			Topology: OnCluster, Partitions: 6, Target: 0, KeyCap: 3, Inject: failover,
+			Durability: worker.Durability{Replicas: 1, Timeout: 500 * time.Millisecond},
+			Promise: Promise{Lost: Zero, Confirmed: true, Duplicates: Shown, Overlaps: Shown,
+				Resume: failoverResume, KeyCaps: true},
 		},
 		{
 			Name: "daemon-stall", Fault: "one daemon's Redis connections stalled for 5 s, longer than the 3 s lease; one every 8 s",

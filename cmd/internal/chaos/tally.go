@@ -54,6 +54,11 @@ type Tally struct {
 	// Redis could not serve them, of a daemon's time from Redis answering
 	// again until it was ready (FaultReport.Ready).
 	Ready time.Duration `json:"ready_ns,omitempty"`
+	// CapViolations counts the requests that found their job's key at its
+	// cap already (a scenario with job keys); LeakedSlots the slots the
+	// keys held once the queue was idle (the world reads them).
+	CapViolations int `json:"cap_violations,omitempty"`
+	LeakedSlots   int `json:"leaked_slots,omitempty"`
 	// Spread is each master's share of the jobs of a partitioned queue
 	// (the world measures it, not the ledger).
 	Spread []Share `json:"spread,omitempty"`

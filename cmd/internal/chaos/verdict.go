@@ -45,6 +45,9 @@ type Promise struct {
 	// restart, a replica promoted) until each daemon an episode restarted
 	// while Redis could not serve it answered /readyz 200.
 	Ready time.Duration
+	// KeyCaps (a scenario with job keys): no key had more requests in
+	// flight than its cap, and no slot is held once the queue is idle.
+	KeyCaps bool
 }
 
 // spreadTolerance is how far, in points of share, a master's share of a
@@ -71,6 +74,9 @@ func (p Promise) String() string {
 	}
 	if p.NoErrors {
 		parts = append(parts, "err=0")
+	}
+	if p.KeyCaps {
+		parts = append(parts, "caps")
 	}
 	if len(parts) == 0 {
 		return "shown"
@@ -137,6 +143,12 @@ func (r *Result) judge(allowKnown bool) {
 	}
 	if (r.promise.Overlaps == Zero || r.promise.Duplicates == Zero) && r.Overlaps > 0 {
 		r.Broken = append(r.Broken, fmt.Sprintf("%d requests overlapped another of the same job: two workers ran it at once", r.Overlaps))
+	}
+	if r.promise.KeyCaps && r.CapViolations > 0 {
+		r.Broken = append(r.Broken, fmt.Sprintf("%d requests took a key above its cap", r.CapViolations))
+	}
+	if r.promise.KeyCaps && r.LeakedSlots != 0 {
+		r.Broken = append(r.Broken, fmt.Sprintf("%d key slots held once the queue was idle (leaked)", r.LeakedSlots))
 	}
 	if r.promise.NoErrors && r.ProducerErrors > 0 {
 		r.Broken = append(r.Broken, fmt.Sprintf("the producer saw %d errors", r.ProducerErrors))

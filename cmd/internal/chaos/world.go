@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -52,6 +53,7 @@ type world struct {
 	slot       int               // OnCluster: the hash slot of the partition the fault acts on
 	slots      []int             // OnCluster: each partition's hash slot
 	parts      int               // the queue's partitions (1: not split)
+	keyCap     int               // a scenario with job keys: each key's cap
 	durability worker.Durability // what the producer asks of its enqueues
 	daemons    []*Daemon
 	receiver   *Receiver
@@ -64,7 +66,7 @@ type world struct {
 // the producer's client.
 func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, logf func(string, ...any)) (w *world, err error) {
 	w = &world{base: ctx, name: sc.Name, fsync: sc.fsync(), prefix: "chaos-" + sc.Name, ledger: l, logf: logf,
-		parts: max(sc.Partitions, 1), durability: sc.Durability}
+		parts: max(sc.Partitions, 1), durability: sc.Durability, keyCap: sc.KeyCap}
 	l.SetQueue(w.parts, sc.Durability.Replicas > 0)
 	defer func() {
 		if err != nil {
@@ -102,6 +104,7 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 	if w.receiver, err = startReceiver(ctx, l); err != nil {
 		return w, err
 	}
+	w.receiver.keyCap = sc.KeyCap
 	for i := range daemons {
 		redisAddrs := addrs
 		if w.redis != nil {
@@ -119,7 +122,7 @@ func newWorld(ctx context.Context, sc *Scenario, bin, dir string, l *Ledger, log
 		w.daemons = append(w.daemons, &Daemon{
 			Name: "d" + strconv.Itoa(i), bin: bin, dir: dir, httpAddr: httpAddr,
 			redisAddrs: redisAddrs, prefix: w.prefix, queue: queueName, url: w.receiver.URL,
-			partitions: w.parts,
+			partitions: w.parts, keyCap: w.keyCap,
 		})
 	}
 	w.rdb, err = rueidis.NewClient(rueidis.ClientOption{
@@ -252,4 +255,33 @@ func (w *world) partitionsOn(ctx context.Context, master *Redis) []int {
 		}
 	}
 	return out
+}
+
+// leakedSlots waits until no job of the queue runs (at most timeout), then
+// sums the slots its keys hold in every partition (rediskeys.Queue's
+// KeyState "r:" fields): 0 unless a slot leaked. A queue that never went
+// idle counts its running jobs' slots, which the caller reports as such.
+func (w *world) leakedSlots(ctx context.Context, timeout time.Duration) (int, error) {
+	_ = until(ctx, timeout, 250*time.Millisecond, "no job running", func(ctx context.Context) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		st, err := w.op.Stats(cctx, queueName)
+		return err == nil && st.Active == 0, err
+	})
+	held := 0
+	for i := range w.parts {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		st, err := w.rdb.Do(cctx, w.rdb.B().Hgetall().Key(rediskeys.PartitionKeys(w.prefix, queueName, w.parts, i).KeyState).Build()).AsStrMap()
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("read the key slots of partition %d: %w", i, err)
+		}
+		for f, v := range st {
+			if strings.HasPrefix(f, "r:") {
+				n, _ := strconv.Atoi(v)
+				held += n
+			}
+		}
+	}
+	return held, nil
 }
