@@ -313,14 +313,15 @@ func (w *world) checkUnserved() {
 }
 
 // checkKeys checks the job keys: no key ran more jobs at once than its cap
-// but while a layout change drained the queue's old partitions; a job
+// but while it had jobs in two partitions (a change of the number of
+// partitions moved its home, and jobs of it stayed behind); a job
 // whose handler said worker.KeyLimited spent no attempt for it; and once
 // every job ran, no key holds a slot or waits in any partition of any
 // layout the queue had.
 func (w *world) checkKeys() {
 	w.mu.Lock()
 	for _, o := range w.keyOver {
-		if !o.draining {
+		if !o.spread {
 			w.violation("key %s ran %d jobs at once at %s; its cap is %d", o.key, o.running, o.at.Format("15:04:05.000000"), w.queue(strings.SplitN(o.key, "/", 2)[0]).keyCap)
 		}
 	}

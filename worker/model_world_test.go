@@ -47,13 +47,15 @@ type mqueue struct {
 var modelKeys = []string{"t0", "t1", "t2"}
 
 // keyOver is a start that took a key above its cap: when, which key, how
-// many ran, and whether a layout change was draining the queue's old
-// partitions (a key may then run up to its cap in each of two).
+// many ran, and whether the key had jobs (waiting or running) in more than
+// one partition, as after a change of the number of partitions moved its
+// home while jobs of it stayed in the old one (docs/keys.md: it may then
+// run up to its cap in each).
 type keyOver struct {
-	at       time.Time
-	key      string
-	running  int
-	draining bool
+	at      time.Time
+	key     string
+	running int
+	spread  bool
 }
 
 // modelKinds are the kinds a queue with kinds serves ("" for jobs without
@@ -204,7 +206,7 @@ func (w *world) handler(daemon int) worker.HandlerFunc {
 		}
 		w.mu.Unlock()
 		if over > 0 {
-			o := keyOver{at: time.Now(), key: kk, running: over, draining: w.draining(job.Queue)}
+			o := keyOver{at: time.Now(), key: kk, running: over, spread: w.spread(job.Queue, job.Key)}
 			w.mu.Lock()
 			w.keyOver = append(w.keyOver, o)
 			w.mu.Unlock()
@@ -426,12 +428,29 @@ func (w *world) firstRun(k string, r *mrun) bool {
 	return len(w.runs[k]) > 0 && w.runs[k][0] == r
 }
 
-// draining reports whether queue's record names earlier partitions that
-// may still hold jobs (a layout change drains them).
-func (w *world) draining(queue string) bool {
-	prev, err := w.rdb.Do(context.WithoutCancel(w.t.Context()), w.rdb.B().Hget().Key(rediskeys.QueueKeys(w.cfg.Prefix, queue).Settings).Field("partitions_prev").Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return false
+// spread reports whether key has jobs, waiting or running, in more than one
+// partition of queue, over every layout the model uses (1 to 4
+// partitions); a failed read counts as spread.
+func (w *world) spread(queue, key string) bool {
+	ctx := context.WithoutCancel(w.t.Context())
+	holding := map[string]bool{}
+	for n := 1; n <= 4; n++ {
+		for i := range n {
+			k := rediskeys.PartitionKeys(w.cfg.Prefix, queue, n, i)
+			if holding[k.KeyState] {
+				continue
+			}
+			res := w.rdb.DoMulti(ctx,
+				w.rdb.B().Hget().Key(k.KeyState).Field("r:"+key).Build(),
+				w.rdb.B().Zscore().Key(k.KeyCount).Member(key).Build())
+			for _, r := range res {
+				if err := r.Error(); err == nil {
+					holding[k.KeyState] = true
+				} else if !rueidis.IsRedisNil(err) {
+					return true
+				}
+			}
+		}
 	}
-	return err != nil || prev != ""
+	return len(holding) > 1
 }
