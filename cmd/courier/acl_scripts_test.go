@@ -49,6 +49,7 @@ var aclScriptCases = map[string]string{
 	"queue_set":    "the daemon's start (each queue's record), Client.Pause and Client.Resume of parts",
 	"queue_copy":   "the pause of parts (2 partitions), copied to its partition 1",
 	"stats":        "Client.Stats",
+	"key_conf":     "Client.SetKeyLimits of key acme of work (then its keyed jobs: claimed under a cap and a rate, retried, snoozed, held back by KeyLimited, acked)",
 	"deadlist":     "Client.Dead",
 	"list":         "Client.List",
 	"lock_acquire": "the leader election",
@@ -179,6 +180,11 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 		enq(worker.JobSpec{Queue: "work", ID: id, Payload: []byte(id)})
 	}
 	enq(worker.JobSpec{Queue: "work", ID: "unique", Payload: []byte("ok"), UniqueKey: "k", UniqueFor: 10 * time.Millisecond})
+	must("key limits", op.SetKeyLimits(t.Context(), "work", "acme", admin.KeyLimits{Concurrency: 2, RateLimit: &worker.RateLimit{N: 100, Per: time.Second}}))
+	for _, p := range []string{"ok", "fail-once", "snooze-once", "limit-once"} {
+		enq(worker.JobSpec{Queue: "work", ID: "acme-" + p, Key: "acme", Payload: []byte(p)})
+	}
+	enq(worker.JobSpec{Queue: "work", ID: "acme-later", Key: "acme", Payload: []byte("ok"), Delay: 50 * time.Millisecond})
 	enq(worker.JobSpec{Queue: "kept", ID: "k1"})
 	enq(worker.JobSpec{Queue: "kept", ID: "k2"})
 	enq(worker.JobSpec{Queue: "gone", ID: "g", Delay: time.Hour})
@@ -201,6 +207,18 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 	must("list", err)
 	_, err = op.Stats(t.Context(), "work")
 	must("stats", err)
+	_, err = op.Keys(t.Context(), "work", 10)
+	must("keys", err)
+	_, err = op.Key(t.Context(), "work", "acme")
+	must("key", err)
+	testkit.Eventually(t, 10*time.Second, "the keyed jobs to run", func() bool {
+		for _, p := range []string{"ok", "fail-once", "snooze-once", "limit-once", "later"} {
+			if state("work", "acme-"+p) != "" {
+				return false
+			}
+		}
+		return true
+	})
 	for range 2 { // the second finds the ledger entry
 		imp, err := op.Import(t.Context(), "asynq", []admin.ImportJob{{Spec: worker.JobSpec{Queue: "parts", ID: "imp", Kind: "email:deliver"},
 			Source: "default/imp", Attempts: 1, LastError: "boom", DiedAt: time.Now()}})
@@ -307,6 +325,10 @@ func everyScriptRegistry(t *testing.T) *worker.Registry {
 			return ctx.Err()
 		case "dies":
 			return worker.Permanent(errors.New("no use trying again"))
+		case "limit-once":
+			if _, again := once.LoadOrStore(job.ID, true); !again {
+				return worker.KeyLimited(10 * time.Millisecond)
+			}
 		}
 		return nil
 	}
@@ -315,7 +337,7 @@ func everyScriptRegistry(t *testing.T) *worker.Registry {
 		name string
 		opts worker.QueueOptions
 	}{
-		{"work", worker.QueueOptions{MaxAttempts: 3, Backoff: worker.FixedSteps{10 * time.Millisecond},
+		{"work", worker.QueueOptions{MaxAttempts: 3, Backoff: worker.FixedSteps{10 * time.Millisecond}, KeyConcurrency: 2,
 			Periodic: []worker.Periodic{{Name: "tick", Every: time.Second, Payload: []byte("ok")}}}},
 		{"kept", worker.QueueOptions{RetainCompleted: worker.Retention{Count: 1}}},
 		{"parts", worker.QueueOptions{Partitions: 2}},
