@@ -2,7 +2,7 @@
 -- (admin.Client.SetKeyLimits writes every partition of the queue). A key
 -- parked at its old cap is placed again at once, so a higher cap takes
 -- effect without waiting for a slot to free.
--- KEYS[1..7] the seven keys of job keys (keys.lua's kset)
+-- KEYS[1] to KEYS[7] the seven keys of job keys (keys.lua's kset)
 -- ARGV[1] the queue's wake channel   ARGV[2] key (1 to 256 bytes)
 -- ARGV[3] cap: '' = the queue's default (KeyConcurrency), '0' = none,
 --   else 1 to 1000000   ARGV[4] weight: '' = 1 (the default), else 1 to 1000

@@ -107,20 +107,22 @@ end
 
 -- kplace puts key, whose earliest waiting job runs at at (ms), where a
 -- claim finds it: nothing when it is parked (kfree places it) or already
--- ready; kready when at and its limit (if any) have passed, else kwait at
--- the later of the two (or earlier than it was). It returns the time (ms)
--- from which the key may start a job, or nil when it was left as it was.
-function kplace(ks, key, at, now)
+-- ready; kready (at vt, kvt's pass, read when nil) when at and its limit
+-- (if any) have passed, else kwait at the later of the two (or earlier
+-- than it was). A key it makes ready may stay in kwait too: a claim that
+-- visits it places it again, and kwait's promotion adds with NX, so the
+-- entry there changes nothing. It returns the time (ms) from which the
+-- key may start a job, or nil when it was left as it was.
+function kplace(ks, key, at, now, vt)
   local st = redis.call('HMGET', ks.state, 'p:' .. key, 'u:' .. key)
   if st[1] then return nil end
-  if redis.call('ZSCORE', ks.ready, key) then return nil end
   local u = tonumber(st[2] or '')
   if u and u > at then at = u end
   if at <= now then
-    redis.call('ZREM', ks.wait, key)
-    redis.call('ZADD', ks.ready, kvt(ks), key)
+    if redis.call('ZADD', ks.ready, 'NX', vt or kvt(ks), key) == 0 then return nil end
     return now
   end
+  if redis.call('ZSCORE', ks.ready, key) then return nil end
   local was = tonumber(redis.call('ZSCORE', ks.wait, key) or '')
   if was and was <= at then return nil end
   redis.call('ZADD', ks.wait, ms_str(at), key)
@@ -146,10 +148,10 @@ function kput(ks, js, now)
   redis.call('ZADD', ks.ids, unpack(ids))
   redis.call('ZADD', ks.due, unpack(due))
   if lv then redis.call('HSET', ks.state, 'lv', '1') end
-  local first = nil
+  local first, vt = nil, kvt(ks)
   for key, k in pairs(per) do
     redis.call('ZINCRBY', ks.count, k, key)
-    local t = kplace(ks, key, earliest[key], now)
+    local t = kplace(ks, key, earliest[key], now, vt)
     if t and (not first or t < first) then first = t end
   end
   return first
@@ -179,9 +181,11 @@ function kdrop(ks, js)
 end
 
 -- kcount_add adds k (maybe negative) to key's waiting jobs in kcount, and
--- drops the entry at 0.
+-- drops the entry at 0. It returns the jobs left.
 function kcount_add(ks, key, k)
-  if tonumber(redis.call('ZINCRBY', ks.count, k, key)) <= 0 then redis.call('ZREM', ks.count, key) end
+  local left = tonumber(redis.call('ZINCRBY', ks.count, k, key))
+  if left <= 0 then redis.call('ZREM', ks.count, key) end
+  return left
 end
 
 -- kfree releases the slots of keyed jobs that left active: per maps a key
@@ -289,7 +293,7 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
         if not rused then rused, rcum = rn, 0 end -- not a window: start nothing
         q = math.min(q, math.max(rn - rused, 0))
       end
-      local took, mine, lvs_now = 0, {}, lvs
+      local took, mine, lvs_now, left = 0, {}, lvs, nil
       if q == 0 then lvs_now = {} end
       for _, l in ipairs(lvs_now) do
         if took >= q then break end
@@ -312,15 +316,23 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
         got = got + took
         run = run + took
         redis.call('HINCRBY', ks.state, 'r:' .. key, took)
-        kcount_add(ks, key, -took)
+        left = kcount_add(ks, key, -took)
         pass = pass + took * KSTRIDE / math.max(weight, 1)
         if rk then rate_note(rk, now_us, rms, rcum, rlast, took) end
       end
+      local spent = rk and rused + took >= rn -- its rate window is used up
       if cap > 0 and run >= cap then
-        if redis.call('ZSCORE', ks.count, key) then redis.call('HSET', ks.state, 'p:' .. key, '1') end
+        if left == nil then left = tonumber(redis.call('ZSCORE', ks.count, key) or '0') end
+        if left > 0 then redis.call('HSET', ks.state, 'p:' .. key, '1') end
+      elseif left ~= nil and left <= 0 then
+        -- no job left: the key is idle, in none of the sets
+      elseif took > 0 and took == q and not spent then
+        -- it took all it could: likely more are due (a visit that finds
+        -- none places it by its head)
+        redis.call('ZADD', ks.ready, string.format('%.17g', pass), key)
       else
         local at = khead(ks, key, lv)
-        if at and rk and rused + took >= rn then
+        if at and spent then
           -- the window is used up: the key waits until its oldest start leaves it
           local free = now + rms
           if rfirst then free = math.ceil(rfirst / 1000) + rms end
