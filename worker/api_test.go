@@ -12,7 +12,7 @@ import (
 var update = flag.Bool("update", false, "TestPublicAPI: write the current public API to testdata/api")
 
 // TestPublicAPI diffs the documented public API of worker, worker/lock,
-// worker/admin and worker/rediskeys
+// worker/limiter, worker/admin and worker/rediskeys
 // (go doc -all) against testdata/api, so that every change to it is
 // deliberate: after one, run
 //
@@ -24,6 +24,7 @@ func TestPublicAPI(t *testing.T) {
 	for _, pkg := range []struct{ path, file string }{
 		{"github.com/seed-53d105c9/courier/worker", "worker.txt"},
 		{"github.com/seed-53d105c9/courier/worker/lock", "lock.txt"},
+		{"github.com/seed-53d105c9/courier/worker/limiter", "limiter.txt"},
 		{"github.com/seed-53d105c9/courier/worker/admin", "admin.txt"},
 		{"github.com/seed-53d105c9/courier/worker/rediskeys", "rediskeys.txt"},
 	} {

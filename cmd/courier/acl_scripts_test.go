@@ -21,6 +21,7 @@ import (
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/admin"
+	"github.com/seed-53d105c9/courier/worker/limiter"
 )
 
 // aclScriptCases names, for every script of the catalog
@@ -55,6 +56,11 @@ var aclScriptCases = map[string]string{
 	"lock_acquire": "the leader election",
 	"lock_renew":   "the leader lock's watchdog",
 	"lock_release": "the leaders step down at the daemon's stop",
+
+	"limiter_acquire": "a Limiter's Acquire, and a waiter woken by the release",
+	"limiter_extend":  "a Limiter's slot renewed by its watchdog and by Extend",
+	"limiter_release": "a Limiter's Release",
+	"limiter_take":    "a Limiter's Take",
 }
 
 // aclCommands returns the commands the ACL line of docs/security.md allows (+name,
@@ -235,6 +241,7 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 	_, err = op.Triage(t.Context(), admin.TriageParams{Queue: "gone", State: worker.StateCancelled, Action: admin.TriagePurge, IDs: []string{"g"}})
 	must("purge the cancelled", err)
 	must("forget a queue no longer used", op.Forget(t.Context(), "gone"))
+	limiterSteps(t, rdb, prefix, reg)
 
 	testkit.EventuallyState(t, 20*time.Second, func() (bool, string) {
 		var missing []string
@@ -278,6 +285,54 @@ func runEveryScript(t *testing.T, nodes []*testkit.Private) {
 		if list, _ := entries.([]any); len(list) > 0 {
 			t.Errorf("Redis at %s refused the ACL user of docs/security.md %d time(s): %v", n.Addr, len(list), list)
 		}
+	}
+}
+
+// limiterSteps runs the limiter scripts as TestMinimalACLEveryScript's
+// user: a slot renewed by the watchdog and by Extend, a waiter on the
+// free channel (SSUBSCRIBE) woken by the Release, and a Take.
+func limiterSteps(t *testing.T, rdb rueidis.Client, prefix string, reg *prometheus.Registry) {
+	t.Helper()
+	lim, err := limiter.New(rdb, limiter.Options{Prefix: prefix, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	const lease = 300 * time.Millisecond
+	slot, err := lim.Acquire(t.Context(), "geocoder", 1, lease)
+	if err != nil {
+		t.Fatalf("limiter Acquire: %v", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the watchdog's renewal", func() bool {
+		return testkit.Metric(t, reg, "courier_redis_script_seconds", "script", "limiter_extend") > 0
+	})
+	if err := slot.Extend(t.Context(), time.Minute); err != nil {
+		t.Fatalf("limiter Extend: %v", err)
+	}
+	woken := make(chan error, 1)
+	go func() {
+		s, err := lim.Acquire(t.Context(), "geocoder", 1, lease)
+		if err == nil {
+			err = s.Release(t.Context())
+		}
+		woken <- err
+	}()
+	testkit.Eventually(t, 10*time.Second, "the waiter's attempt", func() bool {
+		return testkit.Metric(t, reg, "courier_redis_script_seconds", "script", "limiter_acquire") >= 2
+	})
+	if err := slot.Release(t.Context()); err != nil {
+		t.Fatalf("limiter Release: %v", err)
+	}
+	select {
+	case err := <-woken:
+		if err != nil {
+			t.Fatalf("limiter waiter: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the limiter's waiter was not woken by the release (its slot's lease was a minute)")
+	}
+	if ok, _, err := lim.Take(t.Context(), "geocoder", 10, time.Second); !ok || err != nil {
+		t.Fatalf("limiter Take: %v, %v", ok, err)
 	}
 }
 

@@ -340,6 +340,7 @@ var docImports = map[string]string{
 	"admin":         "github.com/seed-53d105c9/courier/worker/admin",
 	"workertest":    "github.com/seed-53d105c9/courier/worker/workertest",
 	"lock":          "github.com/seed-53d105c9/courier/worker/lock",
+	"limiter":       "github.com/seed-53d105c9/courier/worker/limiter",
 	"webhook":       "github.com/seed-53d105c9/courier/handlers/webhook",
 	"otlptracehttp": "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
 	"sdktrace":      "go.opentelemetry.io/otel/sdk/trace",
@@ -979,6 +980,7 @@ var docPackages = map[string]string{
 	"worker":    "worker",
 	"admin":     "worker/admin",
 	"lock":      "worker/lock",
+	"limiter":   "worker/limiter",
 	"rediskeys": "worker/rediskeys",
 	"webhook":   "handlers/webhook",
 	"logjob":    "handlers/logjob",
@@ -987,7 +989,7 @@ var docPackages = map[string]string{
 	"workertest": "worker/workertest",
 }
 
-var docName = regexp.MustCompile(`\b(worker|admin|lock|rediskeys|webhook|logjob|workertest)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
+var docName = regexp.MustCompile(`\b(worker|admin|lock|limiter|rediskeys|webhook|logjob|workertest)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
 
 // TestDocsNamesExist: every name of a public package the documentation
 // writes (worker.ErrDuplicate, admin.Client.Cancel, JobSpec fields...)

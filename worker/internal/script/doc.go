@@ -2,8 +2,9 @@
 // lua is declared here once — its name, its source, whether a call may be
 // sent again when its outcome is unknown, and whether it runs when Redis
 // is out of memory — and that declaration is how the script runs, is timed
-// and is retried. Package store (the job scripts) and package worker/lock
-// (the lock scripts) are its only users; no other package imports lua.
+// and is retried. Package store (the job scripts), package worker/lock
+// (the lock scripts) and package worker/limiter (the limiter scripts) are
+// its only users; no other package imports lua.
 //
 // # Running a script
 //

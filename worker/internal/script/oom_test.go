@@ -48,6 +48,12 @@ func TestScriptsUnderOOM(t *testing.T) {
 	testkit.Do(t, c.client, c.B().Hset().Key(k.history).FieldValue().FieldValue("1:s", "3").FieldValue("1:l0", "2").Build())
 	testkit.Do(t, c.client, c.B().Zadd().Key(k.historyIndex).ScoreMember().ScoreMember(1, "1").Build())
 
+	// A slot of a limiter (worker/limiter), held before Redis fills up.
+	slots, rate := prefix+":{limiter:x}:slots", prefix+":{limiter:x}:rate"
+	if err := run(LimiterAcquire, []string{slots}, "2", "60000", "held").Error(); err != nil {
+		t.Fatalf("limiter_acquire before: %v", err)
+	}
+
 	r.MustDo(t, "SCRIPT", "FLUSH")
 	r.Fill(t)
 	if _, err := r.Do("SET", "probe", "x"); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
@@ -66,6 +72,10 @@ func TestScriptsUnderOOM(t *testing.T) {
 		}
 		n, err := a[0].AsInt64()
 		return err == nil && n == 1
+	}
+	firstOne := func(res rueidis.RedisResult) bool { // limiter_extend: {1, now, deadline} = renewed
+		a, err := res.AsIntSlice()
+		return err == nil && len(a) == 3 && a[0] == 1
 	}
 	led := func(res rueidis.RedisResult) bool { // fenced: -1 = not the leader
 		a, err := res.AsIntSlice()
@@ -113,6 +123,12 @@ func TestScriptsUnderOOM(t *testing.T) {
 		{LockAcquire, []string{lockKey}, []string{"60000", "other:h"}, taken},
 		{LockRenew, []string{lockKey}, []string{"60000", "other:h"}, one},
 		{LockRelease, []string{lockKey}, []string{prefix + ":unlock", "0", "60000", "other:h"}, one},
+		// A limiter's holders keep their slots and give them back while
+		// Redis is full; a new slot and a take are refused.
+		{LimiterAcquire, []string{slots}, []string{"2", "60000", "new"}, nil},
+		{LimiterExtend, []string{slots}, []string{"60000", "held"}, firstOne},
+		{LimiterRelease, []string{slots}, []string{prefix + ":{limiter:x}:free", "held"}, one},
+		{LimiterTake, []string{rate}, []string{"5", "1000", "1"}, nil},
 	}
 	covered := map[*Script]bool{}
 	for _, tc := range cases {
@@ -150,7 +166,10 @@ func TestScriptsUnderOOM(t *testing.T) {
 	if _, err := c.Do(ctx, c.B().Hget().Key(periodic).Field("tick").Build()).ToString(); !rueidis.IsRedisNil(err) {
 		t.Errorf("the refused fire stored its time (HGET: %v)", err)
 	}
-	for op, want := range map[string]float64{"enqueue": 1, "fire": 1, "extend": 0, "claim": 0, "lock_acquire": 0} {
+	if n, err := c.Do(ctx, c.B().Exists().Key(slots, rate).Build()).AsInt64(); n != 0 || err != nil {
+		t.Errorf("the refused limiter_acquire or limiter_take left a key (EXISTS: %d, %v)", n, err)
+	}
+	for op, want := range map[string]float64{"enqueue": 1, "fire": 1, "extend": 0, "claim": 0, "lock_acquire": 0, "limiter_acquire": 1, "limiter_take": 1, "limiter_extend": 0} {
 		if got := testkit.Metric(t, reg, "courier_redis_refused_total", "op", op, "reason", metrics.RefusedOOM); got != want {
 			t.Errorf("courier_redis_refused_total{op=%s,reason=oom} = %v, want %v", op, got, want)
 		}

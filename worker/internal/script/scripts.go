@@ -95,6 +95,24 @@ var (
 	// LockRenew resets the lease of a held lock: a second run only sets the
 	// same TTL again.
 	LockRenew = declare("lock_renew", Resend, AllowOOM)
+
+	// LimiterAcquire takes one of a named limit's slots for a holder
+	// (worker/limiter), or says when one frees. Resent: a second run finds
+	// the holder's slot, moves its deadline and counts it once. DenyOOM: a
+	// taken slot is new data; refused out of memory, the caller learns it
+	// and holds nothing.
+	LimiterAcquire = declare("limiter_acquire", Resend, DenyOOM)
+	// LimiterExtend renews a held slot's lease: a second run only sets the
+	// deadline again. AllowOOM, like lock_renew: it only renews, and
+	// refusing it would take slots from holders that are working.
+	LimiterExtend = declare("limiter_extend", Resend, AllowOOM)
+	// LimiterRelease frees a held slot and tells the waiters: a second run
+	// finds it free and does nothing. AllowOOM: it only deletes.
+	LimiterRelease = declare("limiter_release", Resend, AllowOOM)
+	// LimiterTake takes units of a named rate limit (rate.lua's window).
+	// Once: a second run would take again. DenyOOM: a take adds an entry
+	// to the window.
+	LimiterTake = declare("limiter_take", Once, DenyOOM)
 )
 
 // All returns every declared script.
@@ -103,6 +121,7 @@ func All() []*Script {
 		Enqueue, Claim, Ack, Complete, Retry, Snooze, Extend, Cancel, Requeue,
 		Recover, Trim, UniqExpire, HistoryTrim, Fire, Import, Purge, Forget, QueueSet, QueueCopy, KeyConf, Get, Stats, DeadList, List,
 		LockAcquire, LockRelease, LockRenew,
+		LimiterAcquire, LimiterExtend, LimiterRelease, LimiterTake,
 	}
 }
 
