@@ -1,5 +1,5 @@
 -- rate.lua: the sliding-window rate limit that claim.lua applies to a
--- queue and to a job key, and limiter.lua to a named limit. Not a script of
+-- queue and to a job key, and limiter_take.lua to a named limit. Not a script of
 -- its own: the script layer ships each script with the definitions it
 -- names, as it ships record.lua's (see doc.go).
 --

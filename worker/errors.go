@@ -3,8 +3,9 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"github.com/seed-53d105c9/courier/worker/internal/store"
 	"time"
+
+	"github.com/seed-53d105c9/courier/worker/internal/store"
 )
 
 // Sentinel errors callers branch on with errors.Is.
