@@ -51,8 +51,8 @@ type Scenario struct {
 	// the rest spread over chaosKeys - 1 others) and the queue that key
 	// cap (key_concurrency): the receiver counts each key's requests in
 	// flight, and the world the slots held once the queue is idle.
-	KeyCap int
-	Promise    Promise
+	KeyCap  int
+	Promise Promise
 	// Short: part of the short run. A scenario left out of a run still
 	// has its row, marked "not run".
 	Short bool
