@@ -240,17 +240,32 @@ func (b *bench) enqueueMany(ctx context.Context, c *worker.Client, n int, p work
 // first gets its own Redis connections and no metrics, as another process
 // would.
 func (b *bench) startDaemonOn(ctx context.Context, i int, h worker.Handler) (stop func() error, err error) {
+	reg := worker.NewRegistry()
+	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
+		return nil, err
+	}
+	return b.runDaemon(ctx, i, reg)
+}
+
+// runDaemon runs the i-th daemon of a fleet on reg until the returned stop
+// function is called; stop waits for it to drain and may be called again
+// (a deferred call after the checked one). The first daemon runs on the
+// counted connection with the run's metrics; each other gets its own Redis
+// connections and no metrics, as another process would.
+func (b *bench) runDaemon(ctx context.Context, i int, reg *worker.Registry) (stop func() error, err error) {
 	if i == 0 {
-		return b.startDaemon(ctx, h)
+		d, err := worker.NewDaemon(b.counted, reg, b.config())
+		if err != nil {
+			return nil, err
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- d.Run(runCtx) }()
+		return sync.OnceValue(func() error { cancel(); return <-done }), nil
 	}
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: b.opts.redisAddrs(), DisableCache: true})
 	if err != nil {
 		return nil, fmt.Errorf("connect daemon %d to Redis: %w", i+1, err)
-	}
-	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
-		rdb.Close()
-		return nil, err
 	}
 	cfg := b.config()
 	cfg.Registerer = nil
