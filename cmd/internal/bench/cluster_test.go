@@ -90,3 +90,33 @@ func nodeClient(t *testing.T, addr string) rueidis.Client {
 	t.Cleanup(c.Close)
 	return c
 }
+
+// TestRunKeysCluster runs --mode keys small on a Cluster of three masters
+// of the test's own, the queues in three partitions: the targets are
+// printed as numbers, no cap is passed, no slot is held after the stop
+// and no key is left on any master.
+func TestRunKeysCluster(t *testing.T) {
+	t.Parallel()
+	c := testkit.StartPrivateCluster(t, 3, 0)
+	args := append([]string{"--cluster", strings.Join(c.Addrs(), ","), "--partitions", "3", "--json"}, keysTiny...)
+	var stdout bytes.Buffer
+	if err := Run(t.Context(), args, &stdout, t.Output()); err != nil {
+		t.Fatalf("bench %v: %v", args, err)
+	}
+	t.Log(stdout.String())
+	var got map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	for _, k := range append(keysTargets, "masters", "partitions") {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("%s = %#v, not a number, in %s", k, got[k], stdout.String())
+		}
+	}
+	if got["cap_violations"] != 0.0 || got["leaked_slots"] != 0.0 || got["masters"] != 3.0 || got["partitions"] != 3.0 {
+		t.Errorf("figures %s; want cap_violations 0, leaked_slots 0, 3 masters, 3 partitions", stdout.String())
+	}
+	for _, node := range c.Nodes {
+		noKeysLeft(t, nodeClient(t, node.Addr), args)
+	}
+}
