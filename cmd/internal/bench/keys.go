@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/seed-53d105c9/courier/worker"
 	"github.com/seed-53d105c9/courier/worker/rediskeys"
@@ -104,16 +105,16 @@ func (b *bench) keysMode(ctx context.Context) (string, error) {
 // it prints them first.
 var keysHeadline = []string{"tenant_p99_ms", "share_dev_pct", "share_dev_weighted_pct", "cap_violations", "leaked_slots", "throughput_ratio", "bytes_per_key"}
 
-// startFleet runs keysFleet daemons of h on queue q until the returned stop
-// function is called, which stops them all at once, as a fleet's shutdown
-// would, and waits for each to drain.
+// startFleet runs keysFleet daemons of h on queue q and returns once each
+// serves it; the returned stop function stops them all at once, as a
+// fleet's shutdown would, and waits for each to drain.
 func (b *bench) startFleet(ctx context.Context, q string, opts worker.QueueOptions, h worker.Handler) (stop func() error, err error) {
-	var stops []func() error
+	var fleet []*benchDaemon
 	stopAll := func() error {
-		errs := make([]error, len(stops))
+		errs := make([]error, len(fleet))
 		var wg sync.WaitGroup
-		for i, s := range stops {
-			wg.Go(func() { errs[i] = s() })
+		for i, d := range fleet {
+			wg.Go(func() { errs[i] = d.stop() })
 		}
 		wg.Wait()
 		return errors.Join(errs...)
@@ -123,11 +124,28 @@ func (b *bench) startFleet(ctx context.Context, q string, opts worker.QueueOptio
 		if err := reg.Register(q, h, opts); err != nil {
 			return nil, errors.Join(err, stopAll())
 		}
-		s, err := b.runDaemon(ctx, i, reg)
+		d, err := b.runDaemon(ctx, i, reg)
 		if err != nil {
 			return nil, errors.Join(err, stopAll())
 		}
-		stops = append(stops, s)
+		fleet = append(fleet, d)
+	}
+	// A daemon stopped while it starts fails its Run: a phase that ends
+	// sooner than the fleet starts would fail so.
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for _, d := range fleet {
+		for !d.Running() {
+			select {
+			case <-d.done:
+				return nil, errors.Join(errors.New("a daemon of the fleet stopped as it started"), stopAll())
+			case <-waitCtx.Done():
+				return nil, errors.Join(fmt.Errorf("wait for the fleet to start: %w", waitCtx.Err()), stopAll())
+			case <-tick.C:
+			}
+		}
 	}
 	return sync.OnceValue(stopAll), nil
 }
