@@ -124,13 +124,7 @@ func (b *bench) processHalf(ctx context.Context, ms []*master, observer *admin.C
 	if err != nil {
 		return half{}, err
 	}
-	var drainErr error
-	select {
-	case <-allStarted:
-		drainErr = b.waitDrained(ctx, observer)
-	case <-ctx.Done():
-		drainErr = ctx.Err()
-	}
+	drainErr := b.waitStartedDrained(ctx, allStarted, observer)
 	took := time.Since(start)
 	if err := stop(); err != nil {
 		return half{}, err
