@@ -32,15 +32,7 @@ func TestRunCluster(t *testing.T) { //nolint:tparallel // the runs share the clu
 	} {
 		t.Run(fmt.Sprintf("partitions=%d", tt.partitions), func(t *testing.T) {
 			args := []string{"--cluster", seeds, "--mode", "throughput", "--n", fmt.Sprint(n), "--partitions", fmt.Sprint(tt.partitions), "--json"}
-			var stdout bytes.Buffer
-			if err := Run(t.Context(), args, &stdout, t.Output()); err != nil {
-				t.Fatalf("bench %v: %v", args, err)
-			}
-			t.Log(stdout.String())
-			var got map[string]any
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-				t.Fatalf("not JSON: %v\n%s", err, stdout.String())
-			}
+			got, stdout := runJSON(t, args)
 			num := func(key string) float64 {
 				t.Helper()
 				v, ok := got[key].(float64)
@@ -89,4 +81,42 @@ func nodeClient(t *testing.T, addr string) rueidis.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// TestRunKeysCluster runs --mode keys small on a Cluster of three masters
+// of the test's own, the queues in three partitions: the targets are
+// printed as numbers, no cap is passed, no slot is held after the stop
+// and no key is left on any master.
+func TestRunKeysCluster(t *testing.T) {
+	t.Parallel()
+	c := testkit.StartPrivateCluster(t, 3, 0)
+	args := append([]string{"--cluster", strings.Join(c.Addrs(), ","), "--partitions", "3", "--json"}, keysTiny...)
+	got, stdout := runJSON(t, args)
+	for _, k := range append(keysTargets, "masters", "partitions") {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("%s = %#v, not a number, in %s", k, got[k], stdout.String())
+		}
+	}
+	if got["cap_violations"] != 0.0 || got["leaked_slots"] != 0.0 || got["masters"] != 3.0 || got["partitions"] != 3.0 {
+		t.Errorf("figures %s; want cap_violations 0, leaked_slots 0, 3 masters, 3 partitions", stdout.String())
+	}
+	for _, node := range c.Nodes {
+		noKeysLeft(t, nodeClient(t, node.Addr), args)
+	}
+}
+
+// runJSON runs the bench with args (--json among them), logs its output and
+// returns it decoded, and as printed.
+func runJSON(t *testing.T, args []string) (map[string]any, *bytes.Buffer) {
+	t.Helper()
+	var stdout bytes.Buffer
+	if err := Run(t.Context(), args, &stdout, t.Output()); err != nil {
+		t.Fatalf("bench %v: %v", args, err)
+	}
+	t.Log(stdout.String())
+	var got map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	return got, &stdout
 }

@@ -240,34 +240,62 @@ func (b *bench) enqueueMany(ctx context.Context, c *worker.Client, n int, p work
 // first gets its own Redis connections and no metrics, as another process
 // would.
 func (b *bench) startDaemonOn(ctx context.Context, i int, h worker.Handler) (stop func() error, err error) {
-	if i == 0 {
-		return b.startDaemon(ctx, h)
-	}
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: b.opts.redisAddrs(), DisableCache: true})
-	if err != nil {
-		return nil, fmt.Errorf("connect daemon %d to Redis: %w", i+1, err)
-	}
 	reg := worker.NewRegistry()
 	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
-		rdb.Close()
 		return nil, err
 	}
+	d, err := b.runDaemon(ctx, i, reg)
+	if err != nil {
+		return nil, err
+	}
+	return d.stop, nil
+}
+
+// benchDaemon is a daemon a run started.
+type benchDaemon struct {
+	*worker.Daemon
+	// stop stops it and waits for it to drain; it may be called again (a
+	// deferred call after the checked one).
+	stop func() error
+	done chan struct{} // closed when Run has returned
+}
+
+// runDaemon runs the i-th daemon of a fleet on reg until its stop function
+// is called. The first daemon runs on the counted connection with the
+// run's metrics; each other gets its own Redis connections and no metrics,
+// as another process would.
+func (b *bench) runDaemon(ctx context.Context, i int, reg *worker.Registry) (*benchDaemon, error) {
+	rdb := rueidis.Client(b.counted)
 	cfg := b.config()
-	cfg.Registerer = nil
+	if i > 0 {
+		var err error
+		if rdb, err = rueidis.NewClient(rueidis.ClientOption{InitAddress: b.opts.redisAddrs(), DisableCache: true}); err != nil {
+			return nil, fmt.Errorf("connect daemon %d to Redis: %w", i+1, err)
+		}
+		cfg.Registerer = nil
+	}
 	d, err := worker.NewDaemon(rdb, reg, cfg)
 	if err != nil {
-		rdb.Close()
+		if i > 0 {
+			rdb.Close()
+		}
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	return sync.OnceValue(func() error {
+	var runErr error
+	done := make(chan struct{})
+	go func() {
+		runErr = d.Run(runCtx)
+		close(done)
+	}()
+	return &benchDaemon{Daemon: d, done: done, stop: sync.OnceValue(func() error {
 		cancel()
-		err := <-done
-		rdb.Close()
-		return err
-	}), nil
+		<-done
+		if i > 0 {
+			rdb.Close()
+		}
+		return runErr
+	})}, nil
 }
 
 // waitOrDone waits d, or until ctx ends.

@@ -26,6 +26,13 @@
 //	cancel      --n running jobs, one at a time, each cancelled once it has
 //	            started: from the Cancel call to its handler's context
 //	            ending
+//	keys        job keys, in three phases (--phases), each on a queue of
+//	            its own and run by two daemons: keyed against unkeyed
+//	            throughput and the memory of a key, keys' shares of the
+//	            starts against their weights, and a new key's start behind
+//	            --backlog jobs of one key among --keys active keys, with
+//	            the starts above a cap and the slots held after a graceful
+//	            stop (keys.go)
 //
 // throughput --unique gives every job a unique key, to show what
 // uniqueness costs; extra_runs, shown only when not 0, counts handler

@@ -42,6 +42,9 @@ var scriptInternal = map[string]bool{
 	// import.lua's ledger of imported ids (courier import asynq; no bench
 	// mode runs it).
 	"smismember": true, "sadd": true,
+	// keys.lua's: a key's waiting jobs by level and run-at, its waiting
+	// count, the ready key of the lowest pass.
+	"zrangebylex": true, "zincrby": true, "zpopmin": true,
 }
 
 // clientCalls is the number of commands clients sent between a and b, not

@@ -60,14 +60,17 @@ type options struct {
 	trace       bool          // throughput: an OpenTelemetry SDK exporting over OTLP/HTTP (trace.go)
 	retain      int           // throughput: QueueOptions.RetainCompleted.Count; each job sets a result
 	progress    bool          // throughput: each handler reports its progress once
+	everyGiven  bool          // --every was on the command line (keys defaults to 5ms)
+	keys        keysOptions   // keys: the flags of the job keys mode (keysoptions.go)
+	keysGiven   bool          // a flag of keysFlags was on the command line
 }
 
-const synopsis = "--redis ADDR|--cluster ADDRS [--partitions N] --mode throughput|latency|delayed|idle|api|pause|priority|cancel [flags]\n" +
+const synopsis = "--redis ADDR|--cluster ADDRS [--partitions N] --mode throughput|latency|delayed|idle|api|pause|priority|cancel|keys [flags]\n" +
 	"       courier bench --api URL --token T --mode authflood|conns [flags]"
 
 // modes lists the modes; the last two measure a running daemon's API and
 // need no Redis.
-var modes = []string{"throughput", "latency", "delayed", "idle", "api", "pause", "priority", "cancel", "authflood", "conns"}
+var modes = []string{"throughput", "latency", "delayed", "idle", "api", "pause", "priority", "cancel", "keys", "authflood", "conns"}
 
 // againstAPI reports whether mode measures a running daemon (--api) rather
 // than Redis.
@@ -75,9 +78,9 @@ func againstAPI(mode string) bool { return mode == "authflood" || mode == "conns
 
 // Per-mode defaults of the flags whose zero value means "the mode's".
 var (
-	defaultN        = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000, "pause": 20, "priority": 500, "cancel": 200, "authflood": 100000, "conns": 20000}
-	defaultBacklog  = map[string]int{"priority": 1000000}
-	defaultWork     = map[string]time.Duration{"pause": 5 * time.Millisecond, "priority": time.Millisecond}
+	defaultN        = map[string]int{"throughput": 200000, "latency": 500, "delayed": 1000, "api": 50000, "pause": 20, "priority": 500, "cancel": 200, "keys": 500, "authflood": 100000, "conns": 20000}
+	defaultBacklog  = map[string]int{"priority": 1000000, "keys": 1000000}
+	defaultWork     = map[string]time.Duration{"pause": 5 * time.Millisecond, "priority": time.Millisecond, "keys": time.Millisecond}
 	defaultClients  = map[string]int{"api": 8, "authflood": 64}
 	defaultDuration = map[string]time.Duration{"idle": 10 * time.Second, "authflood": 5 * time.Second, "conns": 5 * time.Second}
 )
@@ -96,17 +99,17 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 		"which a Cluster spreads over its masters; throughput reports each master's share of the jobs", worker.MaxPartitions))
 	fs.StringVar(&o.mode, "mode", "throughput", "what to measure: throughput, latency, delayed, idle, api (enqueue through the HTTP API's batch endpoint), "+
 		"pause (3 daemons: from a pause to the fleet's last job start), priority (a high-priority job's start behind --backlog low-priority jobs due), "+
-		"cancel (from cancelling a running job to its handler's context ending), "+
+		"cancel (from cancelling a running job to its handler's context ending), keys (job keys: caps, fair share, a new key's start behind --backlog jobs of one key), "+
 		"authflood (a good token's latency under a flood of wrong tokens) or conns (a good request's latency with --n idle connections open); see doc.go")
-	fs.IntVar(&o.n, "n", 0, "number of jobs; pause: pauses; priority: high-priority jobs; authflood: wrong-token requests; conns: idle connections "+
-		"(default: throughput 200000, latency 500, delayed 1000, api 50000, pause 20, priority 500, cancel 200, authflood 100000, conns 20000)")
+	fs.IntVar(&o.n, "n", 0, "number of jobs; pause: pauses; priority: high-priority jobs; keys: probes (one-job new keys); authflood: wrong-token requests; conns: idle connections "+
+		"(default: throughput 200000, latency 500, delayed 1000, api 50000, pause 20, priority 500, cancel 200, keys 500, authflood 100000, conns 20000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "handler goroutines")
-	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency: time between two enqueues")
+	fs.DurationVar(&o.every, "every", 20*time.Millisecond, "latency, priority: time between two enqueues; keys: between two probes (default there 5ms)")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "delayed: how far ahead the first job is due")
 	fs.IntVar(&o.payload, "payload", 100, "payload size in `bytes`")
 	fs.IntVar(&o.backlog, "backlog", 0, "throughput: jobs scheduled an hour ahead before the run, to show that a backlog does not slow claiming; "+
-		"priority: low-priority jobs due now (default 1000000)")
-	fs.DurationVar(&o.work, "work", 0, "pause, priority: how long each handler runs (default pause 5ms, priority 1ms)")
+		"priority: low-priority jobs due now; keys: jobs of the one key ahead of the probes (default 1000000)")
+	fs.DurationVar(&o.work, "work", 0, "pause, priority: how long each handler runs; keys: each handler of the tenants phase (default pause 5ms, priority 1ms, keys 1ms)")
 	fs.BoolVar(&o.unique, "unique", false, "throughput: give every job a unique key (its cost)")
 	fs.BoolVar(&o.trace, "trace", false, "throughput: trace the producer and the daemon with an OpenTelemetry SDK (every span sampled, batched) "+
 		"exporting over OTLP/HTTP to a receiver the bench serves on a loopback port (the cost of tracing)")
@@ -124,6 +127,7 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 	fs.DurationVar(&o.giveUp, "give-up", 0, "authflood: abandon a wrong-token request not answered within this long and connect again, as an impatient attacker would (0 = wait for every reply)")
 	fs.DurationVar(&o.redial, "redial", 0, "conns: how long an attacker waits before replacing a connection the daemon closed (0 = at once, a connection flood; slowloris replaces its sockets every few seconds)")
 	fs.BoolVar(&o.json, "json", false, "print the figures as one JSON object (numbers as numbers) instead of a key=value line")
+	o.keys.define(fs)
 	fs.BoolVar(&o.slow, "slow", false, "conns: send half a request header on each connection (slowloris) instead of nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -132,7 +136,11 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 		}
 		return o, &UsageError{Msg: err.Error()}
 	}
-	fs.Visit(func(f *flag.Flag) { o.addrGiven = o.addrGiven || f.Name == "redis" })
+	fs.Visit(func(f *flag.Flag) {
+		o.addrGiven = o.addrGiven || f.Name == "redis"
+		o.everyGiven = o.everyGiven || f.Name == "every"
+		o.keysGiven = o.keysGiven || slices.Contains(keysFlags, f.Name)
+	})
 	if fs.NArg() > 0 {
 		return o, &UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
@@ -151,6 +159,9 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 	if o.work == 0 {
 		o.work = defaultWork[o.mode]
 	}
+	if o.mode == "keys" && !o.everyGiven {
+		o.every = keysEvery
+	}
 	if problems := o.problems(); len(problems) > 0 {
 		return o, &UsageError{Msg: strings.Join(problems, "; ")}
 	}
@@ -162,7 +173,7 @@ func (o options) problems() []string {
 	var problems []string
 	if !slices.Contains(modes, o.mode) {
 		// Nothing else can be judged without a mode (--n's default, say).
-		return []string{fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, pause, priority, cancel, authflood or conns", o.mode)}
+		return []string{fmt.Sprintf("--mode %q: want throughput, latency, delayed, idle, api, pause, priority, cancel, keys, authflood or conns", o.mode)}
 	}
 	if againstAPI(o.mode) {
 		if o.api == "" || o.token == "" {
@@ -205,6 +216,11 @@ func (o options) problems() []string {
 	}
 	if o.mode == "priority" && o.backlog < 1 {
 		problems = append(problems, "--mode priority needs a --backlog of at least 1")
+	}
+	if o.mode == "keys" {
+		problems = append(problems, o.keys.problems()...)
+	} else if o.keysGiven {
+		problems = append(problems, fmt.Sprintf("--%s are for --mode keys (got --mode %s)", strings.Join(keysFlags, ", --"), o.mode))
 	}
 	return problems
 }

@@ -20,7 +20,7 @@ func TestParseOptions(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--nope"}, ErrUsage, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, ErrUsage, `unexpected argument "extra"`},
-		{"bad mode", []string{"--mode", "fast"}, ErrUsage, `--mode "fast": want throughput, latency, delayed, idle, api, pause, priority, cancel, authflood or conns`},
+		{"bad mode", []string{"--mode", "fast"}, ErrUsage, `--mode "fast": want throughput, latency, delayed, idle, api, pause, priority, cancel, keys, authflood or conns`},
 		{"bad n", []string{"--n", "-1"}, ErrUsage, "--n must be at least 1"},
 		{"bad batch", []string{"--mode", "api", "--batch", "1001"}, ErrUsage, "--batch must be 1 to 1000"},
 		{"bad concurrency", []string{"--concurrency", "0"}, ErrUsage, "--concurrency must be at least 1"},
@@ -45,7 +45,16 @@ func TestParseOptions(t *testing.T) {
 		{"--progress outside throughput", []string{"--mode", "api", "--progress"}, ErrUsage, "are for --mode throughput (got --mode api)"},
 		{"negative retain", []string{"--retain", "-1"}, ErrUsage, "--retain must be 0 to 10000000 (got -1)"},
 		{"too large retain", []string{"--retain", "10000001"}, ErrUsage, "--retain must be 0 to 10000000 (got 10000001)"},
+		{"keys flags outside keys", []string{"--mode", "throughput", "--key-cap", "2"}, ErrUsage,
+			"--phases, --keys, --per-key, --key-cap, --ratio-n, --share-keys, --share-jobs, --weights are for --mode keys (got --mode throughput)"},
+		{"bad weights", []string{"--mode", "keys", "--weights", "1,0"}, ErrUsage, `--weights "1,0": want weights of 1 to 1000, comma-separated`},
+		{"weights not numbers", []string{"--mode", "keys", "--weights", "a"}, ErrUsage, `--weights "a": want weights`},
+		{"bad phases", []string{"--mode", "keys", "--phases", "ratio,fast"}, ErrUsage, `--phases "ratio,fast": want some of ratio, share, tenants, comma-separated`},
+		{"ratio-n below twice keys", []string{"--mode", "keys", "--keys", "10", "--ratio-n", "19"}, ErrUsage, "--ratio-n must be at least twice --keys (10) (got 19)"},
+		{"no key cap", []string{"--mode", "keys", "--key-cap", "0"}, ErrUsage, "--key-cap must be 1 to 1000000 (got 0)"},
+		{"no share keys", []string{"--mode", "keys", "--share-keys", "0"}, ErrUsage, "--keys, --per-key, --share-keys and --share-jobs must be at least 1"},
 		{"help", []string{"-h"}, flag.ErrHelp, "--concurrency"},
+		{"help of --key-cap", []string{"-h"}, flag.ErrHelp, "--key-cap int"},
 		{"help of --trace", []string{"-h"}, flag.ErrHelp, "--trace\n"},
 		{"help of --retain", []string{"-h"}, flag.ErrHelp, "--retain int"},
 		{"help of --progress", []string{"-h"}, flag.ErrHelp, "--progress\n"},
@@ -132,5 +141,28 @@ func TestParseOptionsThroughputSwitches(t *testing.T) {
 	o, err = parseOptions([]string{"--trace", "--retain", "100", "--progress"}, &help)
 	if err != nil || !o.trace || o.retain != 100 || !o.progress {
 		t.Errorf("--trace --retain 100 --progress: trace %t, retain %d, progress %t, err %v", o.trace, o.retain, o.progress, err)
+	}
+}
+
+// TestParseOptionsKeys: the keys mode's defaults (a million jobs of one
+// key, 10,000 active keys, 500 probes 5 ms apart, every phase), and
+// --every given keeps its value.
+func TestParseOptionsKeys(t *testing.T) {
+	t.Parallel()
+	var help bytes.Buffer
+	o, err := parseOptions([]string{"--mode", "keys"}, &help)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases, _ := o.keys.phaseList()
+	weights, _ := o.keys.weightList()
+	if o.n != 500 || o.every != 5*time.Millisecond || o.backlog != 1000000 || o.work != time.Millisecond ||
+		o.keys.active != 10000 || o.keys.capPerKey != 4 || !slices.Equal(phases, keysPhases) || !slices.Equal(weights, []int{1, 2, 4}) {
+		t.Errorf("--mode keys: %+v; want n 500, every 5ms, backlog 1000000, work 1ms, 10000 keys, cap 4, every phase, weights 1,2,4", o)
+	}
+	o, err = parseOptions([]string{"--mode", "keys", "--every", "20ms", "--phases", "tenants, ratio"}, &help)
+	phases, _ = o.keys.phaseList()
+	if err != nil || o.every != 20*time.Millisecond || !slices.Equal(phases, []string{"ratio", "tenants"}) {
+		t.Errorf("--every 20ms --phases tenants,ratio: every %s, phases %v, err %v; want 20ms, [ratio tenants] (in the order they run)", o.every, phases, err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,6 +92,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		line, err = b.priority(runCtx)
 	case "cancel":
 		line, err = b.cancelRunning(runCtx)
+	case "keys":
+		line, err = b.keysMode(runCtx)
 	}
 	if err != nil {
 		return err
@@ -133,19 +134,7 @@ func (b *bench) config() worker.Config {
 // startDaemon runs a daemon with handler on the bench queue until the
 // returned stop function is called; stop waits for it to drain.
 func (b *bench) startDaemon(ctx context.Context, h worker.Handler) (stop func() error, err error) {
-	reg := worker.NewRegistry()
-	if err := reg.Register(queue, h, b.queueOptions()); err != nil {
-		return nil, err
-	}
-	d, err := worker.NewDaemon(b.counted, reg, b.config())
-	if err != nil {
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(runCtx) }()
-	// Stop may be called again (a deferred call after the checked one).
-	return sync.OnceValue(func() error { cancel(); return <-done }), nil
+	return b.startDaemonOn(ctx, 0, h)
 }
 
 // queueOptions are the bench queue's options in every daemon of a run.
@@ -154,17 +143,19 @@ func (b *bench) queueOptions() worker.QueueOptions {
 		RetainCompleted: worker.Retention{Count: b.opts.retain}}
 }
 
-// recordLayout runs a daemon on the bench queue until it serves, then
-// stops it. A daemon records the queue's partitions in Redis as it starts
-// and producers read them there: without this, the jobs a mode enqueues
-// before its daemon starts would all go to partition 0. It fails when the
-// number read back (the field "partitions" of the queue's settings hash)
-// is not --partitions.
+// recordLayout runs a daemon on the mode's queues (the bench queue, and
+// the keys mode's others) until it serves, then stops it. A daemon records
+// a queue's partitions in Redis as it starts and producers read them
+// there: without this, the jobs a mode enqueues before its daemon starts
+// would all go to partition 0. It fails when the number read back (the
+// field "partitions" of a queue's settings hash) is not --partitions.
 func (b *bench) recordLayout(ctx context.Context) error {
 	reg := worker.NewRegistry()
 	noop := worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil })
-	if err := reg.Register(queue, noop, b.queueOptions()); err != nil {
-		return err
+	for _, q := range b.queues() {
+		if err := reg.Register(q, noop, b.queueOptions()); err != nil {
+			return err
+		}
 	}
 	d, err := worker.NewDaemon(b.rdb, reg, b.config())
 	if err != nil {
@@ -187,12 +178,23 @@ func (b *bench) recordLayout(ctx context.Context) error {
 	if err := <-done; err != nil {
 		return fmt.Errorf("record the bench queue's partitions: %w", err)
 	}
-	key := rediskeys.QueueKeys(b.prefix, queue).Settings
-	got, err := b.rdb.Do(ctx, b.rdb.B().Hget().Key(key).Field("partitions").Build()).ToString()
-	if err != nil || got != strconv.Itoa(b.opts.partitions) {
-		return fmt.Errorf("the daemon recorded partitions %q in %s (%v); want %d", got, key, err, b.opts.partitions)
+	for _, q := range b.queues() {
+		key := rediskeys.QueueKeys(b.prefix, q).Settings
+		got, err := b.rdb.Do(ctx, b.rdb.B().Hget().Key(key).Field("partitions").Build()).ToString()
+		if err != nil || got != strconv.Itoa(b.opts.partitions) {
+			return fmt.Errorf("the daemon recorded partitions %q in %s (%v); want %d", got, key, err, b.opts.partitions)
+		}
 	}
 	return nil
+}
+
+// queues are the queues the mode uses: the bench queue, and for the keys
+// mode one queue per phase besides (keys.go).
+func (b *bench) queues() []string {
+	if b.opts.mode == "keys" {
+		return keysQueues
+	}
+	return []string{queue}
 }
 
 // cleanup deletes every key the run made: every key under its own

@@ -127,3 +127,39 @@ func TestRunAPI(t *testing.T) {
 	}
 	noKeysLeft(t, rdb, []string{"--mode", "api"})
 }
+
+// keysTiny are the flags of a keys run small enough for a test: every
+// phase, on a few keys, the tenants slowed by few slots and 2 ms handlers
+// so that the active keys keep jobs until the last probe.
+var keysTiny = []string{"--mode", "keys", "--keys", "20", "--per-key", "1000", "--backlog", "2000", "--ratio-n", "400",
+	"--share-keys", "6", "--share-jobs", "50", "--n", "20", "--every", "2ms", "--concurrency", "4", "--work", "2ms"}
+
+// keysTargets are the figures the keys mode has targets for: each is
+// printed, as a number.
+var keysTargets = []string{"tenant_p99_ms", "share_dev_pct", "share_dev_weighted_pct", "cap_violations", "leaked_slots", "throughput_ratio", "bytes_per_key"}
+
+// TestRunKeys runs --mode keys small against a real Redis: the figures are
+// all there, no start found its key's cap used, no slot is held once the
+// fleet has stopped, the whale ran at its cap, and no key is left behind.
+// Timings are not asserted. Not parallel, as TestRunAPI.
+func TestRunKeys(t *testing.T) {
+	addr := testkit.SingleAddr(t)
+	rdb := testkit.Single(t)
+	kv := parseFigures(t, run(t, append([]string{"--redis", addr}, keysTiny...)...))
+	for _, k := range append(keysTargets, "tenant_p50_ms", "tenant_max_ms", "unkeyed_process_per_s", "keyed_process_per_s",
+		"bytes_per_job", "bytes_per_keyed_job", "share_window", "share_weighted_window", "whale_peak", "whale_started", "keys_active_at_end") {
+		number(t, kv, k)
+	}
+	if kv["mode"] != "keys" || kv["cap_violations"] != "0" || kv["leaked_slots"] != "0" || kv["whale_peak"] != "4" || kv["phases"] != "ratio,share,tenants" {
+		t.Errorf("figures %v; want mode=keys, cap_violations=0, leaked_slots=0, whale_peak=4 (the cap), every phase", kv)
+	}
+	noKeysLeft(t, rdb, keysTiny)
+
+	// One phase alone prints its own figures only.
+	kv = parseFigures(t, run(t, "--redis", addr, "--mode", "keys", "--phases", "share", "--share-keys", "4", "--share-jobs", "20"))
+	if _, ok := kv["tenant_p99_ms"]; ok || kv["phases"] != "share" {
+		t.Errorf("--phases share: %v; want the share figures only", kv)
+	}
+	number(t, kv, "share_dev_weighted_pct")
+	noKeysLeft(t, rdb, []string{"--phases", "share"})
+}

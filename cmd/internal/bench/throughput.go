@@ -107,15 +107,7 @@ func (b *bench) throughput(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Poll for the queue to drain only once every job has started, so the
-	// polling does not load Redis during the measurement.
-	var drainErr error
-	select {
-	case <-allStarted:
-		drainErr = b.waitDrained(ctx, observer)
-	case <-ctx.Done():
-		drainErr = ctx.Err()
-	}
+	drainErr := b.waitStartedDrained(ctx, allStarted, observer)
 	processTime := time.Since(processStart)
 	if err := stop(); err != nil {
 		return "", err
@@ -190,6 +182,18 @@ func (b *bench) handlerExtras(j *worker.Job, result []byte) error {
 		return j.SetResult(result)
 	}
 	return nil
+}
+
+// waitStartedDrained waits until allStarted is closed (every job has
+// started), then until the bench queue is drained: the queue is polled only
+// then, so that the polling does not load Redis during the measurement.
+func (b *bench) waitStartedDrained(ctx context.Context, allStarted <-chan struct{}, c *admin.Client) error {
+	select {
+	case <-allStarted:
+		return b.waitDrained(ctx, c)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // waitDrained waits until the bench queue has no ready or active jobs.
