@@ -30,9 +30,10 @@
 --              but runs at its cap, so it is in neither kready nor kwait,
 --              and the release of a slot (kfree) places it again;
 --              "u:"..key → ms until which the key is limited; "vt" → the
---              pass of the key last served (a key that becomes ready starts
---              there); "lv" → '1' once a keyed job of a level other than
---              normal was enqueued (claims then read three levels).
+--              highest pass a claim served (it never goes back; a key that
+--              becomes ready starts just before it, kvt); "lv" → '1' once
+--              a keyed job of a level other than normal was enqueued
+--              (claims then read three levels).
 --   kcount     zset: key → its waiting jobs (due or not): the keys with the
 --              most backlog, and every key that has waiting jobs.
 --   kconf      hash: per-key overrides, "c:"..key → cap (0 = none),
@@ -60,6 +61,9 @@ KPROMOTE = 100
 
 -- KSTRIDE is a key's pass step per job started, at weight 1.
 KSTRIDE = 1000
+
+-- KROUNDS bounds the rounds of one claim (kclaim).
+KROUNDS = 4
 
 -- kset returns the seven key names of job keys from KEYS[i] on (see the
 -- header).
@@ -100,9 +104,15 @@ function krate(ks, key)
   return string.sub(ks.state, 1, -6) .. 'rate:' .. key
 end
 
--- kvt returns the pass a key that becomes ready starts at.
+-- kvt returns the pass a key that becomes ready starts at: just before the
+-- pass of the key served last (vt), so it is served before the keys that
+-- are due for their next turn, whose passes tie at vt or beyond, whatever
+-- its name (a sorted set orders equal scores by member). A key that waited
+-- (new, woken, or released from its cap) thus starts its next job within
+-- a claim or two instead of a round of every ready key; it gets no more
+-- than that one turn ahead, since its pass then moves on as every key's.
 function kvt(ks)
-  return redis.call('HGET', ks.state, 'vt') or '0'
+  return string.format('%.17g', (tonumber(redis.call('HGET', ks.state, 'vt') or '0') or 0) - 1)
 end
 
 -- kplace puts key, whose earliest waiting job runs at at (ms), where a
@@ -191,16 +201,40 @@ end
 -- kfree releases the slots of keyed jobs that left active: per maps a key
 -- to its number of such jobs. A parked key is placed again (kplace). It
 -- returns the earliest time (ms) from which a key it placed may start a
--- job, or nil.
+-- job, or nil. Three calls for any number of keys, plus a key's head and
+-- place for each key it unparks.
 function kfree(ks, per, now)
-  local first, levels = nil, nil
-  for key, k in pairs(per) do
-    if redis.call('HINCRBY', ks.state, 'r:' .. key, -k) <= 0 then redis.call('HDEL', ks.state, 'r:' .. key) end
-    if redis.call('HDEL', ks.state, 'p:' .. key) == 1 then
-      if levels == nil then levels = redis.call('HGET', ks.state, 'lv') == '1' end
+  local keys, fields = {}, {}
+  for key in pairs(per) do
+    keys[#keys + 1] = key
+    fields[#fields + 1] = 'r:' .. key
+    fields[#fields + 1] = 'p:' .. key
+  end
+  if #keys == 0 then return nil end
+  local v = redis.call('HMGET', ks.state, unpack(fields))
+  local set, del, unpark = {}, {}, {}
+  for i, key in ipairs(keys) do
+    local r = (tonumber(v[2 * i - 1] or '0') or 0) - per[key]
+    if r > 0 then
+      set[#set + 1] = 'r:' .. key
+      set[#set + 1] = ms_str(r)
+    else
+      del[#del + 1] = 'r:' .. key
+    end
+    if v[2 * i] then
+      del[#del + 1] = 'p:' .. key
+      unpark[#unpark + 1] = key
+    end
+  end
+  if #set > 0 then redis.call('HSET', ks.state, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', ks.state, unpack(del)) end
+  local first = nil
+  if #unpark > 0 then
+    local levels, vt = redis.call('HGET', ks.state, 'lv') == '1', kvt(ks)
+    for _, key in ipairs(unpark) do
       local at = khead(ks, key, levels)
       if at then
-        local t = kplace(ks, key, at, now)
+        local t = kplace(ks, key, at, now, vt)
         if t and (not first or t < first) then first = t end
       end
     end
@@ -228,18 +262,22 @@ end
 -- from kready's lowest pass, each key at most up to its cap (the default
 -- cap, 0 = none, or its kconf override), within its rate limit (rate: the
 -- default {n, ms} or nil, or its override) and at most quantum jobs per
--- visit; a key whose window is used up waits in kwait until it frees. It moves the
--- due keys of kwait to kready first (at most KPROMOTE), and visits at most
--- n + 8 keys. It returns the jobs as ZRANGEBYSCORE WITHSCORES does (id,
--- run-at as a string), their levels ('h', 'n' or 'l') and their keys, with
--- their slots taken and their keys placed again; and whether a key is
--- still ready.
+-- unit of its weight per visit (quantum: n over the keys ready, at least
+-- 1); a key whose window is used up waits in kwait until it frees. It
+-- moves the due keys of kwait to kready first (at most KPROMOTE). It
+-- visits keys in rounds: each pops the keys it may need at once and reads
+-- and writes their state in a few calls whatever their number, plus one
+-- ZRANGEBYLEX per key (per level with levels); at most KROUNDS rounds and
+-- n + 8 keys in all. It returns the jobs as ZRANGEBYSCORE WITHSCORES does
+-- (id, run-at as a string), their levels ('h', 'n' or 'l') and their
+-- keys, with their slots taken and their keys placed again; and whether a
+-- key is still ready.
 -- O(KPROMOTE log K + (n + 8) log N) for K keys and N waiting jobs.
 function kclaim(ks, n, now, now_us, cap_default, rate)
   local due, levels, kof = {}, {}, {}
   local w = redis.call('ZRANGEBYSCORE', ks.wait, '-inf', now, 'LIMIT', 0, KPROMOTE)
   local st = redis.call('HMGET', ks.state, 'vt', 'lv')
-  local vt, lv = st[1] or '0', st[2] == '1'
+  local vt, lv = string.format('%.17g', (tonumber(st[1] or '0') or 0) - 1), st[2] == '1' -- kvt's
   if #w > 0 then
     redis.call('ZREM', ks.wait, unpack(w))
     local z = {}
@@ -256,101 +294,142 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
   local lvs = {'b'}
   if lv then lvs = {'a', 'b', 'c'} end
   local letter = {a = 'h', b = 'n', c = 'l'}
-  local got, visits, last = 0, 0, nil
   local pad_now = kpad(now + 1)
-  local ids = {}
-  while got < n and visits < n + 8 do
-    local top = redis.call('ZPOPMIN', ks.ready)
+  local got, visits, last, ids = 0, 0, nil, {}
+  for _ = 1, KROUNDS do
+    if got >= n or visits >= n + 8 then break end
+    -- the keys this round may serve: one per job still wanted (fewer
+    -- when few are ready, each then taking more)
+    local m = math.min(n - got, n + 8 - visits, nready)
+    local top = redis.call('ZPOPMIN', ks.ready, m)
     if not top[1] then break end
-    visits = visits + 1
-    local key, pass = top[1], tonumber(top[2])
-    last = pass
-    local s = redis.call('HMGET', ks.state, 'r:' .. key, 'u:' .. key)
-    local run, u = tonumber(s[1] or '0'), tonumber(s[2] or '')
-    local cap, weight, rn, rms = cap_default, 1, 0, 0
-    if rate then rn, rms = rate[1], rate[2] end
-    if conf then
-      local c = redis.call('HMGET', ks.conf, 'c:' .. key, 'w:' .. key, 'r:' .. key)
-      cap = tonumber(c[1] or '') or cap
-      weight = tonumber(c[2] or '') or 1
-      local a, b = string.match(c[3] or '', '^(%d+);(%d+)$')
-      if a then rn, rms = tonumber(a), tonumber(b) end
+    local keys, passes, f1, f2 = {}, {}, {}, {}
+    for i = 1, #top, 2 do
+      local key = top[i]
+      keys[#keys + 1] = key
+      passes[#keys] = tonumber(top[i + 1])
+      f1[#f1 + 1] = 'r:' .. key
+      f1[#f1 + 1] = 'u:' .. key
+      f2[#f2 + 1] = 'c:' .. key
+      f2[#f2 + 1] = 'w:' .. key
+      f2[#f2 + 1] = 'r:' .. key
     end
-    if u and u <= now then
-      redis.call('HDEL', ks.state, 'u:' .. key) -- its limit has passed: nothing kept
-    end
-    if u and u > now then
-      redis.call('ZADD', ks.wait, ms_str(u), key)
-    elseif cap > 0 and run >= cap then
-      redis.call('HSET', ks.state, 'p:' .. key, '1')
-    else
-      local q = math.min(n - got, quantum)
-      if cap > 0 then q = math.min(q, cap - run) end
-      local rk, rused, rcum, rfirst, rlast
-      if rn > 0 then
-        rk = krate(ks, key)
-        rused, rcum, rfirst, rlast = rate_read(rk, now_us, rms)
-        if not rused then rused, rcum = rn, 0 end -- not a window: start nothing
-        q = math.min(q, math.max(rn - rused, 0))
+    visits = visits + #keys
+    local sv = redis.call('HMGET', ks.state, unpack(f1))
+    local cv = {}
+    if conf then cv = redis.call('HMGET', ks.conf, unpack(f2)) end
+    local counts = redis.call('ZMSCORE', ks.count, unpack(keys))
+    local gone, sets, dels, cnt, cnt0, rdy, wt = {}, {}, {}, {}, {}, {}, {}
+    for i, key in ipairs(keys) do
+      local pass = passes[i]
+      last = math.max(last or pass, pass)
+      local run, u = tonumber(sv[2 * i - 1] or '0'), tonumber(sv[2 * i] or '')
+      local cap, weight, rn, rms = cap_default, 1, 0, 0
+      if rate then rn, rms = rate[1], rate[2] end
+      if conf then
+        cap = tonumber(cv[3 * i - 2] or '') or cap
+        weight = tonumber(cv[3 * i - 1] or '') or 1
+        local a, b = string.match(cv[3 * i] or '', '^(%d+);(%d+)$')
+        if a then rn, rms = tonumber(a), tonumber(b) end
       end
-      local took, mine, lvs_now, left = 0, {}, lvs, nil
-      if q == 0 then lvs_now = {} end
-      for _, l in ipairs(lvs_now) do
-        if took >= q then break end
-        local ms = redis.call('ZRANGEBYLEX', ks.due, '[' .. key .. '\0' .. l, '(' .. key .. '\0' .. l .. pad_now, 'LIMIT', 0, q - took)
-        for _, m in ipairs(ms) do
-          local at = string.sub(m, #key + 3, #key + 15)
-          local id = string.sub(m, #key + 17)
-          mine[#mine + 1] = m
-          ids[#ids + 1] = id
-          due[#due + 1] = id
-          due[#due + 1] = string.format('%d', tonumber(at))
-          levels[#due / 2] = letter[l]
-          kof[#due / 2] = key
-        end
-        took = took + #ms
-      end
-      if took > 0 then
-        -- out of kdue before the key's next visit reads it again
-        redis.call('ZREM', ks.due, unpack(mine))
-        got = got + took
-        run = run + took
-        redis.call('HINCRBY', ks.state, 'r:' .. key, took)
-        left = kcount_add(ks, key, -took)
-        pass = pass + took * KSTRIDE / math.max(weight, 1)
-        if rk then rate_note(rk, now_us, rms, rcum, rlast, took) end
-      end
-      local spent = rk and rused + took >= rn -- its rate window is used up
-      if cap > 0 and run >= cap then
-        if left == nil then left = tonumber(redis.call('ZSCORE', ks.count, key) or '0') end
-        if left > 0 then redis.call('HSET', ks.state, 'p:' .. key, '1') end
-      elseif left ~= nil and left <= 0 then
+      local left = tonumber(counts[i] or '0') or 0
+      if u and u <= now then dels[#dels + 1] = 'u:' .. key end -- its limit has passed: nothing kept
+      if left <= 0 then
         -- no job left: the key is idle, in none of the sets
-      elseif took > 0 and took == q and not spent then
-        -- it took all it could: likely more are due (a visit that finds
-        -- none places it by its head)
-        redis.call('ZADD', ks.ready, string.format('%.17g', pass), key)
+      elseif u and u > now then
+        wt[#wt + 1] = ms_str(u)
+        wt[#wt + 1] = key
+      elseif cap > 0 and run >= cap then
+        sets[#sets + 1] = 'p:' .. key
+        sets[#sets + 1] = '1'
       else
-        local at = khead(ks, key, lv)
-        if at and spent then
-          -- the window is used up: the key waits until its oldest start leaves it
-          local free = now + rms
-          if rfirst then free = math.ceil(rfirst / 1000) + rms end
-          at = math.max(at, free)
+        local q = math.min(n - got, quantum * math.max(weight, 1))
+        if cap > 0 then q = math.min(q, cap - run) end
+        local rk, rused, rcum, rfirst, rlast
+        if rn > 0 then
+          rk = krate(ks, key)
+          rused, rcum, rfirst, rlast = rate_read(rk, now_us, rms)
+          if not rused then rused, rcum = rn, 0 end -- not a window: start nothing
+          q = math.min(q, math.max(rn - rused, 0))
         end
-        if at then
-          if at <= now then
-            redis.call('ZADD', ks.ready, string.format('%.17g', pass), key)
+        local took = 0
+        if q > 0 then
+          for _, l in ipairs(lvs) do
+            if took >= q then break end
+            local ms = redis.call('ZRANGEBYLEX', ks.due, '[' .. key .. '\0' .. l, '(' .. key .. '\0' .. l .. pad_now, 'LIMIT', 0, q - took)
+            for _, mb in ipairs(ms) do
+              local id = string.sub(mb, #key + 17)
+              gone[#gone + 1] = mb
+              ids[#ids + 1] = id
+              due[#due + 1] = id
+              due[#due + 1] = string.format('%d', tonumber(string.sub(mb, #key + 3, #key + 15)))
+              levels[#due / 2] = letter[l]
+              kof[#due / 2] = key
+            end
+            took = took + #ms
+          end
+        end
+        if took > 0 then
+          got = got + took
+          run = run + took
+          left = left - took
+          sets[#sets + 1] = 'r:' .. key
+          sets[#sets + 1] = ms_str(run)
+          if left > 0 then
+            cnt[#cnt + 1] = ms_str(left)
+            cnt[#cnt + 1] = key
           else
-            redis.call('ZADD', ks.wait, ms_str(at), key)
+            cnt0[#cnt0 + 1] = key
+          end
+          pass = pass + took * KSTRIDE / math.max(weight, 1)
+          if rk then rate_note(rk, now_us, rms, rcum, rlast, took) end
+        end
+        local spent = rk and rused + took >= rn -- its rate window is used up
+        if left <= 0 then
+          -- no job left: the key is idle
+        elseif cap > 0 and run >= cap then
+          sets[#sets + 1] = 'p:' .. key
+          sets[#sets + 1] = '1'
+        elseif took > 0 and took == q and not spent then
+          -- it took all it could: likely more are due (a visit that finds
+          -- none places it by its head)
+          rdy[#rdy + 1] = string.format('%.17g', pass)
+          rdy[#rdy + 1] = key
+        else
+          local at = khead(ks, key, lv)
+          if at and spent then
+            -- the window is used up: the key waits until its oldest start leaves it
+            local free = now + rms
+            if rfirst then free = math.ceil(rfirst / 1000) + rms end
+            at = math.max(at, free)
+          end
+          if at and at <= now then
+            rdy[#rdy + 1] = string.format('%.17g', pass)
+            rdy[#rdy + 1] = key
+          elseif at then
+            wt[#wt + 1] = ms_str(at)
+            wt[#wt + 1] = key
           end
         end
       end
     end
+    -- the round's writes, a call each
+    if #gone > 0 then redis.call('ZREM', ks.due, unpack(gone)) end
+    if #sets > 0 then redis.call('HSET', ks.state, unpack(sets)) end
+    if #dels > 0 then redis.call('HDEL', ks.state, unpack(dels)) end
+    if #cnt > 0 then redis.call('ZADD', ks.count, unpack(cnt)) end
+    if #cnt0 > 0 then redis.call('ZREM', ks.count, unpack(cnt0)) end
+    if #rdy > 0 then redis.call('ZADD', ks.ready, unpack(rdy)) end
+    if #wt > 0 then redis.call('ZADD', ks.wait, unpack(wt)) end
+    nready = redis.call('ZCARD', ks.ready)
+    if nready == 0 then break end
   end
   if #ids > 0 then redis.call('ZREM', ks.ids, unpack(ids)) end
-  if last then redis.call('HSET', ks.state, 'vt', string.format('%.17g', last)) end
-  return due, levels, kof, redis.call('ZCARD', ks.ready) > 0
+  -- vt never goes back: a key placed before it (kvt) does not pull it back
+  if last and last > (tonumber(st[1] or '') or -math.huge) then
+    redis.call('HSET', ks.state, 'vt', string.format('%.17g', last))
+  end
+  return due, levels, kof, nready > 0
 end
 
 -- knext returns the earliest time (ms) at which a keyed job may be claimed
