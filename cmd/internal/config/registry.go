@@ -53,6 +53,7 @@ func (q *Queue) options() worker.QueueOptions {
 		PriorityWeights: worker.PriorityWeights(q.PriorityWeights),
 		IDRetention:     q.IDRetention,
 		Partitions:      q.Partitions,
+		KeyConcurrency:  q.KeyConcurrency,
 		RetainCompleted: worker.Retention(q.RetainCompleted),
 	}
 }
