@@ -157,6 +157,10 @@ type Queue struct {
 	// across every process (worker.QueueOptions.KeyConcurrency); 0 = no
 	// cap.
 	KeyConcurrency int `koanf:"key_concurrency"`
+	// KeyRateLimit is "N per DURATION": at most N jobs of one job key
+	// start in any window of DURATION, across every process
+	// (worker.QueueOptions.KeyRateLimit); "" = no limit.
+	KeyRateLimit string `koanf:"key_rate_limit"`
 	// Durability is the confirmation on replicas the jobs the daemon's API
 	// enqueues to the queue wait for when they ask for none of their own
 	// (worker.Config.Durability); zero = none.

@@ -106,6 +106,11 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 	} else {
 		opts.RateLimit = limit
 	}
+	if limit, err := worker.ParseRateLimit(q.KeyRateLimit); err != nil {
+		ps.add(key+".key_rate_limit", "%v", err)
+	} else {
+		opts.KeyRateLimit = limit
+	}
 	if validateWeights(key+".priority_weights", q.PriorityWeights, ps) {
 		opts.PriorityWeights = worker.PriorityWeights(q.PriorityWeights)
 	}
@@ -243,6 +248,7 @@ var libraryKeys = map[string]string{
 	"QueueOptions.IDRetention":     "id_retention",
 	"QueueOptions.Partitions":      "partitions",
 	"QueueOptions.KeyConcurrency":  "key_concurrency",
+	"QueueOptions.KeyRateLimit":    "key_rate_limit",
 
 	"QueueOptions.RetainCompleted.Count": "retain_completed.count",
 	"QueueOptions.RetainCompleted.Age":   "retain_completed.age",
