@@ -25,7 +25,7 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 	cf := addConfigFlags(fs)
 	af := addAPIFlags(fs)
 	queue := fs.String("queue", "", "queue name (required)")
-	var key *string
+	var key, rate *string
 	var top, concurrency, weight *int
 	switch action {
 	case "list":
@@ -36,6 +36,7 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 	if action == "set" {
 		concurrency = fs.Int("concurrency", -1, "how many of the key's jobs run at once across the fleet: 0 = no cap, 1 to 1000000; -1 or left out = the queue's key_concurrency")
 		weight = fs.Int("weight", 0, "the key's share of the starts among the keys with work due, 1 to 1000; 0 or left out = 1")
+		rate = fs.String("rate-limit", "", `at most N of the key's jobs start per window across the fleet, "N per DURATION" such as "100 per 1m"; "" = none; left out = the queue's key_rate_limit`)
 	}
 	asJSON := addJSONFlag(fs)
 	return func(ctx context.Context, std streams) error {
@@ -55,8 +56,20 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 				return err
 			}
 		}
-		if action == "set" && !setFlags(fs)["concurrency"] && !setFlags(fs)["weight"] {
-			return usagef("give --concurrency, --weight or both (courier keys reset removes a key's limits)")
+		var limits admin.KeyLimits
+		if action == "set" {
+			given := setFlags(fs)
+			if !given["concurrency"] && !given["weight"] && !given["rate-limit"] {
+				return usagef("give --concurrency, --weight or --rate-limit (courier keys reset removes a key's limits)")
+			}
+			limits = admin.KeyLimits{Concurrency: *concurrency, Weight: *weight}
+			if given["rate-limit"] {
+				r, err := worker.ParseRateLimit(*rate)
+				if err != nil {
+					return &usageError{field: "--rate-limit", msg: "invalid --rate-limit: " + err.Error()}
+				}
+				limits.RateLimit = &r
+			}
 		}
 		client, closeClient, err := af.dial(ctx, fs, cf)
 		if err != nil {
@@ -67,7 +80,7 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 		case "list":
 			return listKeys(ctx, client, *queue, *top, *asJSON, std)
 		case "set":
-			err = client.SetKeyLimits(ctx, *queue, *key, admin.KeyLimits{Concurrency: *concurrency, Weight: *weight})
+			err = client.SetKeyLimits(ctx, *queue, *key, limits)
 		case "reset":
 			err = client.SetKeyLimits(ctx, *queue, *key, admin.DefaultKeyLimits)
 		}
@@ -88,8 +101,8 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 		}
 		// Both calls are idempotent: set and reset name the limits the key
 		// is left with.
-		fmt.Fprintf(std.out, "%s key %s of queue %s: %s, weight %d\n", action, printable(*key), printable(*queue),
-			capPhrase(v.Concurrency), v.Weight)
+		fmt.Fprintf(std.out, "%s key %s of queue %s: %s, weight %d, %s\n", action, printable(*key), printable(*queue),
+			capPhrase(v.Concurrency), v.Weight, ratePhrase(v.RateLimit))
 		return nil
 	}
 }
@@ -119,9 +132,10 @@ func listKeys(ctx context.Context, client admin.Operator, queue string, top int,
 		return writeJSON(std.out, v)
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tWAITING\tRUNNING\tCAP\tWEIGHT\tAT CAP")
+	fmt.Fprintln(tw, "KEY\tWAITING\tREADY\tRUNNING\tCAP\tWEIGHT\tRATE LIMIT\tAT CAP")
 	for _, k := range v.Keys {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", printable(k.Key), k.Waiting, k.Running, capText(k.Concurrency), k.Weight, yesNo(k.AtCap))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", printable(k.Key), k.Waiting, k.Ready, k.Running, capText(k.Concurrency), k.Weight,
+			rateText(k.RateLimit), yesNo(k.AtCap))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -136,11 +150,15 @@ func listKeys(ctx context.Context, client admin.Operator, queue string, top int,
 func printKey(w io.Writer, k wire.Key) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "key:\t%s\n", printable(k.Key))
-	fmt.Fprintf(tw, "waiting:\t%d\n", k.Waiting)
+	fmt.Fprintf(tw, "waiting:\t%d (%d ready)\n", k.Waiting, k.Ready)
 	fmt.Fprintf(tw, "running:\t%d\n", k.Running)
 	fmt.Fprintf(tw, "cap:\t%s\n", capText(k.Concurrency))
 	fmt.Fprintf(tw, "weight:\t%d\n", k.Weight)
+	fmt.Fprintf(tw, "rate limit:\t%s\n", rateText(k.RateLimit))
 	fmt.Fprintf(tw, "at cap:\t%s\n", yesNo(k.AtCap))
+	if k.LimitedUntil != nil {
+		fmt.Fprintf(tw, "held back until:\t%s (%s)\n", stamp(*k.LimitedUntil), relative(*k.LimitedUntil))
+	}
 	_ = tw.Flush()
 }
 
@@ -164,6 +182,28 @@ func capPhrase(c *int) string {
 		return "no cap"
 	}
 	return "cap " + strconv.Itoa(*c)
+}
+
+// rateText shows a key's rate limit: its own, "none", or the queue's.
+func rateText(r *string) string {
+	switch {
+	case r == nil:
+		return "queue's"
+	case *r == "":
+		return "none"
+	}
+	return *r
+}
+
+// ratePhrase says a key's rate limit in a sentence.
+func ratePhrase(r *string) string {
+	switch {
+	case r == nil:
+		return "the queue's rate limit"
+	case *r == "":
+		return "no rate limit"
+	}
+	return "at most " + *r
 }
 
 func yesNo(b bool) string {

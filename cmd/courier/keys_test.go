@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -92,9 +93,10 @@ func TestKeysCommand(t *testing.T) {
 				return s.Limits
 			}
 
-			header := []string{"KEY", "WAITING", "RUNNING", "CAP", "WEIGHT", "AT", "CAP"}
+			header := []string{"KEY", "WAITING", "READY", "RUNNING", "CAP", "WEIGHT", "RATE", "LIMIT", "AT", "CAP"}
 			code, out, errOut := run(t, "keys list", "--queue", q)
-			want := [][]string{header, {"acme", "3", "0", "queue's", "1", "no"}, {"globex", "2", "0", "queue's", "1", "no"}, {"initech", "1", "0", "queue's", "1", "no"}}
+			want := [][]string{header, {"acme", "3", "0", "0", "queue's", "1", "queue's", "no"}, {"globex", "2", "0", "0", "queue's", "1", "queue's", "no"},
+				{"initech", "1", "0", "0", "queue's", "1", "queue's", "no"}}
 			if got := tableRows(out); code != 0 || errOut != "" || !slices.EqualFunc(got, want, slices.Equal) {
 				t.Errorf("list: exit %d, %q, stderr %q; want %q", code, got, errOut, want)
 			}
@@ -108,46 +110,53 @@ func TestKeysCommand(t *testing.T) {
 			}
 
 			code, out, errOut = run(t, "keys set", "--queue", q, "--key", "acme", "--concurrency", "2", "--weight", "5")
-			if code != 0 || out != "set key acme of queue "+q+": cap 2, weight 5\n" || errOut != "" {
+			if code != 0 || out != "set key acme of queue "+q+": cap 2, weight 5, the queue's rate limit\n" || errOut != "" {
 				t.Errorf("set: exit %d, %q, %q", code, out, errOut)
 			}
-			if l := limits("acme"); l != (admin.KeyLimits{Concurrency: 2, Weight: 5}) {
+			if l := limits("acme"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: 2, Weight: 5}) {
 				t.Errorf("after set: %+v", l)
 			}
 			// A flag left out is the default: set replaces both limits.
-			code, out, _ = run(t, "keys set", "--queue", q, "--key", "acme", "--concurrency", "0")
-			if code != 0 || out != "set key acme of queue "+q+": no cap, weight 1\n" {
-				t.Errorf("set --concurrency 0: exit %d, %q", code, out)
+			code, out, _ = run(t, "keys set", "--queue", q, "--key", "acme", "--concurrency", "0", "--rate-limit", "")
+			if code != 0 || out != "set key acme of queue "+q+": no cap, weight 1, no rate limit\n" {
+				t.Errorf("set --concurrency 0 --rate-limit '': exit %d, %q", code, out)
 			}
-			if l := limits("acme"); l != (admin.KeyLimits{Concurrency: 0}) {
+			if l := limits("acme"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: 0, RateLimit: &worker.RateLimit{}}) {
 				t.Errorf("after set --concurrency 0: %+v", l)
+			}
+			code, out, _ = run(t, "keys set", "--queue", q, "--key", "initech", "--rate-limit", "10/1m")
+			if code != 0 || out != "set key initech of queue "+q+": the queue's cap, weight 1, at most 10 per 1m0s\n" {
+				t.Errorf("set --rate-limit: exit %d, %q", code, out)
+			}
+			if l := limits("initech"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: -1, RateLimit: &worker.RateLimit{N: 10, Per: time.Minute}}) {
+				t.Errorf("after set --rate-limit: %+v", l)
 			}
 			code, out, _ = run(t, "keys set", "--queue", q, "--key", "globex", "--weight", "3", "--json")
 			k := decodeJSON[wire.Key](t, out)
-			if code != 0 || k.Key != "globex" || k.Weight != 3 || k.Concurrency != nil || k.Waiting != 2 {
+			if code != 0 || k.Key != "globex" || k.Weight != 3 || k.Concurrency != nil || k.RateLimit != nil || k.Waiting != 2 {
 				t.Errorf("set --json: exit %d, %s", code, out)
 			}
 			code, out, _ = run(t, "keys show", "--queue", q, "--key", "acme")
-			if code != 0 || out != "key:      acme\nwaiting:  3\nrunning:  0\ncap:      none\nweight:   1\nat cap:   no\n" {
+			if code != 0 || out != "key:         acme\nwaiting:     3 (0 ready)\nrunning:     0\ncap:         none\nweight:      1\nrate limit:  none\nat cap:      no\n" {
 				t.Errorf("show: exit %d\n%s", code, out)
 			}
 			code, out, _ = run(t, "keys show", "--queue", q, "--key", "nobody", "--json")
-			if k := decodeJSON[wire.Key](t, out); code != 0 || k != (wire.Key{Key: "nobody", Weight: 1}) {
+			if k := decodeJSON[wire.Key](t, out); code != 0 || !reflect.DeepEqual(k, wire.Key{Key: "nobody", Weight: 1}) {
 				t.Errorf("show of a key without jobs: exit %d, %s", code, out)
 			}
 			code, out, _ = run(t, "keys list", "--queue", q)
-			if rows := tableRows(out); code != 0 || len(rows) != 4 || !slices.Equal(rows[1], []string{"acme", "3", "0", "none", "1", "no"}) ||
-				!slices.Equal(rows[2], []string{"globex", "2", "0", "queue's", "3", "no"}) {
+			if rows := tableRows(out); code != 0 || len(rows) != 4 || !slices.Equal(rows[1], []string{"acme", "3", "0", "0", "none", "1", "none", "no"}) ||
+				!slices.Equal(rows[2], []string{"globex", "2", "0", "0", "queue's", "3", "queue's", "no"}) {
 				t.Errorf("list after set: exit %d, %q", code, rows)
 			}
 
 			// Reset, twice alike.
 			for range 2 {
 				code, out, _ = run(t, "keys reset", "--queue", q, "--key", "acme")
-				if code != 0 || out != "reset key acme of queue "+q+": the queue's cap, weight 1\n" {
+				if code != 0 || out != "reset key acme of queue "+q+": the queue's cap, weight 1, the queue's rate limit\n" {
 					t.Errorf("reset: exit %d, %q", code, out)
 				}
-				if l := limits("acme"); l != admin.DefaultKeyLimits {
+				if l := limits("acme"); !reflect.DeepEqual(l, admin.DefaultKeyLimits) {
 					t.Errorf("after reset: %+v", l)
 				}
 			}
@@ -158,13 +167,15 @@ func TestKeysCommand(t *testing.T) {
 				{"--key", "globex", "--concurrency", "1000001"},
 				{"--key", "globex", "--weight", "1001"},
 				{"--key", "globex", "--weight", "-1"},
+				{"--key", "globex", "--rate-limit", "0 per 1s"},
+				{"--key", "globex", "--rate-limit", "lots"},
 			} {
 				code, out, errOut = run(t, "keys set", append([]string{"--queue", q}, flags...)...)
 				if flag := flags[2]; code != exitUsage || out != "" || !strings.Contains(errOut, "invalid "+flag+": ") {
 					t.Errorf("set %v: exit %d, %q, %q; want a usage error naming %s", flags, code, out, errOut, flag)
 				}
 			}
-			if l := limits("globex"); l != (admin.KeyLimits{Concurrency: -1, Weight: 3}) {
+			if l := limits("globex"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: -1, Weight: 3}) {
 				t.Errorf("after refused sets: %+v", l)
 			}
 		})
@@ -186,7 +197,8 @@ func TestKeysUsage(t *testing.T) {
 		{"list without queue", "keys list", nil, 2, "--queue is required"},
 		{"show without key", "keys show", []string{"--queue", "q"}, 2, "--key is required"},
 		{"set without key", "keys set", []string{"--queue", "q", "--weight", "2"}, 2, "--key is required"},
-		{"set without limits", "keys set", []string{"--queue", "q", "--key", "acme"}, 2, "give --concurrency, --weight or both"},
+		{"set without limits", "keys set", []string{"--queue", "q", "--key", "acme"}, 2, "give --concurrency, --weight or --rate-limit"},
+		{"rate limit in words", "keys set", []string{"--queue", "q", "--key", "acme", "--rate-limit", "fast"}, 2, `invalid --rate-limit: expected "N per DURATION"`},
 		{"reset without key", "keys reset", []string{"--queue", "q"}, 2, "--key is required"},
 		{"bad queue", "keys list", []string{"--queue", "a{b}"}, 2, `invalid --queue: name "a{b}" has '{'`},
 		{"bad key", "keys show", []string{"--queue", "q", "--key", "a b"}, 2, `invalid --key: "a b" has ' '`},

@@ -89,7 +89,7 @@ var (
 	// keyFlags are those of courier keys (admin.Client.Keys names its
 	// count n; through the API it is the list's Limit).
 	keyFlags = map[string]string{"Queue": "--queue", "Key": "--key", "Concurrency": "--concurrency", "Weight": "--weight",
-		"n": "--top", "Limit": "--top"}
+		"RateLimit": "--rate-limit", "n": "--top", "Limit": "--top"}
 )
 
 func commands() map[string]command {
@@ -139,9 +139,9 @@ func commands() map[string]command {
 				synopsis: "--queue Q [--top N] [--json] [--api URL]", fields: keyFlags},
 			{name: "show", summary: "show one key: its waiting and running jobs, its limits, whether it runs at its cap",
 				synopsis: "--queue Q --key K [--json] [--api URL]", fields: keyFlags},
-			{name: "set", summary: "set a key's own cap and weight (a flag left out is the default), replacing the queue's for it",
-				synopsis: "--queue Q --key K [--concurrency N] [--weight W] [--json] [--api URL]", fields: keyFlags},
-			{name: "reset", summary: "remove a key's own limits: the queue's key_concurrency and weight 1 apply again",
+			{name: "set", summary: "set a key's own cap, weight and rate limit (a flag left out is the default), replacing the queue's for it",
+				synopsis: "--queue Q --key K [--concurrency N] [--weight W] [--rate-limit 'N per D'] [--json] [--api URL]", fields: keyFlags},
+			{name: "reset", summary: "remove a key's own limits: the queue's key_concurrency, key_rate_limit and weight 1 apply again",
 				synopsis: "--queue Q --key K [--json] [--api URL]", fields: keyFlags},
 		}},
 		"import": {summary: "move another queue system's jobs into Courier, exactly once", define: defineImport, actions: []action{

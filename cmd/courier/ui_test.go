@@ -456,7 +456,7 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		row := `#queue-keys tr[data-key="acme"]`
 		b.open(base+"/ui/queues/hooks", row)
 		b.waitText(row, 15*time.Second, "acme's row, at its cap", func(s string) bool {
-			return strings.Join(strings.Fields(s), " ") == "acme 1 1 queue's 1 at cap"
+			return strings.Join(strings.Fields(s), " ") == "acme 1 1 queue's 1 queue's at cap"
 		})
 		b.submit(row+" a", "#key-limits-form")
 		for sel, want := range map[string]string{"#key-waiting": "1", "#key-running": "1", "#key-cap": "queue's", "#key-at-cap": "yes"} {

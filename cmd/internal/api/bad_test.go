@@ -21,7 +21,7 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 	b := setup(t, func(o *Options) { o.Limits.MaxPayloadBytes = payloadLimit })
 	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me"), UniqueKey: "held"},
 		worker.JobSpec{Queue: "q", ID: "keyed", Key: "acme", Delay: time.Hour})
-	if err := b.client.SetKeyLimits(t.Context(), "q", "acme", admin.KeyLimits{Concurrency: 5, Weight: 2}); err != nil {
+	if err := b.client.SetKeyLimits(t.Context(), "q", "acme", admin.KeyLimits{Concurrency: 5, Weight: 2, RateLimit: &worker.RateLimit{N: 7, Per: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
 	b.kill("q", "dead-1")
@@ -249,6 +249,11 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"key weight negative", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": 1, "weight": -1}`, 400, wire.CodeInvalidField, "weight"},
 		{"key weight beyond the maximum", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": 1001}`, 400, wire.CodeInvalidField, "weight"},
 		{"key weight as a boolean", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": true}`, 400, wire.CodeInvalidField, "weight"},
+		{"key rate limit in words", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "lots"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit as a number", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": 10}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit of 0 per 1s", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "0 per 1s"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit beyond the maximum", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "1000001 per 1s"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit of a fraction of a ms", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "5 per 1500us"}`, 400, wire.CodeInvalidField, "rate_limit"},
 		{"key limits unknown field", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"cap": 5}`, 400, wire.CodeUnknownField, "cap"},
 		{"key limits field twice", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": 1, "weight": 2}`, 400, wire.CodeInvalidField, "weight"},
 		{"key limits empty body", "PUT", "/v1/queues/q/keys/acme", adminSecret, ``, 400, wire.CodeInvalidJSON, "body"},

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,10 +14,12 @@ import (
 )
 
 // keyLimitsBody is the body of PUT /v1/queues/{queue}/keys/{key}: nil
-// concurrency is the queue's cap, weight 0 the default.
+// concurrency is the queue's cap, weight 0 the default, nil rate limit
+// the queue's ("" none).
 type keyLimitsBody struct {
-	Concurrency *int `json:"concurrency,omitempty"`
-	Weight      int  `json:"weight,omitempty"`
+	Concurrency *int    `json:"concurrency,omitempty"`
+	Weight      int     `json:"weight,omitempty"`
+	RateLimit   *string `json:"rate_limit,omitempty"`
 }
 
 // Keys reads queue's n keys with the most waiting jobs, as
@@ -30,7 +33,11 @@ func (c *Client) Keys(ctx context.Context, queue string, n int) (admin.KeyList, 
 	if err := c.do(ctx, http.MethodGet, queuePath(queue)+"/keys?limit="+strconv.Itoa(n), nil, &out); err != nil {
 		return admin.KeyList{}, err
 	}
-	return out.List(), nil
+	l, err := out.List()
+	if err != nil {
+		return admin.KeyList{}, fmt.Errorf("courier API: %w", err)
+	}
+	return l, nil
 }
 
 // Key reads what queue holds of key, as admin.Client.Key does, through
@@ -43,13 +50,17 @@ func (c *Client) Key(ctx context.Context, queue, key string) (admin.KeyStats, er
 	if err := c.do(ctx, http.MethodGet, keyPath(queue, key), nil, &out); err != nil {
 		return admin.KeyStats{}, err
 	}
-	return out.Stats(), nil
+	s, err := out.Stats()
+	if err != nil {
+		return admin.KeyStats{}, fmt.Errorf("courier API: %w", err)
+	}
+	return s, nil
 }
 
 // SetKeyLimits sets key's own limits in queue, as admin.Client.SetKeyLimits
 // does, through PUT /v1/queues/{queue}/keys/{key}; admin.DefaultKeyLimits
-// removes them. Limits out of bounds are an error naming Concurrency or
-// Weight, as the library's.
+// removes them. Limits out of bounds are an error naming Concurrency,
+// Weight or RateLimit, as the library's.
 func (c *Client) SetKeyLimits(ctx context.Context, queue, key string, l admin.KeyLimits) error {
 	if err := validateKeyRef(queue, key); err != nil {
 		return err
@@ -57,6 +68,10 @@ func (c *Client) SetKeyLimits(ctx context.Context, queue, key string, l admin.Ke
 	body := keyLimitsBody{Weight: l.Weight}
 	if l.Concurrency != -1 {
 		body.Concurrency = &l.Concurrency
+	}
+	if l.RateLimit != nil {
+		text := l.RateLimit.String()
+		body.RateLimit = &text
 	}
 	return c.do(ctx, http.MethodPut, keyPath(queue, key), body, nil)
 }

@@ -158,6 +158,7 @@ var jsonFields = map[string]string{
 	// a job key's limits (admin.KeyLimits)
 	"Concurrency": "concurrency",
 	"Weight":      "weight",
+	"RateLimit":   "rate_limit",
 }
 
 // jsonField names a library field as the API's JSON does: "specs[3].RunAt"

@@ -26,7 +26,7 @@ const (
 const keyLimitsBodyBytes = 1 << 10
 
 // keyLimitsFields are the members of a key's limits.
-const keyLimitsFields = "concurrency, weight"
+const keyLimitsFields = "concurrency, weight, rate_limit"
 
 // GET /v1/queues/{queue}/keys?limit=: the queue's job keys with the most
 // waiting jobs, most first, with their running jobs and own limits, and
@@ -65,10 +65,11 @@ func (h *Handler) getKey(c *call) (int, any, error) {
 	return h.viewKey(c, queue, key)
 }
 
-// PUT /v1/queues/{queue}/keys/{key}: set the key's own cap and weight,
-// {"concurrency": N, "weight": W}; a member left out (or null) is the
-// default (the queue's key_concurrency, weight 1). The limits hold on
-// every partition at once; the reply is the key after the change.
+// PUT /v1/queues/{queue}/keys/{key}: set the key's own cap, weight and
+// rate limit, {"concurrency": N, "weight": W, "rate_limit": "N per D"}; a
+// member left out (or null) is the default (the queue's key_concurrency,
+// weight 1, the queue's key_rate_limit). The limits hold on every
+// partition at once; the reply is the key after the change.
 func (h *Handler) setKeyLimits(c *call) (int, any, error) {
 	queue, key, apiErr := pathKey(c.r)
 	if apiErr != nil {
@@ -123,9 +124,11 @@ func pathKey(r *http.Request) (queue, key string, err *Error) {
 	return queue, key, nil
 }
 
-// decodeKeyLimits reads a key's limits, {"concurrency", "weight"}, each
-// a whole number or null (left out: the default). Their bounds are the
-// library's (admin.Client.SetKeyLimits), which names the field.
+// decodeKeyLimits reads a key's limits, {"concurrency", "weight",
+// "rate_limit"}: whole numbers and a rate limit as the configuration
+// writes one ("100 per 1s"; "" for none), each null or left out for the
+// default. Their bounds are the library's (admin.Client.SetKeyLimits),
+// which names the field.
 func decodeKeyLimits(body []byte) (admin.KeyLimits, *Error) {
 	if err := checkBody(body); err != nil {
 		return admin.KeyLimits{}, err
@@ -133,28 +136,37 @@ func decodeKeyLimits(body []byte) (admin.KeyLimits, *Error) {
 	l := admin.DefaultKeyLimits
 	err := decodeObject(body, func(dec *json.Decoder) *Error {
 		return readObject(dec, "", rawMember(func(key string, raw json.RawMessage) *Error {
-			var to *int
-			switch key {
-			case "concurrency":
-				to = &l.Concurrency
-			case "weight":
-				to = &l.Weight
-			default:
+			var err *Error
+			switch {
+			case key != "concurrency" && key != "weight" && key != "rate_limit":
 				return unknownField(fieldName("", key), keyLimitsFields)
+			case isNull(raw):
+			case key == "concurrency":
+				l.Concurrency, err = intField(key, raw)
+			case key == "weight":
+				l.Weight, err = intField(key, raw)
+			default:
+				l.RateLimit, err = rateLimitField(key, raw)
 			}
-			if isNull(raw) {
-				return nil
-			}
-			n, err := intField(key, raw)
-			if err != nil {
-				return err
-			}
-			*to = n
-			return nil
+			return err
 		}))
 	})
 	if err != nil {
 		return admin.KeyLimits{}, err
 	}
 	return l, nil
+}
+
+// rateLimitField reads a rate limit, "N per DURATION" or "N/DURATION"
+// (worker.ParseRateLimit); "" is none.
+func rateLimitField(field string, raw json.RawMessage) (*worker.RateLimit, *Error) {
+	s, err := stringField(field, raw)
+	if err != nil {
+		return nil, err
+	}
+	r, perr := worker.ParseRateLimit(s)
+	if perr != nil {
+		return nil, fieldError(field, perr)
+	}
+	return &r, nil
 }

@@ -107,7 +107,7 @@ func TestKeys(t *testing.T) {
 			b.want(b.do("GET", "/v1/queues/kq/keys", adminSecret, ""), http.StatusOK).json(t, &list)
 			ptr := func(n int) *int { return &n }
 			wantList := wire.KeyList{Total: 3, Keys: []wire.Key{
-				{Key: "acme", Waiting: 5, Weight: 1}, {Key: "globex", Waiting: 3, Weight: 1}, {Key: "tenant/42", Waiting: 1, Weight: 1},
+				{Key: "acme", Waiting: 5, Ready: 5, Weight: 1}, {Key: "globex", Waiting: 3, Ready: 3, Weight: 1}, {Key: "tenant/42", Waiting: 1, Ready: 1, Weight: 1},
 			}}
 			if !reflect.DeepEqual(list, wantList) {
 				t.Errorf("GET keys: %+v, want %+v", list, wantList)
@@ -122,11 +122,11 @@ func TestKeys(t *testing.T) {
 				b.want(b.do("GET", "/v1/queues/kq/keys/"+path, adminSecret, ""), http.StatusOK).json(t, &k)
 				return k
 			}
-			if k := key("tenant%2F42"); !reflect.DeepEqual(k, wire.Key{Key: "tenant/42", Waiting: 1, Weight: 1}) {
+			if k := key("tenant%2F42"); !reflect.DeepEqual(k, wire.Key{Key: "tenant/42", Waiting: 1, Ready: 1, Weight: 1}) {
 				t.Errorf("GET tenant/42: %+v", k)
 			}
 			r := b.want(b.do("GET", "/v1/queues/kq/keys/nobody", adminSecret, ""), http.StatusOK)
-			if got := strings.TrimSpace(string(r.body)); got != `{"key":"nobody","waiting":0,"running":0,"concurrency":null,"weight":1,"at_cap":false}` {
+			if got := strings.TrimSpace(string(r.body)); got != `{"key":"nobody","waiting":0,"ready":0,"running":0,"concurrency":null,"weight":1,"rate_limit":null,"at_cap":false}` {
 				t.Errorf("a key without jobs: %s", got)
 			}
 
@@ -137,19 +137,26 @@ func TestKeys(t *testing.T) {
 				want admin.KeyLimits
 				view wire.Key
 			}{
-				{`{"concurrency": 2, "weight": 3}`, admin.KeyLimits{Concurrency: 2, Weight: 3}, wire.Key{Key: "acme", Waiting: 5, Concurrency: ptr(2), Weight: 3}},
-				{`{"weight": 7}`, admin.KeyLimits{Concurrency: -1, Weight: 7}, wire.Key{Key: "acme", Waiting: 5, Weight: 7}},
-				{`{"concurrency": 0, "weight": null}`, admin.KeyLimits{Concurrency: 0}, wire.Key{Key: "acme", Waiting: 5, Concurrency: ptr(0), Weight: 1}},
-				{`{"concurrency": -1, "weight": 0}`, admin.DefaultKeyLimits, wire.Key{Key: "acme", Waiting: 5, Weight: 1}},
-				{`{}`, admin.DefaultKeyLimits, wire.Key{Key: "acme", Waiting: 5, Weight: 1}},
-				{`{"concurrency": 1000000, "weight": 1000}`, admin.KeyLimits{Concurrency: 1000000, Weight: 1000}, wire.Key{Key: "acme", Waiting: 5, Concurrency: ptr(1000000), Weight: 1000}},
+				{`{"concurrency": 2, "weight": 3}`, admin.KeyLimits{Concurrency: 2, Weight: 3}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Concurrency: ptr(2), Weight: 3}},
+				{`{"weight": 7}`, admin.KeyLimits{Concurrency: -1, Weight: 7}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 7}},
+				{`{"concurrency": 0, "weight": null}`, admin.KeyLimits{Concurrency: 0}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Concurrency: ptr(0), Weight: 1}},
+				{`{"concurrency": -1, "weight": 0}`, admin.DefaultKeyLimits, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1}},
+				{`{}`, admin.DefaultKeyLimits, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1}},
+				{`{"concurrency": 1000000, "weight": 1000}`, admin.KeyLimits{Concurrency: 1000000, Weight: 1000}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Concurrency: ptr(1000000), Weight: 1000}},
+				{`{"rate_limit": "10 per 1s"}`, admin.KeyLimits{Concurrency: -1, RateLimit: &worker.RateLimit{N: 10, Per: time.Second}},
+					wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1, RateLimit: new("10 per 1s")}},
+				{`{"concurrency": 3, "rate_limit": "5000/1m"}`, admin.KeyLimits{Concurrency: 3, RateLimit: &worker.RateLimit{N: 5000, Per: time.Minute}},
+					wire.Key{Key: "acme", Waiting: 5, Ready: 5, Concurrency: ptr(3), Weight: 1, RateLimit: new("5000 per 1m0s")}},
+				{`{"rate_limit": ""}`, admin.KeyLimits{Concurrency: -1, RateLimit: &worker.RateLimit{}}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1, RateLimit: new("")}},
+				{`{"rate_limit": null}`, admin.DefaultKeyLimits, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1}},
+				{`{"concurrency": 1000000, "weight": 1000}`, admin.KeyLimits{Concurrency: 1000000, Weight: 1000}, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Concurrency: ptr(1000000), Weight: 1000}},
 			} {
 				var got wire.Key
 				b.want(b.do("PUT", "/v1/queues/kq/keys/acme", adminSecret, tc.body), http.StatusOK).json(t, &got)
 				if !reflect.DeepEqual(got, tc.view) {
 					t.Errorf("PUT %s: replied %+v, want %+v", tc.body, got, tc.view)
 				}
-				if s, err := b.client.Key(ctx, "kq", "acme"); err != nil || s.Limits != tc.want {
+				if s, err := b.client.Key(ctx, "kq", "acme"); err != nil || !reflect.DeepEqual(s.Limits, tc.want) {
 					t.Errorf("PUT %s: the library reads %+v, %v; want limits %+v", tc.body, s, err, tc.want)
 				}
 			}
@@ -165,17 +172,17 @@ func TestKeys(t *testing.T) {
 			for range 2 {
 				var got wire.Key
 				b.want(b.do("DELETE", "/v1/queues/kq/keys/acme", adminSecret, ""), http.StatusOK).json(t, &got)
-				if !reflect.DeepEqual(got, wire.Key{Key: "acme", Waiting: 5, Weight: 1}) {
+				if !reflect.DeepEqual(got, wire.Key{Key: "acme", Waiting: 5, Ready: 5, Weight: 1}) {
 					t.Errorf("DELETE replied %+v", got)
 				}
-				if s, err := b.client.Key(ctx, "kq", "acme"); err != nil || s.Limits != admin.DefaultKeyLimits {
+				if s, err := b.client.Key(ctx, "kq", "acme"); err != nil || !reflect.DeepEqual(s.Limits, admin.DefaultKeyLimits) {
 					t.Errorf("after DELETE the library reads %+v, %v", s, err)
 				}
 			}
 
 			// A key's limits through its percent-encoded path.
 			b.want(b.do("PUT", "/v1/queues/kq/keys/tenant%2F42", adminSecret, `{"concurrency": 1}`), http.StatusOK)
-			if s, err := b.client.Key(ctx, "kq", "tenant/42"); err != nil || s.Limits != (admin.KeyLimits{Concurrency: 1}) {
+			if s, err := b.client.Key(ctx, "kq", "tenant/42"); err != nil || !reflect.DeepEqual(s.Limits, admin.KeyLimits{Concurrency: 1}) {
 				t.Errorf("tenant/42 after PUT: %+v, %v", s, err)
 			}
 			r = b.want(b.do("POST", "/v1/queues/kq/keys/acme", adminSecret, `{}`), http.StatusMethodNotAllowed)
@@ -235,7 +242,8 @@ func TestClientKeys(t *testing.T) {
 	b.enqueue(worker.JobSpec{Queue: "q", Key: "acme", Delay: time.Hour}, worker.JobSpec{Queue: "q", Key: "acme", Delay: time.Hour},
 		worker.JobSpec{Queue: "q", Key: "b/c", Delay: time.Hour})
 
-	for _, l := range []admin.KeyLimits{{Concurrency: 4, Weight: 9}, {Concurrency: 0, Weight: 2}, {Concurrency: -1, Weight: 5}, admin.DefaultKeyLimits} {
+	for _, l := range []admin.KeyLimits{{Concurrency: 4, Weight: 9}, {Concurrency: 0, Weight: 2}, {Concurrency: -1, Weight: 5},
+		{Concurrency: -1, RateLimit: &worker.RateLimit{N: 3, Per: 250 * time.Millisecond}}, {Concurrency: 2, RateLimit: &worker.RateLimit{}}, admin.DefaultKeyLimits} {
 		if err := c.SetKeyLimits(ctx, "q", "b/c", l); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +255,7 @@ func TestClientKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if direct.Limits != l || !reflect.DeepEqual(wire.KeyOf(viaAPI), wire.KeyOf(direct)) {
+		if !reflect.DeepEqual(direct.Limits, l) || !reflect.DeepEqual(wire.KeyOf(viaAPI), wire.KeyOf(direct)) {
 			t.Errorf("limits %+v: through the API %+v, directly %+v", l, viaAPI, direct)
 		}
 	}
@@ -286,7 +294,7 @@ func TestClientKeys(t *testing.T) {
 			t.Errorf("%s: through the API %v, directly %v", name, viaAPI, direct)
 		}
 	}
-	if s, err := b.client.Key(ctx, "q", "acme"); err != nil || s.Limits != admin.DefaultKeyLimits {
+	if s, err := b.client.Key(ctx, "q", "acme"); err != nil || !reflect.DeepEqual(s.Limits, admin.DefaultKeyLimits) {
 		t.Errorf("after refused calls acme has %+v, %v", s, err)
 	}
 	err = newClient(t, b, producerSecret).SetKeyLimits(ctx, "q", "acme", admin.KeyLimits{Concurrency: 1})

@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestKeyPages(t *testing.T) {
 			br := b.login(adminSecret)
 
 			p := br.get("/ui/queues/q?state=scheduled").want(t, http.StatusOK, `id="queue-keys"`, `<th>Key`,
-				`<tr data-key="acme"><td class="id"><a href="/ui/queues/q/keys/acme">acme</a><td class="n">3<td class="n">0<td class="n">queue&#39;s<td class="n">1<td>—`,
+				`<tr data-key="acme"><td class="id"><a href="/ui/queues/q/keys/acme">acme</a><td class="n">3<td class="n">0<td class="n">queue&#39;s<td class="n">1<td>queue&#39;s<td>—`,
 				`<a href="/ui/queues/q/keys/tenant%2F42">tenant/42</a>`, "3 keys with waiting jobs", `href="/ui/queues/q/keys"`)
 			if i, j := strings.Index(p.body, `data-key="acme"`), strings.Index(p.body, `data-key="globex"`); i < 0 || j < i {
 				t.Error("the keys are not listed most waiting first")
@@ -107,42 +108,47 @@ func TestKeyLimitsForm(t *testing.T) {
 	br := b.login(adminSecret)
 	br.get("/ui/queues/q/keys/acme")
 
-	p := br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {"20"}, "weight": {"3"}})
-	wantFlash(t, p, "ok", "Set the limits of key acme: cap 20, weight 3")
-	p.want(t, http.StatusOK, `<span id="key-cap">20</span>`, `<span id="key-weight-now">3</span>`, `id="key-concurrency" value="20"`, `id="key-weight" value="3"`)
+	p := br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {"20"}, "weight": {"3"}, "rate_limit": {"100 per 1m"}})
+	wantFlash(t, p, "ok", "Set the limits of key acme: cap 20, weight 3, at most 100 per 1m0s")
+	p.want(t, http.StatusOK, `<span id="key-cap">20</span>`, `<span id="key-weight-now">3</span>`, `<span id="key-rate">100 per 1m0s</span>`,
+		`id="key-concurrency" value="20"`, `id="key-weight" value="3"`, `id="key-rate-limit" value="100 per 1m0s"`)
 	if p.url.Path != "/ui/queues/q/keys/acme" {
 		t.Errorf("after the change the browser is at %s", p.url)
 	}
-	if l := limitsOf(b, "acme"); l != (admin.KeyLimits{Concurrency: 20, Weight: 3}) {
+	if l := limitsOf(b, "acme"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: 20, Weight: 3, RateLimit: &worker.RateLimit{N: 100, Per: time.Minute}}) {
 		t.Errorf("after set: %+v", l)
 	}
-	br.get("/ui/queues/q").want(t, http.StatusOK, `<tr data-key="acme"><td class="id"><a href="/ui/queues/q/keys/acme">acme</a><td class="n">3<td class="n">0<td class="n">20<td class="n">3`)
+	br.get("/ui/queues/q").want(t, http.StatusOK, `<tr data-key="acme"><td class="id"><a href="/ui/queues/q/keys/acme">acme</a><td class="n">3<td class="n">0<td class="n">20<td class="n">3<td>100 per 1m0s`)
 
-	// Empty fields are the defaults; cap 0 is no cap.
-	p = br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {"0"}, "weight": {""}})
-	wantFlash(t, p, "ok", "Set the limits of key acme: no cap, weight 1")
-	if l := limitsOf(b, "acme"); l != (admin.KeyLimits{Concurrency: 0}) {
+	// Empty fields are the defaults; cap 0 is no cap, rate limit "none" none.
+	p = br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {"0"}, "weight": {""}, "rate_limit": {"none"}})
+	wantFlash(t, p, "ok", "Set the limits of key acme: no cap, weight 1, no rate limit")
+	p.want(t, http.StatusOK, `id="key-rate-limit" value="none"`, `<span id="key-rate">none</span>`)
+	if l := limitsOf(b, "acme"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: 0, RateLimit: &worker.RateLimit{}}) {
 		t.Errorf("after set with cap 0: %+v", l)
 	}
 	// A key with a slash.
 	p = br.submit("/ui/queues/q/limits", url.Values{"key": {"tenant/42"}, "concurrency": {"1"}})
-	wantFlash(t, p, "ok", "Set the limits of key tenant/42: cap 1, weight 1")
-	if p.url.Path != "/ui/queues/q/keys/tenant/42" || limitsOf(b, "tenant/42") != (admin.KeyLimits{Concurrency: 1}) {
+	wantFlash(t, p, "ok", "Set the limits of key tenant/42: cap 1, weight 1, the queue's rate limit")
+	if p.url.Path != "/ui/queues/q/keys/tenant/42" || !reflect.DeepEqual(limitsOf(b, "tenant/42"), admin.KeyLimits{Concurrency: 1}) {
 		t.Errorf("tenant/42: at %s, limits %+v", p.url, limitsOf(b, "tenant/42"))
 	}
 
 	// Refused: the page again, the form as typed, nothing changed.
 	for _, tc := range []struct {
-		concurrency, weight, want string
+		concurrency, weight, rate, want string
 	}{
-		{"-5", "", "Invalid concurrency: must be -1 (the queue&#39;s), 0 (none) or 1 to 1000000 (got -5)"},
-		{"", "1001", "Invalid weight: must be 0 (the default, 1) or 1 to 1000 (got 1001)"},
-		{"lots", "", "Invalid concurrency: must be a whole number, not a string"},
+		{"-5", "", "", "Invalid concurrency: must be -1 (the queue&#39;s), 0 (none) or 1 to 1000000 (got -5)"},
+		{"", "1001", "", "Invalid weight: must be 0 (the default, 1) or 1 to 1000 (got 1001)"},
+		{"lots", "", "", "Invalid concurrency: must be a whole number, not a string"},
+		{"", "", "fast", "Invalid rate_limit: expected &#34;N per DURATION&#34;"},
+		{"2", "", "0 per 1s", "Invalid rate_limit: must allow at least 1 job per window (got 0)"},
 	} {
-		p = br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {tc.concurrency}, "weight": {tc.weight}})
-		p.want(t, http.StatusBadRequest, tc.want, `id="key-concurrency" value="`+tc.concurrency+`"`, `id="key-weight" value="`+tc.weight+`"`)
-		if l := limitsOf(b, "acme"); l != (admin.KeyLimits{Concurrency: 0}) {
-			t.Errorf("after a refused change (%s, %s): %+v", tc.concurrency, tc.weight, l)
+		p = br.submit("/ui/queues/q/limits", url.Values{"key": {"acme"}, "concurrency": {tc.concurrency}, "weight": {tc.weight}, "rate_limit": {tc.rate}})
+		p.want(t, http.StatusBadRequest, tc.want, `id="key-concurrency" value="`+tc.concurrency+`"`, `id="key-weight" value="`+tc.weight+`"`,
+			`id="key-rate-limit" value="`+tc.rate+`"`)
+		if l := limitsOf(b, "acme"); !reflect.DeepEqual(l, admin.KeyLimits{Concurrency: 0, RateLimit: &worker.RateLimit{}}) {
+			t.Errorf("after a refused change (%+v): %+v", tc, l)
 		}
 	}
 	br.submit("/ui/queues/q/limits", url.Values{"key": {"a b"}, "concurrency": {"1"}}).want(t, http.StatusBadRequest, "Invalid key")
@@ -150,9 +156,9 @@ func TestKeyLimitsForm(t *testing.T) {
 	// Reset, twice alike.
 	for range 2 {
 		p = br.submit("/ui/queues/q/limits/reset", url.Values{"key": {"acme"}})
-		wantFlash(t, p, "ok", "Reset the limits of key acme: the queue's cap, weight 1")
-		p.want(t, http.StatusOK, `<span id="key-cap">queue&#39;s</span>`, `id="key-concurrency" value=""`)
-		if l := limitsOf(b, "acme"); l != admin.DefaultKeyLimits {
+		wantFlash(t, p, "ok", "Reset the limits of key acme: the queue's cap, weight 1, the queue's rate limit")
+		p.want(t, http.StatusOK, `<span id="key-cap">queue&#39;s</span>`, `id="key-concurrency" value=""`, `id="key-rate-limit" value=""`)
+		if l := limitsOf(b, "acme"); !reflect.DeepEqual(l, admin.DefaultKeyLimits) {
 			t.Errorf("after reset: %+v", l)
 		}
 	}
@@ -165,10 +171,10 @@ func TestKeyPagesRoles(t *testing.T) {
 	t.Parallel()
 	b := setup(t, config{})
 	keyedQueue(b)
-	if err := b.client.SetKeyLimits(t.Context(), "q", "acme", admin.KeyLimits{Concurrency: 4, Weight: 2}); err != nil {
+	want := admin.KeyLimits{Concurrency: 4, Weight: 2, RateLimit: &worker.RateLimit{N: 9, Per: time.Second}}
+	if err := b.client.SetKeyLimits(t.Context(), "q", "acme", want); err != nil {
 		t.Fatal(err)
 	}
-	want := admin.KeyLimits{Concurrency: 4, Weight: 2}
 
 	producer := b.login(producerSecret)
 	for _, path := range []string{"/ui/queues/q/keys", "/ui/queues/q/keys/acme", "/ui/queues/q/keys?key=acme"} {
@@ -207,7 +213,28 @@ func TestKeyPagesRoles(t *testing.T) {
 		admin.post("/ui/queues/q/limits", form, false).want(t, http.StatusForbidden, "CSRF")
 		admin.post("/ui/queues/q/limits/reset", url.Values{"key": {"acme"}, "csrf": {csrf}}, false).want(t, http.StatusForbidden)
 	}
-	if l := limitsOf(b, "acme"); l != want {
+	if l := limitsOf(b, "acme"); !reflect.DeepEqual(l, want) {
 		t.Errorf("after refused changes: %+v, want %+v", l, want)
+	}
+}
+
+// TestKeyHeldBack: a key whose handler said its downstream takes no more
+// work (worker.KeyLimited) shows until when on its page.
+func TestKeyHeldBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t, config{})
+	b.serve("q", worker.HandlerFunc(func(context.Context, *worker.Job) error { return worker.KeyLimited(time.Hour) }))
+	b.enqueue(worker.JobSpec{Queue: "q", ID: "a", Key: "acme"})
+	testkit.Eventually(t, 15*time.Second, "key acme held back", func() bool {
+		s, err := b.client.Key(t.Context(), "q", "acme")
+		return err == nil && !s.LimitedUntil.IsZero()
+	})
+	br := b.login(adminSecret)
+	p := br.get("/ui/queues/q/keys/acme").want(t, http.StatusOK, `<span id="key-limited">`, `<span id="key-waiting">1</span>`)
+	if !strings.Contains(p.body, "in 59m") {
+		t.Errorf("the page does not say the key is held back for about an hour:\n%s", p.body)
+	}
+	if strings.Contains(br.get("/ui/queues/q/keys/globex").want(t, http.StatusOK).body, `id="key-limited"`) {
+		t.Error("a key never held back shows a limit")
 	}
 }

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
@@ -29,18 +31,22 @@ const (
 
 // keyRow is a key of queue as the pages show it (wire.Key's fields).
 type keyRow struct {
-	Queue, Name      string
-	Waiting, Running int64
+	Queue, Name             string
+	Waiting, Ready, Running int64
 	// Concurrency is the key's own cap; nil: the queue's.
 	Concurrency *int
 	Weight      int
-	AtCap       bool
+	// RateLimit is the key's own rate limit; nil: the queue's, "": none.
+	RateLimit    *string
+	AtCap        bool
+	LimitedUntil time.Time
 }
 
 // rowOf is s, a key of queue, as the pages show it.
 func rowOf(queue string, s admin.KeyStats) keyRow {
 	k := wire.KeyOf(s)
-	return keyRow{Queue: queue, Name: k.Key, Waiting: k.Waiting, Running: k.Running, Concurrency: k.Concurrency, Weight: k.Weight, AtCap: k.AtCap}
+	return keyRow{Queue: queue, Name: k.Key, Waiting: k.Waiting, Ready: k.Ready, Running: k.Running, Concurrency: k.Concurrency, Weight: k.Weight,
+		RateLimit: k.RateLimit, AtCap: k.AtCap, LimitedUntil: s.LimitedUntil}
 }
 
 // keyRows are the rows of l's keys, of queue.
@@ -68,6 +74,18 @@ func capText(c *int) string {
 		return "none"
 	}
 	return formatCount(int64(*c))
+}
+
+// rateText is a key's rate limit in a table: its own, "none", or the
+// queue's key_rate_limit.
+func rateText(r *string) string {
+	switch {
+	case r == nil:
+		return "queue's"
+	case *r == "":
+		return "none"
+	}
+	return *r
 }
 
 // keysView is the data of the keys page.
@@ -135,10 +153,14 @@ type keyView struct {
 	URL              string // this page
 }
 
-// keyForm is the limits form as filled in: "" is the default.
+// keyForm is the limits form as filled in: "" is the default; a rate
+// limit of "none" is no limit.
 type keyForm struct {
-	Concurrency, Weight string
+	Concurrency, Weight, RateLimit string
 }
+
+// noRate is the rate limit field's word for no limit (the API's "").
+const noRate = "none"
 
 // formOf is the form showing limits l.
 func formOf(l admin.KeyLimits) keyForm {
@@ -148,6 +170,9 @@ func formOf(l admin.KeyLimits) keyForm {
 	}
 	if l.Weight > 0 {
 		f.Weight = strconv.Itoa(l.Weight)
+	}
+	if r := l.RateLimit; r != nil {
+		f.RateLimit = cmp.Or(r.String(), noRate)
 	}
 	return f
 }
@@ -194,12 +219,13 @@ func (h *Handler) setKeyLimits(w http.ResponseWriter, r *http.Request, s *sessio
 		return err
 	}
 	key := r.PostFormValue("key")
-	form := keyForm{Concurrency: strings.TrimSpace(r.PostFormValue("concurrency")), Weight: strings.TrimSpace(r.PostFormValue("weight"))}
+	form := keyForm{Concurrency: strings.TrimSpace(r.PostFormValue("concurrency")), Weight: strings.TrimSpace(r.PostFormValue("weight")),
+		RateLimit: strings.TrimSpace(r.PostFormValue("rate_limit"))}
 	reply, err := h.callAPI(r, s, http.MethodPut, apiPath(queue, "keys", key), form.body())
 	if err != nil {
 		return err
 	}
-	return h.keyReply(w, r, s, reply, &form, "Set the limits of key %s: %s, weight %d")
+	return h.keyReply(w, r, s, reply, &form, "Set the limits of key %s: %s, weight %d, %s")
 }
 
 // resetKeyLimits serves POST /ui/queues/{queue}/limits/reset: DELETE
@@ -213,13 +239,13 @@ func (h *Handler) resetKeyLimits(w http.ResponseWriter, r *http.Request, s *sess
 	if err != nil {
 		return err
 	}
-	return h.keyReply(w, r, s, reply, nil, "Reset the limits of key %s: %s, weight %d")
+	return h.keyReply(w, r, s, reply, nil, "Reset the limits of key %s: %s, weight %d, %s")
 }
 
 // keyReply ends a change of a key's limits: on the API's error, the key's
 // page again with its message (and form, when set, as filled in); on
 // success, a flash saying the limits the key is left with (okFormat, of
-// the key, its cap and weight) and the key's page.
+// the key, its cap, weight and rate limit) and the key's page.
 func (h *Handler) keyReply(w http.ResponseWriter, r *http.Request, s *session, reply apiReply, form *keyForm, okFormat string) error {
 	if e, failed := reply.failed(); failed {
 		if e.Field == "queue" || e.Field == "key" || reply.status == http.StatusForbidden || reply.status == http.StatusUnauthorized {
@@ -233,7 +259,7 @@ func (h *Handler) keyReply(w http.ResponseWriter, r *http.Request, s *session, r
 		return err
 	}
 	queue, _ := queueName(r) // checked by the caller
-	h.setFlash(w, r, s, flash{OK: true, Text: fmt.Sprintf(okFormat, k.Key, capPhrase(k.Concurrency), k.Weight)})
+	h.setFlash(w, r, s, flash{OK: true, Text: fmt.Sprintf(okFormat, k.Key, capPhrase(k.Concurrency), k.Weight, ratePhrase(k.RateLimit))})
 	seeOther(w, r, keyURL(queue, k.Key))
 	return nil
 }
@@ -249,9 +275,20 @@ func capPhrase(c *int) string {
 	return "cap " + strconv.Itoa(*c)
 }
 
+// ratePhrase says a key's rate limit in a sentence.
+func ratePhrase(r *string) string {
+	switch {
+	case r == nil:
+		return "the queue's rate limit"
+	case *r == "":
+		return "no rate limit"
+	}
+	return "at most " + *r
+}
+
 // body is the API's limits object of f: a field left empty is left out
-// (the default); one that is not a whole number is sent as it was typed,
-// so that the API's message says what it wants.
+// (the default); a number that is not a whole number is sent as it was
+// typed, so that the API's message says what it wants.
 func (f keyForm) body() map[string]any {
 	body := map[string]any{}
 	for name, v := range map[string]string{"concurrency": f.Concurrency, "weight": f.Weight} {
@@ -262,6 +299,13 @@ func (f keyForm) body() map[string]any {
 		default:
 			body[name] = v
 		}
+	}
+	switch {
+	case f.RateLimit == "":
+	case strings.EqualFold(f.RateLimit, noRate):
+		body["rate_limit"] = ""
+	default:
+		body["rate_limit"] = f.RateLimit
 	}
 	return body
 }

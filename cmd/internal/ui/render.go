@@ -128,6 +128,7 @@ func funcs() template.FuncMap {
 		"keyURL":   keyURL,
 		"keysURL":  keysURL,
 		"capText":  capText,
+		"rateText": rateText,
 	}
 }
 

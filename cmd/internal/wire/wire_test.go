@@ -309,19 +309,22 @@ func TestTriageRoundTrip(t *testing.T) {
 func TestKeyRoundTrip(t *testing.T) {
 	t.Parallel()
 	list := admin.KeyList{Total: 7, Keys: []admin.KeyStats{
-		{Key: "acme", Waiting: 12, Running: 3, Limits: admin.KeyLimits{Concurrency: 3, Weight: 5}, AtCap: true},
-		{Key: "globex", Waiting: 4, Running: 0, Limits: admin.KeyLimits{Concurrency: 0, Weight: 1}},
+		{Key: "acme", Waiting: 12, Ready: 10, Running: 3, Limits: admin.KeyLimits{Concurrency: 3, Weight: 5, RateLimit: &worker.RateLimit{N: 10, Per: time.Second}}, AtCap: true},
+		{Key: "globex", Waiting: 4, Running: 0, Limits: admin.KeyLimits{Concurrency: 0, Weight: 1, RateLimit: &worker.RateLimit{}}, LimitedUntil: at(9, 123000000)},
 		{Key: "initech <b>", Waiting: 1, Running: 1, Limits: admin.KeyLimits{Concurrency: -1, Weight: 2}},
 	}}
 	v := through(t, KeyListOf(list))
-	if back := v.List(); !reflect.DeepEqual(back, list) {
-		t.Errorf("round trip\n got %+v\nwant %+v", back, list)
+	if back, err := v.List(); err != nil || !reflect.DeepEqual(back, list) {
+		t.Errorf("round trip\n got %+v, %v\nwant %+v", back, err, list)
+	}
+	if r := v.Keys[1].RateLimit; r == nil || *r != "" {
+		t.Errorf("no rate limit of its own shows as %v, want \"\"", r)
 	}
 	data, err := json.Marshal(KeyOf(admin.KeyStats{Key: "k", Limits: admin.DefaultKeyLimits}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"key":"k","waiting":0,"running":0,"concurrency":null,"weight":1,"at_cap":false}`; string(data) != want {
+	if want := `{"key":"k","waiting":0,"ready":0,"running":0,"concurrency":null,"weight":1,"rate_limit":null,"at_cap":false}`; string(data) != want {
 		t.Errorf("a key of the defaults %s, want %s", data, want)
 	}
 	data, err = json.Marshal(KeyListOf(admin.KeyList{}))
@@ -330,5 +333,8 @@ func TestKeyRoundTrip(t *testing.T) {
 	}
 	if want := `{"keys":[],"total":0}`; string(data) != want {
 		t.Errorf("no keys %s, want %s", data, want)
+	}
+	if _, err := (&Key{Key: "k", RateLimit: new("lots")}).Stats(); err == nil {
+		t.Error("a rate limit a server could not have written was read")
 	}
 }
