@@ -150,7 +150,6 @@ type keyView struct {
 	Form keyForm
 	// SetLimits, Reset: the principal may set and reset the key's limits.
 	SetLimits, Reset bool
-	URL              string // this page
 }
 
 // keyForm is the limits form as filled in: "" is the default; a rate
@@ -200,7 +199,7 @@ func (h *Handler) keyPage(w http.ResponseWriter, r *http.Request, s *session, st
 	if err != nil {
 		return wrap(queue, "key", err)
 	}
-	v := keyView{Queue: queue, Key: rowOf(queue, st), Form: formOf(st.Limits), URL: keyURL(queue, key),
+	v := keyView{Queue: queue, Key: rowOf(queue, st), Form: formOf(st.Limits),
 		SetLimits: h.may(s, routeSetKey, queue), Reset: h.may(s, routeResetKey, queue)}
 	if form != nil {
 		v.Form = *form
