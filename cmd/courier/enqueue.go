@@ -23,6 +23,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 	queue := fs.String("queue", "", "queue name (required)")
 	id := fs.String("id", "", "job id; a job with this id already in the queue is refused (default: a generated id)")
 	kind := fs.String("kind", "", "the job's kind, for a queue that serves several (A-Z a-z 0-9 . _ - : /, e.g. email.send; default: none)")
+	key := fs.String("key", "", "the job's key: the tenant, customer or resource it belongs to, which the queue's key_concurrency and the key's own limits cap (default: none)")
 	delay := fs.Duration("delay", 0, "run the job after this long, e.g. 90s or 2h")
 	at := fs.String("at", "", "run the job at this time, RFC 3339 (2026-11-21T18:00:00Z)")
 	maxAttempts := fs.Int("max-attempts", 0, "attempts before the job goes dead (default: the queue's)")
@@ -52,7 +53,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 		if err != nil {
 			return err
 		}
-		spec := worker.JobSpec{Queue: *queue, ID: *id, Kind: *kind, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
+		spec := worker.JobSpec{Queue: *queue, ID: *id, Kind: *kind, Key: *key, Delay: *delay, MaxAttempts: *maxAttempts, Timeout: *timeout,
 			Priority: level, UniqueKey: *uniqueKey, UniqueFor: *uniqueFor, UniqueAfterFinish: *uniqueAfterFinish, Headers: headers}
 		if given["replicas"] || given["replicas-timeout"] || given["aof"] {
 			spec.Durability = worker.Durability{Replicas: *replicas, Timeout: *replicasTimeout, AOF: *aof}
@@ -132,6 +133,7 @@ func defineEnqueue(fs *flag.FlagSet, _ string) runFunc {
 var zeroFlags = []struct{ name, means string }{
 	{"id", "a generated id"},
 	{"kind", "no kind"},
+	{"key", "no key"},
 	{"max-attempts", "the queue's default"},
 	{"timeout", "the queue's default"},
 	{"unique-key", "no unique key"},

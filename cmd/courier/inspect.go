@@ -194,6 +194,9 @@ func printJob(w io.Writer, j *worker.Job) {
 	if j.Kind != "" {
 		fmt.Fprintf(tw, "kind:\t%s\n", printable(j.Kind))
 	}
+	if j.Key != "" {
+		fmt.Fprintf(tw, "key:\t%s\n", printable(j.Key))
+	}
 	fmt.Fprintf(tw, "state:\t%s\n", printable(string(j.State)))
 	fmt.Fprintf(tw, "attempts:\t%d spent (limit: %s)\n", j.Attempt, limit)
 	fmt.Fprintf(tw, "priority:\t%s\n", j.Priority)

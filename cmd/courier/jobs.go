@@ -140,19 +140,29 @@ func listJobs(ctx context.Context, client admin.Operator, q admin.JobListParams,
 }
 
 // printJobs prints jobs in a table whose columns suit their state; a
-// KIND column follows the id when a job of the page has a kind.
+// KIND column follows the id when a job of the page has a kind, and a KEY
+// column when one has a key.
 func printJobs(w io.Writer, state worker.State, jobs []*worker.Job) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	kinds := slices.ContainsFunc(jobs, func(j *worker.Job) bool { return j.Kind != "" })
+	keys := slices.ContainsFunc(jobs, func(j *worker.Job) bool { return j.Key != "" })
 	row := func(j *worker.Job, format string, args ...any) {
 		cells := []any{printable(j.ID)}
+		lead := ""
 		if kinds {
-			format = "%s\t" + format
+			lead += "%s\t"
 			cells = append(cells, printable(orNone(j.Kind)))
 		}
-		fmt.Fprintf(tw, "%s\t"+format+"\n", append(cells, args...)...)
+		if keys {
+			lead += "%s\t"
+			cells = append(cells, printable(orNone(j.Key)))
+		}
+		fmt.Fprintf(tw, "%s\t"+lead+format+"\n", append(cells, args...)...)
 	}
 	header := func(columns string) {
+		if keys {
+			columns = "KEY\t" + columns
+		}
 		if kinds {
 			columns = "KIND\t" + columns
 		}

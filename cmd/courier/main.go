@@ -9,6 +9,7 @@
 //	courier cancel       cancel a job, running or not
 //	courier import       move another queue system's jobs into Courier (asynq)
 //	courier queue        pause, resume, wait for or forget a queue, or show its state
+//	courier keys         show a queue's job keys, set or reset a key's own limits
 //	courier config       check the configuration, or print it with its sources
 //	courier bench        measure throughput and latency against a Redis server
 //	courier healthcheck  probe a daemon's /readyz (the image's HEALTHCHECK)
@@ -76,7 +77,7 @@ type action struct {
 // Flags by the library field they set, per command.
 var (
 	enqueueFlags = map[string]string{
-		"Queue": "--queue", "ID": "--id", "Kind": "--kind", "Payload": "--payload", "Delay": "--delay",
+		"Queue": "--queue", "ID": "--id", "Kind": "--kind", "Key": "--key", "Payload": "--payload", "Delay": "--delay",
 		"RunAt": "--at", "MaxAttempts": "--max-attempts", "Timeout": "--timeout", "Priority": "--priority",
 		"UniqueKey": "--unique-key", "UniqueFor": "--unique-for", "UniqueAfterFinish": "--unique-after-finish",
 		"Durability.Replicas": "--replicas", "Durability.Timeout": "--replicas-timeout", "Durability.AOF": "--aof",
@@ -85,6 +86,10 @@ var (
 	// jobFlags are those of the commands that name an existing job.
 	jobFlags   = map[string]string{"Queue": "--queue", "ID": "--job"}
 	queueFlags = map[string]string{"Queue": "--queue"}
+	// keyFlags are those of courier keys (admin.Client.Keys names its
+	// count n; through the API it is the list's Limit).
+	keyFlags = map[string]string{"Queue": "--queue", "Key": "--key", "Concurrency": "--concurrency", "Weight": "--weight",
+		"RateLimit": "--rate-limit", "n": "--top", "Limit": "--top"}
 )
 
 func commands() map[string]command {
@@ -94,7 +99,7 @@ func commands() map[string]command {
 		"dev": {summary: "run the daemon on an embedded in-memory store (nothing persists)",
 			synopsis: "[--addr HOST:PORT] [--http-addr HOST:PORT] [flags]", define: defineDev},
 		"enqueue": {summary: "put a job on a queue",
-			synopsis: "--queue Q [--id ID] [--kind K] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
+			synopsis: "--queue Q [--id ID] [--kind K] [--key K] [--delay D | --at RFC3339] [--max-attempts N] [--priority low|normal|high] " +
 				"[--unique-key K [--unique-for D [--unique-after-finish]]] [--replicas N [--replicas-timeout D] [--aof]] [--header NAME=VALUE]... " +
 				"[--payload TEXT | --payload-file FILE | < stdin] [--json] [--api URL]",
 			fields: enqueueFlags, define: defineEnqueue},
@@ -128,6 +133,16 @@ func commands() map[string]command {
 				synopsis: "--queue Q [--timeout D] [--json]", fields: queueFlags},
 			{name: "forget", summary: "remove a retired queue that holds nothing (refused while anything holds it)",
 				synopsis: "--queue Q [--json] [--api URL]", fields: queueFlags},
+		}},
+		"keys": {summary: "show a queue's job keys (waiting, running, limits), or set or reset a key's own limits", define: defineKeys, actions: []action{
+			{name: "list", summary: "list the queue's keys with the most waiting jobs, with their running jobs and limits",
+				synopsis: "--queue Q [--top N] [--json] [--api URL]", fields: keyFlags},
+			{name: "show", summary: "show one key: its waiting and running jobs, its limits, whether it runs at its cap",
+				synopsis: "--queue Q --key K [--json] [--api URL]", fields: keyFlags},
+			{name: "set", summary: "set a key's own cap, weight and rate limit (a flag left out is the default), replacing the queue's for it",
+				synopsis: "--queue Q --key K [--concurrency N] [--weight W] [--rate-limit 'N per D'] [--json] [--api URL]", fields: keyFlags},
+			{name: "reset", summary: "remove a key's own limits: the queue's key_concurrency, key_rate_limit and weight 1 apply again",
+				synopsis: "--queue Q --key K [--json] [--api URL]", fields: keyFlags},
 		}},
 		"import": {summary: "move another queue system's jobs into Courier, exactly once", define: defineImport, actions: []action{
 			{name: "asynq", summary: "move hibiken/asynq's pending, scheduled, retry and archived tasks (a dry run unless --apply)",

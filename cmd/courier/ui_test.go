@@ -20,6 +20,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/internal/testkit"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // hookServer is the webhook receiver of the UI's tests: a job whose
@@ -81,7 +82,8 @@ func (h *hookServer) seen(id string) (delivered int, blocked, cancelled bool) {
 }
 
 // uiConfig runs a log queue (mail), a webhook queue whose jobs die at
-// their first failure (hooks), a log queue with a periodic job (ticks), a
+// their first failure and that runs one job of a key at a time (hooks), a
+// log queue with a periodic job (ticks), a
 // log queue that retains its completed jobs (kept), and the UI with an
 // admin and a producer token, refreshing every second.
 func uiConfig(addr, prefix, hookURL string) string {
@@ -104,6 +106,7 @@ queues:
     handler: webhook
     concurrency: 2
     max_attempts: 1
+    key_concurrency: 1
     webhook:
       url: %s
       allow_networks: [127.0.0.0/8]
@@ -440,6 +443,63 @@ func TestUIInBrowser(t *testing.T) { //nolint:tparallel // the steps share one d
 		}
 		if j, err := client.Get(ctx, "kinded", "typo-from-form"); err != nil || j.Kind != "emial.send" {
 			t.Errorf("the warned job: %+v, %v; want it stored", j, err)
+		}
+	})
+
+	t.Run("job keys: a key at its cap, its page, its limits set and reset", func(t *testing.T) {
+		// Queue hooks runs one job of a key at a time (key_concurrency: 1):
+		// of two jobs of key acme that block, one runs and one waits.
+		enqueue(worker.JobSpec{Queue: "hooks", ID: "acme-1", Key: "acme", Payload: []byte(`{"block": true}`)},
+			worker.JobSpec{Queue: "hooks", ID: "acme-2", Key: "acme", Payload: []byte(`{"block": true}`)})
+		blocked := func(id string) bool { _, b, _ := hooks.seen(id); return b }
+		testkit.Eventually(t, 15*time.Second, "an acme job runs", func() bool { return blocked("acme-1") || blocked("acme-2") })
+		row := `#queue-keys tr[data-key="acme"]`
+		b.open(base+"/ui/queues/hooks", row)
+		b.waitText(row, 15*time.Second, "acme's row, at its cap", func(s string) bool {
+			return strings.Join(strings.Fields(s), " ") == "acme 1 1 queue's 1 queue's at cap"
+		})
+		b.submit(row+" a", "#key-limits-form")
+		for sel, want := range map[string]string{"#key-waiting": "1", "#key-running": "1", "#key-cap": "queue's", "#key-at-cap": "yes"} {
+			if s := b.text(sel); s != want {
+				t.Errorf("the key's page: %s reads %q, want %q", sel, s, want)
+			}
+		}
+		shot(t, "key")
+		// A cap of 2: the waiting job starts at once; the page's live
+		// refresh shows it.
+		evalJS[string](b, `document.querySelector('#key-concurrency').value = '2'`)
+		evalJS[string](b, `document.querySelector('#key-weight').value = '3'`)
+		b.submit("#key-limits-submit", ".flash.ok")
+		if s := b.text(".flash.ok"); !strings.Contains(s, "Set the limits of key acme: cap 2, weight 3") {
+			t.Errorf("the flash reads %q", s)
+		}
+		if st, err := client.Key(ctx, "hooks", "acme"); err != nil || st.Limits != (admin.KeyLimits{Concurrency: 2, Weight: 3}) {
+			t.Errorf("after the form: %+v, %v", st, err)
+		}
+		b.waitText("#key-running", 15*time.Second, "acme's running jobs, refreshed live", func(s string) bool { return s == "2" })
+		testkit.Eventually(t, 15*time.Second, "both acme jobs run", func() bool { return blocked("acme-1") && blocked("acme-2") })
+		b.submit("#key-reset", ".flash.ok")
+		if s := b.text("#key-cap"); s != "queue's" {
+			t.Errorf("after the reset the cap reads %q", s)
+		}
+		if st, err := client.Key(ctx, "hooks", "acme"); err != nil || st.Limits != admin.DefaultKeyLimits {
+			t.Errorf("after the reset: %+v, %v", st, err)
+		}
+		b.open(base+"/ui/queues/hooks/jobs/acme-1", "#job-key a")
+		if s := b.text("#job-key"); s != "acme" {
+			t.Errorf("the job page's key reads %q", s)
+		}
+		for _, id := range []string{"acme-1", "acme-2"} {
+			if err := client.Cancel(ctx, "hooks", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The enqueue form takes a key.
+		b.open(base+"/ui/queues/inert", "#enqueue-key")
+		b.do(10*time.Second, sendKeys("#enqueue-key", "initech"), sendKeys("#enqueue-id", "keyed-form"), sendKeys("#enqueue-payload", "x"))
+		b.submit("#enqueue-submit", ".flash.ok")
+		if j, err := client.Get(ctx, "inert", "keyed-form"); err != nil || j.Key != "initech" {
+			t.Errorf("the form's job: %+v, %v; want key initech", j, err)
 		}
 	})
 

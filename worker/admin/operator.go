@@ -35,4 +35,11 @@ type Operator interface {
 	Fleet(ctx context.Context, queue string) (Fleet, error)
 	// Forget removes a queue no process serves and that holds no job.
 	Forget(ctx context.Context, queue string) error
+	// Keys returns the queue's job keys with the most waiting jobs.
+	Keys(ctx context.Context, queue string, n int) (KeyList, error)
+	// Key returns what the queue holds of one job key.
+	Key(ctx context.Context, queue, key string) (KeyStats, error)
+	// SetKeyLimits sets a job key's own cap and weight (DefaultKeyLimits
+	// removes them).
+	SetKeyLimits(ctx context.Context, queue, key string, l KeyLimits) error
 }

@@ -269,6 +269,10 @@ func (h *Handler) table() []route {
 		{method: http.MethodDelete, path: "/v1/queues/{queue}", role: RoleAdmin, serve: h.forgetQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/pause", role: RoleAdmin, serve: h.pauseQueue},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/resume", role: RoleAdmin, serve: h.resumeQueue},
+		{method: http.MethodGet, path: "/v1/queues/{queue}/keys", role: RoleAdmin, params: true, serve: h.listKeys},
+		{method: http.MethodGet, path: "/v1/queues/{queue}/keys/{key}", role: RoleAdmin, serve: h.getKey},
+		{method: http.MethodPut, path: "/v1/queues/{queue}/keys/{key}", role: RoleAdmin, serve: h.setKeyLimits},
+		{method: http.MethodDelete, path: "/v1/queues/{queue}/keys/{key}", role: RoleAdmin, serve: h.resetKeyLimits},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/requeue", role: RoleAdmin, serve: h.triage(admin.TriageRequeue)},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/dead/purge", role: RoleAdmin, serve: h.triage(admin.TriagePurge)},
 		{method: http.MethodPost, path: "/v1/queues/{queue}/cancelled/requeue", role: RoleAdmin, serve: h.triageOf(worker.StateCancelled, admin.TriageRequeue)},
@@ -364,7 +368,7 @@ func (h *Handler) fallback(w http.ResponseWriter, r *http.Request) {
 // allowed lists the methods that have a route for r's path.
 func (h *Handler) allowed(r *http.Request) string {
 	allow := ""
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := *r
 		probe.Method = m
 		if _, pattern := h.mux.Handler(&probe); pattern != "" && pattern != "/" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 	"github.com/seed-53d105c9/courier/worker"
+	"github.com/seed-53d105c9/courier/worker/admin"
 )
 
 // TestBadRequests: every refused request gets its status, code and field,
@@ -18,7 +19,11 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 	t.Parallel()
 	const payloadLimit = 1024
 	b := setup(t, func(o *Options) { o.Limits.MaxPayloadBytes = payloadLimit })
-	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me"), UniqueKey: "held"})
+	b.enqueue(worker.JobSpec{Queue: "q", ID: "existing", Delay: time.Hour, Payload: []byte("keep me"), UniqueKey: "held"},
+		worker.JobSpec{Queue: "q", ID: "keyed", Key: "acme", Delay: time.Hour})
+	if err := b.client.SetKeyLimits(t.Context(), "q", "acme", admin.KeyLimits{Concurrency: 5, Weight: 2, RateLimit: &worker.RateLimit{N: 7, Per: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
 	b.kill("q", "dead-1")
 
 	jobs := func(n int, item string) string {
@@ -72,6 +77,11 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"payload_base64 not base64", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": "!!!"}`, 400, wire.CodeInvalidField, "payload_base64"},
 		{"payload_base64 of the wrong type", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload_base64": [1]}`, 400, wire.CodeInvalidField, "payload_base64"},
 		{"payload and payload_base64", "POST", "/v1/queues/q/jobs", producerSecret, `{"payload": 1, "payload_base64": "MQ=="}`, 400, wire.CodeInvalidField, "payload_base64"},
+		{"empty key", "POST", "/v1/queues/q/jobs", producerSecret, `{"key": ""}`, 400, wire.CodeInvalidField, "key"},
+		{"key with a space", "POST", "/v1/queues/q/jobs", producerSecret, `{"key": "a b"}`, 400, wire.CodeInvalidField, "key"},
+		{"key with a control character", "POST", "/v1/queues/q/jobs", producerSecret, `{"key": "a\u0007b"}`, 400, wire.CodeInvalidField, "key"},
+		{"key of 257 bytes", "POST", "/v1/queues/q/jobs", producerSecret, `{"key": "` + strings.Repeat("k", 257) + `"}`, 400, wire.CodeInvalidField, "key"},
+		{"key as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"key": 42}`, 400, wire.CodeInvalidField, "key"},
 		{"priority not a level", "POST", "/v1/queues/q/jobs", producerSecret, `{"priority": "urgent"}`, 400, wire.CodeInvalidField, "priority"},
 		{"priority as a number", "POST", "/v1/queues/q/jobs", producerSecret, `{"priority": 1}`, 400, wire.CodeInvalidField, "priority"},
 		{"empty unique_key", "POST", "/v1/queues/q/jobs", producerSecret, `{"unique_key": ""}`, 400, wire.CodeInvalidField, "unique_key"},
@@ -128,6 +138,7 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"batch job with unique_for alone", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {}, {"unique_for": "1m"}]}`, 400, wire.CodeInvalidField, "jobs[2].unique_for"},
 		{"batch job with a bad durability", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"durability": {"replicas": 1}}]}`, 400, wire.CodeInvalidField, "jobs[1].durability.timeout"},
 		{"batch with a bad durability", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}], "durability": {"replicas": 99, "timeout": "1s"}}`, 400, wire.CodeInvalidField, "durability.replicas"},
+		{"batch job with a bad key", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"key": "acme"}, {"key": "a b"}]}`, 400, wire.CodeInvalidField, "jobs[1].key"},
 		{"batch job with a bad header", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {"headers": {"A": "1"}}]}`, 400, wire.CodeInvalidField, `jobs[1].headers["A"]`},
 		{"batch of one with a bad header", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{"headers": {"a": "` + strings.Repeat("v", 1025) + `"}}]}`, 400, wire.CodeInvalidField, `jobs[0].headers["a"]`},
 		{"batch job with too many headers", "POST", "/v1/queues/q/jobs/batch", producerSecret, `{"jobs": [{}, {}, {"headers": {` + manyHeaders(33, 1) + `}}]}`, 400, wire.CodeInvalidField, "jobs[2].headers"},
@@ -218,6 +229,47 @@ func TestBadRequests(t *testing.T) { //nolint:tparallel // the cases share the p
 		{"triage oversized body", "POST", "/v1/queues/q/dead/purge", adminSecret, `{"cursor": "` + strings.Repeat("c", 1<<20) + `"}`, 413, wire.CodeTooLarge, "body"},
 		{"triage with a query parameter", "POST", "/v1/queues/q/dead/purge?dry_run=true", adminSecret, ``, 400, wire.CodeUnknownField, "dry_run"},
 		{"producer purges by filter", "POST", "/v1/queues/q/dead/purge", producerSecret, `{"filter": {"error": "boom"}}`, 403, wire.CodeForbidden, "Authorization"},
+		// Job keys: the list, one key, its limits.
+		{"keys limit zero", "GET", "/v1/queues/q/keys?limit=0", adminSecret, ``, 400, wire.CodeInvalidField, "limit"},
+		{"keys limit beyond the maximum", "GET", "/v1/queues/q/keys?limit=1001", adminSecret, ``, 400, wire.CodeInvalidField, "limit"},
+		{"keys limit in words", "GET", "/v1/queues/q/keys?limit=ten", adminSecret, ``, 400, wire.CodeInvalidField, "limit"},
+		{"keys limit twice", "GET", "/v1/queues/q/keys?limit=1&limit=2", adminSecret, ``, 400, wire.CodeInvalidField, "limit"},
+		{"keys unknown parameter", "GET", "/v1/queues/q/keys?top=5", adminSecret, ``, 400, wire.CodeUnknownField, "top"},
+		{"keys of a bad queue", "GET", "/v1/queues/a%7Bb/keys", adminSecret, ``, 400, wire.CodeInvalidField, "queue"},
+		{"key with a space in the path", "GET", "/v1/queues/q/keys/a%20b", adminSecret, ``, 400, wire.CodeInvalidField, "key"},
+		{"key of 257 bytes in the path", "GET", "/v1/queues/q/keys/" + strings.Repeat("k", 257), adminSecret, ``, 400, wire.CodeInvalidField, "key"},
+		{"key with a query parameter", "GET", "/v1/queues/q/keys/acme?limit=1", adminSecret, ``, 400, wire.CodeUnknownField, "limit"},
+		{"key limits of a bad key", "PUT", "/v1/queues/q/keys/a%20b", adminSecret, `{"concurrency": 1}`, 400, wire.CodeInvalidField, "key"},
+		{"key limits on a bad queue", "PUT", "/v1/queues/a%7Bb/keys/acme", adminSecret, `{"concurrency": 1}`, 400, wire.CodeInvalidField, "queue"},
+		{"key concurrency below -1", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": -2}`, 400, wire.CodeInvalidField, "concurrency"},
+		{"key concurrency beyond the maximum", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": 1000001}`, 400, wire.CodeInvalidField, "concurrency"},
+		{"key concurrency overflowing", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": 99999999999999999999}`, 400, wire.CodeInvalidField, "concurrency"},
+		{"key concurrency as a string", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": "5"}`, 400, wire.CodeInvalidField, "concurrency"},
+		{"key concurrency fractional", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": 1.5}`, 400, wire.CodeInvalidField, "concurrency"},
+		{"key weight negative", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"concurrency": 1, "weight": -1}`, 400, wire.CodeInvalidField, "weight"},
+		{"key weight beyond the maximum", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": 1001}`, 400, wire.CodeInvalidField, "weight"},
+		{"key weight as a boolean", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": true}`, 400, wire.CodeInvalidField, "weight"},
+		{"key rate limit in words", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "lots"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit as a number", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": 10}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit of 0 per 1s", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "0 per 1s"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit beyond the maximum", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "1000001 per 1s"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key rate limit of a fraction of a ms", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"rate_limit": "5 per 1500us"}`, 400, wire.CodeInvalidField, "rate_limit"},
+		{"key limits unknown field", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"cap": 5}`, 400, wire.CodeUnknownField, "cap"},
+		{"key limits field twice", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": 1, "weight": 2}`, 400, wire.CodeInvalidField, "weight"},
+		{"key limits empty body", "PUT", "/v1/queues/q/keys/acme", adminSecret, ``, 400, wire.CodeInvalidJSON, "body"},
+		{"key limits not an object", "PUT", "/v1/queues/q/keys/acme", adminSecret, `[5]`, 400, wire.CodeInvalidJSON, "body"},
+		{"key limits malformed", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight":`, 400, wire.CodeInvalidJSON, "body"},
+		{"key limits trailing data", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{} {}`, 400, wire.CodeInvalidJSON, "body"},
+		{"key limits oversized body", "PUT", "/v1/queues/q/keys/acme", adminSecret, `{"weight": 1` + strings.Repeat(" ", 2000) + `}`, 413, wire.CodeTooLarge, "body"},
+		{"key limits with a query parameter", "PUT", "/v1/queues/q/keys/acme?weight=2", adminSecret, `{}`, 400, wire.CodeUnknownField, "weight"},
+		{"reset a bad key", "DELETE", "/v1/queues/q/keys/a%20b", adminSecret, ``, 400, wire.CodeInvalidField, "key"},
+		{"producer reads keys", "GET", "/v1/queues/q/keys", producerSecret, ``, 403, wire.CodeForbidden, "Authorization"},
+		{"producer reads a key", "GET", "/v1/queues/q/keys/acme", producerSecret, ``, 403, wire.CodeForbidden, "Authorization"},
+		{"producer sets a key's limits", "PUT", "/v1/queues/q/keys/acme", producerSecret, `{"concurrency": 1}`, 403, wire.CodeForbidden, "Authorization"},
+		{"producer resets a key's limits", "DELETE", "/v1/queues/q/keys/acme", producerSecret, ``, 403, wire.CodeForbidden, "Authorization"},
+		{"missing token sets a key's limits", "PUT", "/v1/queues/q/keys/acme", "", `{"concurrency": 1}`, 401, wire.CodeUnauthorized, "Authorization"},
+		{"wrong method on a key", "POST", "/v1/queues/q/keys/acme", adminSecret, `{}`, 405, wire.CodeMethodNotAllowed, ""},
+		{"wrong method on the keys", "PUT", "/v1/queues/q/keys", adminSecret, `{}`, 405, wire.CodeMethodNotAllowed, ""},
 		// Forgetting a queue.
 		{"forget a queue in use", "DELETE", "/v1/queues/q", adminSecret, ``, 409, wire.CodeConflict, "queue"},
 		{"forget a bad queue", "DELETE", "/v1/queues/a%7Bb", adminSecret, ``, 400, wire.CodeInvalidField, "queue"},

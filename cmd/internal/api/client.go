@@ -58,6 +58,7 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 type jobBody struct {
 	ID                string            `json:"id,omitempty"`
 	Kind              string            `json:"kind,omitempty"`
+	Key               string            `json:"key,omitempty"`
 	Payload           json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64     *string           `json:"payload_base64,omitempty"`
 	Delay             string            `json:"delay,omitempty"`
@@ -83,7 +84,7 @@ type durabilityBody struct {
 // as JSON when it is compact JSON (which the API keeps as is), else in
 // base64.
 func bodyOf(spec worker.JobSpec) jobBody {
-	b := jobBody{ID: spec.ID, Kind: spec.Kind, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
+	b := jobBody{ID: spec.ID, Kind: spec.Kind, Key: spec.Key, MaxAttempts: spec.MaxAttempts, UniqueKey: spec.UniqueKey, UniqueAfterFinish: spec.UniqueAfterFinish,
 		Headers: spec.Headers}
 	if len(spec.Payload) > 0 {
 		b.Payload, b.PayloadBase64 = wire.BytesOf(spec.Payload)

@@ -1,10 +1,11 @@
 // Package api is Courier's HTTP API under /v1: enqueue jobs one at a time
 // or in batches, read and cancel them, see queue sizes and the fleet that
 // serves each queue, list jobs by state, requeue and purge dead jobs by id
-// or by filter, and forget retired queues. It speaks JSON in and out; every
-// error is {"error": {"code", "message", "field"}} with the status its code
-// implies (see wire.Code), and an enqueue's conflict names the job that
-// caused it in "existing_id".
+// or by filter, forget retired queues, and read job keys (the tenants a
+// queue's jobs belong to) and set their limits. It speaks JSON in and out;
+// every error is {"error": {"code", "message", "field"}} with the status
+// its code implies (see wire.Code), and an enqueue's conflict names the
+// job that caused it in "existing_id".
 //
 // New returns an http.Handler for the routes; the daemon mounts it on its
 // main listener next to /metrics, or serves it on a listener of its own
@@ -21,11 +22,15 @@
 //	DELETE /v1/queues/{queue}                        admin (forget a retired queue; 409 while in use)
 //	POST   /v1/queues/{queue}/pause                  admin
 //	POST   /v1/queues/{queue}/resume                 admin
+//	GET    /v1/queues/{queue}/keys                   admin (?limit=: the keys with the most waiting jobs)
+//	GET    /v1/queues/{queue}/keys/{key}             admin
+//	PUT    /v1/queues/{queue}/keys/{key}             admin (the key's own cap and weight)
+//	DELETE /v1/queues/{queue}/keys/{key}             admin (the key's own limits removed)
 //	POST   /v1/queues/{queue}/dead/requeue           admin (by ids, by filter, or every dead job; TriageMax per request)
 //	POST   /v1/queues/{queue}/dead/purge             admin (the same selection, deleted)
 //
-// Objects (jobs, queues, pages, triage results, errors) are written in the
-// one shape of package wire. When Redis cannot serve (unreachable,
+// Objects (jobs, queues, pages, triage results, keys, errors) are written
+// in the one shape of package wire. When Redis cannot serve (unreachable,
 // loading, out of memory, or too slow for the request's deadline), every
 // route that needs it answers 503 unavailable with Retry-After.
 //

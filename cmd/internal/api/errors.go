@@ -126,6 +126,7 @@ var jsonFields = map[string]string{
 	"Queue":               "queue",
 	"ID":                  "id",
 	"Kind":                "kind",
+	"Key":                 "key",
 	"Payload":             "payload",
 	"Delay":               "delay",
 	"RunAt":               "run_at",
@@ -154,6 +155,10 @@ var jsonFields = map[string]string{
 	"Max":                  "max",
 	// worker.JobSpec.Headers: Headers["x"] is headers["x"]
 	"Headers": "headers",
+	// a job key's limits (admin.KeyLimits)
+	"Concurrency": "concurrency",
+	"Weight":      "weight",
+	"RateLimit":   "rate_limit",
 }
 
 // jsonField names a library field as the API's JSON does: "specs[3].RunAt"

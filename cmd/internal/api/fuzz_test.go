@@ -30,6 +30,7 @@ func FuzzDecode(f *testing.F) {
 		`{"priority": "high", "unique_key": "k", "unique_for": "1h", "unique_after_finish": true}`,
 		`{"jobs": [{"priority": "LOW", "unique_key": "k"}, {"unique_for": "1s"}, {"unique_after_finish": false}]}`,
 		`{"headers": {"tenant": "a", "x.y": "b=c"}}`,
+		`{"key": "acme", "jobs": [{"key": "tenant/42"}, {"key": ""}, {"key": 5}]}`,
 		`{"headers": {"a": 1, "a": "2"}}`,
 		`{"jobs": [{"headers": {}}, {"headers": null}, {"headers": []}]}`,
 	} {

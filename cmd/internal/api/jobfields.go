@@ -25,6 +25,7 @@ type jobMember struct {
 var jobMembers = []jobMember{
 	member("id", stringField, func(s *worker.JobSpec) *string { return &s.ID }, "a generated id"),
 	member("kind", stringField, func(s *worker.JobSpec) *string { return &s.Kind }, "no kind"),
+	member("key", stringField, func(s *worker.JobSpec) *string { return &s.Key }, "no key"),
 	{"payload", readPayload},
 	{"payload_base64", readPayloadBase64},
 	member("delay", durationField, func(s *worker.JobSpec) *time.Duration { return &s.Delay }, ""),

@@ -189,8 +189,11 @@ func TestOpenAPIMatchesWire(t *testing.T) {
 	for name, v := range map[string]any{
 		"Job": wire.Job{}, "Progress": wire.Progress{}, "Queue": wire.Queue{}, "Counts": wire.Counts{}, "Process": wire.Process{},
 		"Page": wire.Page{}, "Triage": wire.Triage{}, "Error": wire.Error{}, "ErrorReply": wire.ErrorReply{},
+		"Key": wire.Key{}, "KeyList": wire.KeyList{},
 		// The enqueue replies, of this package.
 		"Enqueued": enqueued{}, "BatchItem": batchItem{}, "BatchReply": batchReply{}, "QueueList": queueList{},
+		// The body of PUT …/keys/{key}, as the Go client sends it.
+		"KeyLimits": keyLimitsBody{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -22,7 +22,7 @@ import (
 // routeRequest is a request that reaches rt's backend call: a valid path,
 // query and body.
 func routeRequest(rt route) (path, body string) {
-	path = strings.NewReplacer("{queue}", "q", "{id}", "j1").Replace(rt.path)
+	path = strings.NewReplacer("{queue}", "q", "{id}", "j1", "{key}", "acme").Replace(rt.path)
 	switch rt.method + " " + rt.path {
 	case "GET /v1/queues/{queue}/jobs":
 		path += "?state=dead&" + url.Values{"error": {"boom"}}.Encode()
@@ -32,6 +32,8 @@ func routeRequest(rt route) (path, body string) {
 		body = `{"jobs": [{}, {"id": "j2"}]}`
 	case "POST /v1/queues/{queue}/dead/purge":
 		body = `{"filter": {"error": "boom"}, "dry_run": true}`
+	case "PUT /v1/queues/{queue}/keys/{key}":
+		body = `{"concurrency": 2}`
 	}
 	return path, body
 }

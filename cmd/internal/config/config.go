@@ -153,6 +153,14 @@ type Queue struct {
 	// Partitions splits the queue into this many partitions, each its own
 	// hash slot (worker.QueueOptions.Partitions), 1 to 64.
 	Partitions int `koanf:"partitions"`
+	// KeyConcurrency caps how many jobs of one job key run at once,
+	// across every process (worker.QueueOptions.KeyConcurrency); 0 = no
+	// cap.
+	KeyConcurrency int `koanf:"key_concurrency"`
+	// KeyRateLimit is "N per DURATION": at most N jobs of one job key
+	// start in any window of DURATION, across every process
+	// (worker.QueueOptions.KeyRateLimit); "" = no limit.
+	KeyRateLimit string `koanf:"key_rate_limit"`
 	// Durability is the confirmation on replicas the jobs the daemon's API
 	// enqueues to the queue wait for when they ask for none of their own
 	// (worker.Config.Durability); zero = none.

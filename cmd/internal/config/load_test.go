@@ -149,7 +149,7 @@ func TestBadConfigs(t *testing.T) {
 		{"unknown nested key with suggestion", "redis:\n  adr: x:1\n", nil, "redis.adr", `did you mean "addr"?`},
 		{"unknown queue key", minimal + "    concurency: 3\n", nil, "queues.emails.concurency", `unknown key (did you mean "concurrency"?)`},
 		{"unknown top-level key, letters swapped", "redsi:\n  addr: x:1\n", nil, "redsi", `did you mean "redis"?`},
-		{"unknown queue key far from any", minimal + "    colour: blue\n", nil, "queues.emails.colour", "known here: backoff, concurrency, durability, handler, id_retention, max_attempts, partitions, periodic, priority_weights, rate_limit, retain_completed, timeout, webhook"},
+		{"unknown queue key far from any", minimal + "    colour: blue\n", nil, "queues.emails.colour", "known here: backoff, concurrency, durability, handler, id_retention, key_concurrency, key_rate_limit, max_attempts, partitions, periodic, priority_weights, rate_limit, retain_completed, timeout, webhook"},
 		{"handler section misspelt", minimal + "    webhok:\n      url: http://x/\n", nil, "queues.emails.webhok", `did you mean "webhook"?`},
 		{"handler name misspelt", "queues:\n  emails:\n    handler: webhok\n", nil, "queues.emails.handler", `unknown handler "webhok" (did you mean "webhook"?)`},
 		{"handler setting misspelt", minimal + "      timout: 5s\n", nil, "queues.emails.webhook.timout", `did you mean "timeout"?`},
@@ -241,6 +241,16 @@ func TestBadConfigs(t *testing.T) {
 		{"partitions over 64", minimal + "    partitions: 65\n", nil, "queues.emails.partitions", "must be 1 to 64"},
 		{"partitions in words", minimal + "    partitions: many\n", nil, "queues.emails.partitions", "expected a whole number"},
 		{"partitions over the rate limit", minimal + "    partitions: 4\n    rate_limit: 2 per 1s\n", nil, "queues.emails.rate_limit", "shared among 4 partitions"},
+		{"key concurrency negative", minimal + "    key_concurrency: -1\n", nil, "queues.emails.key_concurrency", "must be 0 to 1000000 (got -1)"},
+		{"key concurrency over the limit", minimal + "    key_concurrency: 1000001\n", nil, "queues.emails.key_concurrency", "must be 0 to 1000000 (got 1000001)"},
+		{"key concurrency in words", minimal + "    key_concurrency: many\n", nil, "queues.emails.key_concurrency", "expected a whole number"},
+		{"key concurrency misspelt", minimal + "    key_concurency: 5\n", nil, "queues.emails.key_concurency", `did you mean "key_concurrency"?`},
+		{"env: bad key concurrency", minimal, []string{"COURIER_QUEUES__EMAILS__KEY_CONCURRENCY=-5"}, "queues.emails.key_concurrency", "must be 0 to 1000000 (got -5)"},
+		{"key rate limit in words", minimal + "    key_rate_limit: ten a second\n", nil, "queues.emails.key_rate_limit", `expected "N per DURATION"`},
+		{"key rate limit as a number", minimal + "    key_rate_limit: 100\n", nil, "queues.emails.key_rate_limit", "expected text"},
+		{"key rate limit of 0", minimal + "    key_rate_limit: 0 per 1s\n", nil, "queues.emails.key_rate_limit", "must allow at least 1 job per window (got 0)"},
+		{"key rate limit window under 1ms", minimal + "    key_rate_limit: 5 per 500us\n", nil, "queues.emails.key_rate_limit", "window must be at least 1ms"},
+		{"env: bad key rate limit", minimal, []string{"COURIER_QUEUES__EMAILS__KEY_RATE_LIMIT=2000000 per 1s"}, "queues.emails.key_rate_limit", "must allow at most 1000000 jobs per window"},
 		{"retain_completed count negative", minimal + "    retain_completed: {count: -1}\n", nil, "queues.emails.retain_completed.count", "must be 0 to 10000000 (got -1)"},
 		{"retain_completed count over the limit", minimal + "    retain_completed: {count: 10000001}\n", nil, "queues.emails.retain_completed.count", "must be 0 to 10000000"},
 		{"retain_completed count in words", minimal + "    retain_completed: {count: many}\n", nil, "queues.emails.retain_completed.count", "expected a whole number"},
@@ -583,5 +593,38 @@ func checkRefused(t *testing.T, tests []badConfig, more func(t *testing.T, err e
 			}
 			t.Errorf("problems:\n%v\nwant one for %s containing %q", err, tt.key, tt.msg)
 		})
+	}
+}
+
+// TestKeyConcurrency: queues.<name>.key_concurrency and key_rate_limit
+// reach the queue's options, from the file and the environment; a queue
+// without them limits no key.
+func TestKeyConcurrency(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Sources{
+		File: writeFile(t, minimal+`
+    key_concurrency: 20
+    key_rate_limit: 100 per 1m
+  audit:
+    handler: log
+  reports:
+    handler: log
+`),
+		Environ: []string{"COURIER_QUEUES__REPORTS__KEY_CONCURRENCY=3", "COURIER_QUEUES__REPORTS__KEY_RATE_LIMIT=5/1s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"emails": 20, "audit": 0, "reports": 3} {
+		q := cfg.Queues[name]
+		if got := q.options().KeyConcurrency; got != want {
+			t.Errorf("%s: key concurrency %d, want %d", name, got, want)
+		}
+	}
+	for name, want := range map[string]worker.RateLimit{"emails": {N: 100, Per: time.Minute}, "audit": {}, "reports": {N: 5, Per: time.Second}} {
+		q := cfg.Queues[name]
+		if got := q.options().KeyRateLimit; got != want {
+			t.Errorf("%s: key rate limit %+v, want %+v", name, got, want)
+		}
 	}
 }

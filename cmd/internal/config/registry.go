@@ -42,7 +42,8 @@ func (q *Queue) options() worker.QueueOptions {
 	if len(q.Backoff.Steps) > 0 {
 		policy = worker.FixedSteps(slices.Clone(q.Backoff.Steps))
 	}
-	limit, _ := worker.ParseRateLimit(q.RateLimit) // validated
+	limit, _ := worker.ParseRateLimit(q.RateLimit)       // validated
+	keyLimit, _ := worker.ParseRateLimit(q.KeyRateLimit) // validated
 	return worker.QueueOptions{
 		Concurrency:     q.Concurrency,
 		MaxAttempts:     q.MaxAttempts,
@@ -53,6 +54,8 @@ func (q *Queue) options() worker.QueueOptions {
 		PriorityWeights: worker.PriorityWeights(q.PriorityWeights),
 		IDRetention:     q.IDRetention,
 		Partitions:      q.Partitions,
+		KeyConcurrency:  q.KeyConcurrency,
+		KeyRateLimit:    keyLimit,
 		RetainCompleted: worker.Retention(q.RetainCompleted),
 	}
 }

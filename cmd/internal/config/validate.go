@@ -99,11 +99,17 @@ func validateQueue(key, name string, q *Queue, ps *problems) {
 		ps.add(key+".partitions", "must be 1 to %d (got 0)", worker.MaxPartitions)
 	}
 	opts := worker.QueueOptions{Concurrency: q.Concurrency, MaxAttempts: q.MaxAttempts, Timeout: q.Timeout, Periodic: q.periodic(),
-		IDRetention: q.IDRetention, Partitions: q.Partitions, RetainCompleted: worker.Retention(q.RetainCompleted)}
+		IDRetention: q.IDRetention, Partitions: q.Partitions, RetainCompleted: worker.Retention(q.RetainCompleted),
+		KeyConcurrency: q.KeyConcurrency}
 	if limit, err := worker.ParseRateLimit(q.RateLimit); err != nil {
 		ps.add(key+".rate_limit", "%v", err)
 	} else {
 		opts.RateLimit = limit
+	}
+	if limit, err := worker.ParseRateLimit(q.KeyRateLimit); err != nil {
+		ps.add(key+".key_rate_limit", "%v", err)
+	} else {
+		opts.KeyRateLimit = limit
 	}
 	if validateWeights(key+".priority_weights", q.PriorityWeights, ps) {
 		opts.PriorityWeights = worker.PriorityWeights(q.PriorityWeights)
@@ -241,6 +247,8 @@ var libraryKeys = map[string]string{
 	"QueueOptions.PriorityWeights": "priority_weights",
 	"QueueOptions.IDRetention":     "id_retention",
 	"QueueOptions.Partitions":      "partitions",
+	"QueueOptions.KeyConcurrency":  "key_concurrency",
+	"QueueOptions.KeyRateLimit":    "key_rate_limit",
 
 	"QueueOptions.RetainCompleted.Count": "retain_completed.count",
 	"QueueOptions.RetainCompleted.Age":   "retain_completed.age",

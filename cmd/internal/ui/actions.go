@@ -92,12 +92,12 @@ func (h *Handler) enqueue(w http.ResponseWriter, r *http.Request, s *session) er
 
 // enqueueForm is the enqueue form as filled in.
 type enqueueForm struct {
-	ID, Kind, Payload, Delay, Priority, UniqueKey, MaxAttempts string
+	ID, Kind, Key, Payload, Delay, Priority, UniqueKey, MaxAttempts string
 }
 
 func enqueueFormOf(r *http.Request) enqueueForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	return enqueueForm{ID: v("id"), Kind: v("kind"), Payload: r.PostFormValue("payload"), Delay: v("delay"),
+	return enqueueForm{ID: v("id"), Kind: v("kind"), Key: v("key"), Payload: r.PostFormValue("payload"), Delay: v("delay"),
 		Priority: v("priority"), UniqueKey: v("unique_key"), MaxAttempts: v("max_attempts")}
 }
 
@@ -122,6 +122,7 @@ func (f enqueueForm) body() map[string]any {
 	}
 	set("id", f.ID)
 	set("kind", f.Kind)
+	set("key", f.Key)
 	set("delay", f.Delay)
 	set("priority", f.Priority)
 	set("unique_key", f.UniqueKey)

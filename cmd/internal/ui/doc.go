@@ -3,10 +3,13 @@
 // of processed and failed jobs, lag), a page per queue (jobs by state,
 // paged by cursor, with the progress of the active ones; the dead set with
 // its triage; the completed jobs, when the queue holds some, with a preview
-// of each result; enqueue, pause and resume), a page per job (payload,
-// headers, state, progress of a running job, finish time and result of a
-// completed one, timeline, cancel, requeue, purge), and the periodic
-// schedules, the fleet and the leader locks across queues.
+// of each result; its job keys with the most waiting jobs; enqueue, pause
+// and resume), a page per job (payload, headers, key, state, progress of a
+// running job, finish time and result of a completed one, timeline,
+// cancel, requeue, purge), a queue's keys and a page per key (its waiting
+// and running jobs, its cap and weight, and the form that sets or resets
+// them), and the periodic schedules, the fleet and the leader locks across
+// queues.
 //
 // The pages are rendered on the server with html/template, which escapes
 // every value, so a payload or an error holding markup shows as text. The
@@ -48,8 +51,9 @@
 //
 // # Actions go through the API
 //
-// Pause, resume, cancel, enqueue, requeue and purge are not done here:
-// each is an API request (POST /v1/queues/{queue}/pause, ...) built in
+// Pause, resume, cancel, enqueue, requeue, purge and a key's limits (set,
+// reset) are not done here: each is an API request (POST
+// /v1/queues/{queue}/pause, PUT /v1/queues/{queue}/keys/{key}, ...) built in
 // process and served by API.ServeAs on the session's principal, so the
 // roles, queue limits, rate limit, validation and messages are the API's
 // own. The reply is read from an in-memory ResponseWriter; an error reply
@@ -65,7 +69,9 @@
 // Each page shows what an API route answers (the overview and the
 // fleet, locks and periodic pages GET /v1/queues; a queue's page GET
 // /v1/queues/{queue} and its jobs; a job's page GET
-// /v1/queues/{queue}/jobs/{id}; the purge confirmation a purge), and asks
+// /v1/queues/{queue}/jobs/{id}; the keys page GET
+// /v1/queues/{queue}/keys and a key's page GET …/keys/{key}; the purge
+// confirmation a purge), and asks
 // API.Permit, the rule every API request passes, before it reads
 // anything: a principal sees through the UI what it may read through the
 // API, no more. A producer's overview and queue pages hold the forms it

@@ -19,9 +19,10 @@ type jobView struct {
 	Attempts string
 	Timeline []event
 	// Cancel: the job may be cancelled (scheduled, ready or active);
-	// Triage: it is dead and the principal may requeue or purge it.
-	Cancel, Triage    bool
-	QueueURL, DeadURL string
+	// Triage: it is dead and the principal may requeue or purge it;
+	// KeyLink: the principal may read its key's page.
+	Cancel, Triage, KeyLink bool
+	QueueURL, DeadURL       string
 }
 
 // event is one line of a job's timeline, as far as Redis knows it.
@@ -49,6 +50,7 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, s *session) error 
 		Cancel: j.State != worker.StateDead && j.State != worker.StateCompleted && j.State != worker.StateCancelled &&
 			h.may(s, routeCancel, queue),
 		Triage:   (j.State == worker.StateDead || j.State == worker.StateCancelled) && h.may(s, routeRequeue, queue),
+		KeyLink:  j.Key != "" && h.may(s, routeKey, queue),
 		QueueURL: queueURL(queue), DeadURL: tabURL(queue, string(j.State), "", ""),
 	}
 	h.render(w, r, s, http.StatusOK, "job", "Job "+id, "", v)

@@ -49,11 +49,19 @@ type queueView struct {
 	// holds completed jobs (or the completed tab is the one open).
 	ShowCompleted bool
 	// Served is what the queue's live processes serve; ShowKind: the
-	// tables have a kind column, as a job listed has a kind.
+	// tables have a kind column, as a job listed has a kind; ShowKey: a
+	// key column, as a job listed has a key.
 	Served   kindsServed
 	ShowKind bool
-	P50      string
-	P99      string
+	ShowKey  bool
+	// Keys are the queue's job keys with the most waiting jobs, KeysTotal
+	// how many have any; shown when the principal may read them
+	// (ReadKeys: GET /v1/queues/{queue}/keys).
+	Keys      []keyRow
+	KeysTotal int64
+	ReadKeys  bool
+	P50       string
+	P99       string
 }
 
 // tab is one state's tab.
@@ -107,7 +115,15 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 	from, to := historySpan(now)
 	var page admin.JobPage
 	var hist []admin.HistoryMinute
-	err = fetch(r.Context(),
+	var keys admin.KeyList
+	readKeys := func(context.Context) error { return nil }
+	if v.ReadKeys = h.may(s, routeKeys, queue); v.ReadKeys {
+		readKeys = func(ctx context.Context) (err error) {
+			keys, err = b.Keys(ctx, queue, keysOnQueuePage)
+			return wrap(queue, "keys", err)
+		}
+	}
+	err = fetch(r.Context(), readKeys,
 		func(ctx context.Context) error { return knownQueue(ctx, b, queue) },
 		func(ctx context.Context) (err error) {
 			v.Stats, err = b.Stats(ctx, queue)
@@ -134,7 +150,8 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request, s *session, 
 		return err
 	}
 	v.Jobs = page.Jobs
-	v.Served, v.ShowKind = servedBy(v.Fleet), anyKind(page.Jobs)
+	v.Served, v.ShowKind, v.ShowKey = servedBy(v.Fleet), anyKind(page.Jobs), anyKey(page.Jobs)
+	v.Keys, v.KeysTotal = keyRows(queue, keys), keys.Total
 	if list.Cursor != "" {
 		v.First = tabURL(queue, string(v.State), "", v.Error)
 	}

@@ -17,15 +17,19 @@ import (
 // locks, schedules, job lists with their errors and results). The routes,
 // as the API declares them:
 const (
-	routeQueues  = "GET /v1/queues"
-	routeQueue   = "GET /v1/queues/{queue}"
-	routeJobs    = "GET /v1/queues/{queue}/jobs"
-	routeJob     = "GET /v1/queues/{queue}/jobs/{id}"
-	routeEnqueue = "POST /v1/queues/{queue}/jobs"
-	routeCancel  = "DELETE /v1/queues/{queue}/jobs/{id}"
-	routePause   = "POST /v1/queues/{queue}/pause"
-	routeRequeue = "POST /v1/queues/{queue}/dead/requeue"
-	routePurge   = "POST /v1/queues/{queue}/dead/purge"
+	routeQueues   = "GET /v1/queues"
+	routeQueue    = "GET /v1/queues/{queue}"
+	routeJobs     = "GET /v1/queues/{queue}/jobs"
+	routeJob      = "GET /v1/queues/{queue}/jobs/{id}"
+	routeEnqueue  = "POST /v1/queues/{queue}/jobs"
+	routeCancel   = "DELETE /v1/queues/{queue}/jobs/{id}"
+	routePause    = "POST /v1/queues/{queue}/pause"
+	routeRequeue  = "POST /v1/queues/{queue}/dead/requeue"
+	routePurge    = "POST /v1/queues/{queue}/dead/purge"
+	routeKeys     = "GET /v1/queues/{queue}/keys"
+	routeKey      = "GET /v1/queues/{queue}/keys/{key}"
+	routeSetKey   = "PUT /v1/queues/{queue}/keys/{key}"
+	routeResetKey = "DELETE /v1/queues/{queue}/keys/{key}"
 )
 
 // permit returns nil when s's principal may call route on queue ("" for

@@ -20,7 +20,7 @@ var templateFS embed.FS
 // pageNames are the templates under templates/ that render a page inside
 // layout.html.
 func pageNames() []string {
-	return []string{"overview", "queue", "job", "periodic", "fleet", "locks", "login", "confirm", "error"}
+	return []string{"overview", "queue", "job", "keys", "key", "periodic", "fleet", "locks", "login", "confirm", "error"}
 }
 
 // view is what layout.html renders: the frame of every page and the page's
@@ -125,6 +125,10 @@ func funcs() template.FuncMap {
 		"jobURL":   jobURL,
 		"tabURL":   tabURL,
 		"kindName": kindName,
+		"keyURL":   keyURL,
+		"keysURL":  keysURL,
+		"capText":  capText,
+		"rateText": rateText,
 	}
 }
 

@@ -166,6 +166,8 @@ func (h *Handler) routes() {
 	m.Handle("GET /ui/queues/{queue}/find", h.page(routeJob, h.find))
 	m.Handle("GET /ui/queues/{queue}/jobs/{id...}", h.page(routeJob, h.job))
 	m.Handle("GET /ui/queues/{queue}/purge", h.page(routePurge, h.purgeConfirm))
+	m.Handle("GET /ui/queues/{queue}/keys", h.page(routeKeys, h.keys))
+	m.Handle("GET /ui/queues/{queue}/keys/{key...}", h.page(routeKey, h.key))
 
 	m.Handle("POST /ui/queues/{queue}/pause", h.action(h.pause))
 	m.Handle("POST /ui/queues/{queue}/resume", h.action(h.resume))
@@ -173,6 +175,8 @@ func (h *Handler) routes() {
 	m.Handle("POST /ui/queues/{queue}/cancel", h.action(h.cancel))
 	m.Handle("POST /ui/queues/{queue}/requeue", h.action(h.requeue))
 	m.Handle("POST /ui/queues/{queue}/purge", h.action(h.purge))
+	m.Handle("POST /ui/queues/{queue}/limits", h.action(h.setKeyLimits))
+	m.Handle("POST /ui/queues/{queue}/limits/reset", h.action(h.resetKeyLimits))
 
 	m.HandleFunc("/ui/", h.notFound)
 }

@@ -14,6 +14,12 @@ func queueURL(queue string) string { return "/ui/queues/" + url.PathEscape(queue
 // jobURL is the page of job id of queue.
 func jobURL(queue, id string) string { return queueURL(queue) + "/jobs/" + url.PathEscape(id) }
 
+// keysURL is the page of queue's job keys.
+func keysURL(queue string) string { return queueURL(queue) + "/keys" }
+
+// keyURL is the page of job key key of queue.
+func keyURL(queue, key string) string { return keysURL(queue) + "/" + url.PathEscape(key) }
+
 // tabURL is the page of queue's jobs in state, from cursor ("" for the
 // first page), of the dead jobs whose error contains errText.
 func tabURL(queue, state, cursor, errText string) string {

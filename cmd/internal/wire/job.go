@@ -18,6 +18,9 @@ type Job struct {
 	// Kind is the job's kind (worker.JobSpec.Kind); left out when it has
 	// none.
 	Kind string `json:"kind,omitempty"`
+	// Key is the job key, the tenant, customer or resource the job
+	// belongs to (worker.JobSpec.Key); left out when it has none.
+	Key string `json:"key,omitempty"`
 	// State is scheduled, ready, active, dead, completed (a finished
 	// job its queue retains) or cancelled.
 	State string `json:"state"`
@@ -76,7 +79,7 @@ type Progress struct {
 // JobOf is j as the API and the CLI show it.
 func JobOf(j *worker.Job) Job {
 	v := Job{
-		ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: string(j.State), Attempts: j.Attempt, MaxAttempts: j.MaxAttempts,
+		ID: j.ID, Queue: j.Queue, Kind: j.Kind, Key: j.Key, State: string(j.State), Attempts: j.Attempt, MaxAttempts: j.MaxAttempts,
 		EnqueuedAt: Time(j.EnqueuedAt), RunAt: Time(j.RunAt), LeaseUntil: Time(j.LeaseUntil),
 		Worker: j.Worker, StartedAt: Time(j.StartedAt), DiedAt: Time(j.DiedAt), LastError: j.LastError,
 		Priority: j.Priority.String(), UniqueKey: j.UniqueKey, UniqueAfterFinish: j.UniqueAfterFinish,
@@ -117,7 +120,7 @@ func BytesOf(b []byte) (json.RawMessage, *string) {
 // written (a bad duration, priority or base64).
 func (v *Job) ToWorker() (*worker.Job, error) {
 	j := &worker.Job{
-		ID: v.ID, Queue: v.Queue, Kind: v.Kind, State: worker.State(v.State), Attempt: v.Attempts, MaxAttempts: v.MaxAttempts,
+		ID: v.ID, Queue: v.Queue, Kind: v.Kind, Key: v.Key, State: worker.State(v.State), Attempt: v.Attempts, MaxAttempts: v.MaxAttempts,
 		EnqueuedAt: localTime(v.EnqueuedAt), RunAt: localTime(v.RunAt), LeaseUntil: localTime(v.LeaseUntil),
 		Worker: v.Worker, StartedAt: localTime(v.StartedAt), DiedAt: localTime(v.DiedAt), LastError: v.LastError,
 		UniqueKey: v.UniqueKey, UniqueAfterFinish: v.UniqueAfterFinish,

@@ -43,7 +43,7 @@ func at(sec int, nsec int) time.Time {
 func TestJobRoundTrip(t *testing.T) {
 	t.Parallel()
 	full := worker.Job{
-		ID: "order-1", Queue: "emails", Kind: "email.send", State: worker.StateActive, Attempt: 2, MaxAttempts: 5, Timeout: 90 * time.Second,
+		ID: "order-1", Queue: "emails", Kind: "email.send", Key: "acme", State: worker.StateActive, Attempt: 2, MaxAttempts: 5, Timeout: 90 * time.Second,
 		EnqueuedAt: at(1, 0), RunAt: at(2, 5000), LeaseUntil: at(3, 123456789), StartedAt: at(4, 1000),
 		Worker: "host-1:42", DiedAt: at(5, 0), LastError: "boom <b>",
 		Priority: worker.PriorityHigh, UniqueKey: "k", UniqueFor: time.Hour, UniqueAfterFinish: true,
@@ -301,5 +301,40 @@ func TestTriageRoundTrip(t *testing.T) {
 	}
 	if want := `{"action":"purge","dry_run":true,"matched":0,"changed":0,"sample":[],"next_cursor":null}` + "\n"; buf.String() != want {
 		t.Errorf("nothing matched: %s, want %s", buf.String(), want)
+	}
+}
+
+// TestKeyRoundTrip: a key's stats sent through KeyOf, JSON and Stats come
+// back equal; the queue's cap shows as null, a weight of the default as 1.
+func TestKeyRoundTrip(t *testing.T) {
+	t.Parallel()
+	list := admin.KeyList{Total: 7, Keys: []admin.KeyStats{
+		{Key: "acme", Waiting: 12, Ready: 10, Running: 3, Limits: admin.KeyLimits{Concurrency: 3, Weight: 5, RateLimit: &worker.RateLimit{N: 10, Per: time.Second}}, AtCap: true},
+		{Key: "globex", Waiting: 4, Running: 0, Limits: admin.KeyLimits{Concurrency: 0, Weight: 1, RateLimit: &worker.RateLimit{}}, LimitedUntil: at(9, 123000000)},
+		{Key: "initech <b>", Waiting: 1, Running: 1, Limits: admin.KeyLimits{Concurrency: -1, Weight: 2}},
+	}}
+	v := through(t, KeyListOf(list))
+	if back, err := v.List(); err != nil || !reflect.DeepEqual(back, list) {
+		t.Errorf("round trip\n got %+v, %v\nwant %+v", back, err, list)
+	}
+	if r := v.Keys[1].RateLimit; r == nil || *r != "" {
+		t.Errorf("no rate limit of its own shows as %v, want \"\"", r)
+	}
+	data, err := json.Marshal(KeyOf(admin.KeyStats{Key: "k", Limits: admin.DefaultKeyLimits}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"key":"k","waiting":0,"ready":0,"running":0,"concurrency":null,"weight":1,"rate_limit":null,"at_cap":false}`; string(data) != want {
+		t.Errorf("a key of the defaults %s, want %s", data, want)
+	}
+	data, err = json.Marshal(KeyListOf(admin.KeyList{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"keys":[],"total":0}`; string(data) != want {
+		t.Errorf("no keys %s, want %s", data, want)
+	}
+	if _, err := (&Key{Key: "k", RateLimit: new("lots")}).Stats(); err == nil {
+		t.Error("a rate limit a server could not have written was read")
 	}
 }
