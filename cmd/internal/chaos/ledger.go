@@ -55,6 +55,7 @@ type Ledger struct {
 	overlaps   int // requests that arrived while another for the same job was open
 	overlapIDs []string
 	capOver    int // requests that took their key above its cap
+	keyPeak    int // the most requests of one key in flight at once
 	faults     []Fault
 	notes      []string
 	broken     []string // promises broken on the way, beyond the figures
@@ -160,6 +161,20 @@ func (l *Ledger) KeyOver() {
 	l.mu.Lock()
 	l.capOver++
 	l.mu.Unlock()
+}
+
+// KeyOpen records that a key has n requests in flight.
+func (l *Ledger) KeyOpen(n int) {
+	l.mu.Lock()
+	l.keyPeak = max(l.keyPeak, n)
+	l.mu.Unlock()
+}
+
+// KeyPeak is the most requests of one key KeyOpen saw in flight at once.
+func (l *Ledger) KeyPeak() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keyPeak
 }
 
 // CapViolations counts the requests KeyOver recorded.

@@ -104,10 +104,12 @@ func (p *Producer) next(n int) []worker.JobSpec {
 			Durability: p.durability,
 		}
 		if p.keyed {
-			// Half the jobs are one key's, above its cap; the rest spread.
-			k := 0
-			if p.rng.IntN(2) == 0 {
-				k = 1 + p.rng.IntN(chaosKeys-1)
+			// A quarter of the jobs are one key's, which its cap holds
+			// back when jobs pile up (after a kill, a blip); the rest
+			// spread over the other keys.
+			k := 1 + p.rng.IntN(chaosKeys-1)
+			if p.rng.IntN(4) == 0 {
+				k = 0
 			}
 			specs[i].Key = fmt.Sprintf("tenant-%02d", k)
 		}

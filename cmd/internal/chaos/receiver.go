@@ -113,6 +113,7 @@ func (r *Receiver) hold(id string) (release func()) {
 func (r *Receiver) holdKey(key string) (release func()) {
 	r.mu.Lock()
 	r.keyOpen[key]++
+	r.ledger.KeyOpen(r.keyOpen[key])
 	if r.keyCap > 0 && r.keyOpen[key] > r.keyCap {
 		r.ledger.KeyOver()
 	}

@@ -167,7 +167,7 @@ func runScenario(ctx context.Context, sc *Scenario, plan Plan, bin, dir string, 
 	dead, states, err := w.lookUpLost(ctx)
 	r.Tally = l.Tally(dead, states)
 	if sc.KeyCap > 0 {
-		r.CapViolations = l.CapViolations()
+		r.CapViolations, r.KeyPeak = l.CapViolations(), l.KeyPeak()
 		var lerr error
 		if r.LeakedSlots, lerr = w.leakedSlots(ctx, 10*time.Second); lerr != nil && err == nil {
 			err = lerr

@@ -47,8 +47,8 @@ type Scenario struct {
 	Target int
 	// Durability is asked of every enqueue of the producer.
 	Durability worker.Durability
-	// KeyCap, when set, gives every job a job key (half of them one key,
-	// the rest spread over chaosKeys - 1 others) and the queue that key
+	// KeyCap, when set, gives every job a job key (a quarter of them one
+	// key, the rest spread over chaosKeys - 1 others) and the queue that key
 	// cap (key_concurrency): the receiver counts each key's requests in
 	// flight, and the world the slots held once the queue is idle.
 	KeyCap  int
@@ -161,19 +161,19 @@ func Scenarios() []*Scenario {
 				Resume: failoverResume, Ready: readyWithin},
 		},
 		{
-			Name: "keys-daemon-kill9", Fault: "kill -9 of a daemon, in turn, restarted 0.5 s later; one every 3.5 s; jobs of 20 keys, half of one, each key capped at 3",
-			Topology: OnSingle, KeyCap: 3, Short: true, Inject: killDaemons,
+			Name: "keys-daemon-kill9", Fault: "kill -9 of a daemon, in turn, restarted 0.5 s later; one every 3.5 s; jobs of 20 keys, a quarter of one, each key capped at 10",
+			Topology: OnSingle, KeyCap: 10, Short: true, Inject: killDaemons,
 			Promise: Promise{Lost: Zero, Duplicates: Shown, Overlaps: Zero, KeyCaps: true},
 		},
 		{
-			Name: "keys-redis-blip", Fault: "a 1 s blip every 3 s (as redis-blip); jobs of 20 keys, half of one, each key capped at 3",
-			Topology: OnSingle, KeyCap: 3, Inject: blipRedis,
+			Name: "keys-redis-blip", Fault: "a 1 s blip every 3 s (as redis-blip); jobs of 20 keys, a quarter of one, each key capped at 10",
+			Topology: OnSingle, KeyCap: 10, Inject: blipRedis,
 			Promise: Promise{Lost: Zero, Duplicates: Zero, Overlaps: Zero, KeyCaps: true},
 		},
 		{
 			Name:     "keys-cluster-failover",
-			Fault:    "the failover of cluster-failover (partition 0 of 6, enqueues confirmed by 1 replica); jobs of 20 keys, half of one, each key capped at 3",
-			Topology: OnCluster, Partitions: 6, Target: 0, KeyCap: 3, Inject: failover,
+			Fault:    "the failover of cluster-failover (partition 0 of 6, enqueues confirmed by 1 replica); jobs of 20 keys, a quarter of one, each key capped at 10",
+			Topology: OnCluster, Partitions: 6, Target: 0, KeyCap: 10, Inject: failover,
 			Durability: worker.Durability{Replicas: 1, Timeout: 500 * time.Millisecond},
 			Promise: Promise{Lost: Zero, Confirmed: true, Duplicates: Shown, Overlaps: Shown,
 				Resume: failoverResume, KeyCaps: true},

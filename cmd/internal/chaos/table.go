@@ -97,7 +97,7 @@ func writeNotes(w io.Writer, r Result) {
 	writeReady(w, r.Faults, r.promise.Ready)
 	writeSpread(w, r.Spread)
 	if r.promise.KeyCaps {
-		fmt.Fprintf(w, "  keys: %d requests above a key's cap, %d slots held once the queue was idle\n", r.CapViolations, r.LeakedSlots)
+		fmt.Fprintf(w, "  keys: %d requests above a key's cap (at most %d of one key in flight), %d slots held once the queue was idle\n", r.CapViolations, r.KeyPeak, r.LeakedSlots)
 	}
 	if r.Confirmed+r.Unconfirmed > 0 {
 		fmt.Fprintf(w, "  enqueues: %d confirmed by a replica, %d not (stored on the master only, or found stored after a failed call); lost: %d confirmed, %d not\n",

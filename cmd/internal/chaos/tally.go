@@ -58,6 +58,7 @@ type Tally struct {
 	// cap already (a scenario with job keys); LeakedSlots the slots the
 	// keys held once the queue was idle (the world reads them).
 	CapViolations int `json:"cap_violations,omitempty"`
+	KeyPeak       int `json:"key_peak,omitempty"` // the most requests of one key in flight
 	LeakedSlots   int `json:"leaked_slots,omitempty"`
 	// Spread is each master's share of the jobs of a partitioned queue
 	// (the world measures it, not the ledger).

@@ -260,14 +260,16 @@ func (w *world) partitionsOn(ctx context.Context, master *Redis) []int {
 // leakedSlots waits until no job of the queue runs (at most timeout), then
 // sums the slots its keys hold in every partition (rediskeys.Queue's
 // KeyState "r:" fields): 0 unless a slot leaked. A queue that never went
-// idle counts its running jobs' slots, which the caller reports as such.
+// idle is an error: its running jobs hold slots.
 func (w *world) leakedSlots(ctx context.Context, timeout time.Duration) (int, error) {
-	_ = until(ctx, timeout, 250*time.Millisecond, "no job running", func(ctx context.Context) (bool, error) {
+	if err := until(ctx, timeout, 250*time.Millisecond, "no job running", func(ctx context.Context) (bool, error) {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 		st, err := w.op.Stats(cctx, queueName)
 		return err == nil && st.Active == 0, err
-	})
+	}); err != nil {
+		return 0, fmt.Errorf("count the key slots: %w", err)
+	}
 	held := 0
 	for i := range w.parts {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
