@@ -105,7 +105,7 @@ function krate(ks, key)
 end
 
 -- kvt returns the pass a key that becomes ready starts at: just before the
--- pass of the key served last (vt), so it is served before the keys that
+-- highest pass a claim served (vt), so it is served before the keys that
 -- are due for their next turn, whose passes tie at vt or beyond, whatever
 -- its name (a sorted set orders equal scores by member). A key that waited
 -- (new, woken, or released from its cap) thus starts its next job within
