@@ -183,7 +183,13 @@ if keyed and take > 0 then
   local keep = 0
   local uh
   if leveled then uh = heads_ms(d) else uh = head_ms(KEYS[2]) end
-  if uh and uh <= now then keep = math.ceil(take / (redis.call('ZCARD', ks.ready) + 1)) end
+  if uh and uh <= now then
+    -- a key's share: take / (keys ready + 1), its fraction by the clock's
+    -- µs, so that claims of one job (a concurrency of 1) share too
+    local share = take / (redis.call('ZCARD', ks.ready) + 1)
+    keep = math.floor(share)
+    if (now_us % 1000) / 1000 < share - keep then keep = keep + 1 end
+  end
   if take - keep > 0 then
     kdue, klv, kof, kmore = kclaim(ks, take - keep, now, now_us, kcap, krate_default)
     take = take - #kdue / 2

@@ -309,3 +309,32 @@ func TestKeyRateLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimsOfOneJobShareWithUnkeyedJobs: a process of one slot claims
+// one job at a time; keyed and unkeyed jobs both due, each claim goes to
+// one or the other in proportion (the keys' share of a claim is a
+// fraction), so neither waits behind the other's backlog.
+func TestClaimsOfOneJobShareWithUnkeyedJobs(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store.Store, c rueidis.Client) {
+		var jobs []store.NewJob
+		for i := range 30 {
+			jobs = append(jobs, keyed(fmt.Sprintf("k%02d", i), "acme"), job(fmt.Sprintf("u%02d", i), "p"))
+		}
+		enqueue(t, s, jobs...)
+		kinds := map[bool]int{}
+		for range 30 {
+			got := claimKeys(t, s, 1, 0, time.Minute)
+			if len(got.Jobs) != 1 {
+				t.Fatalf("claimed %d jobs, want 1", len(got.Jobs))
+			}
+			kinds[got.Jobs[0].Key != ""]++
+			if n, err := s.Ack(t.Context(), queue, tokens(got.Jobs)); err != nil || n != 1 {
+				t.Fatalf("Ack = %d, %v", n, err)
+			}
+		}
+		if kinds[true] < 5 || kinds[false] < 5 {
+			t.Fatalf("of 30 claims of one job, %d keyed and %d unkeyed; want both shares", kinds[true], kinds[false])
+		}
+	})
+}
