@@ -39,17 +39,17 @@ func (l *Limiter) Acquire(ctx context.Context, name string, max int, lease time.
 	// Join the limit's waiters before sleeping: once the subscription is
 	// live, w is woken to try again, so a release between the failed
 	// attempt and the subscription is not missed.
-	w, ok := l.join(name)
+	w, ok := l.waiters.Join(name, l.channel(name))
 	if !ok {
 		return nil, fmt.Errorf("limiter: acquire %s: %w", name, ErrClosed)
 	}
 	acquired := false
-	defer func() { l.leave(w, acquired) }()
+	defer func() { l.waiters.Leave(w, acquired) }()
 	sleep := time.NewTimer(sleepFor(at))
 	defer sleep.Stop()
 	for {
 		select {
-		case <-w.wake:
+		case <-w.C():
 		case <-sleep.C:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("limiter: acquire %s: %w", name, context.Cause(ctx))

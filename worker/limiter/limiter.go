@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
+	"github.com/seed-53d105c9/courier/worker/internal/wakeup"
 )
 
 // PrefixDefault is the key prefix of Options.Prefix: the default of
@@ -115,9 +117,7 @@ type Limiter struct {
 	closed bool
 	slots  map[*Slot]struct{}
 
-	subMu     sync.Mutex // guards groups and subClosed
-	groups    map[string]*group
-	subClosed bool
+	waiters *wakeup.Set // the Acquire calls waiting for a free slot, by limit
 }
 
 // New returns a Limiter that runs the limiter scripts with rdb, on a single
@@ -149,10 +149,13 @@ func newLimiter(b backend, opts Options) *Limiter {
 		id:     opts.ID,
 		log:    opts.Logger,
 		slots:  make(map[*Slot]struct{}),
-		groups: make(map[string]*group),
 	}
 	// The Limiter's own lifetime, ended by Close: no caller's context lasts as long.
 	l.ctx, l.cancel = context.WithCancel(context.Background()) //nolint:forbidigo // see above
+	l.waiters = wakeup.New(l.ctx, &l.wg, b.subscribe, func(name string, err error, retry time.Duration) {
+		l.log.Warn("limiter: free-slot subscription broke; waiters wait for leases until it is back",
+			"limit", name, "err", err, "retry_in", retry)
+	})
 	return l
 }
 
@@ -175,9 +178,7 @@ func (l *Limiter) Close() {
 	for _, s := range slots {
 		s.end(ErrClosed)
 	}
-	l.subMu.Lock()
-	l.subClosed = true // no subscription starts after this
-	l.subMu.Unlock()
+	l.waiters.Close() // no subscription starts after this
 	l.cancel()
 	l.wg.Wait()
 }

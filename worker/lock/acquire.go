@@ -80,17 +80,17 @@ func (c *Client) Acquire(ctx context.Context, name, holder string, o AcquireOpti
 	// Join the lock's waiters before sleeping: once the subscription is
 	// live, w is woken to try again, so an unlock between the failed
 	// attempt and the subscription is not missed.
-	w, ok := c.join(name)
+	w, ok := c.waiters.Join(name, Channel(name))
 	if !ok {
 		return nil, fmt.Errorf("acquire lock %s: %w", name, ErrClosed)
 	}
 	acquired := false
-	defer func() { c.leave(w, acquired) }()
+	defer func() { c.waiters.Leave(w, acquired) }()
 	sleep := time.NewTimer(c.sleepFor(ttl))
 	defer sleep.Stop()
 	for {
 		select {
-		case <-w.wake:
+		case <-w.C():
 		case <-sleep.C:
 		case <-waitEnd:
 			return nil, notAcquired(name, ttl)

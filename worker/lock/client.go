@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-53d105c9/courier/worker/internal/metrics"
 	"github.com/seed-53d105c9/courier/worker/internal/script"
+	"github.com/seed-53d105c9/courier/worker/internal/wakeup"
 )
 
 // Defaults and bounds of Options.
@@ -140,9 +141,7 @@ type Client struct {
 	gates  map[lockRef]*gate     // the writes of each field on each lock, one at a time
 	stale  map[lockRef]staleHold // holds Redis may count that no Held stands for
 
-	subMu     sync.Mutex // guards groups and subClosed
-	groups    map[string]*group
-	subClosed bool // set by Close: join starts no more subscriptions
+	waiters *wakeup.Set // the Acquire calls waiting for an unlock, by lock
 }
 
 // NewClient returns a Client that runs the lock scripts with rdb, on a
@@ -184,10 +183,13 @@ func newClient(b backend, opts Options, m *metrics.Lock) *Client {
 		holds:    make(map[lockRef]*entry),
 		gates:    make(map[lockRef]*gate),
 		stale:    make(map[lockRef]staleHold),
-		groups:   make(map[string]*group),
 	}
 	// The Client's own lifetime, ended by Close: no caller's context lasts as long.
 	c.ctx, c.cancel = context.WithCancel(context.Background()) //nolint:forbidigo // see above
+	c.waiters = wakeup.New(c.ctx, &c.wg, b.subscribe, func(name string, err error, retry time.Duration) {
+		c.log.Warn("lock: unlock subscription broke; waiters wait for lock TTLs until it is back",
+			"lock", name, "err", err, "retry_in", retry)
+	})
 	c.wg.Add(1)
 	go c.watch()
 	return c
@@ -217,9 +219,7 @@ func (c *Client) Close() {
 		}
 	}
 	c.mu.Unlock()
-	c.subMu.Lock()
-	c.subClosed = true // no goroutine is added while Wait runs
-	c.subMu.Unlock()
+	c.waiters.Close() // no goroutine is added while Wait runs
 	c.cancel()
 	c.wg.Wait()
 }
