@@ -102,7 +102,7 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 		// Both calls are idempotent: set and reset name the limits the key
 		// is left with.
 		fmt.Fprintf(std.out, "%s key %s of queue %s: %s, weight %d, %s\n", action, printable(*key), printable(*queue),
-			capPhrase(v.Concurrency), v.Weight, ratePhrase(v.RateLimit))
+			wire.CapPhrase(v.Concurrency), v.Weight, wire.RatePhrase(v.RateLimit))
 		return nil
 	}
 }
@@ -173,17 +173,6 @@ func capText(c *int) string {
 	return strconv.Itoa(*c)
 }
 
-// capPhrase says a key's cap in a sentence.
-func capPhrase(c *int) string {
-	switch {
-	case c == nil:
-		return "the queue's cap"
-	case *c == 0:
-		return "no cap"
-	}
-	return "cap " + strconv.Itoa(*c)
-}
-
 // rateText shows a key's rate limit: its own, "none", or the queue's.
 func rateText(r *string) string {
 	switch {
@@ -193,17 +182,6 @@ func rateText(r *string) string {
 		return "none"
 	}
 	return *r
-}
-
-// ratePhrase says a key's rate limit in a sentence.
-func ratePhrase(r *string) string {
-	switch {
-	case r == nil:
-		return "the queue's rate limit"
-	case *r == "":
-		return "no rate limit"
-	}
-	return "at most " + *r
 }
 
 func yesNo(b bool) string {

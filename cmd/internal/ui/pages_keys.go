@@ -258,31 +258,9 @@ func (h *Handler) keyReply(w http.ResponseWriter, r *http.Request, s *session, r
 		return err
 	}
 	queue, _ := queueName(r) // checked by the caller
-	h.setFlash(w, r, s, flash{OK: true, Text: fmt.Sprintf(okFormat, k.Key, capPhrase(k.Concurrency), k.Weight, ratePhrase(k.RateLimit))})
+	h.setFlash(w, r, s, flash{OK: true, Text: fmt.Sprintf(okFormat, k.Key, wire.CapPhrase(k.Concurrency), k.Weight, wire.RatePhrase(k.RateLimit))})
 	seeOther(w, r, keyURL(queue, k.Key))
 	return nil
-}
-
-// capPhrase says a key's cap in a sentence.
-func capPhrase(c *int) string {
-	switch {
-	case c == nil:
-		return "the queue's cap"
-	case *c == 0:
-		return "no cap"
-	}
-	return "cap " + strconv.Itoa(*c)
-}
-
-// ratePhrase says a key's rate limit in a sentence.
-func ratePhrase(r *string) string {
-	switch {
-	case r == nil:
-		return "the queue's rate limit"
-	case *r == "":
-		return "no rate limit"
-	}
-	return "at most " + *r
 }
 
 // body is the API's limits object of f: a field left empty is left out

@@ -100,3 +100,28 @@ func (l *KeyList) List() (admin.KeyList, error) {
 	}
 	return out, nil
 }
+
+// CapPhrase says a key's cap (Key.Concurrency) in a sentence, for the
+// CLI's and the web UI's messages: "the queue's cap", "no cap", "cap 20".
+func CapPhrase(c *int) string {
+	switch {
+	case c == nil:
+		return "the queue's cap"
+	case *c == 0:
+		return "no cap"
+	}
+	return fmt.Sprintf("cap %d", *c)
+}
+
+// RatePhrase says a key's rate limit (Key.RateLimit) in a sentence, for
+// the CLI's and the web UI's messages: "the queue's rate limit", "no rate
+// limit", "at most 100 per 1m0s".
+func RatePhrase(r *string) string {
+	switch {
+	case r == nil:
+		return "the queue's rate limit"
+	case *r == "":
+		return "no rate limit"
+	}
+	return "at most " + *r
+}
