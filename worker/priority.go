@@ -84,23 +84,11 @@ const MaxUniqueFor = store.MaxUniqueFor
 
 // validateUnique checks the unique fields of spec.
 func validateUnique(spec *JobSpec) error {
-	if spec.Key != "" {
-		if err := ValidateID(spec.Key); err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				return invalid("Key", "%s", ve.Reason)
-			}
-			return err
-		}
+	if err := validateIDAs("Key", spec.Key); err != nil {
+		return err
 	}
-	if spec.UniqueKey != "" {
-		if err := ValidateID(spec.UniqueKey); err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				return invalid("UniqueKey", "%s", ve.Reason)
-			}
-			return err
-		}
+	if err := validateIDAs("UniqueKey", spec.UniqueKey); err != nil {
+		return err
 	}
 	switch {
 	case spec.UniqueFor < 0:
@@ -113,6 +101,22 @@ func validateUnique(spec *JobSpec) error {
 		return invalid("UniqueFor", "needs a unique key: the window holds one")
 	case spec.UniqueAfterFinish && spec.UniqueFor == 0:
 		return invalid("UniqueAfterFinish", "needs a window to count from the finish")
+	}
+	return nil
+}
+
+// validateIDAs checks v, when set, by the id rules (ValidateID), naming
+// field in the error.
+func validateIDAs(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := ValidateID(v); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			return invalid(field, "%s", ve.Reason)
+		}
+		return err
 	}
 	return nil
 }

@@ -83,9 +83,9 @@ type KeyInfo struct {
 func (s *Store) TopKeys(ctx context.Context, partition string, n int) ([]KeyInfo, int64, error) {
 	k := s.Keys(partition)
 	res := s.c.DoMulti(ctx,
-		s.c.B().Zrange().Key(k.KeyCount).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build(),
+		s.c.B().Zrange().Key(k.KeyCount).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Build(),
 		s.c.B().Zcard().Key(k.KeyCount).Build())
-	top, err := res[0].AsZScores()
+	keys, err := res[0].AsStrSlice()
 	if err != nil {
 		return nil, 0, fmt.Errorf("top keys of %s: %w", partition, err)
 	}
@@ -93,16 +93,11 @@ func (s *Store) TopKeys(ctx context.Context, partition string, n int) ([]KeyInfo
 	if err != nil {
 		return nil, 0, fmt.Errorf("keys of %s: %w", partition, err)
 	}
-	keys := make([]string, len(top))
-	for i, z := range top {
-		keys[i] = z.Member
-	}
+	// KeyInfos reads each key's count again, with its state: one figure,
+	// however the counts moved between the two round trips.
 	infos, err := s.KeyInfos(ctx, partition, keys)
 	if err != nil {
 		return nil, 0, err
-	}
-	for i := range infos {
-		infos[i].Waiting = int64(top[i].Score)
 	}
 	return infos, total, nil
 }
