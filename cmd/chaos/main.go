@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(table)
 		chaos.WriteTable(table, rep.Results)
 		fmt.Fprintf(table, "%s run took %s\n", rep.Mode, rep.Elapsed.Round(time.Second))
+		chaos.WriteFailures(table, rep.Results)
 	}
 	if *jsonOut {
 		if jerr := chaos.WriteJSON(stdout, rep); jerr != nil {

@@ -80,6 +80,22 @@ func tableRow(r Result) []string {
 		itoa(r.Lost), recovered, r.Promise, result}
 }
 
+// WriteFailures writes one line per scenario that fails the run, with what
+// broke or why it could not run: the last lines of the output say why the
+// run failed, even where only its tail is kept (a CI log).
+func WriteFailures(w io.Writer, results []Result) {
+	for _, r := range results {
+		if !r.Failed() {
+			continue
+		}
+		why := slices.Clone(r.Broken)
+		if r.Error != "" {
+			why = append([]string{r.Error}, why...)
+		}
+		fmt.Fprintf(w, "failed: %s (%s): %s\n", r.Scenario, r.Verdict, strings.Join(why, "; "))
+	}
+}
+
 // writeNotes writes what a reader of the table needs to trust a row.
 func writeNotes(w io.Writer, r Result) {
 	if !r.ran {

@@ -166,3 +166,17 @@ func TestWriteTableNotesTheClusterFigures(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteFailuresNamesWhatBroke(t *testing.T) {
+	t.Parallel()
+	rs := tableResults()
+	// judged as the full run does, the known failing scenario fails it too
+	rs[1].judge(false)
+	var b bytes.Buffer
+	WriteFailures(&b, rs)
+	want := "failed: cluster-reshard (known failing): 6 acknowledged jobs lost; 4 duplicate deliveries on a graceful path\n" +
+		"failed: cluster-failover (ERROR): set up: redis-cli --cluster create: exit status 1\n"
+	if b.String() != want {
+		t.Errorf("got:\n%swant:\n%s", b.String(), want)
+	}
+}
