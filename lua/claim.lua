@@ -43,7 +43,7 @@
 --   one key start in any window of ms, across the queue's processes
 --   (rate.lua's window, per key); absent or '' = none; a key's kconf
 --   override replaces it
--- returns: {now_us, next_ms, corrupt, id1, runat1_ms, claim1, rec1, state1, id2, ...}
+-- returns: {now_us, next_ms, corrupt, weight, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
 --   read or moved, nothing was written, corrupt is 0 and no job follows;
@@ -51,20 +51,25 @@
 --   capacity, when the limit is used up and a job is due by then: a claim
 --   before that time takes nothing. corrupt: records that are not records
 --   (or whose header does not decode) and went to dead, wrapped
---   (rec_corrupt); then per claimed job: its id, the run-at it was due at
+--   (rec_corrupt). weight: the partition's share in the turns its
+--   process's claims take over the queue's partitions (the pool's slots):
+--   1 without job keys; with them, the weights of its ready keys summed
+--   (kweight), plus 1 while unkeyed jobs are due, at least 1. Then per
+--   claimed job: its id, the run-at it was due at
 --   (a decimal string), its claim token (the same for every job of one
 --   call), its record, unchanged, and its state entry ('' when it has
 --   none), which overrides the record's attempts, max and last error (see
 --   record.lua; the running attempt is attempts + 1). The run-at of a job
 --   of the high or low priority level carries its level's letter in front
 --   ('h' or 'l', then the ms), so a queue without levels pays nothing for
---   them; a keyed job's ends in a space and its key. Within one call the jobs come level by level, each level by
---   run-at. A record whose header
+--   them; a keyed job's ends in a space and its key. Within one call the
+--   jobs come level by level, each level by run-at. A record whose header
 --   is not the fresh default gets its state entry here when it has none.
 -- bound: n <= 1000; O(1) when paused, else O(levels + n log N) plus the bytes of
 --   the records returned; with job keys, plus kclaim's O(KPROMOTE log K +
 --   (n + 8) log N): at most n + 8 keys visited and 100 keys woken per call,
---   whatever the number of keys K (idle keys are in none of the sets read);
+--   whatever the number of keys K (idle keys are in none of the sets read),
+--   and O(KWEIGH) for the weight when a key has a weight of its own;
 --   with a rate limit, plus O(log E + 1000) for the
 --   E <= rate_n entries of the rate zset (never a scan of the window).
 --
@@ -123,11 +128,11 @@ local now, now_us = now_ms()
 local leveled, keyed = false, false
 local exists = redis.call('EXISTS', KEYS[8], KEYS[9], KEYS[10], ks and ks.ready or KEYS[8], ks and ks.wait or KEYS[8])
 if exists > 0 then
-  if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0} end
+  if redis.call('EXISTS', KEYS[8]) == 1 then return {now_us, -2, 0, 1} end
   leveled = redis.call('EXISTS', KEYS[9], KEYS[10]) > 0
   keyed = ks ~= nil and (not leveled or redis.call('EXISTS', ks.ready, ks.wait) > 0)
 end
-local out = {now_us, -1, 0}
+local out = {now_us, -1, 0, 1}
 
 -- The rate window: how many jobs this call may take, read before any write.
 local take = n
@@ -178,7 +183,7 @@ local due, levels = {}, nil -- levels[i]: the level of the i-th job of due; nil 
 local d = dues(KEYS[9], KEYS[2], KEYS[10])
 -- Keyed jobs first, leaving the unkeyed ones a key's share of the call
 -- while they have a job due (and what the keys leave, below).
-local kdue, klv, kof, kmore = nil, nil, nil, false
+local kdue, klv, kof, kready = nil, nil, nil, nil -- kready: the keys still ready, when kclaim ran
 if keyed and take > 0 then
   local keep = 0
   local uh
@@ -191,7 +196,7 @@ if keyed and take > 0 then
     if (now_us % 1000) / 1000 < share - keep then keep = keep + 1 end
   end
   if take - keep > 0 then
-    kdue, klv, kof, kmore = kclaim(ks, take - keep, now, now_us, kcap, krate_default)
+    kdue, klv, kof, kready = kclaim(ks, take - keep, now, now_us, kcap, krate_default)
     take = take - #kdue / 2
   end
 end
@@ -364,7 +369,13 @@ end
 local nxt
 if leveled then nxt = heads_ms(d) else nxt = head_ms(KEYS[2]) end
 if keyed then
-  local kn = knext(ks, kmore, now)
+  -- the partition's weight: its ready keys' and, while unkeyed jobs are
+  -- due, one more (they share as a key does)
+  kready = kready or redis.call('ZCARD', ks.ready)
+  local w = kweight(ks, kready, redis.call('EXISTS', ks.conf) == 1)
+  if nxt and nxt <= now then w = w + 1 end
+  out[4] = math.max(math.floor(w + 0.5), 1)
+  local kn = knext(ks, kready > 0, now)
   if kn and (not nxt or kn < nxt) then nxt = kn end
 end
 if nxt then out[2] = nxt end

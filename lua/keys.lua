@@ -62,6 +62,13 @@ KPROMOTE = 100
 -- KSTRIDE is a key's pass step per job started, at weight 1.
 KSTRIDE = 1000
 
+-- KQUANTUM is the fewest jobs a visit takes of a key with that many due,
+-- per unit of its weight (kclaim): a visit's reads and writes are shared
+-- by its jobs, so a claim over many keys costs not much more per job than
+-- one over few. Keys still share the starts by weight: over a round of
+-- the ready keys each gets its quantum times its weight.
+KQUANTUM = 8
+
 -- KROUNDS bounds the rounds of one claim (kclaim).
 KROUNDS = 4
 
@@ -140,17 +147,19 @@ function kplace(ks, key, at, now, vt)
 end
 
 -- kput adds the keyed jobs js (a list of {id, key, level, run-at ms}) to
--- the waiting ones and places their keys (kplace). It returns the earliest
--- time (ms) from which a key it placed may start a job, or nil.
+-- the waiting ones and places their keys as kplace does, in a few calls
+-- whatever their number. It returns the earliest time (ms) from which a
+-- key it placed may start a job, or nil.
 function kput(ks, js, now)
   if #js == 0 then return nil end
-  local ids, due, per, earliest, lv = {}, {}, {}, {}, false
+  local ids, due, per, earliest, keys, lv = {}, {}, {}, {}, {}, false
   for i, j in ipairs(js) do
     local id, key, l, at = j[1], j[2], j[3], j[4]
     ids[2 * i - 1] = ms_str(at)
     ids[2 * i] = id
     due[2 * i - 1] = '0'
     due[2 * i] = kmember(key, l, at, id)
+    if not per[key] then keys[#keys + 1] = key end
     per[key] = (per[key] or 0) + 1
     if not earliest[key] or at < earliest[key] then earliest[key] = at end
     if l ~= 'n' then lv = true end
@@ -158,11 +167,55 @@ function kput(ks, js, now)
   redis.call('ZADD', ks.ids, unpack(ids))
   redis.call('ZADD', ks.due, unpack(due))
   if lv then redis.call('HSET', ks.state, 'lv', '1') end
-  local first, vt = nil, kvt(ks)
-  for key, k in pairs(per) do
-    redis.call('ZINCRBY', ks.count, k, key)
-    local t = kplace(ks, key, earliest[key], now, vt)
-    if t and (not first or t < first) then first = t end
+  -- the keys' counts: one read, one write
+  local counts, cs, fields = redis.call('ZMSCORE', ks.count, unpack(keys)), {}, {}
+  for i, key in ipairs(keys) do
+    cs[2 * i - 1] = ms_str((tonumber(counts[i] or '0') or 0) + per[key])
+    cs[2 * i] = key
+    fields[2 * i - 1] = 'p:' .. key
+    fields[2 * i] = 'u:' .. key
+  end
+  redis.call('ZADD', ks.count, unpack(cs))
+  -- their places (kplace's, for all at once): a parked key stays parked;
+  -- one due now goes to kready, unless it is there; one due later to
+  -- kwait, unless it is ready or waits there for an earlier time
+  local st = redis.call('HMGET', ks.state, unpack(fields))
+  local now_keys, later, ats = {}, {}, {}
+  for i, key in ipairs(keys) do
+    if not st[2 * i - 1] then
+      local at = earliest[key]
+      local u = tonumber(st[2 * i] or '')
+      if u and u > at then at = u end
+      if at <= now then
+        now_keys[#now_keys + 1] = key
+      else
+        later[#later + 1] = key
+        ats[#later] = at
+      end
+    end
+  end
+  local first = nil
+  if #now_keys > 0 then
+    local vt, z = kvt(ks), {}
+    for i, key in ipairs(now_keys) do
+      z[2 * i - 1] = vt
+      z[2 * i] = key
+    end
+    if redis.call('ZADD', ks.ready, 'NX', unpack(z)) > 0 then first = now end
+  end
+  if #later > 0 then
+    local r = redis.call('ZMSCORE', ks.ready, unpack(later))
+    local was = redis.call('ZMSCORE', ks.wait, unpack(later))
+    local z = {}
+    for i, key in ipairs(later) do
+      local w = tonumber(was[i] or '')
+      if not r[i] and not (w and w <= ats[i]) then
+        z[#z + 1] = ms_str(ats[i])
+        z[#z + 1] = key
+        if not first or ats[i] < first then first = ats[i] end
+      end
+    end
+    if #z > 0 then redis.call('ZADD', ks.wait, unpack(z)) end
   end
   return first
 end
@@ -263,15 +316,15 @@ end
 -- cap, 0 = none, or its kconf override), within its rate limit (rate: the
 -- default {n, ms} or nil, or its override) and at most quantum jobs per
 -- unit of its weight per visit (quantum: n over the keys ready, at least
--- 1); a key whose window is used up waits in kwait until it frees. It
+-- KQUANTUM); a key whose window is used up waits in kwait until it frees. It
 -- moves the due keys of kwait to kready first (at most KPROMOTE). It
 -- visits keys in rounds: each pops the keys it may need at once and reads
 -- and writes their state in a few calls whatever their number, plus one
 -- ZRANGEBYLEX per key (per level with levels); at most KROUNDS rounds and
 -- n + 8 keys in all. It returns the jobs as ZRANGEBYSCORE WITHSCORES does
 -- (id, run-at as a string), their levels ('h', 'n' or 'l') and their
--- keys, with their slots taken and their keys placed again; and whether a
--- key is still ready.
+-- keys, with their slots taken and their keys placed again; and the number
+-- of keys still ready.
 -- O(KPROMOTE log K + (n + 8) log N) for K keys and N waiting jobs.
 function kclaim(ks, n, now, now_us, cap_default, rate)
   local due, levels, kof = {}, {}, {}
@@ -288,19 +341,24 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
     redis.call('ZADD', ks.ready, 'NX', unpack(z))
   end
   local nready = redis.call('ZCARD', ks.ready)
-  if nready == 0 then return due, levels, kof, false end
-  local quantum = math.max(1, math.floor(n / nready))
+  if nready == 0 then return due, levels, kof, 0 end
+  local quantum = math.max(KQUANTUM, math.floor(n / nready))
   local conf = redis.call('EXISTS', ks.conf) == 1
   local lvs = {'b'}
   if lv then lvs = {'a', 'b', 'c'} end
   local letter = {a = 'h', b = 'n', c = 'l'}
   local pad_now = kpad(now + 1)
   local got, visits, last, ids = 0, 0, nil, {}
+  -- per: the jobs a visit is expected to take, a quantum (or the default
+  -- cap, if less) at first, then what the visits so far took
+  local per = quantum
+  if cap_default > 0 then per = math.min(per, cap_default) end
   for _ = 1, KROUNDS do
     if got >= n or visits >= n + 8 then break end
-    -- the keys this round may serve: one per job still wanted (fewer
-    -- when few are ready, each then taking more)
-    local m = math.min(n - got, n + 8 - visits, nready)
+    -- the keys this round may serve: enough for the jobs still wanted,
+    -- at per jobs a key
+    if visits > 0 then per = math.max(1, math.min(per, got / visits)) end
+    local m = math.min(math.ceil((n - got) / per), n + 8 - visits, nready)
     local top = redis.call('ZPOPMIN', ks.ready, m)
     if not top[1] then break end
     local keys, passes, f1, f2 = {}, {}, {}, {}
@@ -322,7 +380,7 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
     local gone, sets, dels, cnt, cnt0, rdy, wt = {}, {}, {}, {}, {}, {}, {}
     for i, key in ipairs(keys) do
       local pass = passes[i]
-      last = math.max(last or pass, pass)
+      if got < n then last = math.max(last or pass, pass) end -- a key served (see the full call below)
       local run, u = tonumber(sv[2 * i - 1] or '0'), tonumber(sv[2 * i] or '')
       local cap, weight, rn, rms = cap_default, 1, 0, 0
       if rate then rn, rms = rate[1], rate[2] end
@@ -342,6 +400,10 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
       elseif cap > 0 and run >= cap then
         sets[#sets + 1] = 'p:' .. key
         sets[#sets + 1] = '1'
+      elseif got >= n then
+        -- the call is full before this key's turn: it stays ready, as it was
+        rdy[#rdy + 1] = string.format('%.17g', pass)
+        rdy[#rdy + 1] = key
       else
         local q = math.min(n - got, quantum * math.max(weight, 1))
         if cap > 0 then q = math.min(q, cap - run) end
@@ -429,7 +491,28 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
   if last and last > (tonumber(st[1] or '') or -math.huge) then
     redis.call('HSET', ks.state, 'vt', string.format('%.17g', last))
   end
-  return due, levels, kof, nready > 0
+  return due, levels, kof, nready
+end
+
+-- KWEIGH bounds the ready keys whose weights kweight reads.
+KWEIGH = 32
+
+-- kweight returns the sum of the weights of the nready keys in kready (a
+-- partition's claim in the pool takes turns by it): nready when no key has
+-- a weight of its own (conf: kconf exists); else the sum read from kconf,
+-- exact up to KWEIGH keys, and beyond that nready times the mean weight of
+-- the KWEIGH of the lowest passes (each key's pass moves on by a quantum a
+-- visit whatever its weight, so those are any keys). O(KWEIGH).
+function kweight(ks, nready, conf)
+  if nready == 0 or not conf then return nready end
+  local keys = redis.call('ZRANGE', ks.ready, 0, KWEIGH - 1)
+  if #keys == 0 then return 0 end
+  local f = {}
+  for i, key in ipairs(keys) do f[i] = 'w:' .. key end
+  local ws = redis.call('HMGET', ks.conf, unpack(f))
+  local sum = 0
+  for i = 1, #keys do sum = sum + math.max(tonumber(ws[i] or '') or 1, 1) end
+  return sum * nready / #keys
 end
 
 -- knext returns the earliest time (ms) at which a keyed job may be claimed

@@ -235,7 +235,7 @@ func TestDaemonRecoversCrashedWorker(t *testing.T) {
 		k := store.QueueKeys(prefix, "q")
 		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		vals, err := script.Claim.Exec(t.Context(), script.NewConn(rdb, nil), keys, []string{"2", "300"}).ToArray()
-		if err != nil || len(vals) != 3+2*5 {
+		if err != nil || len(vals) != 4+2*5 {
 			t.Fatalf("claim = %d values, %v; want both jobs", len(vals), err)
 		}
 		for _, id := range []string{retried, lastTry} {

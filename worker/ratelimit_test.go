@@ -75,10 +75,10 @@ func (c *claimTap) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 	if !isClaim {
 		return res
 	}
-	if vals, err := res.ToArray(); err == nil && len(vals) >= 3 {
+	if vals, err := res.ToArray(); err == nil && len(vals) >= 4 {
 		us, _ := vals[0].AsInt64()
 		tc := tappedClaim{At: time.UnixMicro(us)}
-		for i := 3; i < len(vals); i += 5 {
+		for i := 4; i < len(vals); i += 5 { // after now, next, corrupt and weight
 			id, _ := vals[i].ToString()
 			tc.IDs = append(tc.IDs, id)
 		}

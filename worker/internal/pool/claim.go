@@ -59,6 +59,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights, Process: p.cfg.Process, KeyCap: q.KeyCap, KeyRate: q.KeyRate})
 			cancel()
 			q.slots.release(free - len(c.Jobs)) // c is zero on error
+			q.slots.claimed(q, free, len(c.Jobs), c.Weight)
 			if err != nil {
 				failures++
 				q.want(false) // the other partitions take their turns meanwhile

@@ -9,8 +9,12 @@ import (
 // queue is the runtime state of one queue.
 type queue struct {
 	Queue
-	slots   *slots        // shared by the queue's partitions (Queue.Group)
-	wanting bool          // the claim loop has jobs to claim (slots.wanting); its own
+	slots   *slots // shared by the queue's partitions (Queue.Group)
+	wanting bool   // the claim loop has jobs to claim (slots.wanting); its own
+	// pass and weight are its place in the turns of the queue's
+	// partitions (slots); guarded by slots.mu.
+	pass    float64
+	weight  int
 	freed   chan struct{} // a worker finished a job, or a claim gave slots back
 	wakeSig chan struct{} // a wake-up message or a (re)subscription arrived
 	ackSig  chan struct{} // acks are pending
@@ -34,6 +38,7 @@ func newQueue(q Queue, s *slots) *queue {
 		wakeSig: make(chan struct{}, 1),
 		ackSig:  make(chan struct{}, 1),
 		wakeAt:  -1,
+		weight:  1,
 	}
 	s.members = append(s.members, qu)
 	return qu

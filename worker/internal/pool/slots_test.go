@@ -59,3 +59,67 @@ func TestSlotsTurns(t *testing.T) {
 		t.Errorf("a took %d; want the 3 free", got)
 	}
 }
+
+// TestSlotsTurnsByWeight: partitions take the slots in proportion to the
+// weights their claims report, and one that stands in line again after
+// an idle spell is not owed the turns it missed.
+func TestSlotsTurnsByWeight(t *testing.T) {
+	t.Parallel()
+	s := newSlots(2)
+	a := newQueue(Queue{Name: "q"}, s)
+	b := newQueue(Queue{Name: "q#1"}, s)
+	c := newQueue(Queue{Name: "q#2"}, s)
+	a.want(true)
+	b.want(true)
+	// Their first claims report a weight of 3 for a (three keys ready)
+	// and 1 for b.
+	for _, q := range []*queue{a, b} {
+		n := s.take(q, 1)
+		w := 1
+		if q == a {
+			w = 3
+		}
+		s.claimed(q, n, n, w)
+		s.release(n)
+	}
+	// Then the slots free one at a time, and whoever's turn it is claims.
+	got := map[*queue]int{}
+	claim := func() {
+		for _, q := range []*queue{a, b, c} {
+			if n := s.take(q, 1); n > 0 {
+				got[q]++
+				s.claimed(q, n, n, q.weight)
+				s.release(n)
+				return
+			}
+		}
+		t.Fatal("no partition could claim a free slot")
+	}
+	for range 400 {
+		claim()
+	}
+	if got[a] != 300 || got[b] != 100 {
+		t.Fatalf("a (weight 3) took %d, b (weight 1) %d of 400; want 300 and 100", got[a], got[b])
+	}
+	// c stands in line after 400 starts: it starts level with the others,
+	// not 100 turns ahead.
+	c.want(true)
+	got = map[*queue]int{}
+	for range 50 {
+		claim()
+	}
+	if got[c] > 15 || got[c] < 8 {
+		t.Fatalf("c, new in line at weight 1, took %d of the next 50 starts (a %d, b %d); want about 10", got[c], got[a], got[b])
+	}
+	// A claim that takes fewer jobs than it reserved is charged only for
+	// what it took.
+	b.want(false)
+	c.want(false)
+	before := a.pass
+	n := s.take(a, 2)
+	s.claimed(a, n, 0, 0)
+	s.release(n)
+	if a.pass != before {
+		t.Fatalf("a's pass moved from %v to %v for a claim that took nothing", before, a.pass)
+	}
+}

@@ -50,7 +50,7 @@ func TestExecWaitsOutLoading(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claim while Redis loads: %v", err)
 	}
-	if jobs := (len(vals) - 3) / 5; jobs != 1 {
+	if jobs := (len(vals) - 4) / 5; jobs != 1 {
 		t.Errorf("the claim took %d jobs, want 1", jobs)
 	}
 	if seq, tok := r.MustDo(t, "HGET", k.claims, ""), claimToken(t, vals); seq != tok {

@@ -30,7 +30,7 @@ func TestScriptsUnderOOM(t *testing.T) {
 	// the queue.
 	enqueueRaw(t, c, k, "j1", "j2", "j3", "j4", "j5", "j6", "j7")
 	vals, err := claimRaw(c, k, t, 5).ToArray()
-	if err != nil || len(vals) != 3+5*5 {
+	if err != nil || len(vals) != 4+5*5 {
 		t.Fatalf("claim before: %d values, %v", len(vals), err)
 	}
 	tok := claimToken(t, vals) // every job of one claim gets the same token

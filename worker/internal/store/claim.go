@@ -25,7 +25,12 @@ type Claimed struct {
 	// resume publishes a wake-up.
 	Paused  bool
 	Corrupt int // records that did not decode and were moved to dead
-	Jobs    []Record
+	// Weight is the partition's share when a process's claims take turns
+	// over a queue's partitions: 1 without job keys; with them, the
+	// weights of the keys ready to start a job summed, plus 1 while
+	// unkeyed jobs are due (lua/claim.lua). At least 1.
+	Weight int
+	Jobs   []Record
 	// Bad holds claimed jobs whose records the script accepted but Go could
 	// not decode; the caller should fail them to the dead set.
 	Bad []BadRecord
@@ -51,8 +56,12 @@ const (
 	MaxRatePer = 366 * 24 * time.Hour
 )
 
-// claimWidth is how many values claim.lua returns per job.
-const claimWidth = 5
+// claimHead is how many values claim.lua returns before the jobs, and
+// claimWidth how many per job.
+const (
+	claimHead  = 4
+	claimWidth = 5
+)
 
 // claimPaused is claim.lua's next_ms when the queue is paused.
 const claimPaused = -2
@@ -129,16 +138,16 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
-	if len(vals) < 3 || (len(vals)-3)%claimWidth != 0 {
+	if len(vals) < claimHead || (len(vals)-claimHead)%claimWidth != 0 {
 		return Claimed{}, fmt.Errorf("claim %s: unexpected reply of %d values", queue, len(vals))
 	}
-	var head [3]int64
+	var head [claimHead]int64
 	for i := range head {
 		if head[i], err = vals[i].AsInt64(); err != nil {
 			return Claimed{}, fmt.Errorf("claim %s: reply value %d: %w", queue, i+1, err)
 		}
 	}
-	c := Claimed{Now: time.UnixMicro(head[0]), Corrupt: int(head[2])}
+	c := Claimed{Now: time.UnixMicro(head[0]), Corrupt: int(head[2]), Weight: max(int(head[3]), 1)}
 	switch next := head[1]; {
 	case next >= 0:
 		c.Next = time.UnixMilli(next)
@@ -147,8 +156,8 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	case next < claimPaused: // negated: when the rate window frees capacity
 		c.Next, c.Limited = time.UnixMilli(-next), true
 	}
-	c.Jobs = make([]Record, 0, (len(vals)-3)/claimWidth)
-	for i := 3; i < len(vals); i += claimWidth {
+	c.Jobs = make([]Record, 0, (len(vals)-claimHead)/claimWidth)
+	for i := claimHead; i < len(vals); i += claimWidth {
 		id, _ := vals[i].ToString()
 		runAtStr, _ := vals[i+1].ToString()
 		level := ""

@@ -82,8 +82,8 @@ func TestClaimWhilePausedChangesNothing(t *testing.T) {
 		keys := []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex}
 		for _, args := range [][]string{{"10", "60000"}, {"10", "60000", "5", "1000"}} {
 			vals, err := script.Claim.Exec(ctx, script.NewConn(c, nil), keys, args).AsIntSlice()
-			if err != nil || len(vals) != 3 || vals[1] != -2 || vals[2] != 0 {
-				t.Errorf("claim %v while paused = %v, %v; want {now, -2, 0}", args, vals, err)
+			if err != nil || len(vals) != 4 || vals[1] != -2 || vals[2] != 0 {
+				t.Errorf("claim %v while paused = %v, %v; want {now, -2, 0, weight}", args, vals, err)
 			}
 		}
 		cl, err := s.ClaimLimited(ctx, queue, 10, time.Minute, store.Rate{N: 5, Per: time.Second})
