@@ -43,6 +43,9 @@
 --   one key start in any window of ms, across the queue's processes
 --   (rate.lua's window, per key); absent or '' = none; a key's kconf
 --   override replaces it
+-- ARGV[9] '1' when the caller takes turns over the queue's partitions by
+--   their weights (a partition of a split queue): the weight returned is
+--   then read as below; absent or '' = it is 1, whatever the keys
 -- returns: {now_us, next_ms, corrupt, weight, id1, runat1_ms, claim1, rec1, state1, id2, ...}
 --   now_us: Redis clock in µs; next_ms: run-at of the earliest job still due
 --   (-1 = none); -2 = the queue is paused (KEYS[8] exists): no job was
@@ -53,8 +56,8 @@
 --   (or whose header does not decode) and went to dead, wrapped
 --   (rec_corrupt). weight: the partition's share in the turns its
 --   process's claims take over the queue's partitions (the pool's slots):
---   1 without job keys; with them, the weights of its ready keys summed
---   (kweight), plus 1 while unkeyed jobs are due, at least 1. Then per
+--   1 without job keys or ARGV[9]; with them, the weights of its ready keys
+--   summed (kweight), plus 1 while unkeyed jobs are due, at least 1. Then per
 --   claimed job: its id, the run-at it was due at
 --   (a decimal string), its claim token (the same for every job of one
 --   call), its record, unchanged, and its state entry ('' when it has
@@ -372,9 +375,11 @@ if keyed then
   -- the partition's weight: its ready keys' and, while unkeyed jobs are
   -- due, one more (they share as a key does)
   kready = kready or redis.call('ZCARD', ks.ready)
-  local w = kweight(ks, kready, redis.call('EXISTS', ks.conf) == 1)
-  if nxt and nxt <= now then w = w + 1 end
-  out[4] = math.max(math.floor(w + 0.5), 1)
+  if ARGV[9] == '1' then
+    local w = kweight(ks, kready, redis.call('EXISTS', ks.conf) == 1)
+    if nxt and nxt <= now then w = w + 1 end
+    out[4] = math.max(math.floor(w + 0.5), 1)
+  end
   local kn = knext(ks, kready > 0, now)
   if kn and (not nxt or kn < nxt) then nxt = kn end
 end

@@ -26,9 +26,10 @@
 --              are limited until then (back-pressure, a rate limit): claims
 --              move those that are due to kready, at most KPROMOTE per call.
 --   kstate     hash: "r:"..key → jobs of the key running (slots held);
---              "p:"..key → '1' while the key is parked: it has waiting jobs
---              but runs at its cap, so it is in neither kready nor kwait,
---              and the release of a slot (kfree) places it again;
+--              "p:"..key → its pass while the key is parked: it has waiting
+--              jobs but runs at its cap, so it is in neither kready nor
+--              kwait, and the release of a slot (kfree) places it again,
+--              at that pass unless vt has passed it;
 --              "u:"..key → ms until which the key is limited; "vt" → the
 --              highest pass a claim served (it never goes back; a key that
 --              becomes ready starts just before it, kvt); "lv" → '1' once
@@ -124,19 +125,23 @@ end
 
 -- kplace puts key, whose earliest waiting job runs at at (ms), where a
 -- claim finds it: nothing when it is parked (kfree places it) or already
--- ready; kready (at vt, kvt's pass, read when nil) when at and its limit
--- (if any) have passed, else kwait at the later of the two (or earlier
--- than it was). A key it makes ready may stay in kwait too: a claim that
+-- ready; kready (at vt, kvt's pass, read when nil; or at pass, when given
+-- and later: the pass of a key released from its cap, which is owed no
+-- turn for the time it ran at its cap) when at and its limit (if any)
+-- have passed, else kwait at the later of the two (or earlier than it
+-- was). A key it makes ready may stay in kwait too: a claim that
 -- visits it places it again, and kwait's promotion adds with NX, so the
 -- entry there changes nothing. It returns the time (ms) from which the
 -- key may start a job, or nil when it was left as it was.
-function kplace(ks, key, at, now, vt)
+function kplace(ks, key, at, now, vt, pass)
   local st = redis.call('HMGET', ks.state, 'p:' .. key, 'u:' .. key)
   if st[1] then return nil end
   local u = tonumber(st[2] or '')
   if u and u > at then at = u end
   if at <= now then
-    if redis.call('ZADD', ks.ready, 'NX', vt or kvt(ks), key) == 0 then return nil end
+    vt = vt or kvt(ks)
+    if pass and pass > tonumber(vt) then vt = string.format('%.17g', pass) end
+    if redis.call('ZADD', ks.ready, 'NX', vt, key) == 0 then return nil end
     return now
   end
   if redis.call('ZSCORE', ks.ready, key) then return nil end
@@ -276,7 +281,7 @@ function kfree(ks, per, now)
     end
     if v[2 * i] then
       del[#del + 1] = 'p:' .. key
-      unpark[#unpark + 1] = key
+      unpark[#unpark + 1] = {key, tonumber(v[2 * i])}
     end
   end
   if #set > 0 then redis.call('HSET', ks.state, unpack(set)) end
@@ -284,10 +289,11 @@ function kfree(ks, per, now)
   local first = nil
   if #unpark > 0 then
     local levels, vt = redis.call('HGET', ks.state, 'lv') == '1', kvt(ks)
-    for _, key in ipairs(unpark) do
+    for _, u in ipairs(unpark) do
+      local key = u[1]
       local at = khead(ks, key, levels)
       if at then
-        local t = kplace(ks, key, at, now, vt)
+        local t = kplace(ks, key, at, now, vt, u[2])
         if t and (not first or t < first) then first = t end
       end
     end
@@ -399,7 +405,7 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
         wt[#wt + 1] = key
       elseif cap > 0 and run >= cap then
         sets[#sets + 1] = 'p:' .. key
-        sets[#sets + 1] = '1'
+        sets[#sets + 1] = string.format('%.17g', pass)
       elseif got >= n then
         -- the call is full before this key's turn: it stays ready, as it was
         rdy[#rdy + 1] = string.format('%.17g', pass)
@@ -451,7 +457,7 @@ function kclaim(ks, n, now, now_us, cap_default, rate)
           -- no job left: the key is idle
         elseif cap > 0 and run >= cap then
           sets[#sets + 1] = 'p:' .. key
-          sets[#sets + 1] = '1'
+          sets[#sets + 1] = string.format('%.17g', pass)
         elseif took > 0 and took == q and not spent then
           -- it took all it could: likely more are due (a visit that finds
           -- none places it by its head)

@@ -56,7 +56,7 @@ func (p *Pool) claimLoop(ctx context.Context, q *queue) {
 			// as active in Redis, so it is let finish, within a bound.
 			sent := time.Now()
 			claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights, Process: p.cfg.Process, KeyCap: q.KeyCap, KeyRate: q.KeyRate})
+			c, err := p.st.ClaimWith(claimCtx, q.Name, free, p.cfg.Lease, store.ClaimOptions{Rate: q.RateLimit, Weights: q.Weights, Process: p.cfg.Process, KeyCap: q.KeyCap, KeyRate: q.KeyRate, Weigh: q.Group != ""})
 			cancel()
 			q.slots.release(free - len(c.Jobs)) // c is zero on error
 			q.slots.claimed(q, free, len(c.Jobs), c.Weight)

@@ -26,9 +26,9 @@ type Claimed struct {
 	Paused  bool
 	Corrupt int // records that did not decode and were moved to dead
 	// Weight is the partition's share when a process's claims take turns
-	// over a queue's partitions: 1 without job keys; with them, the
-	// weights of the keys ready to start a job summed, plus 1 while
-	// unkeyed jobs are due (lua/claim.lua). At least 1.
+	// over a queue's partitions (ClaimOptions.Weigh; else 1): 1 without job
+	// keys; with them, the weights of the keys ready to start a job
+	// summed, plus 1 while unkeyed jobs are due (lua/claim.lua). At least 1.
 	Weight int
 	Jobs   []Record
 	// Bad holds claimed jobs whose records the script accepted but Go could
@@ -96,6 +96,18 @@ type ClaimOptions struct {
 	// key start in any window Per, across every process; a key's own limit
 	// (SetKeyLimits) replaces it. The zero Rate is none.
 	KeyRate Rate
+	// Weigh asks for the partition's weight (Claimed.Weight): its claims
+	// take turns with the other partitions of its queue. Without it the
+	// weight is 1, and a queue of one partition pays nothing for it.
+	Weigh bool
+}
+
+// weighArg is ClaimOptions.Weigh as claim.lua's ARGV[9] takes it.
+func weighArg(on bool) string {
+	if on {
+		return "1"
+	}
+	return ""
 }
 
 // keyArg is the rate as claim.lua's ARGV[8] and key_conf.lua's ARGV[5]
@@ -134,7 +146,7 @@ func (s *Store) ClaimWith(ctx context.Context, queue string, n int, lease time.D
 	}
 	vals, err := script.Claim.Exec(ctx, s.c, []string{k.Jobs, k.Due, k.Active, k.Dead, k.Claims, k.State, k.Rate, k.Paused, k.DueHigh, k.DueLow, k.Opts, k.Unique, k.UniqueExp, k.History, k.HistoryIndex, k.Settings,
 		k.KeyIDs, k.KeyDue, k.KeyReady, k.KeyWait, k.KeyState, k.KeyCount, k.KeyConf},
-		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process, strconv.Itoa(o.KeyCap), o.KeyRate.keyArg()}).ToArray()
+		[]string{strconv.Itoa(min(n, MaxBatch)), strconv.FormatInt(lease.Milliseconds(), 10), rateN, rateMs, o.Weights.arg(), o.Process, strconv.Itoa(o.KeyCap), o.KeyRate.keyArg(), weighArg(o.Weigh)}).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("claim %s: %w", queue, err)
 	}
