@@ -88,11 +88,21 @@ func (s *slots) claimed(q *queue, reserved, got, weight int) {
 	if reserved > got {
 		q.pass -= float64(reserved-got) / float64(q.weight)
 	}
-	if weight > 0 {
+	if weight > 0 && weight != q.weight {
+		// The lead q's pass holds over the lowest in line was run up at
+		// the old weight: it is rescaled to the new one, so that a weight
+		// learnt late (a partition's first claim counts at weight 1) or
+		// one that swings (a heavy key parks and unparks) neither holds q
+		// back nor sends it ahead.
+		base := q.pass
+		for _, o := range s.turns {
+			base = min(base, o.pass)
+		}
+		q.pass = base + (q.pass-base)*float64(q.weight)/float64(weight)
 		q.weight = weight
 	}
-	if f := s.first(); f != nil {
-		signal(f.freed)
+	if f := s.first(); f != nil && f != q {
+		signal(f.freed) // its turn has come (q's own loop runs on)
 	}
 }
 

@@ -123,3 +123,33 @@ func TestSlotsTurnsByWeight(t *testing.T) {
 		t.Fatalf("a's pass moved from %v to %v for a claim that took nothing", before, a.pass)
 	}
 }
+
+// TestSlotsWeightLearntLate: a partition's first claims count at weight 1;
+// the weight its claim then reports rescales the lead it ran up, so that
+// partitions of equal weight share equally from then on.
+func TestSlotsWeightLearntLate(t *testing.T) {
+	t.Parallel()
+	s := newSlots(10)
+	a := newQueue(Queue{Name: "q"}, s)
+	b := newQueue(Queue{Name: "q#1"}, s)
+	a.want(true)
+	b.want(true)
+	// a claims first, a full claim at weight 1, and learns it weighs 1000.
+	n := s.take(a, 10)
+	s.claimed(a, n, n, 1000)
+	s.release(n)
+	got := map[*queue]int{}
+	for range 200 {
+		for _, q := range []*queue{b, a} {
+			if n := s.take(q, 1); n > 0 {
+				got[q]++
+				s.claimed(q, n, n, 1000)
+				s.release(n)
+				break
+			}
+		}
+	}
+	if got[a] < 95 || got[b] > 105 {
+		t.Fatalf("of 200 starts after its first claim a took %d, b %d; want about 100 each (a's lead at weight 1 held it back)", got[a], got[b])
+	}
+}
