@@ -124,37 +124,71 @@ function kvt(ks)
 end
 
 -- kplace puts key, whose earliest waiting job runs at at (ms), where a
--- claim finds it: nothing when it is parked (kfree places it) or already
--- ready; kready (at vt, kvt's pass, read when nil; or at pass, when given
--- and later: the pass of a key released from its cap, which is owed no
--- turn for the time it ran at its cap) when at and its limit (if any)
--- have passed, else kwait at the later of the two (or earlier than it
--- was). A key it makes ready may stay in kwait too: a claim that
--- visits it places it again, and kwait's promotion adds with NX, so the
--- entry there changes nothing. It returns the time (ms) from which the
--- key may start a job, or nil when it was left as it was.
-function kplace(ks, key, at, now, vt, pass)
+-- claim finds it, as kplace_all does; nothing when it is parked (kfree
+-- places it). It returns the time (ms) from which the key may start a
+-- job, or nil when it was left as it was.
+function kplace(ks, key, at, now)
   local st = redis.call('HMGET', ks.state, 'p:' .. key, 'u:' .. key)
   if st[1] then return nil end
-  local u = tonumber(st[2] or '')
-  if u and u > at then at = u end
-  if at <= now then
-    vt = vt or kvt(ks)
-    if pass and pass > tonumber(vt) then vt = string.format('%.17g', pass) end
-    if redis.call('ZADD', ks.ready, 'NX', vt, key) == 0 then return nil end
-    return now
+  return kplace_all(ks, {key}, {[key] = at}, {[key] = tonumber(st[2] or '')}, nil, now)
+end
+
+-- kplace_all puts keys, none of them parked, where a claim finds them, in
+-- a few calls whatever their number: at[key] is the run-at (ms) of the
+-- key's earliest waiting job, u[key] the time until which it is limited
+-- (ms, or nil). A key whose job and limit have passed goes to kready,
+-- unless it is there: at vt (kvt), or at pass[key] when given and later
+-- (the pass of a key released from its cap, which is owed no turn for the
+-- time it ran at its cap); another to kwait at the later of the two,
+-- unless it is ready or waits there for an earlier time. A key it makes
+-- ready may stay in kwait too: a claim that visits it places it again,
+-- and kwait's promotion adds with NX, so the entry there changes nothing.
+-- It returns the earliest time (ms) from which a key it placed may start
+-- a job, or nil.
+function kplace_all(ks, keys, at, u, pass, now)
+  local ready, later, lat = {}, {}, {}
+  for _, key in ipairs(keys) do
+    local t = at[key]
+    if u[key] and u[key] > t then t = u[key] end
+    if t <= now then
+      ready[#ready + 1] = key
+    else
+      later[#later + 1] = key
+      lat[#later] = t
+    end
   end
-  if redis.call('ZSCORE', ks.ready, key) then return nil end
-  local was = tonumber(redis.call('ZSCORE', ks.wait, key) or '')
-  if was and was <= at then return nil end
-  redis.call('ZADD', ks.wait, ms_str(at), key)
-  return at
+  local first = nil
+  if #ready > 0 then
+    local vt, z = tonumber(kvt(ks)), {}
+    for i, key in ipairs(ready) do
+      local p = vt
+      if pass and pass[key] and pass[key] > vt then p = pass[key] end
+      z[2 * i - 1] = string.format('%.17g', p)
+      z[2 * i] = key
+    end
+    if redis.call('ZADD', ks.ready, 'NX', unpack(z)) > 0 then first = now end
+  end
+  if #later > 0 then
+    local r = redis.call('ZMSCORE', ks.ready, unpack(later))
+    local was = redis.call('ZMSCORE', ks.wait, unpack(later))
+    local z = {}
+    for i, key in ipairs(later) do
+      local w = tonumber(was[i] or '')
+      if not r[i] and not (w and w <= lat[i]) then
+        z[#z + 1] = ms_str(lat[i])
+        z[#z + 1] = key
+        if not first or lat[i] < first then first = lat[i] end
+      end
+    end
+    if #z > 0 then redis.call('ZADD', ks.wait, unpack(z)) end
+  end
+  return first
 end
 
 -- kput adds the keyed jobs js (a list of {id, key, level, run-at ms}) to
--- the waiting ones and places their keys as kplace does, in a few calls
--- whatever their number. It returns the earliest time (ms) from which a
--- key it placed may start a job, or nil.
+-- the waiting ones and places their keys (kplace_all; a parked key stays
+-- parked), in a few calls whatever their number. It returns the earliest
+-- time (ms) from which a key it placed may start a job, or nil.
 function kput(ks, js, now)
   if #js == 0 then return nil end
   local ids, due, per, earliest, keys, lv = {}, {}, {}, {}, {}, false
@@ -181,48 +215,15 @@ function kput(ks, js, now)
     fields[2 * i] = 'u:' .. key
   end
   redis.call('ZADD', ks.count, unpack(cs))
-  -- their places (kplace's, for all at once): a parked key stays parked;
-  -- one due now goes to kready, unless it is there; one due later to
-  -- kwait, unless it is ready or waits there for an earlier time
   local st = redis.call('HMGET', ks.state, unpack(fields))
-  local now_keys, later, ats = {}, {}, {}
+  local free, u = {}, {}
   for i, key in ipairs(keys) do
     if not st[2 * i - 1] then
-      local at = earliest[key]
-      local u = tonumber(st[2 * i] or '')
-      if u and u > at then at = u end
-      if at <= now then
-        now_keys[#now_keys + 1] = key
-      else
-        later[#later + 1] = key
-        ats[#later] = at
-      end
+      free[#free + 1] = key
+      u[key] = tonumber(st[2 * i] or '')
     end
   end
-  local first = nil
-  if #now_keys > 0 then
-    local vt, z = kvt(ks), {}
-    for i, key in ipairs(now_keys) do
-      z[2 * i - 1] = vt
-      z[2 * i] = key
-    end
-    if redis.call('ZADD', ks.ready, 'NX', unpack(z)) > 0 then first = now end
-  end
-  if #later > 0 then
-    local r = redis.call('ZMSCORE', ks.ready, unpack(later))
-    local was = redis.call('ZMSCORE', ks.wait, unpack(later))
-    local z = {}
-    for i, key in ipairs(later) do
-      local w = tonumber(was[i] or '')
-      if not r[i] and not (w and w <= ats[i]) then
-        z[#z + 1] = ms_str(ats[i])
-        z[#z + 1] = key
-        if not first or ats[i] < first then first = ats[i] end
-      end
-    end
-    if #z > 0 then redis.call('ZADD', ks.wait, unpack(z)) end
-  end
-  return first
+  return kplace_all(ks, free, earliest, u, nil, now)
 end
 
 -- kdrop removes waiting keyed jobs from kids, kdue and kcount: js is a list
@@ -257,48 +258,45 @@ function kcount_add(ks, key, k)
 end
 
 -- kfree releases the slots of keyed jobs that left active: per maps a key
--- to its number of such jobs. A parked key is placed again (kplace). It
--- returns the earliest time (ms) from which a key it placed may start a
--- job, or nil. Three calls for any number of keys, plus a key's head and
--- place for each key it unparks.
+-- to its number of such jobs. A parked key is placed again (kplace_all),
+-- at its own pass unless vt has passed it. It returns the earliest time
+-- (ms) from which a key it placed may start a job, or nil. A few calls
+-- for any number of keys, plus a key's head for each key it unparks.
 function kfree(ks, per, now)
   local keys, fields = {}, {}
   for key in pairs(per) do
     keys[#keys + 1] = key
     fields[#fields + 1] = 'r:' .. key
     fields[#fields + 1] = 'p:' .. key
+    fields[#fields + 1] = 'u:' .. key
   end
   if #keys == 0 then return nil end
   local v = redis.call('HMGET', ks.state, unpack(fields))
-  local set, del, unpark = {}, {}, {}
+  local set, del, unpark, pass, u = {}, {}, {}, {}, {}
   for i, key in ipairs(keys) do
-    local r = (tonumber(v[2 * i - 1] or '0') or 0) - per[key]
+    local r = (tonumber(v[3 * i - 2] or '0') or 0) - per[key]
     if r > 0 then
       set[#set + 1] = 'r:' .. key
       set[#set + 1] = ms_str(r)
     else
       del[#del + 1] = 'r:' .. key
     end
-    if v[2 * i] then
+    if v[3 * i - 1] then
       del[#del + 1] = 'p:' .. key
-      unpark[#unpark + 1] = {key, tonumber(v[2 * i])}
+      unpark[#unpark + 1] = key
+      pass[key] = tonumber(v[3 * i - 1])
+      u[key] = tonumber(v[3 * i] or '')
     end
   end
   if #set > 0 then redis.call('HSET', ks.state, unpack(set)) end
   if #del > 0 then redis.call('HDEL', ks.state, unpack(del)) end
-  local first = nil
-  if #unpark > 0 then
-    local levels, vt = redis.call('HGET', ks.state, 'lv') == '1', kvt(ks)
-    for _, u in ipairs(unpark) do
-      local key = u[1]
-      local at = khead(ks, key, levels)
-      if at then
-        local t = kplace(ks, key, at, now, vt, u[2])
-        if t and (not first or t < first) then first = t end
-      end
-    end
+  if #unpark == 0 then return nil end
+  local levels, placed, at = redis.call('HGET', ks.state, 'lv') == '1', {}, {}
+  for _, key in ipairs(unpark) do
+    at[key] = khead(ks, key, levels)
+    if at[key] then placed[#placed + 1] = key end
   end
-  return first
+  return kplace_all(ks, placed, at, u, pass, now)
 end
 
 -- kfree_of releases the slots of the jobs whose options entries are os
