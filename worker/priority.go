@@ -111,12 +111,16 @@ func validateIDAs(field, v string) error {
 	if v == "" {
 		return nil
 	}
-	if err := ValidateID(v); err != nil {
-		var ve *ValidationError
-		if errors.As(err, &ve) {
-			return invalid(field, "%s", ve.Reason)
-		}
-		return err
+	return validateIDField(field, v)
+}
+
+// validateIDField checks v by the id rules (ValidateID), naming field in
+// the error.
+func validateIDField(field, v string) error {
+	err := ValidateID(v)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return invalid(field, "%s", ve.Reason)
 	}
-	return nil
+	return err
 }

@@ -136,6 +136,12 @@ func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
+// ValidateKey checks a job key (JobSpec.Key) by the rules of an id
+// (ValidateID); a bad one is a *ValidationError of field Key. For code
+// that names a key to look up or to limit (admin.Client.Key,
+// SetKeyLimits, a CLI or a form), before it reaches Redis.
+func ValidateKey(key string) error { return validateIDField("Key", key) }
+
 // ValidateID checks a job id: 1 to 256 bytes of printable UTF-8 without
 // whitespace or control characters. Ids are never part of a key name.
 func ValidateID(id string) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,7 +51,7 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 			if *key == "" {
 				return usagef("--key is required")
 			}
-			if err := validKey(*key); err != nil {
+			if err := worker.ValidateKey(*key); err != nil {
 				return err
 			}
 		}
@@ -105,19 +104,6 @@ func defineKeys(fs *flag.FlagSet, action string) runFunc {
 			wire.CapPhrase(v.Concurrency), v.Weight, wire.RatePhrase(v.RateLimit))
 		return nil
 	}
-}
-
-// validKey checks a job key by the id rules, as admin.Client does: a bad
-// one is a validation error of field Key (the flag --key).
-func validKey(key string) error {
-	if err := worker.ValidateID(key); err != nil {
-		var ve *worker.ValidationError
-		if errors.As(err, &ve) {
-			return &worker.ValidationError{Field: "Key", Reason: ve.Reason}
-		}
-		return err
-	}
-	return nil
 }
 
 // listKeys prints queue's top keys: a table, and how many keys were left

@@ -3,7 +3,6 @@ package admin
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -68,7 +67,7 @@ func (c *Client) SetKeyLimits(ctx context.Context, queue, key string, l KeyLimit
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
 	}
-	if err := validateKey(key); err != nil {
+	if err := worker.ValidateKey(key); err != nil {
 		return err
 	}
 	switch {
@@ -104,16 +103,13 @@ func (c *Client) Keys(ctx context.Context, queue string, n int) (KeyList, error)
 	if err != nil {
 		return KeyList{}, err
 	}
-	var out KeyList
-	for _, p := range parts {
-		top, total, err := c.core.St.TopKeys(ctx, p, n)
-		if err != nil {
-			return KeyList{}, err
-		}
-		out.Total += total
-		for _, k := range top {
-			out.Keys = append(out.Keys, keyStats(k))
-		}
+	top, total, err := c.core.St.TopKeys(ctx, parts, n)
+	if err != nil {
+		return KeyList{}, err
+	}
+	out := KeyList{Total: total}
+	for _, k := range top {
+		out.Keys = append(out.Keys, keyStats(k))
 	}
 	// A key lives in one partition (but while a layout change drains): merge.
 	out.Keys = mergeKeys(out.Keys)
@@ -130,20 +126,24 @@ func (c *Client) Key(ctx context.Context, queue, key string) (KeyStats, error) {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return KeyStats{}, err
 	}
-	if err := validateKey(key); err != nil {
+	if err := worker.ValidateKey(key); err != nil {
 		return KeyStats{}, err
 	}
 	parts, err := c.core.Layer.Partitions(ctx, queue)
 	if err != nil {
 		return KeyStats{}, err
 	}
-	var all []KeyStats
-	for _, p := range parts {
-		infos, err := c.core.St.KeyInfos(ctx, p, []string{key})
-		if err != nil {
-			return KeyStats{}, err
-		}
-		all = append(all, keyStats(infos[0]))
+	refs := make([]store.KeyRef, len(parts))
+	for i, p := range parts {
+		refs[i] = store.KeyRef{Partition: p, Key: key}
+	}
+	infos, err := c.core.St.KeyInfos(ctx, refs)
+	if err != nil {
+		return KeyStats{}, err
+	}
+	all := make([]KeyStats, len(infos))
+	for i, k := range infos {
+		all[i] = keyStats(k)
 	}
 	return mergeKeys(all)[0], nil
 }
@@ -180,16 +180,4 @@ func mergeKeys(ks []KeyStats) []KeyStats {
 		out = append(out, k)
 	}
 	return out
-}
-
-// validateKey checks a job key by the id rules (worker.ValidateID).
-func validateKey(key string) error {
-	if err := worker.ValidateID(key); err != nil {
-		var ve *worker.ValidationError
-		if errors.As(err, &ve) {
-			return &worker.ValidationError{Field: "Key", Reason: ve.Reason}
-		}
-		return err
-	}
-	return nil
 }

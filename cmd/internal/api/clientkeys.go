@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -82,14 +81,7 @@ func validateKeyRef(queue, key string) error {
 	if err := worker.ValidateQueueName(queue); err != nil {
 		return err
 	}
-	if err := worker.ValidateID(key); err != nil {
-		var ve *worker.ValidationError
-		if errors.As(err, &ve) {
-			return &worker.ValidationError{Field: "Key", Reason: ve.Reason}
-		}
-		return err
-	}
-	return nil
+	return worker.ValidateKey(key)
 }
 
 func keyPath(queue, key string) string { return queuePath(queue) + "/keys/" + url.PathEscape(key) }

@@ -128,17 +128,15 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request, s *session) error
 	return nil
 }
 
-// validKey checks a job key by the id rules, as the API does, naming it
-// "key".
+// validKey checks a job key (worker.ValidateKey), naming it "key" as the
+// API does.
 func validKey(key string) error {
-	if err := worker.ValidateID(key); err != nil {
-		var ve *worker.ValidationError
-		if errors.As(err, &ve) {
-			return &worker.ValidationError{Field: "key", Reason: ve.Reason}
-		}
-		return err
+	err := worker.ValidateKey(key)
+	var ve *worker.ValidationError
+	if errors.As(err, &ve) {
+		ve.Field = "key"
 	}
-	return nil
+	return err
 }
 
 // keyView is the data of a key's page.

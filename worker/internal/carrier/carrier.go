@@ -27,7 +27,7 @@ type Store interface {
 	ForgetQueues(ctx context.Context, keep []string) ([]string, error)
 	Stats(ctx context.Context, queue string) (store.Stats, error)
 	StatsOf(ctx context.Context, queues []string) ([]store.Stats, error)
-	TopKeys(ctx context.Context, partition string, n int) ([]store.KeyInfo, int64, error)
+	TopKeys(ctx context.Context, partitions []string, n int) ([]store.KeyInfo, int64, error)
 }
 
 var _ Store = (*store.Store)(nil)

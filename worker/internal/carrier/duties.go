@@ -232,13 +232,9 @@ func (c *Carrier) sampleLoop(ctx context.Context, q Queue) error {
 // topKeys returns the TopKeys keys of partitions with the most waiting
 // jobs, most first.
 func (c *Carrier) topKeys(ctx context.Context, parts []string) ([]store.KeyInfo, error) {
-	var all []store.KeyInfo
-	for _, p := range parts {
-		top, _, err := c.st.TopKeys(ctx, p, c.cfg.TopKeys)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, top...)
+	all, _, err := c.st.TopKeys(ctx, parts, c.cfg.TopKeys)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(all, func(a, b store.KeyInfo) int {
 		return cmp.Or(cmp.Compare(b.Waiting, a.Waiting), cmp.Compare(a.Key, b.Key))

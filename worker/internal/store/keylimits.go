@@ -77,43 +77,59 @@ type KeyInfo struct {
 	LimitedUntil int64 // ms
 }
 
-// TopKeys returns up to n keys of partition with the most waiting jobs,
-// most first, and the total of keys with waiting jobs. Read only; two
-// round trips.
-func (s *Store) TopKeys(ctx context.Context, partition string, n int) ([]KeyInfo, int64, error) {
-	k := s.Keys(partition)
-	res := s.c.DoMulti(ctx,
-		s.c.B().Zrange().Key(k.KeyCount).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Build(),
-		s.c.B().Zcard().Key(k.KeyCount).Build())
-	keys, err := res[0].AsStrSlice()
-	if err != nil {
-		return nil, 0, fmt.Errorf("top keys of %s: %w", partition, err)
+// TopKeys returns up to n keys of each of partitions with the most
+// waiting jobs (each partition's most first, the partitions in turn), and
+// the keys with waiting jobs counted over them. Read only; two round trips
+// whatever the number of partitions.
+func (s *Store) TopKeys(ctx context.Context, partitions []string, n int) ([]KeyInfo, int64, error) {
+	cmds := make(rueidis.Commands, 0, 2*len(partitions))
+	for _, p := range partitions {
+		k := s.Keys(p)
+		cmds = append(cmds,
+			s.c.B().Zrange().Key(k.KeyCount).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Build(),
+			s.c.B().Zcard().Key(k.KeyCount).Build())
 	}
-	total, err := res[1].AsInt64()
-	if err != nil {
-		return nil, 0, fmt.Errorf("keys of %s: %w", partition, err)
+	res := s.c.DoMulti(ctx, cmds...)
+	var refs []KeyRef
+	var total int64
+	for i, p := range partitions {
+		keys, err := res[2*i].AsStrSlice()
+		if err != nil {
+			return nil, 0, fmt.Errorf("top keys of %s: %w", p, err)
+		}
+		count, err := res[2*i+1].AsInt64()
+		if err != nil {
+			return nil, 0, fmt.Errorf("keys of %s: %w", p, err)
+		}
+		total += count
+		for _, key := range keys {
+			refs = append(refs, KeyRef{Partition: p, Key: key})
+		}
 	}
 	// KeyInfos reads each key's count again, with its state: one figure,
 	// however the counts moved between the two round trips.
-	infos, err := s.KeyInfos(ctx, partition, keys)
+	infos, err := s.KeyInfos(ctx, refs)
 	if err != nil {
 		return nil, 0, err
 	}
 	return infos, total, nil
 }
 
-// KeyInfos reads what partition holds of each of keys (Waiting from its
-// count), in one round trip.
-func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) ([]KeyInfo, error) {
-	k := s.Keys(partition)
-	out := make([]KeyInfo, len(keys))
-	if len(keys) == 0 {
+// KeyRef names a job key in one partition of its queue.
+type KeyRef struct{ Partition, Key string }
+
+// KeyInfos reads what each ref's partition holds of its key (Waiting from
+// its count), in one round trip whatever their number.
+func (s *Store) KeyInfos(ctx context.Context, refs []KeyRef) ([]KeyInfo, error) {
+	out := make([]KeyInfo, len(refs))
+	if len(refs) == 0 {
 		return out, nil
 	}
 	const per = 6 // commands per key
-	cmds := make(rueidis.Commands, 0, per*len(keys))
+	cmds := make(rueidis.Commands, 0, per*len(refs))
 	before := fmt.Sprintf("%013d", time.Now().UnixMilli()+1)
-	for _, key := range keys {
+	for _, ref := range refs {
+		k, key := s.Keys(ref.Partition), ref.Key
 		cmds = append(cmds,
 			s.c.B().Zscore().Key(k.KeyCount).Member(key).Build(),
 			s.c.B().Hmget().Key(k.KeyState).Field("r:"+key, "p:"+key, "u:"+key).Build(),
@@ -124,45 +140,55 @@ func (s *Store) KeyInfos(ctx context.Context, partition string, keys []string) (
 		}
 	}
 	res := s.c.DoMulti(ctx, cmds...)
-	for i, key := range keys {
-		res := res[per*i : per*i+per]
-		info := KeyInfo{Key: key, Limits: KeyLimits{Cap: -1}}
-		if w, err := res[0].AsFloat64(); err == nil {
-			info.Waiting = int64(w)
-		} else if !rueidis.IsRedisNil(err) {
-			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
-		}
-		for _, r := range res[3:] {
-			n, err := r.AsInt64()
-			if err != nil {
-				return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
-			}
-			info.Ready += n
-		}
-		st, err := res[1].ToArray()
+	for i, ref := range refs {
+		info, err := keyInfo(ref.Key, res[per*i:per*i+per])
 		if err != nil {
-			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
-		}
-		info.Running, _ = st[0].AsInt64()
-		_, perr := st[1].ToString()
-		info.Parked = perr == nil
-		info.LimitedUntil, _ = st[2].AsInt64()
-		conf, err := res[2].ToArray()
-		if err != nil {
-			return nil, fmt.Errorf("key %q of %s: %w", key, partition, err)
-		}
-		if c, err := conf[0].AsInt64(); err == nil {
-			info.Limits.Cap = int(c)
-		}
-		if w, err := conf[1].AsInt64(); err == nil {
-			info.Limits.Weight = int(w)
-		}
-		if r, err := conf[2].ToString(); err == nil {
-			info.Limits.Rate = parseKeyRate(r)
+			return nil, fmt.Errorf("key %q of %s: %w", ref.Key, ref.Partition, err)
 		}
 		out[i] = info
 	}
 	return out, nil
+}
+
+// keyInfo decodes KeyInfos' replies about key: its count, its state
+// (running, parked, limited until), its limits, and its due jobs of the
+// three levels.
+func keyInfo(key string, res []rueidis.RedisResult) (KeyInfo, error) {
+	info := KeyInfo{Key: key, Limits: KeyLimits{Cap: -1}}
+	if w, err := res[0].AsFloat64(); err == nil {
+		info.Waiting = int64(w)
+	} else if !rueidis.IsRedisNil(err) {
+		return info, err
+	}
+	for _, r := range res[3:] {
+		n, err := r.AsInt64()
+		if err != nil {
+			return info, err
+		}
+		info.Ready += n
+	}
+	st, err := res[1].ToArray()
+	if err != nil {
+		return info, err
+	}
+	info.Running, _ = st[0].AsInt64()
+	_, perr := st[1].ToString()
+	info.Parked = perr == nil
+	info.LimitedUntil, _ = st[2].AsInt64()
+	conf, err := res[2].ToArray()
+	if err != nil {
+		return info, err
+	}
+	if c, err := conf[0].AsInt64(); err == nil {
+		info.Limits.Cap = int(c)
+	}
+	if w, err := conf[1].AsInt64(); err == nil {
+		info.Limits.Weight = int(w)
+	}
+	if r, err := conf[2].ToString(); err == nil {
+		info.Limits.Rate = parseKeyRate(r)
+	}
+	return info, nil
 }
 
 // CopyKeyLimits copies the keys' own limits of from (partition 0 of a

@@ -313,7 +313,7 @@ func TestKeyRateLimit(t *testing.T) {
 			}
 			return m["acme"] > 0
 		})
-		infos, err := s.KeyInfos(t.Context(), queue, []string{"beta"})
+		infos, err := s.KeyInfos(t.Context(), []store.KeyRef{{Partition: queue, Key: "beta"}})
 		if err != nil || infos[0].Limits.Rate == nil || *infos[0].Limits.Rate != one {
 			t.Fatalf("KeyInfos(beta) = %+v, %v; want its rate 1 per 1h", infos, err)
 		}
