@@ -121,7 +121,7 @@ func listKeys(ctx context.Context, client admin.Operator, queue string, top int,
 	fmt.Fprintln(tw, "KEY\tWAITING\tREADY\tRUNNING\tCAP\tWEIGHT\tRATE LIMIT\tAT CAP")
 	for _, k := range v.Keys {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", printable(k.Key), k.Waiting, k.Ready, k.Running, capText(k.Concurrency), k.Weight,
-			rateText(k.RateLimit), yesNo(k.AtCap))
+			wire.RateCell(k.RateLimit), yesNo(k.AtCap))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,7 +140,7 @@ func printKey(w io.Writer, k wire.Key) {
 	fmt.Fprintf(tw, "running:\t%d\n", k.Running)
 	fmt.Fprintf(tw, "cap:\t%s\n", capText(k.Concurrency))
 	fmt.Fprintf(tw, "weight:\t%d\n", k.Weight)
-	fmt.Fprintf(tw, "rate limit:\t%s\n", rateText(k.RateLimit))
+	fmt.Fprintf(tw, "rate limit:\t%s\n", wire.RateCell(k.RateLimit))
 	fmt.Fprintf(tw, "at cap:\t%s\n", yesNo(k.AtCap))
 	if k.LimitedUntil != nil {
 		fmt.Fprintf(tw, "held back until:\t%s (%s)\n", stamp(*k.LimitedUntil), relative(*k.LimitedUntil))
@@ -150,24 +150,7 @@ func printKey(w io.Writer, k wire.Key) {
 
 // capText shows a key's cap: its own, "none" for no cap, or the queue's.
 func capText(c *int) string {
-	switch {
-	case c == nil:
-		return "queue's"
-	case *c == 0:
-		return "none"
-	}
-	return strconv.Itoa(*c)
-}
-
-// rateText shows a key's rate limit: its own, "none", or the queue's.
-func rateText(r *string) string {
-	switch {
-	case r == nil:
-		return "queue's"
-	case *r == "":
-		return "none"
-	}
-	return *r
+	return wire.CapCell(c, func(n int64) string { return strconv.FormatInt(n, 10) })
 }
 
 func yesNo(b bool) string {

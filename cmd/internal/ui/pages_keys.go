@@ -66,27 +66,7 @@ func anyKey(jobs []*worker.Job) bool {
 
 // capText is a key's cap in a table: its own, "none" for no cap, or the
 // queue's key_concurrency.
-func capText(c *int) string {
-	switch {
-	case c == nil:
-		return "queue's"
-	case *c == 0:
-		return "none"
-	}
-	return formatCount(int64(*c))
-}
-
-// rateText is a key's rate limit in a table: its own, "none", or the
-// queue's key_rate_limit.
-func rateText(r *string) string {
-	switch {
-	case r == nil:
-		return "queue's"
-	case *r == "":
-		return "none"
-	}
-	return *r
-}
+func capText(c *int) string { return wire.CapCell(c, formatCount) }
 
 // keysView is the data of the keys page.
 type keysView struct {

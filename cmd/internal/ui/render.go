@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed-53d105c9/courier/cmd/internal/api"
+	"github.com/seed-53d105c9/courier/cmd/internal/wire"
 )
 
 //go:embed templates/*.html
@@ -128,7 +129,7 @@ func funcs() template.FuncMap {
 		"keyURL":   keyURL,
 		"keysURL":  keysURL,
 		"capText":  capText,
-		"rateText": rateText,
+		"rateText": wire.RateCell,
 	}
 }
 

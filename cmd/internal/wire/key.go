@@ -113,6 +113,30 @@ func CapPhrase(c *int) string {
 	return fmt.Sprintf("cap %d", *c)
 }
 
+// CapCell shows a key's cap (Key.Concurrency) in a table of the CLI's or
+// the web UI's: "queue's", "none", or the cap written by num.
+func CapCell(c *int, num func(int64) string) string {
+	switch {
+	case c == nil:
+		return "queue's"
+	case *c == 0:
+		return "none"
+	}
+	return num(int64(*c))
+}
+
+// RateCell shows a key's rate limit (Key.RateLimit) in a table of the
+// CLI's or the web UI's: "queue's", "none", or the limit.
+func RateCell(r *string) string {
+	switch {
+	case r == nil:
+		return "queue's"
+	case *r == "":
+		return "none"
+	}
+	return *r
+}
+
 // RatePhrase says a key's rate limit (Key.RateLimit) in a sentence, for
 // the CLI's and the web UI's messages: "the queue's rate limit", "no rate
 // limit", "at most 100 per 1m0s".
